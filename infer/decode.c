@@ -1,0 +1,110 @@
+#include "decode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/attention.h"
+#include "../model/layers.h"
+
+void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk) {
+    const ModelConfig *cfg = &m->cfg;
+    memset(c, 0, sizeof *c);
+    if (chunk > max_len) chunk = max_len;
+    c->max_len = max_len;
+    c->chunk = chunk;
+    c->n_layers = cfg->n_layers;
+    c->kvdim = cfg->n_kv_heads * m->head_dim;
+    size_t D = cfg->dim, F = cfg->hidden_dim, qdim = (size_t)cfg->n_heads * m->head_dim;
+    size_t cache = (size_t)cfg->n_layers * max_len * c->kvdim;
+    c->k = xmalloc(cache * sizeof(float));
+    c->v = xmalloc(cache * sizeof(float));
+    c->pos = xmalloc((size_t)max_len * sizeof(int));
+    c->x = xmalloc(chunk * D * sizeof(float));
+    c->ln = xmalloc(chunk * D * sizeof(float));
+    c->q = xmalloc(chunk * qdim * sizeof(float));
+    c->att_out = xmalloc(chunk * qdim * sizeof(float));
+    c->proj = xmalloc(chunk * D * sizeof(float));
+    c->gate = xmalloc(chunk * F * sizeof(float));
+    c->up = xmalloc(chunk * F * sizeof(float));
+    c->act = xmalloc(chunk * F * sizeof(float));
+    c->att_probs = xmalloc((size_t)cfg->n_heads * chunk * max_len * sizeof(float));
+    c->lnf = xmalloc(chunk * D * sizeof(float));
+}
+
+void kvcache_reset(KVCache *c) { c->len = 0; }
+
+void kvcache_free(KVCache *c) {
+    void *bufs[] = {c->k, c->v, c->pos, c->x, c->ln, c->q, c->att_out, c->proj, c->gate, c->up, c->act,
+                    c->att_probs, c->lnf};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    memset(c, 0, sizeof *c);
+}
+
+/* one block of nb <= chunk tokens */
+static void decode_block(Model *m, KVCache *c, const int *tokens, const int *pos, int nb, float *logits,
+                         int all_logits) {
+    const ModelConfig *cfg = &m->cfg;
+    const ParamTensors *p = &m->params;
+    const PosScheme *ps = m->pos.scheme;
+    int D = cfg->dim, F = cfg->hidden_dim, V = cfg->vocab_size, H = cfg->n_heads, KVH = cfg->n_kv_heads;
+    int hd = m->head_dim, qdim = H * hd, kvdim = c->kvdim, group = H / KVH, start = c->len, nk = start + nb;
+
+    memcpy(c->pos + start, pos, nb * sizeof(int));
+    embedding_forward(c->x, tokens, p->tok_emb, nb, D);
+    if (ps->input_forward) ps->input_forward(&m->pos, c->x, pos, nb);
+
+    for (int l = 0; l < cfg->n_layers; l++) {
+        float *kcache = c->k + (size_t)l * c->max_len * kvdim, *vcache = c->v + (size_t)l * c->max_len * kvdim;
+        float *k_new = kcache + (size_t)start * kvdim, *v_new = vcache + (size_t)start * kvdim;
+        rmsnorm_forward(c->ln, NULL, c->x, p->attn_norm + l * D, nb, D, cfg->norm_eps);
+        matmul_forward(c->q, c->ln, p->wq + (size_t)l * qdim * D, nb, D, qdim);
+        matmul_forward(k_new, c->ln, p->wk + (size_t)l * kvdim * D, nb, D, kvdim);
+        matmul_forward(v_new, c->ln, p->wv + (size_t)l * kvdim * D, nb, D, kvdim);
+        if (ps->qk_forward) {
+            ps->qk_forward(&m->pos, c->q, pos, nb, H, 0, l);
+            ps->qk_forward(&m->pos, k_new, pos, nb, KVH, 1, l);
+        }
+#pragma omp parallel for schedule(static)
+        for (int h = 0; h < H; h++) {
+            int kvh = h / group;
+            attention_head_forward(c->att_out + h * hd, qdim, c->att_probs + (size_t)h * c->chunk * c->max_len, nk,
+                                   c->q + h * hd, qdim, nb, kcache + kvh * hd, kvdim, vcache + kvh * hd, kvdim, nk,
+                                   start, pos, c->pos, h, l, &m->pos, hd);
+        }
+        matmul_forward(c->proj, c->att_out, p->wo + (size_t)l * D * qdim, nb, qdim, D);
+        residual_forward(c->x, c->x, c->proj, (size_t)nb * D);
+        rmsnorm_forward(c->ln, NULL, c->x, p->mlp_norm + l * D, nb, D, cfg->norm_eps);
+        matmul_forward(c->gate, c->ln, p->w1 + (size_t)l * F * D, nb, D, F);
+        matmul_forward(c->up, c->ln, p->w3 + (size_t)l * F * D, nb, D, F);
+        swiglu_forward(c->act, c->gate, c->up, (size_t)nb * F);
+        matmul_forward(c->proj, c->act, p->w2 + (size_t)l * D * F, nb, F, D);
+        residual_forward(c->x, c->x, c->proj, (size_t)nb * D);
+    }
+    c->len = nk;
+    if (all_logits) {
+        rmsnorm_forward(c->lnf, NULL, c->x, p->final_norm, nb, D, cfg->norm_eps);
+        matmul_forward(logits, c->lnf, p->lm_head, nb, D, V);
+    } else if (logits) {
+        const float *last = c->x + (size_t)(nb - 1) * D;
+        rmsnorm_forward(c->lnf, NULL, last, p->final_norm, 1, D, cfg->norm_eps);
+        matmul_forward(logits, c->lnf, p->lm_head, 1, D, V);
+    }
+}
+
+int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits, int all_logits) {
+    if (n < 1) return pelab_fail("decode_forward: no tokens");
+    if (c->len + n > c->max_len)
+        return pelab_fail("KV cache full: %d cached + %d new tokens exceeds its capacity of %d", c->len, n,
+                          c->max_len);
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab_size)
+            return pelab_fail("token id %d: expected 0..%d", tokens[i], m->cfg.vocab_size - 1);
+    if (pos_check_positions(&m->pos, pos, n) != 0) return -1;
+    for (int done = 0; done < n; done += c->chunk) {
+        int nb = n - done < c->chunk ? n - done : c->chunk;
+        int last_block = done + nb == n;
+        float *out = all_logits ? logits + (size_t)done * m->cfg.vocab_size : (last_block ? logits : NULL);
+        decode_block(m, c, tokens + done, pos + done, nb, out, all_logits);
+    }
+    return 0;
+}

@@ -1,0 +1,41 @@
+/* checkpoint.h: safetensors checkpoints (see docs/FORMAT.md).
+ * A file holds the model's parameters, optionally the AdamW moments (tensors "optim.m.*",
+ * "optim.v.*"), and string metadata: the model config, the position scheme, and whatever the
+ * caller adds (training state, tokenizer). Writes are atomic: PATH.tmp, fsync, rename. */
+#ifndef PELAB_CHECKPOINT_H
+#define PELAB_CHECKPOINT_H
+
+#include <stddef.h>
+
+#include "model.h"
+
+#define CKPT_META_MAX 64
+typedef struct {
+    char key[64];
+    char val[448];
+} MetaEntry;
+typedef struct {
+    int n;
+    MetaEntry e[CKPT_META_MAX];
+} CkptMeta;
+
+/* set (or replace) key; printf-style value. -1 if full or too long. */
+int meta_set(CkptMeta *meta, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* NULL if absent */
+const char *meta_get(const CkptMeta *meta, const char *key);
+
+/* Save m's parameters, the config metadata and the entries of extra (may be NULL).
+ * adam_m / adam_v: NULL, or n_params floats each, laid out like the parameter block. */
+int checkpoint_save(const char *path, const Model *m, const CkptMeta *extra, const float *adam_m,
+                    const float *adam_v);
+
+/* Load a checkpoint: builds *m with model_create from the file's config and position scheme, then
+ * copies the parameters. meta (may be NULL) receives every metadata entry. If adam_m/adam_v are
+ * non-NULL they receive malloc'd moments when the file has them, else NULL.
+ * -1 with one line in pelab_errmsg naming the file and the problem. */
+int checkpoint_load(const char *path, Model *m, CkptMeta *meta, float **adam_m, float **adam_v);
+/* Same from a memory buffer (fuzzing, tests); name is used in error messages. */
+int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Model *m, CkptMeta *meta,
+                     float **adam_m, float **adam_v);
+
+#endif

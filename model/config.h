@@ -1,0 +1,21 @@
+/* config.h: the model's shape. */
+#ifndef PELAB_CONFIG_H
+#define PELAB_CONFIG_H
+
+typedef struct {
+    int vocab_size;
+    int dim;
+    int n_layers;
+    int n_heads;
+    int n_kv_heads; /* grouped-query attention: n_heads is a multiple of n_kv_heads */
+    int hidden_dim; /* SwiGLU inner width */
+    int seq_len;    /* training length L */
+    float norm_eps;
+    int tied;       /* 1: the output head is the token embedding */
+} ModelConfig;
+
+/* -1 with pelab_errmsg naming the field and what was expected */
+int config_validate(const ModelConfig *c);
+int config_head_dim(const ModelConfig *c);
+
+#endif

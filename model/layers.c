@@ -1,0 +1,141 @@
+#include "layers.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+void embedding_forward(float *out, const int *inp, const float *tok_emb, int N, int D) {
+#pragma omp parallel for
+    for (int n = 0; n < N; n++) memcpy(out + (size_t)n * D, tok_emb + (size_t)inp[n] * D, sizeof(float) * D);
+}
+
+void embedding_backward(float *dtok_emb, const float *dout, const int *inp, int N, int D) {
+    /* serial: two rows may share a token */
+    for (int n = 0; n < N; n++) {
+        float *row = dtok_emb + (size_t)inp[n] * D;
+        const float *d = dout + (size_t)n * D;
+        for (int i = 0; i < D; i++) row[i] += d[i];
+    }
+}
+
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain, int N, int D, float eps) {
+#pragma omp parallel for
+    for (int n = 0; n < N; n++) {
+        const float *x = inp + (size_t)n * D;
+        float *y = out + (size_t)n * D;
+        float ss = 0.0f;
+        for (int i = 0; i < D; i++) ss += x[i] * x[i];
+        float r = 1.0f / sqrtf(ss / D + eps);
+        for (int i = 0; i < D; i++) y[i] = x[i] * r * gain[i];
+        if (rstd) rstd[n] = r;
+    }
+}
+
+void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp, const float *gain,
+                      const float *rstd, int N, int D) {
+    /* with xn = x*r and y = xn*g:  dx = r * (g*dy - xn * mean(g*dy*xn)),  dg = sum dy*xn */
+#pragma omp parallel for
+    for (int n = 0; n < N; n++) {
+        const float *x = inp + (size_t)n * D, *dy = dout + (size_t)n * D;
+        float *dx = dinp + (size_t)n * D;
+        float r = rstd[n], dot = 0.0f;
+        for (int i = 0; i < D; i++) dot += gain[i] * dy[i] * x[i] * r;
+        dot /= D;
+        for (int i = 0; i < D; i++) dx[i] += r * (gain[i] * dy[i] - x[i] * r * dot);
+    }
+    /* gain gradient: reduce over rows, parallel over columns so no two threads share a slot */
+#pragma omp parallel for
+    for (int i = 0; i < D; i++) {
+        float acc = 0.0f;
+        for (int n = 0; n < N; n++) acc += dout[(size_t)n * D + i] * inp[(size_t)n * D + i] * rstd[n];
+        dgain[i] += acc;
+    }
+}
+
+void matmul_forward(float *out, const float *inp, const float *w, int N, int C, int OC) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);
+}
+
+void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w, int N, int C,
+                     int OC, int accumulate_dinp) {
+    if (dinp)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, w, C,
+                    accumulate_dinp ? 1.0f : 0.0f, dinp, C);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dw, C);
+}
+
+void swiglu_forward(float *act, const float *gate, const float *up, size_t n) {
+#pragma omp parallel for
+    for (size_t i = 0; i < n; i++) {
+        float g = gate[i];
+        act[i] = g / (1.0f + expf(-g)) * up[i];
+    }
+}
+
+void swiglu_backward(float *dgate, float *dup, const float *dact, const float *gate, const float *up, size_t n) {
+    /* silu'(g) = s * (1 + g*(1-s)), s = sigmoid(g) */
+#pragma omp parallel for
+    for (size_t i = 0; i < n; i++) {
+        float g = gate[i], s = 1.0f / (1.0f + expf(-g));
+        dgate[i] = dact[i] * up[i] * s * (1.0f + g * (1.0f - s));
+        dup[i] = dact[i] * g * s;
+    }
+}
+
+void residual_forward(float *out, const float *a, const float *b, size_t n) {
+#pragma omp parallel for
+    for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
+void log_softmax(float *out, const float *logits, int V) {
+    float mx = logits[0];
+    for (int i = 1; i < V; i++) mx = logits[i] > mx ? logits[i] : mx;
+    double sum = 0.0;
+    for (int i = 0; i < V; i++) sum += exp((double)(logits[i] - mx));
+    float lse = mx + (float)log(sum);
+    for (int i = 0; i < V; i++) out[i] = logits[i] - lse;
+}
+
+float crossentropy_forward(float *losses, const float *logits, const int *targets, int N, int V) {
+    double total = 0.0;
+    int counted = 0;
+#pragma omp parallel for reduction(+ : total, counted)
+    for (int n = 0; n < N; n++) {
+        if (targets[n] < 0) {
+            losses[n] = 0.0f;
+            continue;
+        }
+        const float *row = logits + (size_t)n * V;
+        float mx = row[0];
+        for (int i = 1; i < V; i++) mx = row[i] > mx ? row[i] : mx;
+        double sum = 0.0;
+        for (int i = 0; i < V; i++) sum += exp((double)(row[i] - mx));
+        losses[n] = (float)(log(sum) + mx - row[targets[n]]);
+        total += losses[n];
+        counted++;
+    }
+    return counted ? (float)(total / counted) : 0.0f;
+}
+
+void crossentropy_backward(float *logits, const int *targets, int N, int V) {
+    int counted = 0;
+    for (int n = 0; n < N; n++) counted += targets[n] >= 0;
+    float scale = counted ? 1.0f / counted : 0.0f;
+#pragma omp parallel for
+    for (int n = 0; n < N; n++) {
+        float *row = logits + (size_t)n * V;
+        if (targets[n] < 0) {
+            memset(row, 0, sizeof(float) * V);
+            continue;
+        }
+        float mx = row[0];
+        for (int i = 1; i < V; i++) mx = row[i] > mx ? row[i] : mx;
+        float sum = 0.0f;
+        for (int i = 0; i < V; i++) {
+            row[i] = expf(row[i] - mx);
+            sum += row[i];
+        }
+        for (int i = 0; i < V; i++) row[i] = row[i] / sum * scale;
+        row[targets[n]] -= scale;
+    }
+}

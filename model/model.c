@@ -1,0 +1,272 @@
+#include "model.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention.h"
+#include "layers.h"
+
+static void set_tensor(TensorInfo *t, const char *name, int decay, int ndim, int s0, int s1, int s2) {
+    t->name = name;
+    t->decay = decay;
+    t->ndim = ndim;
+    int s[3] = {s0, s1, s2};
+    t->numel = ndim ? 1 : 0;
+    for (int i = 0; i < 4; i++) t->shape[i] = i < ndim ? s[i] : 0;
+    for (int i = 0; i < ndim; i++) t->numel *= (size_t)s[i];
+}
+
+/* pointers into a block laid out like m->tensors */
+static void point_tensors(const Model *m, float *block, ParamTensors *p) {
+    float **slot[N_PARAM_TENSORS] = {&p->tok_emb, &p->pos, &p->attn_norm, &p->wq, &p->wk, &p->wv, &p->wo,
+                                     &p->mlp_norm, &p->w1, &p->w2, &p->w3, &p->final_norm, &p->lm_head};
+    for (int i = 0; i < N_PARAM_TENSORS; i++) *slot[i] = block + m->tensors[i].offset;
+    if (m->cfg.tied) p->lm_head = p->tok_emb;
+}
+
+int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec) {
+    memset(m, 0, sizeof *m);
+    if (config_validate(cfg) != 0) return -1;
+    m->cfg = *cfg;
+    int V = cfg->vocab_size, D = cfg->dim, L = cfg->n_layers, F = cfg->hidden_dim;
+    int hd = m->head_dim = config_head_dim(cfg);
+    int qdim = cfg->n_heads * hd, kvdim = cfg->n_kv_heads * hd;
+    if (pos_init(&m->pos, pos_spec, D, cfg->n_heads, cfg->n_kv_heads, L, cfg->seq_len) != 0) return -1;
+
+    TensorInfo *t = m->tensors;
+    set_tensor(&t[T_TOK_EMB], "tok_emb", 1, 2, V, D, 0);
+    int pnd = 0, ps[4] = {0};
+    if (m->pos.scheme->param_shape) m->pos.scheme->param_shape(&m->pos, &pnd, ps);
+    set_tensor(&t[T_POS], "pos.weight", 0, pnd, ps[0], ps[1], ps[2]);
+    set_tensor(&t[T_ATTN_NORM], "layers.attn_norm", 0, 2, L, D, 0);
+    set_tensor(&t[T_WQ], "layers.wq", 1, 3, L, qdim, D);
+    set_tensor(&t[T_WK], "layers.wk", 1, 3, L, kvdim, D);
+    set_tensor(&t[T_WV], "layers.wv", 1, 3, L, kvdim, D);
+    set_tensor(&t[T_WO], "layers.wo", 1, 3, L, D, qdim);
+    set_tensor(&t[T_MLP_NORM], "layers.mlp_norm", 0, 2, L, D, 0);
+    set_tensor(&t[T_W1], "layers.w1", 1, 3, L, F, D);
+    set_tensor(&t[T_W2], "layers.w2", 1, 3, L, D, F);
+    set_tensor(&t[T_W3], "layers.w3", 1, 3, L, F, D);
+    set_tensor(&t[T_FINAL_NORM], "final_norm", 0, 1, D, 0, 0);
+    if (cfg->tied) set_tensor(&t[T_LM_HEAD], "lm_head", 1, 0, 0, 0, 0);
+    else set_tensor(&t[T_LM_HEAD], "lm_head", 1, 2, V, D, 0);
+
+    size_t off = 0;
+    for (int i = 0; i < N_PARAM_TENSORS; i++) {
+        t[i].offset = off;
+        off += t[i].numel;
+    }
+    m->n_params = off;
+    m->params_mem = xcalloc(off, sizeof(float));
+    point_tensors(m, m->params_mem, &m->params);
+    m->pos.params = t[T_POS].numel ? m->params.pos : NULL;
+    return 0;
+}
+
+void model_init_weights(Model *m, unsigned long long seed) {
+    Rng rng;
+    rng_seed(&rng, seed);
+    const float std = 0.02f;
+    /* GPT-2: projections that write into the residual stream shrink with depth */
+    const float resid_std = std / sqrtf(2.0f * m->cfg.n_layers);
+    for (int i = 0; i < N_PARAM_TENSORS; i++) {
+        TensorInfo *t = &m->tensors[i];
+        float *p = m->params_mem + t->offset;
+        if (t->numel == 0) continue;
+        if (i == T_POS) {
+            if (m->pos.scheme->init_params) m->pos.scheme->init_params(&m->pos, p, &rng);
+        } else if (i == T_ATTN_NORM || i == T_MLP_NORM || i == T_FINAL_NORM) {
+            for (size_t j = 0; j < t->numel; j++) p[j] = 1.0f;
+        } else {
+            float s = (i == T_WO || i == T_W2) ? resid_std : std;
+            for (size_t j = 0; j < t->numel; j++) p[j] = s * rng_normal(&rng);
+        }
+    }
+}
+
+void model_alloc_train(Model *m, int B, int T) {
+    const ModelConfig *c = &m->cfg;
+    if (!m->grads_mem) {
+        m->grads_mem = xcalloc(m->n_params, sizeof(float));
+        point_tensors(m, m->grads_mem, &m->grads);
+    }
+    if (m->acts_mem && m->B == B && m->T == T) return;
+    free(m->acts_mem);
+    free(m->scratch_mem);
+    free(m->inputs);
+    m->B = B;
+    m->T = T;
+    size_t BT = (size_t)B * T, D = c->dim, L = c->n_layers, F = c->hidden_dim, V = c->vocab_size;
+    size_t qdim = (size_t)c->n_heads * m->head_dim, kvdim = (size_t)c->n_kv_heads * m->head_dim;
+    size_t att = (size_t)B * c->n_heads * T * T;
+    size_t sizes[] = {BT * D,       L * BT * D,    L * BT,        L * BT * qdim, L * BT * kvdim,
+                      L * BT * kvdim, L * att,     L * BT * qdim, L * BT * D,    L * BT * D,
+                      L * BT,       L * BT * F,    L * BT * F,    L * BT * F,    L * BT * D,
+                      BT * D,       BT,            BT * V,        BT};
+    float **slots[] = {&m->acts.x0,      &m->acts.ln1,      &m->acts.ln1_rstd, &m->acts.q,       &m->acts.k,
+                       &m->acts.v,       &m->acts.att_probs, &m->acts.att_out, &m->acts.res_mid, &m->acts.ln2,
+                       &m->acts.ln2_rstd, &m->acts.h_gate,  &m->acts.h_up,     &m->acts.h_act,   &m->acts.res_out,
+                       &m->acts.lnf,     &m->acts.lnf_rstd, &m->acts.logits,   &m->acts.losses};
+    int n = sizeof sizes / sizeof sizes[0];
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += sizes[i];
+    m->acts_mem = xcalloc(total, sizeof(float));
+    float *p = m->acts_mem;
+    for (int i = 0; i < n; i++) {
+        *slots[i] = p;
+        p += sizes[i];
+    }
+
+    size_t threads = (size_t)omp_get_max_threads();
+    size_t ssizes[] = {BT * D, BT * D, BT * qdim, BT * kvdim, BT * kvdim, BT * qdim, BT * F, BT * F, BT * F,
+                       threads * T * T};
+    float **sslots[] = {&m->scratch.d_res, &m->scratch.d_ln,      &m->scratch.d_q,    &m->scratch.d_k,
+                        &m->scratch.d_v,   &m->scratch.d_att_out, &m->scratch.d_gate, &m->scratch.d_up,
+                        &m->scratch.d_act, &m->scratch.d_scores};
+    n = sizeof ssizes / sizeof ssizes[0];
+    total = 0;
+    for (int i = 0; i < n; i++) total += ssizes[i];
+    m->scratch_mem = xcalloc(total, sizeof(float));
+    p = m->scratch_mem;
+    for (int i = 0; i < n; i++) {
+        *sslots[i] = p;
+        p += ssizes[i];
+    }
+    m->inputs = xmalloc(3 * BT * sizeof(int));
+    m->targets = m->inputs + BT;
+    m->positions = m->inputs + 2 * BT;
+}
+
+void model_free(Model *m) {
+    free(m->params_mem);
+    free(m->grads_mem);
+    free(m->acts_mem);
+    free(m->scratch_mem);
+    free(m->inputs);
+    pos_free(&m->pos);
+    memset(m, 0, sizeof *m);
+}
+
+void model_zero_grad(Model *m) {
+    if (m->grads_mem) memset(m->grads_mem, 0, m->n_params * sizeof(float));
+}
+
+int model_forward(Model *m, const int *inputs, const int *targets, const int *positions, int B, int T) {
+    const ModelConfig *c = &m->cfg;
+    if (!m->acts_mem || B < 1 || T < 1 || B > m->B || T > m->T)
+        return pelab_fail("model_forward: batch [%d, %d] exceeds the allocated [%d, %d]", B, T, m->B, m->T);
+    m->cur_B = B;
+    m->cur_T = T;
+    size_t BT = (size_t)B * T;
+    for (size_t i = 0; i < BT; i++)
+        if (inputs[i] < 0 || inputs[i] >= c->vocab_size)
+            return pelab_fail("token id %d at index %zu: expected 0..%d", inputs[i], i, c->vocab_size - 1);
+    if (pos_check_positions(&m->pos, positions, BT) != 0) return -1;
+    memcpy(m->inputs, inputs, BT * sizeof(int));
+    memcpy(m->positions, positions, BT * sizeof(int));
+    if (targets) memcpy(m->targets, targets, BT * sizeof(int));
+
+    int D = c->dim, F = c->hidden_dim, V = c->vocab_size, H = c->n_heads, KVH = c->n_kv_heads, hd = m->head_dim;
+    int qdim = H * hd, kvdim = KVH * hd;
+    const PosScheme *ps = m->pos.scheme;
+    ParamTensors *p = &m->params;
+    ActTensors *a = &m->acts;
+
+    embedding_forward(a->x0, inputs, p->tok_emb, (int)BT, D);
+    if (ps->input_forward) ps->input_forward(&m->pos, a->x0, positions, (int)BT);
+
+    for (int l = 0; l < c->n_layers; l++) {
+        const float *in = l == 0 ? a->x0 : a->res_out + (l - 1) * BT * D;
+        float *ln1 = a->ln1 + l * BT * D, *q = a->q + l * BT * qdim, *k = a->k + l * BT * kvdim;
+        float *v = a->v + l * BT * kvdim, *att_out = a->att_out + l * BT * qdim;
+        float *res_mid = a->res_mid + l * BT * D, *ln2 = a->ln2 + l * BT * D;
+        float *gate = a->h_gate + l * BT * F, *up = a->h_up + l * BT * F, *act = a->h_act + l * BT * F;
+        float *res_out = a->res_out + l * BT * D;
+
+        rmsnorm_forward(ln1, a->ln1_rstd + l * BT, in, p->attn_norm + l * D, (int)BT, D, c->norm_eps);
+        matmul_forward(q, ln1, p->wq + (size_t)l * qdim * D, (int)BT, D, qdim);
+        matmul_forward(k, ln1, p->wk + (size_t)l * kvdim * D, (int)BT, D, kvdim);
+        matmul_forward(v, ln1, p->wv + (size_t)l * kvdim * D, (int)BT, D, kvdim);
+        if (ps->qk_forward) {
+            ps->qk_forward(&m->pos, q, positions, (int)BT, H, 0, l);
+            ps->qk_forward(&m->pos, k, positions, (int)BT, KVH, 1, l);
+        }
+        attention_forward(att_out, a->att_probs + l * (size_t)B * H * T * T, q, k, v, positions, B, T, H, KVH, hd,
+                          l, &m->pos);
+        matmul_forward(res_mid, att_out, p->wo + (size_t)l * D * qdim, (int)BT, qdim, D);
+        residual_forward(res_mid, res_mid, in, BT * D);
+
+        rmsnorm_forward(ln2, a->ln2_rstd + l * BT, res_mid, p->mlp_norm + l * D, (int)BT, D, c->norm_eps);
+        matmul_forward(gate, ln2, p->w1 + (size_t)l * F * D, (int)BT, D, F);
+        matmul_forward(up, ln2, p->w3 + (size_t)l * F * D, (int)BT, D, F);
+        swiglu_forward(act, gate, up, BT * F);
+        matmul_forward(res_out, act, p->w2 + (size_t)l * D * F, (int)BT, F, D);
+        residual_forward(res_out, res_out, res_mid, BT * D);
+    }
+    const float *last = a->res_out + (c->n_layers - 1) * BT * D;
+    rmsnorm_forward(a->lnf, a->lnf_rstd, last, p->final_norm, (int)BT, D, c->norm_eps);
+    matmul_forward(a->logits, a->lnf, p->lm_head, (int)BT, D, V);
+    m->mean_loss = targets ? crossentropy_forward(a->losses, a->logits, targets, (int)BT, V) : 0.0f;
+    return 0;
+}
+
+void model_backward(Model *m) {
+    const ModelConfig *c = &m->cfg;
+    int B = m->cur_B, T = m->cur_T;
+    size_t BT = (size_t)B * T;
+    int D = c->dim, F = c->hidden_dim, V = c->vocab_size, H = c->n_heads, KVH = c->n_kv_heads, hd = m->head_dim;
+    int qdim = H * hd, kvdim = KVH * hd;
+    const PosScheme *ps = m->pos.scheme;
+    ParamTensors *p = &m->params, *g = &m->grads;
+    ActTensors *a = &m->acts;
+    GradScratch *s = &m->scratch;
+    const int *pos = m->positions;
+    float *dpos = m->tensors[T_POS].numel ? g->pos : NULL;
+
+    crossentropy_backward(a->logits, m->targets, (int)BT, V); /* logits now hold dlogits */
+    matmul_backward(s->d_ln, g->lm_head, a->logits, a->lnf, p->lm_head, (int)BT, D, V, 0);
+    const float *last = a->res_out + (c->n_layers - 1) * BT * D;
+    memset(s->d_res, 0, BT * D * sizeof(float));
+    rmsnorm_backward(s->d_res, g->final_norm, s->d_ln, last, p->final_norm, a->lnf_rstd, (int)BT, D);
+
+    for (int l = c->n_layers - 1; l >= 0; l--) {
+        const float *in = l == 0 ? a->x0 : a->res_out + (l - 1) * BT * D;
+        const float *ln1 = a->ln1 + l * BT * D, *q = a->q + l * BT * qdim, *k = a->k + l * BT * kvdim;
+        const float *v = a->v + l * BT * kvdim, *att_out = a->att_out + l * BT * qdim;
+        const float *res_mid = a->res_mid + l * BT * D, *ln2 = a->ln2 + l * BT * D;
+        const float *gate = a->h_gate + l * BT * F, *up = a->h_up + l * BT * F, *act = a->h_act + l * BT * F;
+
+        /* MLP: res_out = res_mid + w2(silu(w1 x) * w3 x), x = rmsnorm(res_mid); d_res flows through */
+        matmul_backward(s->d_act, g->w2 + (size_t)l * D * F, s->d_res, act, p->w2 + (size_t)l * D * F, (int)BT, F,
+                        D, 0);
+        swiglu_backward(s->d_gate, s->d_up, s->d_act, gate, up, BT * F);
+        matmul_backward(s->d_ln, g->w1 + (size_t)l * F * D, s->d_gate, ln2, p->w1 + (size_t)l * F * D, (int)BT, D,
+                        F, 0);
+        matmul_backward(s->d_ln, g->w3 + (size_t)l * F * D, s->d_up, ln2, p->w3 + (size_t)l * F * D, (int)BT, D, F,
+                        1);
+        rmsnorm_backward(s->d_res, g->mlp_norm + l * D, s->d_ln, res_mid, p->mlp_norm + l * D,
+                         a->ln2_rstd + l * BT, (int)BT, D);
+
+        /* attention: res_mid = in + wo(attn(q, k, v)) */
+        matmul_backward(s->d_att_out, g->wo + (size_t)l * D * qdim, s->d_res, att_out,
+                        p->wo + (size_t)l * D * qdim, (int)BT, qdim, D, 0);
+        attention_backward(s->d_q, s->d_k, s->d_v, dpos, s->d_scores, s->d_att_out,
+                           a->att_probs + l * (size_t)B * H * T * T, q, k, v, pos, B, T, H, KVH, hd, l, &m->pos);
+        if (ps->qk_backward) {
+            ps->qk_backward(&m->pos, s->d_q, pos, (int)BT, H, 0, l);
+            ps->qk_backward(&m->pos, s->d_k, pos, (int)BT, KVH, 1, l);
+        }
+        matmul_backward(s->d_ln, g->wq + (size_t)l * qdim * D, s->d_q, ln1, p->wq + (size_t)l * qdim * D, (int)BT,
+                        D, qdim, 0);
+        matmul_backward(s->d_ln, g->wk + (size_t)l * kvdim * D, s->d_k, ln1, p->wk + (size_t)l * kvdim * D,
+                        (int)BT, D, kvdim, 1);
+        matmul_backward(s->d_ln, g->wv + (size_t)l * kvdim * D, s->d_v, ln1, p->wv + (size_t)l * kvdim * D,
+                        (int)BT, D, kvdim, 1);
+        rmsnorm_backward(s->d_res, g->attn_norm + l * D, s->d_ln, in, p->attn_norm + l * D, a->ln1_rstd + l * BT,
+                         (int)BT, D);
+    }
+    if (ps->input_backward && dpos) ps->input_backward(&m->pos, s->d_res, pos, (int)BT, dpos);
+    embedding_backward(g->tok_emb, s->d_res, m->inputs, (int)BT, D);
+}

@@ -1,0 +1,116 @@
+/* model.h: the llama-style decoder: parameters, gradients and activations, each one contiguous
+ * block reached through a struct of pointers (llm.c style). Stacked tensors hold all layers:
+ * wq is [n_layers, n_heads*head_dim, dim], layer l at wq + l*(n_heads*head_dim*dim). */
+#ifndef PELAB_MODEL_H
+#define PELAB_MODEL_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "pos/pos.h"
+
+enum {
+    T_TOK_EMB, T_POS, T_ATTN_NORM, T_WQ, T_WK, T_WV, T_WO, T_MLP_NORM, T_W1, T_W2, T_W3,
+    T_FINAL_NORM, T_LM_HEAD, N_PARAM_TENSORS
+};
+
+typedef struct {
+    float *tok_emb;    /* [V, D] */
+    float *pos;        /* position scheme's parameters (may be empty) */
+    float *attn_norm;  /* [L, D] */
+    float *wq;         /* [L, H*hd, D] */
+    float *wk;         /* [L, KVH*hd, D] */
+    float *wv;         /* [L, KVH*hd, D] */
+    float *wo;         /* [L, D, H*hd] */
+    float *mlp_norm;   /* [L, D] */
+    float *w1;         /* [L, F, D]  gate */
+    float *w2;         /* [L, D, F]  down */
+    float *w3;         /* [L, F, D]  up */
+    float *final_norm; /* [D] */
+    float *lm_head;    /* [V, D]; points at tok_emb when tied */
+} ParamTensors;
+
+typedef struct {
+    const char *name; /* safetensors name, e.g. "layers.wq" */
+    int ndim;
+    int shape[4];
+    size_t numel;     /* 0 for an absent tensor (untied head, parameter-free scheme) */
+    size_t offset;    /* in floats, within the parameter block */
+    int decay;        /* 1: AdamW applies weight decay */
+} TensorInfo;
+
+/* Training activations for a [B, T] batch. */
+typedef struct {
+    float *x0;        /* [B*T, D] embedded input (+ input position encoding) */
+    float *ln1;       /* [L, BT, D] */
+    float *ln1_rstd;  /* [L, BT] */
+    float *q;         /* [L, BT, H*hd]   after the q/k transform */
+    float *k;         /* [L, BT, KVH*hd] after the q/k transform */
+    float *v;         /* [L, BT, KVH*hd] */
+    float *att_probs; /* [L, B, H, T, T] softmax rows; future entries exactly 0 */
+    float *att_out;   /* [L, BT, H*hd] probs @ v, before the output projection */
+    float *res_mid;   /* [L, BT, D] residual after attention */
+    float *ln2;       /* [L, BT, D] */
+    float *ln2_rstd;  /* [L, BT] */
+    float *h_gate;    /* [L, BT, F] w1 x */
+    float *h_up;      /* [L, BT, F] w3 x */
+    float *h_act;     /* [L, BT, F] silu(gate) * up */
+    float *res_out;   /* [L, BT, D] residual after the MLP (input of the next layer) */
+    float *lnf;       /* [BT, D] */
+    float *lnf_rstd;  /* [BT] */
+    float *logits;    /* [BT, V]; after backward starts, holds d(loss)/d(logits) */
+    float *losses;    /* [BT] per-token negative log-likelihood */
+} ActTensors;
+
+/* Scratch for the backward pass: one layer's worth of activation gradients, reused. */
+typedef struct {
+    float *d_res;      /* [BT, D] gradient of the residual stream */
+    float *d_ln;       /* [BT, D] */
+    float *d_q;        /* [BT, H*hd] */
+    float *d_k;        /* [BT, KVH*hd] */
+    float *d_v;        /* [BT, KVH*hd] */
+    float *d_att_out;  /* [BT, H*hd] */
+    float *d_gate;     /* [BT, F] */
+    float *d_up;       /* [BT, F] */
+    float *d_act;      /* [BT, F] */
+    float *d_scores;   /* [threads, T, T] per-(b,h) score gradients */
+} GradScratch;
+
+typedef struct {
+    ModelConfig cfg;
+    PosCtx pos;
+    int head_dim;
+
+    TensorInfo tensors[N_PARAM_TENSORS];
+    size_t n_params;
+    float *params_mem;
+    ParamTensors params;
+
+    float *grads_mem; /* NULL until model_alloc_train */
+    ParamTensors grads;
+
+    int B, T;         /* allocated activation sizes, 0 until model_alloc_train */
+    int cur_B, cur_T; /* the last forward's batch (<= B, <= T) */
+    float *acts_mem;
+    ActTensors acts;
+    float *scratch_mem;
+    GradScratch scratch;
+    int *inputs, *targets, *positions; /* [B*T] copies for the backward */
+    float mean_loss;
+} Model;
+
+/* Build a model of this shape and scheme; parameters are allocated but not initialised. */
+int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec);
+void model_init_weights(Model *m, unsigned long long seed);
+/* Allocate gradients and activations for batches of [B, T]. */
+void model_alloc_train(Model *m, int B, int T);
+void model_free(Model *m);
+
+/* Forward over B rows of T tokens with explicit positions [B*T]. With targets, also the
+ * mean loss (returned in m->mean_loss) and per-token losses. -1 if a position is not accepted. */
+int model_forward(Model *m, const int *inputs, const int *targets, const int *positions, int B, int T);
+void model_zero_grad(Model *m);
+/* Backward of the last forward (which must have had targets); accumulates into grads. */
+void model_backward(Model *m);
+
+#endif

@@ -1,0 +1,76 @@
+/* sinusoidal.c: fixed sinusoidal input encoding (Vaswani et al. 2017, section 3.5), interleaved:
+ * x[t][2i] += sin(pos * w_i), x[t][2i+1] += cos(pos * w_i), w_i = base^(-2i/dim). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pos.h"
+#include "sincos_table.h"
+
+typedef struct {
+    double base;
+    SinCosTable table;
+} Sinusoidal;
+
+static int sin_create(PosCtx *pc) {
+    Sinusoidal *s = xcalloc(1, sizeof *s);
+    s->base = 10000.0;
+    pc->state = s;
+    return 0;
+}
+
+static int sin_set_option(PosCtx *pc, const char *key, const char *val) {
+    Sinusoidal *s = pc->state;
+    if (strcmp(key, "base") == 0) return pos_parse_double("sinusoidal", key, val, 1.0001, 1e12, &s->base);
+    return pelab_fail("--pos sinusoidal: unknown option '%s' (expected base=F)", key);
+}
+
+static int sin_prepare(PosCtx *pc) {
+    Sinusoidal *s = pc->state;
+    int n = pc->dim / 2;
+    double *freq = xmalloc(sizeof(double) * n);
+    for (int i = 0; i < n; i++) freq[i] = pow(s->base, -2.0 * i / pc->dim);
+    sincos_table_init(&s->table, freq, n);
+    free(freq);
+    return 0;
+}
+
+static void sin_describe(const PosCtx *pc, char *buf, size_t n) {
+    snprintf(buf, n, "base=%g", ((const Sinusoidal *)pc->state)->base);
+}
+
+static int sin_reserve(PosCtx *pc, long n_positions) {
+    return sincos_table_reserve(&((Sinusoidal *)pc->state)->table, n_positions);
+}
+
+static void sin_input_forward(const PosCtx *pc, float *x, const int *pos, int n) {
+    const SinCosTable *t = &((const Sinusoidal *)pc->state)->table;
+    int D = pc->dim, nf = t->n_freq;
+#pragma omp parallel for
+    for (int r = 0; r < n; r++) {
+        const float *c = t->cos_t + (size_t)pos[r] * nf, *s = t->sin_t + (size_t)pos[r] * nf;
+        float *row = x + (size_t)r * D;
+        for (int i = 0; i < nf; i++) {
+            row[2 * i] += s[i];
+            row[2 * i + 1] += c[i];
+        }
+    }
+}
+
+static void sin_destroy(PosCtx *pc) {
+    Sinusoidal *s = pc->state;
+    if (s) sincos_table_free(&s->table);
+    free(s);
+}
+
+const PosScheme pos_sinusoidal = {
+    .name = "sinusoidal",
+    .options_help = "base=F (default 10000)",
+    .create = sin_create,
+    .set_option = sin_set_option,
+    .prepare = sin_prepare,
+    .describe = sin_describe,
+    .reserve = sin_reserve,
+    .input_forward = sin_input_forward,
+    .destroy = sin_destroy,
+};

@@ -1,0 +1,118 @@
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+char pelab_errmsg[512];
+
+int pelab_fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pelab_errmsg, sizeof pelab_errmsg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void pelab_die(const char *fmt, ...) {
+    fflush(stdout);
+    fprintf(stderr, "pelab: ");
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    exit(1);
+}
+
+void *malloc_check(size_t size, const char *file, int line) {
+    void *p = malloc(size ? size : 1);
+    if (!p) {
+        fprintf(stderr, "pelab: out of memory allocating %zu bytes (%s:%d)\n", size, file, line);
+        exit(1);
+    }
+    return p;
+}
+
+void *calloc_check(size_t n, size_t size, const char *file, int line) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) {
+        fprintf(stderr, "pelab: out of memory allocating %zu x %zu bytes (%s:%d)\n", n, size, file, line);
+        exit(1);
+    }
+    return p;
+}
+
+int read_file(const char *path, unsigned char **out, size_t *out_len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return pelab_fail("%s: cannot open: %s", path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return pelab_fail("%s: cannot seek: %s", path, strerror(errno));
+    }
+    long n = ftell(f);
+    if (n < 0) {
+        fclose(f);
+        return pelab_fail("%s: cannot tell size: %s", path, strerror(errno));
+    }
+    rewind(f);
+    unsigned char *buf = xmalloc((size_t)n + 1);
+    if (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        free(buf);
+        return pelab_fail("%s: short read", path);
+    }
+    fclose(f);
+    buf[n] = 0;
+    *out = buf;
+    *out_len = (size_t)n;
+    return 0;
+}
+
+void rng_seed(Rng *r, uint64_t seed) { r->state = seed ? seed : 0x9E3779B97F4A7C15ull; }
+
+uint32_t rng_u32(Rng *r) {
+    r->state ^= r->state >> 12;
+    r->state ^= r->state << 25;
+    r->state ^= r->state >> 27;
+    return (uint32_t)((r->state * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+float rng_f32(Rng *r) { return (rng_u32(r) >> 8) / 16777216.0f; }
+
+float rng_normal(Rng *r) {
+    double u1 = (rng_u32(r) + 1.0) / 4294967297.0; /* (0,1]: log never sees 0 */
+    double u2 = rng_u32(r) / 4294967296.0;
+    return (float)(sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
+}
+
+uint64_t rng_below(Rng *r, uint64_t n) {
+    uint64_t x = ((uint64_t)rng_u32(r) << 32) | rng_u32(r);
+    return n ? x % n : 0;
+}
+
+double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+uint64_t fnv1a64(const void *data, size_t n, uint64_t h) {
+    const unsigned char *p = data;
+    if (!h) h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+long peak_rss_kb(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+    return ru.ru_maxrss;
+}

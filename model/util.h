@@ -1,0 +1,37 @@
+/* util.h: error reporting, checked allocation and file I/O, the project RNG. */
+#ifndef PELAB_UTIL_H
+#define PELAB_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Library code never exits on bad input: it records one line here and returns -1.
+ * The command-line layer prints it ("pelab: <msg>") and exits non-zero. */
+extern char pelab_errmsg[512];
+int pelab_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* CLI only: print the recorded error (or msg) and exit(1). */
+void pelab_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* Allocation failures are not input errors: report and exit, like llm.c's mallocCheck. */
+void *malloc_check(size_t size, const char *file, int line);
+void *calloc_check(size_t n, size_t size, const char *file, int line);
+#define xmalloc(n) malloc_check((n), __FILE__, __LINE__)
+#define xcalloc(n, s) calloc_check((n), (s), __FILE__, __LINE__)
+
+/* Read a whole file into memory; returns -1 with pelab_errmsg naming the file. */
+int read_file(const char *path, unsigned char **out, size_t *out_len);
+
+/* xorshift64* (llama2.c's generator, so its samplers can be reproduced exactly). */
+typedef struct { uint64_t state; } Rng;
+void rng_seed(Rng *r, uint64_t seed);
+uint32_t rng_u32(Rng *r);
+float rng_f32(Rng *r);           /* uniform in [0,1), 24 bits */
+float rng_normal(Rng *r);        /* standard normal, Box-Muller */
+uint64_t rng_below(Rng *r, uint64_t n); /* uniform in [0,n) */
+
+double now_seconds(void);
+uint64_t fnv1a64(const void *data, size_t n, uint64_t h);
+long peak_rss_kb(void);
+
+#endif

@@ -1,0 +1,74 @@
+/* run_tests.c: runs every test group and prints "N passed, N failed". */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../model/util.h"
+#include "test.h"
+
+int tests_passed, tests_failed;
+
+float max_abs_diff(const float *a, const float *b, int n) {
+    float m = 0.0f;
+    for (int i = 0; i < n; i++) {
+        float d = fabsf(a[i] - b[i]);
+        if (d > m || d != d) m = d != d ? INFINITY : d;
+    }
+    return m;
+}
+
+const char *test_tmpdir(void) {
+    static char dir[64];
+    if (!dir[0]) {
+        strcpy(dir, "/tmp/pelab-test-XXXXXX");
+        if (!mkdtemp(dir)) {
+            perror("mkdtemp");
+            exit(1);
+        }
+    }
+    return dir;
+}
+
+const char *shared_data_dir(void) {
+    static const char *candidates[] = {"../shared/data", "../../shared/data", NULL};
+    const char *env = getenv("PELAB_SHARED_DATA");
+    struct stat st;
+    if (env && stat(env, &st) == 0) return env;
+    for (int i = 0; candidates[i]; i++)
+        if (stat(candidates[i], &st) == 0 && S_ISDIR(st.st_mode)) return candidates[i];
+    return NULL;
+}
+
+#define TEST_GROUPS(X) X(test_model)
+
+#define DECLARE(fn) void fn(void);
+TEST_GROUPS(DECLARE)
+
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+} Group;
+#define ENTRY(fn) {#fn, fn},
+static const Group groups[] = {TEST_GROUPS(ENTRY)};
+
+int main(int argc, char **argv) {
+    const char *only = argc > 1 ? argv[1] : NULL;
+    double t_all = now_seconds();
+    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+        if (only && !strstr(groups[i].name, only)) continue;
+        int p0 = tests_passed, f0 = tests_failed;
+        double t0 = now_seconds();
+        groups[i].fn();
+        fprintf(stderr, "%-24s %4d passed, %d failed  (%.2f s)\n", groups[i].name, tests_passed - p0,
+                tests_failed - f0, now_seconds() - t0);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", test_tmpdir());
+    if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", test_tmpdir());
+    fprintf(stderr, "total time %.1f s\n", now_seconds() - t_all);
+    printf("%d passed, %d failed\n", tests_passed, tests_failed);
+    return tests_failed ? 1 : 0;
+}

@@ -1,0 +1,211 @@
+/* test_model.c: finite-difference gradient checks of every parameter tensor for every scheme,
+ * KV-cache decoding vs the full forward, causality, the learned table's hard limit. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../infer/decode.h"
+#include "../model/model.h"
+#include "test.h"
+
+/* a tiny model whose weights are large enough that every gradient path is exercised */
+static int tiny_model(Model *m, const char *spec, int n_kv_heads, int tied, unsigned long long seed) {
+    ModelConfig c = {.vocab_size = 13, .dim = 16, .n_layers = 2, .n_heads = 4, .n_kv_heads = n_kv_heads,
+                     .hidden_dim = 20, .seq_len = 8, .norm_eps = 1e-5f, .tied = tied};
+    if (model_create(m, &c, spec) != 0) return -1;
+    model_init_weights(m, seed);
+    Rng rng;
+    rng_seed(&rng, seed + 1);
+    for (int t = 0; t < N_PARAM_TENSORS; t++) {
+        float *p = m->params_mem + m->tensors[t].offset;
+        int is_norm = t == T_ATTN_NORM || t == T_MLP_NORM || t == T_FINAL_NORM;
+        for (size_t i = 0; i < m->tensors[t].numel; i++)
+            p[i] = is_norm ? 1.0f + 0.2f * rng_normal(&rng) : 0.35f * rng_normal(&rng);
+    }
+    return 0;
+}
+
+static double loss_at(Model *m, const int *in, const int *tg, const int *pos, int B, int T) {
+    model_forward(m, in, tg, pos, B, T);
+    return m->mean_loss;
+}
+
+/* Central differences, eps 5e-3 on float32 weights of size ~0.35. Tolerance, per tensor:
+ * ||analytic - numeric|| <= 2e-2 * ||numeric|| + 1e-4 * sqrt(n), and every element within
+ * 3e-3 + 5e-2 * |numeric|. A wrong backward (sign, transpose, missing term) fails by O(1). */
+static void gradcheck(const char *spec, int n_kv_heads, int tied) {
+    Model m;
+    if (tiny_model(&m, spec, n_kv_heads, tied, 42) != 0) {
+        CHECK(0, "gradcheck %s: model_create failed: %s", spec, pelab_errmsg);
+        return;
+    }
+    enum { B = 2, T = 6 };
+    int in[B * T], tg[B * T], pos[B * T];
+    Rng rng;
+    rng_seed(&rng, 7);
+    for (int i = 0; i < B * T; i++) {
+        in[i] = (int)rng_below(&rng, 13);
+        tg[i] = (int)rng_below(&rng, 13);
+        pos[i] = (i % T) + (i / T) * 2; /* row 1 starts at position 2: explicit ids matter */
+    }
+    model_alloc_train(&m, B, T);
+    model_zero_grad(&m);
+    int rc = model_forward(&m, in, tg, pos, B, T);
+    CHECK(rc == 0, "gradcheck %s: forward failed: %s", spec, pelab_errmsg);
+    model_backward(&m);
+    float *analytic = xmalloc(m.n_params * sizeof(float));
+    memcpy(analytic, m.grads_mem, m.n_params * sizeof(float));
+
+    const double eps = getenv("GC_EPS") ? atof(getenv("GC_EPS")) : 5e-3;
+    for (int t = 0; t < N_PARAM_TENSORS; t++) {
+        const TensorInfo *ti = &m.tensors[t];
+        if (!ti->numel) continue;
+        double err2 = 0, num2 = 0, worst = 0;
+        size_t worst_i = 0;
+        int elem_ok = 1;
+        for (size_t i = 0; i < ti->numel; i++) {
+            float *p = m.params_mem + ti->offset + i, saved = *p;
+            *p = saved + (float)eps;
+            double lp = loss_at(&m, in, tg, pos, B, T);
+            *p = saved - (float)eps;
+            double lm = loss_at(&m, in, tg, pos, B, T);
+            *p = saved;
+            double numeric = (lp - lm) / (2 * eps), a = analytic[ti->offset + i], d = fabs(a - numeric);
+            err2 += d * d;
+            num2 += numeric * numeric;
+            if (d > 3e-3 + 5e-2 * fabs(numeric)) elem_ok = 0;
+            if (d > worst) worst = d, worst_i = i;
+        }
+        double rel_ok = sqrt(err2) <= 2e-2 * sqrt(num2) + 1e-4 * sqrt((double)ti->numel);
+        CHECK(rel_ok && elem_ok && num2 > 0,
+              "gradcheck %s kv=%d tied=%d tensor %s: |err| %.3g vs |grad| %.3g, worst element %zu off by %.3g",
+              spec, n_kv_heads, tied, ti->name, sqrt(err2), sqrt(num2), worst_i, worst);
+    }
+    free(analytic);
+    model_free(&m);
+}
+
+/* KV-cache decoding in several chunkings equals the full (training) forward at every position */
+static void kvcache_check(const char *spec, int n_kv_heads) {
+    Model m;
+    char learned_long[] = "learned:max_len=16"; /* the table must cover the 12 decoded positions */
+    if (strcmp(spec, "learned") == 0) spec = learned_long;
+    if (tiny_model(&m, spec, n_kv_heads, 0, 5) != 0) {
+        CHECK(0, "kvcache %s: %s", spec, pelab_errmsg);
+        return;
+    }
+    enum { T = 12 };
+    int V = m.cfg.vocab_size, in[T], pos[T];
+    for (int i = 0; i < T; i++) in[i] = (i * 7 + 3) % V, pos[i] = i;
+    model_alloc_train(&m, 1, T);
+    CHECK(model_forward(&m, in, NULL, pos, 1, T) == 0, "kvcache %s: full forward: %s", spec, pelab_errmsg);
+    float *full = m.acts.logits, *dec = xmalloc(sizeof(float) * T * V);
+    int chunkings[][3] = {{1, 1, 0}, {5, 1, 0}, {4, 4, 1}, {12, 12, 1}}; /* first block, then step; all_logits */
+    for (size_t c = 0; c < sizeof chunkings / sizeof chunkings[0]; c++) {
+        KVCache kv;
+        kvcache_init(&kv, &m, T, chunkings[c][2] ? 4 : 8);
+        int done = 0, rc = 0;
+        while (done < T && rc == 0) {
+            int n = done == 0 ? chunkings[c][0] : chunkings[c][1];
+            if (n > T - done) n = T - done;
+            if (chunkings[c][2]) rc = decode_forward(&m, &kv, in + done, pos + done, n, dec + done * V, 1);
+            else {
+                rc = decode_forward(&m, &kv, in + done, pos + done, n, dec + (done + n - 1) * V, 0);
+                /* only the last row of each call is produced: compare those rows */
+                for (int i = done; i < done + n - 1; i++) memcpy(dec + i * V, full + i * V, sizeof(float) * V);
+            }
+            done += n;
+        }
+        float diff = max_abs_diff(full, dec, T * V);
+        CHECK(rc == 0 && diff <= 1e-4f, "kvcache %s kv=%d chunking %zu: max |diff| %.3g (%s)", spec, n_kv_heads, c,
+              diff, rc ? pelab_errmsg : "ok");
+        kvcache_free(&kv);
+    }
+    /* batch vs single: two rows in one batch give the same logits as each alone */
+    int in2[2 * T], pos2[2 * T];
+    for (int i = 0; i < T; i++) in2[i] = in[i], in2[T + i] = (i * 5 + 1) % V, pos2[i] = pos2[T + i] = i;
+    float *single = xmalloc(sizeof(float) * T * V);
+    model_alloc_train(&m, 2, T);
+    model_forward(&m, in2 + T, NULL, pos2, 1, T);
+    memcpy(single, m.acts.logits, sizeof(float) * T * V);
+    model_forward(&m, in2, NULL, pos2, 2, T);
+    CHECK(max_abs_diff(single, m.acts.logits + T * V, T * V) <= 1e-5f, "batch vs single %s", spec);
+    free(single);
+    free(dec);
+    model_free(&m);
+}
+
+/* changing token t changes no logit before t; future attention weights are exactly zero */
+static void causality_check(const char *spec) {
+    Model m;
+    tiny_model(&m, spec, 2, 1, 9);
+    enum { T = 8 };
+    int V = m.cfg.vocab_size, in[T], pos[T];
+    for (int i = 0; i < T; i++) in[i] = (3 * i + 1) % V, pos[i] = i;
+    model_alloc_train(&m, 1, T);
+    model_forward(&m, in, NULL, pos, 1, T);
+    float *before = xmalloc(sizeof(float) * T * V);
+    memcpy(before, m.acts.logits, sizeof(float) * T * V);
+    int future_nonzero = 0;
+    size_t per_layer = (size_t)m.cfg.n_heads * T * T;
+    for (int l = 0; l < m.cfg.n_layers; l++)
+        for (int h = 0; h < m.cfg.n_heads; h++)
+            for (int i = 0; i < T; i++)
+                for (int j = i + 1; j < T; j++)
+                    future_nonzero += m.acts.att_probs[l * per_layer + ((size_t)h * T + i) * T + j] != 0.0f;
+    CHECK(future_nonzero == 0, "causality %s: %d future attention weights are not exactly 0", spec, future_nonzero);
+    for (int t = 1; t < T; t++) {
+        in[t] = (in[t] + 5) % V;
+        model_forward(&m, in, NULL, pos, 1, T);
+        CHECK(memcmp(before, m.acts.logits, sizeof(float) * t * V) == 0,
+              "causality %s: changing token %d changed an earlier logit", spec, t);
+        int later_changed = memcmp(before + t * V, m.acts.logits + t * V, sizeof(float) * V) != 0;
+        CHECK(later_changed, "causality %s: changing token %d did not change its own logits", spec, t);
+        memcpy(before, m.acts.logits, sizeof(float) * T * V);
+    }
+    free(before);
+    model_free(&m);
+}
+
+static void learned_limit_check(void) {
+    Model m;
+    tiny_model(&m, "learned", 2, 1, 1); /* table of seq_len = 8 rows */
+    int in[9] = {0}, pos[9];
+    for (int i = 0; i < 9; i++) pos[i] = i;
+    model_alloc_train(&m, 1, 9);
+    CHECK(model_forward(&m, in, NULL, pos, 1, 8) == 0, "learned: positions 0..7 accepted");
+    pelab_errmsg[0] = 0;
+    CHECK(model_forward(&m, in, NULL, pos, 1, 9) == -1 && strstr(pelab_errmsg, "position 8 is past the end"),
+          "learned: position 8 rejected with a clear message (got '%s')", pelab_errmsg);
+    KVCache kv;
+    kvcache_init(&kv, &m, 16, 4);
+    float logits[13];
+    CHECK(decode_forward(&m, &kv, in, pos, 8, logits, 0) == 0, "learned decode within table");
+    CHECK(decode_forward(&m, &kv, in, pos + 8, 1, logits, 0) == -1 && strstr(pelab_errmsg, "learned"),
+          "learned decode past table rejected: '%s'", pelab_errmsg);
+    int neg = -1;
+    CHECK(decode_forward(&m, &kv, in, &neg, 1, logits, 0) == -1, "negative position rejected");
+    kvcache_free(&kv);
+    model_free(&m);
+}
+
+static const char *all_specs[] = {"nope", "learned", "sinusoidal", "rope", "rope:layout=half,base=500", NULL};
+
+void test_model(void) {
+    for (int i = 0; all_specs[i]; i++) {
+        gradcheck(all_specs[i], 4, i % 2);
+        gradcheck(all_specs[i], 2, (i + 1) % 2); /* grouped-query attention */
+        kvcache_check(all_specs[i], 4);
+        kvcache_check(all_specs[i], 1);
+        causality_check(all_specs[i]);
+    }
+    learned_limit_check();
+    Model m;
+    CHECK(tiny_model(&m, "bogus", 2, 1, 1) == -1 && strstr(pelab_errmsg, "unknown position scheme"),
+          "unknown scheme rejected: %s", pelab_errmsg);
+    CHECK(tiny_model(&m, "rope:layout=diagonal", 2, 1, 1) == -1 && strstr(pelab_errmsg, "layout"),
+          "bad rope layout rejected: %s", pelab_errmsg);
+    CHECK(tiny_model(&m, "rope:base", 2, 1, 1) == -1, "option without value rejected: %s", pelab_errmsg);
+    CHECK(tiny_model(&m, "rope", 3, 1, 1) == -1 && strstr(pelab_errmsg, "kv-heads"), "kv-heads 3 of 4 rejected: %s",
+          pelab_errmsg);
+}
