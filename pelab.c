@@ -2,7 +2,38 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tools/commands.h"
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} Command;
+
+static const Command commands[] = {
+    {"train", cmd_train, "train a model on a text file or a built-in synthetic corpus"},
+    {"sample", cmd_sample, "generate text from a checkpoint (KV cache)"},
+    {"score", cmd_score, "mean NLL / perplexity of a text in windows"},
+    {"info", cmd_info, "config, parameters, position scheme and lengths of a checkpoint"},
+    {"synth", cmd_synth, "write a built-in synthetic corpus to stdout"},
+    {"demo", cmd_demo, "the built-in end-to-end run: train, evaluate past L, sample"},
+    {"bench", cmd_bench, "training and sampling speed on fixed configurations"},
+};
+enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
+
+static void usage(FILE *f) {
+    fprintf(f, "pelab: a position-encoding laboratory (tiny llama-style Transformers in C)\n\n"
+               "usage: pelab COMMAND [flags]     (pelab COMMAND --help for its flags)\n\n");
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+}
+
 int main(int argc, char **argv) {
-    (void)argc, (void)argv;
-    return 0;
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 1 : 0;
+    }
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "pelab: unknown command '%s' (see pelab --help)\n", argv[1]);
+    return 1;
 }

@@ -97,9 +97,7 @@ void log_softmax(float *out, const float *logits, int V) {
 }
 
 float crossentropy_forward(float *losses, const float *logits, const int *targets, int N, int V) {
-    double total = 0.0;
-    int counted = 0;
-#pragma omp parallel for reduction(+ : total, counted)
+#pragma omp parallel for
     for (int n = 0; n < N; n++) {
         if (targets[n] < 0) {
             losses[n] = 0.0f;
@@ -111,9 +109,11 @@ float crossentropy_forward(float *losses, const float *logits, const int *target
         double sum = 0.0;
         for (int i = 0; i < V; i++) sum += exp((double)(row[i] - mx));
         losses[n] = (float)(log(sum) + mx - row[targets[n]]);
-        total += losses[n];
-        counted++;
     }
+    double total = 0.0; /* summed in order: the mean is the same at any thread count */
+    int counted = 0;
+    for (int n = 0; n < N; n++)
+        if (targets[n] >= 0) total += losses[n], counted++;
     return counted ? (float)(total / counted) : 0.0f;
 }
 

@@ -1,0 +1,68 @@
+#include "dataset.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth.h"
+
+int dataset_load(Dataset *d, const char *spec, double val_frac, uint64_t synth_seed, size_t synth_bytes,
+                 int window) {
+    memset(d, 0, sizeof *d);
+    unsigned char *bytes = NULL;
+    size_t n = 0;
+    if (strncmp(spec, "synth:", 6) == 0) {
+        char *text;
+        if (synth_generate(spec + 6, synth_seed, synth_bytes, &text) != 0) return -1;
+        bytes = (unsigned char *)text;
+        n = synth_bytes;
+    } else if (read_file(spec, &bytes, &n) != 0) {
+        return -1;
+    }
+    if (!(val_frac > 0.0 && val_frac < 1.0)) {
+        free(bytes);
+        return pelab_fail("--val-frac %g: expected a fraction strictly between 0 and 1", val_frac);
+    }
+    size_t n_val = (size_t)(n * val_frac);
+    size_t need = (size_t)window + 1;
+    if (n < 2 * need || n_val < need || n - n_val < need) {
+        free(bytes);
+        return pelab_fail("%s: %zu tokens is too short for windows of %zu tokens in both the training and the "
+                          "validation part (val-frac %g); need at least %zu",
+                          spec, n, need, val_frac, (size_t)(need / (val_frac < 0.5 ? val_frac : 1 - val_frac)) + 1);
+    }
+    d->tokens = xmalloc(n * sizeof(int));
+    for (size_t i = 0; i < n; i++) d->tokens[i] = bytes[i];
+    d->n = n;
+    d->n_train = n - n_val;
+    d->vocab_size = 256;
+    d->fingerprint = fnv1a64(bytes, n, 0);
+    snprintf(d->name, sizeof d->name, "%s", spec);
+    free(bytes);
+    return 0;
+}
+
+void dataset_free(Dataset *d) {
+    free(d->tokens);
+    memset(d, 0, sizeof *d);
+}
+
+void dataset_train_batch(const Dataset *d, Rng *rng, int B, int T, int *inputs, int *targets) {
+    size_t n_starts = d->n_train - (size_t)T; /* window [s, s+T] inclusive stays in the train part */
+    for (int b = 0; b < B; b++) {
+        size_t s = (size_t)rng_below(rng, n_starts);
+        for (int t = 0; t < T; t++) {
+            inputs[b * T + t] = d->tokens[s + t];
+            targets[b * T + t] = d->tokens[s + t + 1];
+        }
+    }
+}
+
+size_t dataset_val_windows(const Dataset *d, int T) { return (d->n - d->n_train - 1) / (size_t)T; }
+
+void dataset_val_window(const Dataset *d, size_t w, int T, int *inputs, int *targets) {
+    size_t s = d->n_train + w * (size_t)T;
+    for (int t = 0; t < T; t++) {
+        inputs[t] = d->tokens[s + t];
+        targets[t] = d->tokens[s + t + 1];
+    }
+}

@@ -1,0 +1,33 @@
+/* dataset.h: a token stream split into training and validation parts, and batches of random
+ * windows of T+1 tokens. Byte-level tokens (vocab 256) from a text file or a built-in
+ * synthetic corpus ("synth:NAME"). */
+#ifndef PELAB_DATASET_H
+#define PELAB_DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../model/util.h"
+
+typedef struct {
+    int *tokens;      /* [n] */
+    size_t n;
+    size_t n_train;   /* tokens [0, n_train) train, [n_train, n) validation */
+    int vocab_size;
+    uint64_t fingerprint; /* FNV-1a of the bytes: resume refuses a different data set */
+    char name[256];
+} Dataset;
+
+/* spec: a file path, or "synth:NAME" (synth_bytes of corpus NAME from synth_seed).
+ * val_frac of the stream (its end) is held out. Needs enough tokens for windows of T+1 in both parts. */
+int dataset_load(Dataset *d, const char *spec, double val_frac, uint64_t synth_seed, size_t synth_bytes,
+                 int window);
+void dataset_free(Dataset *d);
+/* B random windows from the training part: inputs[b*T + t], targets = inputs shifted by one */
+void dataset_train_batch(const Dataset *d, Rng *rng, int B, int T, int *inputs, int *targets);
+/* number of evenly spaced validation windows of T+1 tokens available */
+size_t dataset_val_windows(const Dataset *d, int T);
+/* validation window w (0 <= w < dataset_val_windows) */
+void dataset_val_window(const Dataset *d, size_t w, int T, int *inputs, int *targets);
+
+#endif

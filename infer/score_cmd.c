@@ -1,0 +1,62 @@
+/* score_cmd.c: `pelab score CKPT FILE`: mean NLL and perplexity of a text. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../data/tokenizer.h"
+#include "../model/checkpoint.h"
+#include "../tools/args.h"
+#include "../tools/commands.h"
+#include "score.h"
+
+int cmd_score(int argc, char **argv) {
+    int len = 0, threads = 0;
+    const char *per_token_path = NULL;
+    const OptSpec opts[] = {
+        {"--len", OPT_INT, &len, 0, 1 << 24, "window length (0: the model's training length)"},
+        {"--per-token", OPT_STR, &per_token_path, 0, 0, "write window,position,token,logprob CSV here"},
+        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+    };
+    const char *pos_args[2];
+    int n_pos;
+    args_parse("score", "CKPT FILE [flags]", argc, argv, 1, opts, sizeof opts / sizeof opts[0], pos_args, 2, &n_pos);
+    if (n_pos != 2) pelab_die("score: expected a checkpoint and a text file (see pelab score --help)");
+    set_threads(threads);
+
+    Model m;
+    CkptMeta meta;
+    if (checkpoint_load(pos_args[0], &m, &meta, NULL, NULL) != 0) pelab_die("%s", pelab_errmsg);
+    Tokenizer tok;
+    if (tokenizer_init(&tok, meta_get(&meta, "tokenizer"), m.cfg.vocab_size) != 0)
+        pelab_die("%s: %s", pos_args[0], pelab_errmsg);
+    unsigned char *text;
+    size_t n_bytes;
+    if (read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);
+    int *tokens = xmalloc(sizeof(int) * (n_bytes + 1));
+    size_t n = tokenizer_encode(&tok, (const char *)text, n_bytes, tokens);
+    if (n < 2) pelab_die("score: %s: need at least 2 tokens, got %zu", pos_args[1], n);
+    if (len == 0) len = m.cfg.seq_len;
+    long max_pos = pos_max_position(&m.pos);
+    if (max_pos >= 0 && len > max_pos)
+        pelab_die("score: --len %d exceeds the %ld positions the %s scheme accepts", len, max_pos, m.pos.scheme->name);
+
+    FILE *csv = NULL;
+    if (per_token_path) {
+        csv = fopen(per_token_path, "w");
+        if (!csv) pelab_die("%s: cannot open for writing: %s", per_token_path, strerror(errno));
+        fprintf(csv, "window,position,token,logprob\n");
+    }
+    ScoreResult r;
+    double t0 = now_seconds();
+    if (score_tokens(&m, tokens, n, len, csv, &r) != 0) pelab_die("%s", pelab_errmsg);
+    double dt = now_seconds() - t0;
+    if (csv && fclose(csv) != 0) pelab_die("%s: write failed: %s", per_token_path, strerror(errno));
+    double nll = r.nll_sum / r.n_scored;
+    printf("file %s  tokens %zu  windows %zu x len %d  nll %.4f nats/token  ppl %.3f  bits/token %.4f\n", pos_args[1],
+           r.n_scored, r.n_windows, len, nll, exp(nll), nll / log(2.0));
+    fprintf(stderr, "%.0f tokens/s\n", r.n_scored / dt);
+    free(text), free(tokens);
+    model_free(&m);
+    return 0;
+}

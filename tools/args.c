@@ -1,0 +1,81 @@
+#include "args.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/util.h"
+
+void args_usage(FILE *f, const char *cmd, const char *synopsis, const OptSpec *opts, int n_opts) {
+    fprintf(f, "usage: pelab %s %s\n", cmd, synopsis);
+    for (int i = 0; i < n_opts; i++) {
+        const OptSpec *o = &opts[i];
+        char def[64] = "";
+        switch (o->type) {
+        case OPT_INT: snprintf(def, sizeof def, " (default %d)", *(int *)o->dst); break;
+        case OPT_FLOAT: snprintf(def, sizeof def, " (default %g)", *(float *)o->dst); break;
+        case OPT_U64: snprintf(def, sizeof def, " (default %llu)", *(unsigned long long *)o->dst); break;
+        case OPT_STR:
+            if (*(const char **)o->dst) snprintf(def, sizeof def, " (default %s)", *(const char **)o->dst);
+            break;
+        case OPT_FLAG: break;
+        }
+        const char *metavar = o->type == OPT_FLAG ? "" : o->type == OPT_STR ? " S" : " N";
+        fprintf(f, "  %s%-*s %s%s\n", o->name, (int)(18 - strlen(o->name)), metavar, o->help, def);
+    }
+}
+
+static int parse_number(const char *val, OptType type, double *out) {
+    char *end;
+    errno = 0;
+    *out = type == OPT_FLOAT ? strtod(val, &end) : (double)strtoll(val, &end, 10);
+    return !(errno || end == val || *end);
+}
+
+void args_parse(const char *cmd, const char *synopsis, int argc, char **argv, int first, const OptSpec *opts,
+                int n_opts, const char **positional, int max_pos, int *n_pos) {
+    int np = 0;
+    for (int i = first; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            args_usage(stdout, cmd, synopsis, opts, n_opts);
+            exit(0);
+        }
+        if (a[0] != '-' || (a[1] >= '0' && a[1] <= '9') || a[1] == 0) {
+            if (np >= max_pos) pelab_die("%s: unexpected argument '%s' (see pelab %s --help)", cmd, a, cmd);
+            positional[np++] = a;
+            continue;
+        }
+        const OptSpec *o = NULL;
+        const char *inline_val = NULL;
+        char name[64];
+        snprintf(name, sizeof name, "%s", a);
+        char *eq = strchr(name, '=');
+        if (eq) *eq = 0, inline_val = a + (eq - name) + 1;
+        for (int k = 0; k < n_opts; k++)
+            if (strcmp(opts[k].name, name) == 0) o = &opts[k];
+        if (!o) pelab_die("%s: unknown flag '%s' (see pelab %s --help)", cmd, name, cmd);
+        if (o->type == OPT_FLAG) {
+            if (inline_val) pelab_die("%s: flag %s takes no value", cmd, name);
+            *(int *)o->dst = 1;
+            continue;
+        }
+        const char *val = inline_val;
+        if (!val) {
+            if (i + 1 >= argc) pelab_die("%s: flag %s needs a value: %s", cmd, name, o->help);
+            val = argv[++i];
+        }
+        if (o->type == OPT_STR) {
+            *(const char **)o->dst = val;
+            continue;
+        }
+        double x;
+        if (!parse_number(val, o->type, &x) || x < o->lo || x > o->hi)
+            pelab_die("%s: %s %s: expected %s in [%g, %g]", cmd, name, val,
+                      o->type == OPT_FLOAT ? "a number" : "an integer", o->lo, o->hi);
+        if (o->type == OPT_INT) *(int *)o->dst = (int)x;
+        else if (o->type == OPT_FLOAT) *(float *)o->dst = (float)x;
+        else *(unsigned long long *)o->dst = (unsigned long long)x;
+    }
+    if (n_pos) *n_pos = np;
+}

@@ -1,0 +1,16 @@
+/* commands.h: one entry point per subcommand; argv[0] is the subcommand name. */
+#ifndef PELAB_COMMANDS_H
+#define PELAB_COMMANDS_H
+
+int cmd_train(int argc, char **argv);
+int cmd_sample(int argc, char **argv);
+int cmd_score(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* --threads N for OpenMP and OpenBLAS alike (0: leave the default, all cores) */
+void set_threads(int n);
+
+#endif

@@ -1,0 +1,51 @@
+/* info_cmd.c: `pelab info CKPT`: what a checkpoint holds. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/checkpoint.h"
+#include "args.h"
+#include "commands.h"
+
+int cmd_info(int argc, char **argv) {
+    const char *pos_args[1];
+    int n_pos;
+    args_parse("info", "CKPT", argc, argv, 1, NULL, 0, pos_args, 1, &n_pos);
+    if (n_pos != 1) pelab_die("info: expected one checkpoint path");
+    Model m;
+    CkptMeta meta;
+    float *am = NULL, *av = NULL;
+    if (checkpoint_load(pos_args[0], &m, &meta, &am, &av) != 0) pelab_die("%s", pelab_errmsg);
+    const ModelConfig *c = &m.cfg;
+    char spec[256];
+    pos_spec(&m.pos, spec, sizeof spec);
+    long max_pos = pos_max_position(&m.pos);
+    printf("checkpoint      %s\n", pos_args[0]);
+    printf("config          vocab %d, dim %d, layers %d, heads %d, kv_heads %d, head_dim %d, hidden %d, "
+           "norm_eps %g, output head %s\n",
+           c->vocab_size, c->dim, c->n_layers, c->n_heads, c->n_kv_heads, m.head_dim, c->hidden_dim, c->norm_eps,
+           c->tied ? "tied to the embedding" : "separate");
+    printf("position        %s\n", spec);
+    printf("lengths         training %d; accepted %s", c->seq_len, max_pos < 0 ? "unbounded" : "");
+    if (max_pos >= 0) printf("%ld (table size)", max_pos);
+    printf("\n");
+    printf("parameters      %zu total\n", m.n_params);
+    for (int i = 0; i < N_PARAM_TENSORS; i++) {
+        const TensorInfo *t = &m.tensors[i];
+        if (!t->numel) continue;
+        char shape[64] = "";
+        for (int d = 0; d < t->ndim; d++)
+            snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%d", d ? " x " : "", t->shape[d]);
+        printf("  %-18s %-18s %10zu  (%.1f%%)\n", t->name, shape, t->numel, 100.0 * t->numel / m.n_params);
+    }
+    printf("optimizer state %s\n", am ? "present (resumable)" : "absent");
+    static const char *const shown[] = {"tokenizer", "data", "data_fingerprint", "step", "train.steps",
+                                        "train_loss", "val_loss", NULL};
+    for (int i = 0; shown[i]; i++) {
+        const char *v = meta_get(&meta, shown[i]);
+        if (v) printf("%-15s %s\n", shown[i], v);
+    }
+    free(am), free(av);
+    model_free(&m);
+    return 0;
+}

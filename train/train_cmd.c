@@ -1,0 +1,57 @@
+/* train_cmd.c: `pelab train` flags -> TrainConfig -> train_run. */
+#include <stdio.h>
+
+#include "../tools/args.h"
+#include "../tools/commands.h"
+#include "train.h"
+
+int cmd_train(int argc, char **argv) {
+    TrainConfig tc;
+    train_config_defaults(&tc);
+    int steps = (int)tc.steps, synth_bytes = (int)tc.synth_bytes, stop_after = 0, threads = 0, untied = 0;
+    const OptSpec opts[] = {
+        {"--data", OPT_STR, &tc.data, 0, 0, "text file (bytes are tokens) or synth:NAME"},
+        {"--pos", OPT_STR, &tc.pos, 0, 0, "position scheme NAME[:k=v,...]: nope, learned, sinusoidal, rope"},
+        {"--out", OPT_STR, &tc.out, 0, 0, "checkpoint path (safetensors)"},
+        {"--resume", OPT_FLAG, &tc.resume, 0, 0, "continue from --out if it exists (same flags as before)"},
+        {"--init", OPT_STR, &tc.init, 0, 0, "start from this checkpoint's weights (fine-tune)"},
+        {"--dim", OPT_INT, &tc.dim, 2, 65536, "model width"},
+        {"--layers", OPT_INT, &tc.layers, 1, 1024, "decoder layers"},
+        {"--heads", OPT_INT, &tc.heads, 1, 4096, "attention heads"},
+        {"--kv-heads", OPT_INT, &tc.kv_heads, 0, 4096, "key/value heads, grouped-query attention (0: = heads)"},
+        {"--hidden", OPT_INT, &tc.hidden, 0, 1 << 20, "SwiGLU hidden width (0: 3 x dim)"},
+        {"--untied", OPT_FLAG, &untied, 0, 0, "separate output head instead of the token embedding"},
+        {"--seq-len", OPT_INT, &tc.seq_len, 1, 1 << 20, "training length L"},
+        {"--batch", OPT_INT, &tc.batch, 1, 1 << 16, "sequences per step"},
+        {"--steps", OPT_INT, &steps, 1, 1 << 30, "optimizer steps"},
+        {"--lr", OPT_FLOAT, &tc.lr, 0, 10, "peak learning rate"},
+        {"--min-lr-frac", OPT_FLOAT, &tc.min_lr_frac, 0, 1, "final lr as a fraction of --lr (cosine decay)"},
+        {"--warmup", OPT_INT, &tc.warmup, -1, 1 << 30, "linear warmup steps (-1: 5% of --steps)"},
+        {"--wd", OPT_FLOAT, &tc.wd, 0, 10, "AdamW weight decay (matrices and embeddings only)"},
+        {"--clip", OPT_FLOAT, &tc.clip, 0, 1e9, "global gradient-norm clip (0: off)"},
+        {"--beta1", OPT_FLOAT, &tc.beta1, 0, 0.999999, "AdamW beta1"},
+        {"--beta2", OPT_FLOAT, &tc.beta2, 0, 0.999999, "AdamW beta2"},
+        {"--seed", OPT_U64, &tc.seed, 0, 1.8e19, "seed for weights, data order and the synthetic corpus"},
+        {"--val-frac", OPT_FLOAT, &tc.val_frac, 1e-6, 0.999999, "held-out fraction (the end of the data)"},
+        {"--synth-bytes", OPT_INT, &synth_bytes, 1024, 1 << 30, "size of a synth:NAME corpus"},
+        {"--eval-every", OPT_INT, &tc.eval_every, 0, 1 << 30, "validation every N steps (0: only at the end)"},
+        {"--eval-windows", OPT_INT, &tc.eval_windows, 1, 1 << 20, "validation windows of --seq-len tokens"},
+        {"--ckpt-every", OPT_INT, &tc.ckpt_every, 0, 1 << 30, "checkpoint every N steps (0: only at the end)"},
+        {"--log-every", OPT_INT, &tc.log_every, 1, 1 << 30, "progress line every N steps when not on a terminal"},
+        {"--stop-after", OPT_INT, &stop_after, 0, 1 << 30, "checkpoint and stop after N steps of this run"},
+        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+        {"--quiet", OPT_FLAG, &tc.quiet, 0, 0, "no progress output"},
+    };
+    args_parse("train", "[flags]  (Ctrl-C writes a checkpoint; rerun with --resume)", argc, argv, 1, opts,
+               sizeof opts / sizeof opts[0], NULL, 0, NULL);
+    tc.steps = steps;
+    tc.synth_bytes = synth_bytes;
+    tc.stop_after = stop_after;
+    tc.tied = !untied;
+    set_threads(threads);
+    TrainResult res;
+    if (train_run(&tc, &res) != 0) pelab_die("train: %s", pelab_errmsg);
+    printf("step %ld  train_loss %.4f  val_loss %.4f  tokens/s %.0f  checkpoint %s\n", res.step, res.train_loss,
+           res.val_loss, res.tokens_per_s, tc.out);
+    return res.interrupted && res.step < tc.steps && stop_after == 0 ? 130 : 0;
+}
