@@ -8,8 +8,14 @@
 #include "../model/checkpoint.h"
 #include "../tools/args.h"
 #include "../tools/commands.h"
-#include "decode.h"
-#include "sampler.h"
+#include "generate.h"
+
+static void print_token(int id, void *ctx) {
+    char buf[16];
+    size_t n = tokenizer_decode((const Tokenizer *)ctx, id, buf);
+    fwrite(buf, 1, n, stdout);
+    fflush(stdout);
+}
 
 int cmd_sample(int argc, char **argv) {
     const char *prompt = "", *ckpt = NULL;
@@ -48,47 +54,18 @@ int cmd_sample(int argc, char **argv) {
     int *tokens = xmalloc(sizeof(int) * (plen + (size_t)n_new + 1));
     int n_prompt = (int)tokenizer_encode(&tok, prompt, plen, tokens);
     if (n_prompt == 0) tokens[n_prompt++] = '\n'; /* byte models have no BOS: a newline starts a text */
-    int total = n_prompt + n_new;
-    long max_pos = pos_max_position(&m.pos);
-    if (max_pos >= 0 && total > max_pos)
-        pelab_die("sample: prompt (%d tokens) + -n %d = %d exceeds the %ld positions the %s scheme accepts", n_prompt,
-                  n_new, total, max_pos, m.pos.scheme->name);
-    int *positions = xmalloc(sizeof(int) * total);
-    for (int i = 0; i < total; i++) positions[i] = i;
-
     Sampler sampler;
     sampler_init(&sampler, m.cfg.vocab_size, temp, top_p, top_k, seed);
-    float *logits = xmalloc(sizeof(float) * m.cfg.vocab_size);
-    KVCache kv;
-    if (no_cache) model_alloc_train(&m, 1, total);
-    else kvcache_init(&kv, &m, total, 64);
-
-    char buf[16];
     fwrite(prompt, 1, plen, stdout);
     double t0 = now_seconds();
-    int len = n_prompt;
-    for (int i = 0; i < n_new; i++) {
-        if (no_cache) {
-            if (model_forward(&m, tokens, NULL, positions, 1, len) != 0) pelab_die("%s", pelab_errmsg);
-            memcpy(logits, m.acts.logits + (size_t)(len - 1) * m.cfg.vocab_size, sizeof(float) * m.cfg.vocab_size);
-        } else {
-            int from = i == 0 ? 0 : len - 1; /* first call feeds the whole prompt */
-            if (decode_forward(&m, &kv, tokens + from, positions + from, len - from, logits, 0) != 0)
-                pelab_die("%s", pelab_errmsg);
-        }
-        int next = sampler_sample(&sampler, logits);
-        tokens[len++] = next;
-        size_t nb = tokenizer_decode(&tok, next, buf);
-        fwrite(buf, 1, nb, stdout);
-        fflush(stdout);
-    }
+    if (generate(&m, &sampler, tokens, n_prompt, n_new, !no_cache, print_token, &tok) != 0)
+        pelab_die("sample: %s", pelab_errmsg);
     double dt = now_seconds() - t0;
     printf("\n");
     fprintf(stderr, "%d tokens in %.2f s: %.1f tokens/s (%s)\n", n_new, dt, n_new / dt,
             no_cache ? "no cache" : "KV cache");
-    if (!no_cache) kvcache_free(&kv);
     sampler_free(&sampler);
-    free(tokens), free(positions), free(logits);
+    free(tokens);
     model_free(&m);
     return 0;
 }

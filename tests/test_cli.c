@@ -1,0 +1,116 @@
+/* test_cli.c: the command line as a user meets it: ./pelab end to end on a tiny model, and
+ * every bad input answered by one line on stderr and a non-zero exit (never a crash). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "../infer/score.h"
+#include "../model/checkpoint.h"
+#include "test.h"
+
+/* runs a shell command; returns its exit status, stdout+stderr in out */
+static int run(const char *cmd, char *out, size_t cap) {
+    char full[2100];
+    snprintf(full, sizeof full, "( %s ) 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static void expect_error(const char *cmd, const char *needle) {
+    static char out[8192];
+    int rc = run(cmd, out, sizeof out);
+    CHECK(rc == 1 && strstr(out, needle) && count_lines(out) == 1 && strncmp(out, "pelab: ", 7) == 0,
+          "'%s' -> exit 1 with one line naming '%s' (exit %d, got: %s)", cmd, needle, rc, out);
+}
+
+void test_cli(void) {
+    static char out[65536], cmd[2048];
+    const char *dir = test_tmpdir();
+    snprintf(cmd, sizeof cmd,
+             "./pelab train --steps 30 --dim 32 --layers 2 --heads 2 --seq-len 32 --batch 4 --synth-bytes 30000 "
+             "--quiet --out %s/cli.safetensors",
+             dir);
+    int rc = run(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "val_loss"), "pelab train runs (exit %d): %s", rc, out);
+
+    snprintf(cmd, sizeof cmd, "./pelab info %s/cli.safetensors", dir);
+    rc = run(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "rope:base=10000,layout=interleaved") && strstr(out, "training 32") &&
+              strstr(out, "unbounded"),
+          "pelab info shows scheme and lengths: %s", out);
+
+    char a[4096], b[4096];
+    snprintf(cmd, sizeof cmd, "./pelab sample %s/cli.safetensors --prompt 'The ' -n 60 --seed 5 2>/dev/null", dir);
+    run(cmd, a, sizeof a);
+    snprintf(cmd, sizeof cmd, "./pelab sample %s/cli.safetensors --prompt 'The ' -n 60 --seed 5 --no-cache 2>/dev/null",
+             dir);
+    run(cmd, b, sizeof b);
+    CHECK(strlen(a) == 4 + 60 + 1 && strcmp(a, b) == 0, "sample: --no-cache gives identical text (%zu bytes)",
+          strlen(a));
+
+    snprintf(cmd, sizeof cmd, "./pelab synth stories --bytes 20000 --seed 4 > %s/text.txt", dir);
+    CHECK(run(cmd, out, sizeof out) == 0, "pelab synth writes a corpus");
+    snprintf(cmd, sizeof cmd, "./pelab score %s/cli.safetensors %s/text.txt --per-token %s/pt.csv", dir, dir, dir);
+    rc = run(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "nll ") && strstr(out, "tokens 19999"), "pelab score: %s", out);
+
+    /* bad input: one line, exit 1 */
+    expect_error("./pelab train --lr abc", "--lr");
+    expect_error("./pelab train --dim", "--dim");
+    expect_error("./pelab train --bogus 3", "--bogus");
+    expect_error("./pelab train --pos spiral --steps 1 --quiet --out /tmp/x.safetensors", "spiral");
+    expect_error("./pelab train --data /nonexistent/file.txt --quiet", "/nonexistent/file.txt");
+    expect_error("./pelab train --dim 30 --heads 4 --quiet --steps 1 --out /tmp/x.safetensors", "heads");
+    expect_error("./pelab sample /nonexistent.safetensors", "/nonexistent.safetensors");
+    expect_error("./pelab info", "checkpoint");
+    expect_error("./pelab synth novels", "novels");
+    expect_error("./pelab frobnicate", "frobnicate");
+    snprintf(cmd, sizeof cmd, "./pelab score %s/cli.safetensors /nonexistent.txt", dir);
+    expect_error(cmd, "/nonexistent.txt");
+    snprintf(cmd, sizeof cmd, "./pelab score %s/text.txt %s/text.txt", dir, dir);
+    expect_error(cmd, "text.txt");
+
+    /* the learned table refuses positions past its end, in every command */
+    snprintf(cmd, sizeof cmd,
+             "./pelab train --pos learned --steps 5 --dim 32 --layers 1 --heads 2 --seq-len 32 --batch 2 "
+             "--synth-bytes 20000 --quiet --out %s/learned.safetensors",
+             dir);
+    CHECK(run(cmd, out, sizeof out) == 0, "train learned: %s", out);
+    snprintf(cmd, sizeof cmd, "./pelab sample %s/learned.safetensors -n 40 --seed 1", dir);
+    expect_error(cmd, "32 positions");
+    snprintf(cmd, sizeof cmd, "./pelab score %s/learned.safetensors %s/text.txt --len 64", dir, dir);
+    expect_error(cmd, "--len 64");
+
+    /* score agrees with the training forward's mean loss on the same windows */
+    char path[512];
+    snprintf(path, sizeof path, "%s/cli.safetensors", dir);
+    Model m;
+    if (checkpoint_load(path, &m, NULL, NULL, NULL) == 0) {
+        enum { T = 32, W = 3 };
+        int toks[W * T + 1], in[W * T], tg[W * T], pos[W * T];
+        for (int i = 0; i < W * T + 1; i++) toks[i] = "The fox ran far away, then back again. "[i % 39];
+        for (int w = 0; w < W; w++)
+            for (int t = 0; t < T; t++)
+                in[w * T + t] = toks[w * T + t], tg[w * T + t] = toks[w * T + t + 1], pos[w * T + t] = t;
+        ScoreResult r;
+        score_tokens(&m, toks, W * T + 1, T, NULL, &r);
+        model_alloc_train(&m, W, T);
+        model_forward(&m, in, tg, pos, W, T);
+        double nll = r.nll_sum / r.n_scored;
+        CHECK(r.n_scored == W * T && fabs(nll - m.mean_loss) < 1e-4,
+              "score (KV-cache path) = training forward loss: %.6f vs %.6f", nll, m.mean_loss);
+        model_free(&m);
+    } else CHECK(0, "reload %s: %s", path, pelab_errmsg);
+}
