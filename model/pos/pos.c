@@ -63,7 +63,8 @@ int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads,
     pc->n_layers = n_layers;
     pc->seq_len = seq_len;
     if (s->create && s->create(pc) != 0) return -1;
-    for (char *tok = opts ? strtok(opts, ",") : NULL; tok; tok = strtok(NULL, ",")) {
+    char *saveptr = NULL;
+    for (char *tok = opts ? strtok_r(opts, ",", &saveptr) : NULL; tok; tok = strtok_r(NULL, ",", &saveptr)) {
         char *eq = strchr(tok, '=');
         if (!eq || eq == tok) {
             pos_free(pc);

@@ -46,7 +46,7 @@ static int rope_prepare(PosCtx *pc) {
 
 static void rope_describe(const PosCtx *pc, char *buf, size_t n) {
     const Rope *s = pc->state;
-    snprintf(buf, n, "base=%g,layout=%s", s->base, s->half_layout ? "half" : "interleaved");
+    snprintf(buf, n, "base=%.17g,layout=%s", s->base, s->half_layout ? "half" : "interleaved");
 }
 
 static int rope_reserve(PosCtx *pc, long n_positions) {

@@ -9,12 +9,14 @@
 
 typedef struct {
     double base;
+    double scale; /* amplitude of the added sines */
     SinCosTable table;
 } Sinusoidal;
 
 static int sin_create(PosCtx *pc) {
     Sinusoidal *s = xcalloc(1, sizeof *s);
     s->base = 10000.0;
+    s->scale = 1.0;
     pc->state = s;
     return 0;
 }
@@ -22,7 +24,8 @@ static int sin_create(PosCtx *pc) {
 static int sin_set_option(PosCtx *pc, const char *key, const char *val) {
     Sinusoidal *s = pc->state;
     if (strcmp(key, "base") == 0) return pos_parse_double("sinusoidal", key, val, 1.0001, 1e12, &s->base);
-    return pelab_fail("--pos sinusoidal: unknown option '%s' (expected base=F)", key);
+    if (strcmp(key, "scale") == 0) return pos_parse_double("sinusoidal", key, val, 0, 1e6, &s->scale);
+    return pelab_fail("--pos sinusoidal: unknown option '%s' (expected base=F, scale=F)", key);
 }
 
 static int sin_prepare(PosCtx *pc) {
@@ -36,7 +39,8 @@ static int sin_prepare(PosCtx *pc) {
 }
 
 static void sin_describe(const PosCtx *pc, char *buf, size_t n) {
-    snprintf(buf, n, "base=%g", ((const Sinusoidal *)pc->state)->base);
+    const Sinusoidal *s = pc->state;
+    snprintf(buf, n, "base=%.17g,scale=%.17g", s->base, s->scale);
 }
 
 static int sin_reserve(PosCtx *pc, long n_positions) {
@@ -46,13 +50,14 @@ static int sin_reserve(PosCtx *pc, long n_positions) {
 static void sin_input_forward(const PosCtx *pc, float *x, const int *pos, int n) {
     const SinCosTable *t = &((const Sinusoidal *)pc->state)->table;
     int D = pc->dim, nf = t->n_freq;
+    float scale = (float)((const Sinusoidal *)pc->state)->scale;
 #pragma omp parallel for
     for (int r = 0; r < n; r++) {
         const float *c = t->cos_t + (size_t)pos[r] * nf, *s = t->sin_t + (size_t)pos[r] * nf;
         float *row = x + (size_t)r * D;
         for (int i = 0; i < nf; i++) {
-            row[2 * i] += s[i];
-            row[2 * i + 1] += c[i];
+            row[2 * i] += scale * s[i];
+            row[2 * i + 1] += scale * c[i];
         }
     }
 }
@@ -65,7 +70,7 @@ static void sin_destroy(PosCtx *pc) {
 
 const PosScheme pos_sinusoidal = {
     .name = "sinusoidal",
-    .options_help = "base=F (default 10000)",
+    .options_help = "base=F (default 10000), scale=F (amplitude, default 1)",
     .create = sin_create,
     .set_option = sin_set_option,
     .prepare = sin_prepare,

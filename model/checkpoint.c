@@ -1,0 +1,557 @@
+/* checkpoint.c: safetensors checkpoints (layout and validation rules in docs/FORMAT.md).
+ * File = u64 little-endian header length N | N bytes of JSON | raw little-endian float32 data. */
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "util.h"
+
+#define CKPT_FORMAT "pelab"
+#define CKPT_VERSION "1"
+#define CKPT_MAX_HEADER (100ull << 20)
+#define CKPT_ALIGN 8
+
+/* written from the model itself; a caller's extra entry may repeat one only with the same value */
+static const char *const config_keys[] = {"format",     "format_version", "vocab_size", "dim",
+                                          "n_layers",   "n_heads",        "n_kv_heads", "hidden_dim",
+                                          "seq_len",    "norm_eps",       "tied",       "pos"};
+#define N_CONFIG_KEYS ((int)(sizeof config_keys / sizeof config_keys[0]))
+
+/* the data are raw little-endian floats copied with memcpy */
+static int host_is_little_endian(void) {
+    uint32_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+/* ---- metadata ---- */
+
+int meta_set(CkptMeta *meta, const char *key, const char *fmt, ...) {
+    size_t key_len = strlen(key);
+    if (key_len == 0 || key_len >= sizeof meta->e[0].key)
+        return pelab_fail("metadata key '%.64s': expected 1..%zu bytes", key, sizeof meta->e[0].key - 1);
+    char val[sizeof meta->e[0].val];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(val, sizeof val, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof val)
+        return pelab_fail("metadata %s: value too long (%d bytes, at most %zu)", key, n, sizeof val - 1);
+    MetaEntry *e = NULL;
+    for (int i = 0; i < meta->n; i++)
+        if (strcmp(meta->e[i].key, key) == 0) e = &meta->e[i];
+    if (!e) {
+        if (meta->n >= CKPT_META_MAX) return pelab_fail("metadata %s: table full (%d entries)", key, CKPT_META_MAX);
+        e = &meta->e[meta->n++];
+        memcpy(e->key, key, key_len + 1);
+    }
+    memcpy(e->val, val, (size_t)n + 1);
+    return 0;
+}
+
+const char *meta_get(const CkptMeta *meta, const char *key) {
+    for (int i = 0; i < meta->n; i++)
+        if (strcmp(meta->e[i].key, key) == 0) return meta->e[i].val;
+    return NULL;
+}
+
+static int is_config_key(const char *key) {
+    for (int i = 0; i < N_CONFIG_KEYS; i++)
+        if (strcmp(key, config_keys[i]) == 0) return 1;
+    return 0;
+}
+
+/* ---- writing ---- */
+
+typedef struct {
+    char *s;
+    size_t len, cap;
+} StrBuf;
+
+static void sb_put(StrBuf *b, const char *s, size_t n) {
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *ns = xmalloc(cap);
+        if (b->len) memcpy(ns, b->s, b->len);
+        free(b->s);
+        b->s = ns;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = 0;
+}
+
+static void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(StrBuf *b, const char *fmt, ...) {
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap); /* only short numeric fragments come through here */
+    va_end(ap);
+    if (n > 0) sb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* quoted JSON string; s is valid UTF-8, so only quotes, backslashes and controls need escapes */
+static void sb_json_string(StrBuf *b, const char *s) {
+    sb_put(b, "\"", 1);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            char esc[2] = {'\\', (char)c};
+            sb_put(b, esc, 2);
+        } else if (c < 0x20) {
+            sb_printf(b, "\\u%04x", c);
+        } else {
+            sb_put(b, (const char *)&c, 1);
+        }
+    }
+    sb_put(b, "\"", 1);
+}
+
+/* the config entries followed by the caller's, checked for what the loader would refuse */
+static int build_meta(CkptMeta *all, const Model *m, const CkptMeta *extra) {
+    const ModelConfig *c = &m->cfg;
+    char spec[512];
+    pos_spec(&m->pos, spec, sizeof spec);
+    all->n = 0;
+    if (meta_set(all, "format", CKPT_FORMAT) || meta_set(all, "format_version", CKPT_VERSION) ||
+        meta_set(all, "vocab_size", "%d", c->vocab_size) || meta_set(all, "dim", "%d", c->dim) ||
+        meta_set(all, "n_layers", "%d", c->n_layers) || meta_set(all, "n_heads", "%d", c->n_heads) ||
+        meta_set(all, "n_kv_heads", "%d", c->n_kv_heads) || meta_set(all, "hidden_dim", "%d", c->hidden_dim) ||
+        meta_set(all, "seq_len", "%d", c->seq_len) || meta_set(all, "norm_eps", "%.9g", c->norm_eps) ||
+        meta_set(all, "tied", "%d", c->tied ? 1 : 0) || meta_set(all, "pos", "%s", spec))
+        return -1;
+    for (int i = 0; extra && i < extra->n; i++) {
+        const MetaEntry *e = &extra->e[i];
+        size_t klen = strnlen(e->key, sizeof e->key), vlen = strnlen(e->val, sizeof e->val);
+        if (klen == 0 || klen == sizeof e->key || vlen == sizeof e->val)
+            return pelab_fail("metadata entry %d: key or value empty or not NUL-terminated", i);
+        if (!json_utf8_valid(e->key, klen) || !json_utf8_valid(e->val, vlen))
+            return pelab_fail("metadata %s: key or value is not valid UTF-8", e->key);
+        const char *have = meta_get(all, e->key);
+        if (have && is_config_key(e->key)) {
+            if (strcmp(have, e->val) != 0)
+                return pelab_fail("metadata %s='%s': this key is written from the model ('%s') and cannot be "
+                                  "overridden", e->key, e->val, have);
+            continue; /* same value: e.g. metadata read from a checkpoint and passed back */
+        }
+        if (have) return pelab_fail("metadata %s: duplicate key", e->key);
+        if (all->n >= CKPT_META_MAX)
+            return pelab_fail("metadata: too many entries (at most %d including the %d config keys)", CKPT_META_MAX,
+                              N_CONFIG_KEYS);
+        all->e[all->n++] = *e;
+    }
+    return 0;
+}
+
+static void put_tensor_entry(StrBuf *h, const char *prefix, const TensorInfo *t, size_t *data_off) {
+    size_t nbytes = t->numel * sizeof(float);
+    sb_printf(h, ",\"%s%s\":{\"dtype\":\"F32\",\"shape\":[", prefix, t->name);
+    for (int d = 0; d < t->ndim; d++) sb_printf(h, "%s%d", d ? "," : "", t->shape[d]);
+    sb_printf(h, "],\"data_offsets\":[%zu,%zu]}", *data_off, *data_off + nbytes);
+    *data_off += nbytes;
+}
+
+static void build_header(StrBuf *h, const CkptMeta *all, const Model *m, int with_optim) {
+    sb_put(h, "{\"__metadata__\":{", 17);
+    for (int i = 0; i < all->n; i++) {
+        if (i) sb_put(h, ",", 1);
+        sb_json_string(h, all->e[i].key);
+        sb_put(h, ":", 1);
+        sb_json_string(h, all->e[i].val);
+    }
+    sb_put(h, "}", 1);
+    size_t data_off = 0;
+    const char *prefixes[3] = {"", "optim.m.", "optim.v."};
+    for (int k = 0; k < (with_optim ? 3 : 1); k++)
+        for (int i = 0; i < N_PARAM_TENSORS; i++)
+            if (m->tensors[i].numel) put_tensor_entry(h, prefixes[k], &m->tensors[i], &data_off);
+    sb_put(h, "}", 1);
+    /* spaces are JSON whitespace: pad so the data starts 8-byte aligned (8 + N = 0 mod 8) */
+    while (h->len % CKPT_ALIGN) sb_put(h, " ", 1);
+}
+
+static int write_all(FILE *f, const void *p, size_t n) { return n == 0 || fwrite(p, 1, n, f) == n ? 0 : -1; }
+
+static int write_block(FILE *f, const Model *m, const float *block) {
+    for (int i = 0; i < N_PARAM_TENSORS; i++) {
+        const TensorInfo *t = &m->tensors[i];
+        if (t->numel && write_all(f, block + t->offset, t->numel * sizeof(float)) != 0) return -1;
+    }
+    return 0;
+}
+
+/* make the rename itself durable; best effort, as not every filesystem can fsync a directory */
+static void fsync_parent_dir(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash) strcpy(dir, ".");
+    else if (slash == path) strcpy(dir, "/");
+    else if ((size_t)(slash - path) < sizeof dir) {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = 0;
+    } else return;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return;
+    (void)fsync(fd);
+    close(fd);
+}
+
+int checkpoint_save(const char *path, const Model *m, const CkptMeta *extra, const float *adam_m,
+                    const float *adam_v) {
+    if (!host_is_little_endian()) return pelab_fail("%s: checkpoints need a little-endian host", path);
+    if (!adam_m != !adam_v) return pelab_fail("%s: adam_m and adam_v must be given together", path);
+    CkptMeta all;
+    if (build_meta(&all, m, extra) != 0) {
+        char why[sizeof pelab_errmsg];
+        snprintf(why, sizeof why, "%s", pelab_errmsg);
+        return pelab_fail("%s: %s", path, why);
+    }
+    StrBuf h = {0};
+    build_header(&h, &all, m, adam_m != NULL);
+    unsigned char len_le[8];
+    for (int i = 0; i < 8; i++) len_le[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
+
+    size_t plen = strlen(path);
+    char *tmp = xmalloc(plen + 5);
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp", 5);
+    const char *what = NULL; /* the failed step, if any */
+    int err = 0;
+    errno = 0;
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        what = "cannot create";
+        err = errno;
+    } else {
+        if (write_all(f, len_le, 8) != 0 || write_all(f, h.s, h.len) != 0 || write_block(f, m, m->params_mem) != 0 ||
+            (adam_m && (write_block(f, m, adam_m) != 0 || write_block(f, m, adam_v) != 0)) || fflush(f) != 0) {
+            what = "cannot write";
+            err = errno;
+        } else if (fsync(fileno(f)) != 0) {
+            what = "cannot fsync";
+            err = errno;
+        }
+        if (fclose(f) != 0 && !what) {
+            what = "cannot close";
+            err = errno;
+        }
+        if (!what && rename(tmp, path) != 0) {
+            what = "rename";
+            err = errno;
+        }
+    }
+    int rc = 0;
+    if (what) {
+        remove(tmp); /* may not exist: fopen failed */
+        const char *why = err ? strerror(err) : "I/O error";
+        if (strcmp(what, "rename") == 0) rc = pelab_fail("%s: cannot rename %s to %s: %s", path, tmp, path, why);
+        else rc = pelab_fail("%s: %s %s: %s", path, what, tmp, why);
+    } else {
+        fsync_parent_dir(path);
+    }
+    free(tmp);
+    free(h.s);
+    return rc;
+}
+
+/* ---- reading ---- */
+
+/* one line "name: <problem>" (fmt may refer to pelab_errmsg: it is formatted before being replaced) */
+static int ckfail(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int ckfail(const char *name, const char *fmt, ...) {
+    char why[sizeof pelab_errmsg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return pelab_fail("%s: %s", name, why);
+}
+
+/* __metadata__ into out: string to string, keys and values within MetaEntry's limits, no duplicates */
+static int read_meta(const JsonNode *md, const char *name, CkptMeta *out) {
+    out->n = 0;
+    if (!md) return ckfail(name, "header has no __metadata__ (not a pelab checkpoint)");
+    if (md->type != JSON_OBJECT)
+        return ckfail(name, "__metadata__ is a %s, expected an object", json_type_name(md->type));
+    if (md->n_children > CKPT_META_MAX)
+        return ckfail(name, "__metadata__ has %zu entries, at most %d are supported", md->n_children, CKPT_META_MAX);
+    for (const JsonNode *c = md->child; c; c = c->next) {
+        if (c->type != JSON_STRING)
+            return ckfail(name, "metadata %.64s is a %s, expected a string", c->key, json_type_name(c->type));
+        size_t klen = strlen(c->key);
+        if (klen == 0 || klen >= sizeof out->e[0].key)
+            return ckfail(name, "metadata key '%.64s...': expected 1..%zu bytes", c->key, sizeof out->e[0].key - 1);
+        if (c->str_len >= sizeof out->e[0].val)
+            return ckfail(name, "metadata %s: value is %zu bytes, at most %zu are supported", c->key, c->str_len,
+                          sizeof out->e[0].val - 1);
+        if (meta_get(out, c->key)) return ckfail(name, "metadata %s: duplicate key", c->key);
+        MetaEntry *e = &out->e[out->n++];
+        memcpy(e->key, c->key, klen + 1);
+        memcpy(e->val, c->str, c->str_len + 1);
+    }
+    return 0;
+}
+
+static int meta_int(const CkptMeta *meta, const char *name, const char *key, int *out) {
+    const char *v = meta_get(meta, key);
+    if (!v) return ckfail(name, "metadata key %s is missing", key);
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10); /* digits only: no sign, no spaces */
+    if (!(v[0] >= '0' && v[0] <= '9') || errno || *end || x > INT32_MAX)
+        return ckfail(name, "metadata %s='%.64s': expected a non-negative integer", key, v);
+    *out = (int)x;
+    return 0;
+}
+
+static int read_config(const CkptMeta *meta, const char *name, ModelConfig *cfg) {
+    const char *format = meta_get(meta, "format"), *version = meta_get(meta, "format_version");
+    if (!format) return ckfail(name, "metadata key format is missing (not a pelab checkpoint)");
+    if (strcmp(format, CKPT_FORMAT) != 0)
+        return ckfail(name, "metadata format='%.64s': expected '" CKPT_FORMAT "' (not a pelab checkpoint)", format);
+    if (!version) return ckfail(name, "metadata key format_version is missing");
+    if (strcmp(version, CKPT_VERSION) != 0)
+        return ckfail(name, "format_version '%.64s' is not supported (this build reads version " CKPT_VERSION ")",
+                      version);
+    memset(cfg, 0, sizeof *cfg);
+    if (meta_int(meta, name, "vocab_size", &cfg->vocab_size) || meta_int(meta, name, "dim", &cfg->dim) ||
+        meta_int(meta, name, "n_layers", &cfg->n_layers) || meta_int(meta, name, "n_heads", &cfg->n_heads) ||
+        meta_int(meta, name, "n_kv_heads", &cfg->n_kv_heads) || meta_int(meta, name, "hidden_dim", &cfg->hidden_dim) ||
+        meta_int(meta, name, "seq_len", &cfg->seq_len) || meta_int(meta, name, "tied", &cfg->tied))
+        return -1;
+    const char *eps = meta_get(meta, "norm_eps");
+    if (!eps) return ckfail(name, "metadata key norm_eps is missing");
+    char *end;
+    errno = 0;
+    double e = strtod(eps, &end);
+    if (errno || end == eps || *end || !isfinite(e))
+        return ckfail(name, "metadata norm_eps='%.64s': expected a number", eps);
+    cfg->norm_eps = (float)e;
+    if (cfg->tied != 0 && cfg->tied != 1) return ckfail(name, "metadata tied=%d: expected 0 or 1", cfg->tied);
+    if (config_validate(cfg) != 0) return ckfail(name, "metadata: %s", pelab_errmsg);
+    return 0;
+}
+
+/* model_create allocates from the config alone: first make sure the file really holds the
+ * bytes of the largest parameters, so a forged header cannot demand a huge allocation */
+static int check_data_size(const ModelConfig *c, const char *spec, size_t data_len, const char *name) {
+    PosCtx pc;
+    if (pos_init(&pc, spec, c->dim, c->n_heads, c->n_kv_heads, c->n_layers, c->seq_len) != 0)
+        return ckfail(name, "metadata pos='%.200s': %s", spec, pelab_errmsg);
+    size_t pos_params = pos_n_params(&pc);
+    pos_free(&pc);
+    size_t D = (size_t)c->dim, hd = D / (size_t)c->n_heads, F = (size_t)c->hidden_dim;
+    size_t q = (size_t)c->n_heads * hd, kv = (size_t)c->n_kv_heads * hd;
+    /* tok_emb, pos.weight, and per layer wq+wo, wk+wv, w1+w2+w3 */
+    size_t lower = (size_t)c->vocab_size * D + pos_params + (size_t)c->n_layers * (2 * q * D + 2 * kv * D + 3 * F * D);
+    if (lower > data_len / sizeof(float))
+        return ckfail(name, "data section is %zu bytes, too small for the %zu+ parameters of this config (truncated?)",
+                      data_len, lower);
+    return 0;
+}
+
+typedef struct {
+    const char *name;
+    unsigned long long begin, end;
+} Range;
+
+static int range_cmp(const void *a, const void *b) {
+    const Range *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+static void format_shape(char *buf, size_t n, const int *shape, int ndim) {
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < ndim && used < n; d++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%d", d ? "," : "", shape[d]);
+    if (used < n) snprintf(buf + used, n - used, "]");
+}
+
+/* one tensor entry against the model's expectation; fills r with its byte range in the data */
+static int check_tensor(const JsonNode *e, const char *tname, const TensorInfo *t, size_t data_len, const char *name,
+                        Range *r) {
+    if (e->type != JSON_OBJECT)
+        return ckfail(name, "tensor %s: entry is a %s, expected an object", tname, json_type_name(e->type));
+    for (const JsonNode *f = e->child; f; f = f->next)
+        if (strcmp(f->key, "dtype") && strcmp(f->key, "shape") && strcmp(f->key, "data_offsets"))
+            return ckfail(name, "tensor %s: unexpected field '%.64s'", tname, f->key);
+    const JsonNode *dtype = json_get(e, "dtype"), *shape = json_get(e, "shape"), *offs = json_get(e, "data_offsets");
+    if (!dtype || !shape || !offs) return ckfail(name, "tensor %s: needs dtype, shape and data_offsets", tname);
+    if (dtype->type != JSON_STRING || strcmp(dtype->str, "F32") != 0)
+        return ckfail(name, "tensor %s: dtype %.32s is not supported (expected F32)", tname,
+                      dtype->type == JSON_STRING ? dtype->str : json_type_name(dtype->type));
+
+    if (shape->type != JSON_ARRAY)
+        return ckfail(name, "tensor %s: shape is a %s, expected an array", tname, json_type_name(shape->type));
+    char want[128], got[128];
+    format_shape(want, sizeof want, t->shape, t->ndim);
+    int matches = shape->n_children == (size_t)t->ndim;
+    size_t d = 0, used = 0;
+    got[used++] = '[';
+    for (const JsonNode *s = shape->child; s; s = s->next, d++) {
+        if (s->type != JSON_NUMBER || !s->is_int || s->int_value < 0)
+            return ckfail(name, "tensor %s: shape must be an array of non-negative integers", tname);
+        if (d < (size_t)t->ndim && s->int_value != t->shape[d]) matches = 0;
+        /* the file's own spelling, cut short for absurd shapes */
+        if (used < 100) used += (size_t)snprintf(got + used, sizeof got - used, "%s%.20s", d ? "," : "", s->str);
+        else if (!s->next) used += (size_t)snprintf(got + used, sizeof got - used, ",...");
+    }
+    snprintf(got + used, sizeof got - used, "]");
+    if (!matches) return ckfail(name, "tensor %s: shape %s does not match the model's %s", tname, got, want);
+
+    const JsonNode *b = json_at(offs, 0), *en = json_at(offs, 1);
+    if (offs->type != JSON_ARRAY || offs->n_children != 2 || b->type != JSON_NUMBER || !b->is_int || b->int_value < 0 ||
+        en->type != JSON_NUMBER || !en->is_int || en->int_value < 0)
+        return ckfail(name, "tensor %s: data_offsets must be [begin, end], two non-negative integers", tname);
+    unsigned long long begin = (unsigned long long)b->int_value, end = (unsigned long long)en->int_value;
+    if (begin > end || end > data_len)
+        return ckfail(name, "tensor %s: data_offsets [%llu,%llu] out of range of the %zu-byte data section", tname,
+                      begin, end, data_len);
+    if (end - begin != t->numel * sizeof(float))
+        return ckfail(name, "tensor %s: data_offsets [%llu,%llu] span %llu bytes, expected %zu (%zu floats)", tname,
+                      begin, end, end - begin, t->numel * sizeof(float), t->numel);
+    r->name = tname;
+    r->begin = begin;
+    r->end = end;
+    return 0;
+}
+
+/* index of the model tensor this header key names (kind 0: parameter, 1: optim.m, 2: optim.v), -1 if none */
+static int find_tensor(const Model *m, const char *key, int *kind) {
+    *kind = 0;
+    if (strncmp(key, "optim.m.", 8) == 0) *kind = 1;
+    else if (strncmp(key, "optim.v.", 8) == 0) *kind = 2;
+    const char *base = *kind ? key + 8 : key;
+    for (int i = 0; i < N_PARAM_TENSORS; i++)
+        if (m->tensors[i].numel && strcmp(m->tensors[i].name, base) == 0) return i;
+    return -1;
+}
+
+static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t data_len, const char *name, Model *m,
+                         float **adam_m, float **adam_v) {
+    const JsonNode *found[3][N_PARAM_TENSORS] = {{0}};
+    Range ranges[3 * N_PARAM_TENSORS];
+    int n_ranges = 0, n_optim = 0, n_expected = 0;
+    for (int i = 0; i < N_PARAM_TENSORS; i++) n_expected += m->tensors[i].numel > 0;
+    int n_meta = 0;
+    for (const JsonNode *c = root->child; c; c = c->next) {
+        if (strcmp(c->key, "__metadata__") == 0) {
+            if (n_meta++) return ckfail(name, "duplicate __metadata__");
+            continue;
+        }
+        int kind, i = find_tensor(m, c->key, &kind);
+        if (i < 0) return ckfail(name, "unknown tensor '%.100s' (not a parameter of this model)", c->key);
+        if (found[kind][i]) return ckfail(name, "duplicate tensor %.100s", c->key);
+        if (check_tensor(c, c->key, &m->tensors[i], data_len, name, &ranges[n_ranges]) != 0) return -1;
+        found[kind][i] = c;
+        n_ranges++;
+        n_optim += kind > 0;
+    }
+    for (int i = 0; i < N_PARAM_TENSORS; i++)
+        if (m->tensors[i].numel && !found[0][i]) return ckfail(name, "missing tensor %s", m->tensors[i].name);
+    if (n_optim && n_optim != 2 * n_expected)
+        for (int k = 1; k < 3; k++)
+            for (int i = 0; i < N_PARAM_TENSORS; i++)
+                if (m->tensors[i].numel && !found[k][i])
+                    return ckfail(name, "optimizer state incomplete: missing tensor optim.%c.%s (%d of %d present)",
+                                  k == 1 ? 'm' : 'v', m->tensors[i].name, n_optim, 2 * n_expected);
+
+    qsort(ranges, (size_t)n_ranges, sizeof ranges[0], range_cmp);
+    unsigned long long covered = 0;
+    for (int k = 0; k < n_ranges; k++) {
+        if (k && ranges[k].begin < ranges[k - 1].end)
+            return ckfail(name, "tensors %s [%llu,%llu] and %s [%llu,%llu] overlap", ranges[k - 1].name,
+                          ranges[k - 1].begin, ranges[k - 1].end, ranges[k].name, ranges[k].begin, ranges[k].end);
+        covered += ranges[k].end - ranges[k].begin;
+    }
+    if (covered != data_len)
+        return ckfail(name, "data section is %zu bytes but the tensors cover %llu (safetensors allows no holes)",
+                      data_len, covered);
+
+    float *block[3] = {m->params_mem, NULL, NULL};
+    if (n_optim && adam_m) block[1] = *adam_m = xcalloc(m->n_params, sizeof(float));
+    if (n_optim && adam_v) block[2] = *adam_v = xcalloc(m->n_params, sizeof(float));
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; block[k] && i < N_PARAM_TENSORS; i++) {
+            const TensorInfo *t = &m->tensors[i];
+            if (!t->numel) continue;
+            const JsonNode *b = json_at(json_get(found[k][i], "data_offsets"), 0);
+            memcpy(block[k] + t->offset, data + b->int_value, t->numel * sizeof(float));
+        }
+    return 0;
+}
+
+int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Model *m, CkptMeta *meta,
+                     float **adam_m, float **adam_v) {
+    memset(m, 0, sizeof *m);
+    if (adam_m) *adam_m = NULL;
+    if (adam_v) *adam_v = NULL;
+    if (meta) meta->n = 0;
+    if (!name) name = "checkpoint";
+    if (!host_is_little_endian()) return ckfail(name, "checkpoints need a little-endian host");
+    if (len < 8) return ckfail(name, "file is %zu bytes, too short for a safetensors header (truncated?)", len);
+    unsigned long long hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | buf[i];
+    if (hlen < 2) return ckfail(name, "header length %llu is too small", hlen);
+    if (hlen > len - 8)
+        return ckfail(name, "header length %llu exceeds the file size %zu (truncated or not a safetensors file)",
+                      hlen, len);
+    if (hlen > CKPT_MAX_HEADER) return ckfail(name, "header length %llu exceeds the 100 MB limit", hlen);
+
+    JsonDoc doc;
+    if (json_parse(&doc, (const char *)buf + 8, (size_t)hlen) != 0)
+        return ckfail(name, "header is not valid JSON: %s (offsets from the header start, file byte 8)", pelab_errmsg);
+    const unsigned char *data = buf + 8 + hlen;
+    size_t data_len = len - 8 - (size_t)hlen;
+    CkptMeta loaded;
+    ModelConfig cfg;
+    const char *spec;
+    int rc = -1;
+    if (doc.root->type != JSON_OBJECT) {
+        ckfail(name, "header is a JSON %s, expected an object", json_type_name(doc.root->type));
+    } else if (read_meta(json_get(doc.root, "__metadata__"), name, &loaded) == 0 &&
+               read_config(&loaded, name, &cfg) == 0) {
+        spec = meta_get(&loaded, "pos");
+        if (!spec || !*spec) ckfail(name, "metadata key pos is missing or empty");
+        else if (check_data_size(&cfg, spec, data_len, name) != 0) {
+        } else if (model_create(m, &cfg, spec) != 0) {
+            ckfail(name, "cannot build the model: %s", pelab_errmsg);
+        } else {
+            rc = parse_tensors(doc.root, data, data_len, name, m, adam_m, adam_v);
+        }
+    }
+    json_free(&doc);
+    if (rc != 0) {
+        model_free(m);
+        return -1;
+    }
+    if (meta) *meta = loaded;
+    return 0;
+}
+
+int checkpoint_load(const char *path, Model *m, CkptMeta *meta, float **adam_m, float **adam_v) {
+    unsigned char *buf;
+    size_t len;
+    if (read_file(path, &buf, &len) != 0) {
+        memset(m, 0, sizeof *m);
+        if (adam_m) *adam_m = NULL;
+        if (adam_v) *adam_v = NULL;
+        if (meta) meta->n = 0;
+        return -1;
+    }
+    int rc = checkpoint_parse(buf, len, path, m, meta, adam_m, adam_v);
+    free(buf);
+    return rc;
+}

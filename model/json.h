@@ -1,0 +1,51 @@
+/* json.h: a small strict JSON parser (RFC 8259) for safetensors headers.
+ * Parses (buffer, length) into a tree of nodes held in one arena owned by a JsonDoc: the input
+ * is never read past its length and need not be NUL-terminated; nesting is bounded by
+ * JSON_MAX_DEPTH; anything after the root value other than whitespace is an error; strings must
+ * be valid UTF-8 and are decoded (escapes, \uXXXX with surrogate pairs) to NUL-terminated copies.
+ * \u0000 is rejected so every decoded string is a plain C string. Duplicate object keys are
+ * kept (json_get returns the first); callers that care check for them.
+ * Errors: -1 and one line in pelab_errmsg, "byte N: <problem>", N counted from the buffer start. */
+#ifndef PELAB_JSON_H
+#define PELAB_JSON_H
+
+#include <stddef.h>
+
+#define JSON_MAX_DEPTH 64
+
+typedef enum { JSON_NULL, JSON_FALSE, JSON_TRUE, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT } JsonType;
+
+typedef struct JsonNode JsonNode;
+struct JsonNode {
+    JsonType type;
+    size_t offset;       /* byte offset of the value in the input, for error messages */
+    const char *key;     /* member of an object: its decoded key; else NULL */
+    JsonNode *next;      /* next element / member of the parent */
+    /* JSON_STRING: decoded text; JSON_NUMBER: the literal as written */
+    const char *str;
+    size_t str_len;
+    double number;       /* JSON_NUMBER */
+    int is_int;          /* JSON_NUMBER with no fraction/exponent that fits in long long */
+    long long int_value; /* valid when is_int */
+    JsonNode *child;     /* JSON_ARRAY / JSON_OBJECT: first element / member */
+    size_t n_children;
+};
+
+typedef struct {
+    JsonNode *root;
+    void *arena; /* private: chain of blocks holding nodes and strings */
+} JsonDoc;
+
+int json_parse(JsonDoc *doc, const char *buf, size_t len);
+void json_free(JsonDoc *doc);
+
+/* object member by key (first match); NULL if absent or obj is not an object */
+const JsonNode *json_get(const JsonNode *obj, const char *key);
+/* array element i; NULL if out of range or arr is not an array */
+const JsonNode *json_at(const JsonNode *arr, size_t i);
+/* 1 if s[0..n) is valid UTF-8 (the rule strings are held to), else 0; for writers */
+int json_utf8_valid(const char *s, size_t n);
+/* "object", "string", ... for messages */
+const char *json_type_name(JsonType t);
+
+#endif
