@@ -66,6 +66,17 @@ void test_cli(void) {
     rc = run(cmd, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "nll ") && strstr(out, "tokens 19999"), "pelab score: %s", out);
 
+    /* Ctrl-C writes a checkpoint, exits 130, and --resume carries on from it */
+    snprintf(cmd, sizeof cmd,
+             "./pelab train --steps 1000000 --dim 32 --layers 1 --heads 2 --seq-len 32 --batch 4 --synth-bytes 30000 "
+             "--quiet --out %s/int.safetensors & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo \"exit=$?\"",
+             dir);
+    run(cmd, out, sizeof out);
+    CHECK(strstr(out, "exit=130") != NULL, "Ctrl-C: exit status 130 (%s)", out);
+    snprintf(cmd, sizeof cmd, "./pelab info %s/int.safetensors", dir);
+    rc = run(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "present (resumable)"), "Ctrl-C: the checkpoint it wrote is resumable: %s", out);
+
     /* bad input: one line, exit 1 */
     expect_error("./pelab train --lr abc", "--lr");
     expect_error("./pelab train --dim", "--dim");

@@ -14,7 +14,7 @@ static int near_vec(const float *got, const double *want, int n, double tol) {
 
 static void sinusoidal_vectors(void) {
     PosCtx pc;
-    CHECK(pos_init(&pc, "sinusoidal", 8, 1, 1, 1, 16) == 0, "sinusoidal init: %s", pelab_errmsg);
+    CHECK(pos_init(&pc, "sinusoidal:scale=1", 8, 1, 1, 1, 16) == 0, "sinusoidal init: %s", pelab_errmsg);
     static const double want[3][8] = {
         {0, 1, 0, 1, 0, 1, 0, 1},
         {0.841471, 0.5403023, 0.09983342, 0.9950042, 0.009999833, 0.99995, 0.0009999998, 0.9999995},
@@ -26,6 +26,15 @@ static void sinusoidal_vectors(void) {
     pc.scheme->input_forward(&pc, x, pos, 3);
     for (int r = 0; r < 3; r++)
         CHECK(near_vec(x + 8 * r, want[r], 8, 1e-6), "sinusoidal d=8 pos=%d interleaved matches section 2", pos[r]);
+    pos_free(&pc);
+    /* the default amplitude is 0.02 */
+    pos_init(&pc, "sinusoidal", 8, 1, 1, 1, 16);
+    float y[8] = {0};
+    pos_check_positions(&pc, pos + 1, 1);
+    pc.scheme->input_forward(&pc, y, pos + 1, 1);
+    double want_scaled[8];
+    for (int i = 0; i < 8; i++) want_scaled[i] = 0.02 * want[1][i];
+    CHECK(near_vec(y, want_scaled, 8, 1e-8), "sinusoidal default scale 0.02");
     pos_free(&pc);
 }
 
