@@ -10,8 +10,10 @@ void attention_head_forward(float *out, int ldo, float *probs, int ldp, const fl
                             const float *k, int ldk, const float *v, int ldv, int nk, int q_offset,
                             const int *qpos, const int *kpos, int head, int layer, const PosCtx *pc, int hd) {
     float scale = 1.0f / sqrtf((float)hd);
-    /* all scores at once through sgemm; entries past the causal limit are overwritten below */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, hd, scale, q, ldq, k, ldk, 0.0f, probs, ldp);
+    /* all scores at once through sgemm (sgemv for one query, as in decoding: no repacking of k);
+     * entries past the causal limit are overwritten below */
+    if (nq == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, nk, hd, scale, k, ldk, q, 1, 0.0f, probs, 1);
+    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, hd, scale, q, ldq, k, ldk, 0.0f, probs, ldp);
     for (int i = 0; i < nq; i++) {
         float *row = probs + (size_t)i * ldp;
         int n_visible = q_offset + i + 1;
@@ -27,7 +29,8 @@ void attention_head_forward(float *out, int ldo, float *probs, int ldp, const fl
         for (int j = 0; j < n_visible; j++) row[j] *= inv;
         for (int j = n_visible; j < nk; j++) row[j] = 0.0f; /* the future gets exactly zero weight */
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, nk, 1.0f, probs, ldp, v, ldv, 0.0f, out, ldo);
+    if (nq == 1) cblas_sgemv(CblasRowMajor, CblasTrans, nk, hd, 1.0f, v, ldv, probs, 1, 0.0f, out, 1);
+    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, nk, 1.0f, probs, ldp, v, ldv, 0.0f, out, ldo);
 }
 
 void attention_forward(float *out, float *probs, const float *q, const float *k, const float *v, const int *pos,

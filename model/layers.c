@@ -53,6 +53,11 @@ void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float 
 }
 
 void matmul_forward(float *out, const float *inp, const float *w, int N, int C, int OC) {
+    /* one row (decoding): sgemm would repack all of w for a single product; sgemv streams it */
+    if (N == 1) {
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, OC, C, 1.0f, w, C, inp, 1, 0.0f, out, 1);
+        return;
+    }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);
 }
 
