@@ -1,49 +1,49 @@
 # pelab: build ./pelab, run the tests, benchmarks and the demo.
-CC      ?= gcc
-ARCH    := $(shell $(CC) -print-multiarch 2>/dev/null)
+CC       ?= gcc
+ARCH     := $(shell $(CC) -print-multiarch 2>/dev/null)
 # The OpenMP build of OpenBLAS shares one thread pool with pelab's own OpenMP loops;
 # Debian's default pthread build fights it for the cores.
 BLAS_INC ?= /usr/include/$(ARCH)/openblas-openmp
 BLAS_LIB ?= /usr/lib/$(ARCH)/openblas-openmp
-CFLAGS  ?= -O3 -march=native
-CFLAGS  += -std=gnu11 -Wall -Wextra -fopenmp -I$(BLAS_INC) -MMD -MP
-LDLIBS  += -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -lm -fopenmp
+OPTFLAGS ?= -O3 -march=native
+BUILD    ?= build
+BIN      ?= pelab
+ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -fopenmp -I$(BLAS_INC) -MMD -MP
+ALL_LDLIBS := $(OPTFLAGS) $(LDFLAGS) -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -lm -fopenmp
 
 LIB_SRC  := $(wildcard model/*.c model/pos/*.c train/*.c infer/*.c data/*.c tools/*.c)
-LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
-TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-all: pelab
+all: $(BIN)
 
-pelab: build/pelab.o $(LIB_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BIN): $(BUILD)/pelab.o $(LIB_OBJ)
+	$(CC) -o $@ $^ $(ALL_LDLIBS)
 
-build/tests/run_tests: $(TEST_OBJ) $(LIB_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/tests/run_tests: $(TEST_OBJ) $(LIB_OBJ)
+	$(CC) -o $@ $^ $(ALL_LDLIBS)
 
-build/%.o: %.c
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# Two threads: the machine's cores. Tests are deterministic at any thread count.
-test: build/tests/run_tests pelab
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} ./build/tests/run_tests
+# Two threads: the machine's cores. The CLI tests run ./$(BIN).
+test: $(BUILD)/tests/run_tests $(BIN)
+	PELAB_BIN=./$(BIN) OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} ./$(BUILD)/tests/run_tests
 
-bench: pelab
-	./pelab bench
+bench: $(BIN)
+	./$(BIN) bench
 
-demo: pelab
-	./pelab demo
+demo: $(BIN)
+	./$(BIN) demo
 
-# AddressSanitizer + UBSan build of the tests (slow; for debugging)
+# The tests under AddressSanitizer + UBSan, in their own build directory
 sanitize:
-	$(MAKE) clean
-	$(MAKE) test CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-	    LDLIBS="-fsanitize=address,undefined"
+	$(MAKE) test OPTFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" BUILD=build-san BIN=build-san/pelab
 
 clean:
-	rm -rf build pelab
+	rm -rf build build-san pelab
 
 .PHONY: all test bench demo sanitize clean
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) build/pelab.o.d build/pelab.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/pelab.d
