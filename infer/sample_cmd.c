@@ -5,10 +5,10 @@
 #include <time.h>
 
 #include "../data/tokenizer.h"
-#include "../model/checkpoint.h"
 #include "../tools/args.h"
 #include "../tools/commands.h"
 #include "generate.h"
+#include "load.h"
 
 static void print_token(int id, void *ctx) {
     char buf[16];
@@ -40,11 +40,8 @@ int cmd_sample(int argc, char **argv) {
     set_threads(threads);
 
     Model m;
-    CkptMeta meta;
-    if (checkpoint_load(ckpt, &m, &meta, NULL, NULL) != 0) pelab_die("%s", pelab_errmsg);
     Tokenizer tok;
-    if (tokenizer_init(&tok, meta_get(&meta, "tokenizer"), m.cfg.vocab_size) != 0)
-        pelab_die("%s: %s", ckpt, pelab_errmsg);
+    load_model_or_die(ckpt, &m, &tok);
     if (seed == 0) {
         seed = (unsigned long long)time(NULL);
         fprintf(stderr, "seed %llu\n", seed);

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "../data/tokenizer.h"
-#include "../model/checkpoint.h"
 #include "../tools/args.h"
 #include "../tools/commands.h"
+#include "load.h"
 #include "score.h"
 
 int cmd_score(int argc, char **argv) {
@@ -25,11 +25,8 @@ int cmd_score(int argc, char **argv) {
     set_threads(threads);
 
     Model m;
-    CkptMeta meta;
-    if (checkpoint_load(pos_args[0], &m, &meta, NULL, NULL) != 0) pelab_die("%s", pelab_errmsg);
     Tokenizer tok;
-    if (tokenizer_init(&tok, meta_get(&meta, "tokenizer"), m.cfg.vocab_size) != 0)
-        pelab_die("%s: %s", pos_args[0], pelab_errmsg);
+    load_model_or_die(pos_args[0], &m, &tok);
     unsigned char *text;
     size_t n_bytes;
     if (read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);

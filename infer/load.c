@@ -1,0 +1,10 @@
+#include "load.h"
+
+#include "../model/checkpoint.h"
+
+void load_model_or_die(const char *path, Model *m, Tokenizer *tok) {
+    CkptMeta meta;
+    if (checkpoint_load(path, m, &meta, NULL, NULL) != 0) pelab_die("%s", pelab_errmsg);
+    if (tokenizer_init(tok, meta_get(&meta, "tokenizer"), m->cfg.vocab_size) != 0)
+        pelab_die("%s: %s", path, pelab_errmsg);
+}

@@ -1,0 +1,11 @@
+/* load.h: what every inference command does first: load a checkpoint and its tokenizer, or stop
+ * with one line naming the file and the problem. */
+#ifndef PELAB_LOAD_H
+#define PELAB_LOAD_H
+
+#include "../data/tokenizer.h"
+#include "../model/model.h"
+
+void load_model_or_die(const char *path, Model *m, Tokenizer *tok);
+
+#endif
