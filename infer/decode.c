@@ -29,13 +29,16 @@ void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk) {
     c->act = xmalloc(chunk * F * sizeof(float));
     c->att_probs = xmalloc((size_t)cfg->n_heads * chunk * max_len * sizeof(float));
     c->lnf = xmalloc(chunk * D * sizeof(float));
+    const PosScheme *ps = m->pos.scheme;
+    c->raw_keys = ps->qk_length_dependent && ps->qk_length_dependent(&m->pos);
+    c->k_now = c->raw_keys ? xmalloc((size_t)max_len * c->kvdim * sizeof(float)) : NULL;
 }
 
 void kvcache_reset(KVCache *c) { c->len = 0; }
 
 void kvcache_free(KVCache *c) {
     void *bufs[] = {c->k, c->v, c->pos, c->x, c->ln, c->q, c->att_out, c->proj, c->gate, c->up, c->act,
-                    c->att_probs, c->lnf};
+                    c->att_probs, c->lnf, c->k_now};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(c, 0, sizeof *c);
 }
@@ -60,15 +63,23 @@ static void decode_block(Model *m, KVCache *c, const int *tokens, const int *pos
         matmul_forward(c->q, c->ln, p->wq + (size_t)l * qdim * D, nb, D, qdim);
         matmul_forward(k_new, c->ln, p->wk + (size_t)l * kvdim * D, nb, D, kvdim);
         matmul_forward(v_new, c->ln, p->wv + (size_t)l * kvdim * D, nb, D, kvdim);
+        const float *keys = kcache;
         if (ps->qk_forward) {
             ps->qk_forward(&m->pos, c->q, pos, nb, H, 0, l);
-            ps->qk_forward(&m->pos, k_new, pos, nb, KVH, 1, l);
+            if (c->raw_keys) {
+                /* the transform changed with the length: redo it on every cached key (exact) */
+                memcpy(c->k_now, kcache, (size_t)nk * kvdim * sizeof(float));
+                ps->qk_forward(&m->pos, c->k_now, c->pos, nk, KVH, 1, l);
+                keys = c->k_now;
+            } else {
+                ps->qk_forward(&m->pos, k_new, pos, nb, KVH, 1, l);
+            }
         }
 #pragma omp parallel for schedule(static)
         for (int h = 0; h < H; h++) {
             int kvh = h / group;
             attention_head_forward(c->att_out + h * hd, qdim, c->att_probs + (size_t)h * c->chunk * c->max_len, nk,
-                                   c->q + h * hd, qdim, nb, kcache + kvh * hd, kvdim, vcache + kvh * hd, kvdim, nk,
+                                   c->q + h * hd, qdim, nb, keys + kvh * hd, kvdim, vcache + kvh * hd, kvdim, nk,
                                    start, pos, c->pos, h, l, &m->pos, hd);
         }
         matmul_forward(c->proj, c->att_out, p->wo + (size_t)l * D * qdim, nb, qdim, D);

@@ -11,7 +11,10 @@ typedef struct {
     int len;       /* tokens cached so far */
     int chunk;     /* queries processed per block */
     int n_layers, kvdim;
-    float *k;      /* [L, max_len, kvdim] keys after the q/k transform */
+    float *k;      /* [L, max_len, kvdim] keys after the q/k transform, or before it when the
+                    * transform depends on the sequence length (dynamic rules) */
+    int raw_keys;  /* 1: keys are cached un-transformed and transformed again at every step */
+    float *k_now;  /* [max_len, kvdim] raw_keys: this step's transformed keys */
     float *v;      /* [L, max_len, kvdim] */
     int *pos;      /* [max_len] position id of every cached token */
     /* per-block scratch */

@@ -244,6 +244,8 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
         clip_grad_norm(model.grads_mem, model.n_params, tc.clip);
         opt.lr = lr_schedule(step, tc.steps, tc.warmup, tc.lr, tc.min_lr_frac);
         adamw_update(&model, adam_m, adam_v, &opt, step + 1);
+        if (model.pos.scheme->after_update && model.tensors[T_POS].numel)
+            model.pos.scheme->after_update(&model.pos, model.params.pos);
         if (tc.loss_log) tc.loss_log[step] = train_loss;
         step++;
         steps_this_run++;

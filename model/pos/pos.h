@@ -32,8 +32,16 @@ typedef struct PosScheme {
     void (*init_params)(const PosCtx *pc, float *params, Rng *rng);
     /* largest accepted position + 1 (learned: table size), or -1 if unbounded */
     long (*max_position)(const PosCtx *pc);
-    /* make tables valid for positions < n_positions; called before any parallel hook call */
+    /* make tables valid for a sequence of positions < n_positions (dynamic rules also take it as
+     * the current length); called before any parallel hook call */
     int (*reserve)(PosCtx *pc, long n_positions);
+    /* 1 if the q/k transform of a position depends on the current length (dynamic NTK): the KV
+     * cache must then keep keys un-transformed and transform them again at every step */
+    int (*qk_length_dependent)(const PosCtx *pc);
+    /* largest position + 1 whose numbers stay finite and accurate in float32, -1 if unlimited */
+    long (*computable_position)(const PosCtx *pc);
+    /* after every optimizer update: project learned parameters back into their domain (clamps) */
+    void (*after_update)(const PosCtx *pc, float *params);
 
     /* 1. input: x is [n, dim] */
     void (*input_forward)(const PosCtx *pc, float *x, const int *pos, int n);

@@ -1,104 +1,91 @@
 /* rope.c: rotary position embedding (Su et al. 2021). Pair j of every q and k head is rotated by
- * pos * theta_j, theta_j = base^(-2j/head_dim), so q(m).k(n) depends only on m - n.
- * layout=interleaved pairs dims (2j, 2j+1) (llama2.c, Meta); layout=half pairs (j, j + hd/2) (HF, NeoX).
- * Keys are cached after rotation: the angle depends only on the key's own position. */
-#include <math.h>
+ * pos * theta_j, theta_j = base^(-2j/rot_dim), so q(m).k(n) depends only on m - n.
+ * layout=interleaved pairs dims (2j, 2j+1) (llama2.c, Meta); layout=half pairs (j, j + rot_dim/2)
+ * (HF, NeoX). fraction=F rotates only the first F of each head's dims (GPT-NeoX partial rotary).
+ * scale=RULE applies a context-extension rule (rope_scaling.h). Keys are cached after rotation,
+ * except under a dynamic rule, where the decoder keeps them un-rotated and re-rotates. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "pos.h"
-#include "sincos_table.h"
+#include "rotary.h"
 
 typedef struct {
-    double base;
-    int half_layout; /* 0: interleaved (default), 1: half / rotate_half */
-    SinCosTable table;
+    RotaryCore core;
+    SinCosTable table; /* [pos][pair]: attn_factor * (cos, sin) of the angle */
 } Rope;
 
 static int rope_create(PosCtx *pc) {
     Rope *s = xcalloc(1, sizeof *s);
-    s->base = 10000.0;
+    rotary_core_defaults(&s->core);
     pc->state = s;
     return 0;
 }
 
 static int rope_set_option(PosCtx *pc, const char *key, const char *val) {
-    Rope *s = pc->state;
-    if (strcmp(key, "base") == 0) return pos_parse_double("rope", key, val, 1.0001, 1e12, &s->base);
-    if (strcmp(key, "layout") == 0) {
-        if (strcmp(val, "interleaved") == 0) s->half_layout = 0;
-        else if (strcmp(val, "half") == 0) s->half_layout = 1;
-        else return pelab_fail("--pos rope: option layout=%s: expected interleaved or half", val);
-        return 0;
-    }
-    return pelab_fail("--pos rope: unknown option '%s' (expected base=F, layout=interleaved|half)", key);
+    int rc = rotary_core_set_option(&((Rope *)pc->state)->core, "rope", key, val);
+    if (rc == 1)
+        return pelab_fail("--pos rope: unknown option '%s' (expected base=F, layout=interleaved|half, fraction=F, "
+                          "scale=RULE)",
+                          key);
+    return rc;
+}
+
+static void rope_row(const void *ctx, long pos, int n, double *angle, double *amp) {
+    const RotaryCore *c = ctx;
+    for (int j = 0; j < n; j++) angle[j] = rotary_core_angle(c, j, pos), amp[j] = c->attn_factor;
 }
 
 static int rope_prepare(PosCtx *pc) {
     Rope *s = pc->state;
-    int n = pc->head_dim / 2;
-    double *freq = xmalloc(sizeof(double) * n);
-    for (int j = 0; j < n; j++) freq[j] = pow(s->base, -2.0 * j / pc->head_dim);
-    sincos_table_init(&s->table, freq, n);
-    free(freq);
+    if (rotary_core_prepare(&s->core, "rope", pc->head_dim, pc->seq_len) != 0) return -1;
+    sincos_table_init_fn(&s->table, s->core.layout.rot_pairs, rope_row, &s->core);
     return 0;
 }
 
 static void rope_describe(const PosCtx *pc, char *buf, size_t n) {
-    const Rope *s = pc->state;
-    snprintf(buf, n, "base=%.17g,layout=%s", s->base, s->half_layout ? "half" : "interleaved");
+    rotary_core_describe(&((const Rope *)pc->state)->core, buf, n);
 }
 
 static int rope_reserve(PosCtx *pc, long n_positions) {
-    return sincos_table_reserve(&((Rope *)pc->state)->table, n_positions);
+    Rope *s = pc->state;
+    if (rotary_core_set_length(&s->core, n_positions)) sincos_table_invalidate(&s->table);
+    return sincos_table_reserve(&s->table, n_positions);
 }
 
-/* sin_sign +1: forward rotation R(phi); -1: its transpose R(-phi), the backward */
-static void rope_apply(const PosCtx *pc, float *v, const int *pos, int n, int n_heads, float sin_sign) {
-    const Rope *s = pc->state;
-    const SinCosTable *t = &s->table;
-    int hd = pc->head_dim, np = hd / 2;
-    int stride_pair = s->half_layout ? 1 : 2, offset_second = s->half_layout ? np : 1;
-#pragma omp parallel for
-    for (int r = 0; r < n; r++) {
-        const float *c = t->cos_t + (size_t)pos[r] * np, *sn = t->sin_t + (size_t)pos[r] * np;
-        for (int h = 0; h < n_heads; h++) {
-            float *x = v + ((size_t)r * n_heads + h) * hd;
-            for (int j = 0; j < np; j++) {
-                float *a = x + j * stride_pair, *b = a + offset_second;
-                float cs = c[j], si = sin_sign * sn[j], x0 = *a, x1 = *b;
-                *a = x0 * cs - x1 * si;
-                *b = x0 * si + x1 * cs;
-            }
-        }
-    }
-}
+static int rope_length_dependent(const PosCtx *pc) { return rope_rule_is_dynamic(&((const Rope *)pc->state)->core.rule); }
 
 static void rope_qk_forward(const PosCtx *pc, float *v, const int *pos, int n, int n_heads, int is_key, int layer) {
     (void)is_key, (void)layer;
-    rope_apply(pc, v, pos, n, n_heads, 1.0f);
+    const Rope *s = pc->state;
+    rotary_apply(&s->core.layout, v, pos, n, n_heads, &s->table, 0, 1, 1.0f);
 }
 
 static void rope_qk_backward(const PosCtx *pc, float *dv, const int *pos, int n, int n_heads, int is_key,
                              int layer) {
     (void)is_key, (void)layer;
-    rope_apply(pc, dv, pos, n, n_heads, -1.0f);
+    const Rope *s = pc->state;
+    rotary_apply(&s->core.layout, dv, pos, n, n_heads, &s->table, 0, 1, -1.0f);
 }
 
 static void rope_destroy(PosCtx *pc) {
     Rope *s = pc->state;
-    if (s) sincos_table_free(&s->table);
+    if (s) {
+        sincos_table_free(&s->table);
+        rotary_core_free(&s->core);
+    }
     free(s);
 }
 
 const PosScheme pos_rope = {
     .name = "rope",
-    .options_help = "base=F (default 10000), layout=interleaved|half (default interleaved)",
+    .options_help = "base=F (10000), layout=interleaved|half (interleaved), fraction=F (1), scale=RULE (none)",
     .create = rope_create,
     .set_option = rope_set_option,
     .prepare = rope_prepare,
     .describe = rope_describe,
     .reserve = rope_reserve,
+    .qk_length_dependent = rope_length_dependent,
     .qk_forward = rope_qk_forward,
     .qk_backward = rope_qk_backward,
     .destroy = rope_destroy,

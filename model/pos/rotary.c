@@ -1,0 +1,87 @@
+#include "rotary.h"
+
+void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_heads, const SinCosTable *t,
+                  int head_slots, int head_div, float sin_sign) {
+    int hd = l->head_dim, np = l->rot_pairs, nf = t->n_freq;
+    int stride_pair = l->half_layout ? 1 : 2, offset_second = l->half_layout ? np : 1;
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < n; r++) {
+        const float *crow = t->cos_t + (size_t)pos[r] * nf, *srow = t->sin_t + (size_t)pos[r] * nf;
+        for (int h = 0; h < n_heads; h++) {
+            const float *c = crow + (h / head_div) * head_slots, *sn = srow + (h / head_div) * head_slots;
+            float *x = v + ((size_t)r * n_heads + h) * hd;
+            for (int j = 0; j < np; j++) {
+                float *a = x + j * stride_pair, *b = a + offset_second;
+                float cs = c[j], si = sin_sign * sn[j], x0 = *a, x1 = *b;
+                *a = x0 * cs - x1 * si;
+                *b = x0 * si + x1 * cs;
+            }
+        }
+    }
+}
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pos.h"
+
+void rotary_core_defaults(RotaryCore *c) {
+    memset(c, 0, sizeof *c);
+    c->base = 10000.0;
+    c->fraction = 1.0;
+    c->attn_factor = 1.0;
+}
+
+int rotary_core_set_option(RotaryCore *c, const char *scheme, const char *key, const char *val) {
+    if (strcmp(key, "base") == 0) return pos_parse_double(scheme, key, val, 1.0001, 1e12, &c->base);
+    if (strcmp(key, "fraction") == 0) return pos_parse_double(scheme, key, val, 1e-9, 1.0, &c->fraction);
+    if (strcmp(key, "layout") == 0) {
+        if (strcmp(val, "interleaved") == 0) c->layout.half_layout = 0;
+        else if (strcmp(val, "half") == 0) c->layout.half_layout = 1;
+        else return pelab_fail("--pos %s: option layout=%s: expected interleaved or half", scheme, val);
+        return 0;
+    }
+    if (strcmp(key, "scale") == 0) return rope_rule_parse(val, &c->rule);
+    return 1;
+}
+
+int rotary_core_prepare(RotaryCore *c, const char *scheme, int head_dim, int train_len) {
+    int rot_dim = 2 * (int)(head_dim * c->fraction / 2.0 + 1e-9); /* whole pairs */
+    if (rot_dim < 2)
+        return pelab_fail("--pos %s: fraction=%g of head_dim %d rotates no pair; expected at least 2 dims", scheme,
+                          c->fraction, head_dim);
+    c->layout.head_dim = head_dim;
+    c->layout.rot_pairs = rot_dim / 2;
+    c->train_len = train_len;
+    c->freq = xmalloc(sizeof(double) * c->layout.rot_pairs);
+    c->rule_len = train_len;
+    rope_rule_freqs(&c->rule, rot_dim, c->base, train_len, train_len, c->freq, &c->attn_factor);
+    return 0;
+}
+
+void rotary_core_describe(const RotaryCore *c, char *buf, size_t n) {
+    char rule[64];
+    rope_rule_describe(&c->rule, rule, sizeof rule);
+    snprintf(buf, n, "base=%.17g,layout=%s,fraction=%.17g,scale=%s", c->base,
+             c->layout.half_layout ? "half" : "interleaved", c->fraction, rule);
+}
+
+int rotary_core_set_length(RotaryCore *c, long n) {
+    if (!rope_rule_is_dynamic(&c->rule)) return 0;
+    long len = n > c->train_len ? n : c->train_len;
+    if (len == c->rule_len) return 0;
+    c->rule_len = len;
+    rope_rule_freqs(&c->rule, 2 * c->layout.rot_pairs, c->base, c->train_len, len, c->freq, &c->attn_factor);
+    return 1;
+}
+
+double rotary_core_angle(const RotaryCore *c, int j, long pos) {
+    return rope_rule_angle(&c->rule, c->freq[j], pos, c->train_len);
+}
+
+void rotary_core_free(RotaryCore *c) {
+    free(c->freq);
+    c->freq = NULL;
+}

@@ -1,0 +1,51 @@
+/* rotary.h: the one kernel of every rotary-family scheme (RoPE and its scaling rules, partial
+ * rotary, xPos, FoPE): a 2x2 map per pair of dims of each q or k head,
+ *     y0 = C x0 - S x1,   y1 = S x0 + C x1,
+ * with C, S read from a SinCosTable row at the token's position. RoPE has C = cos, S = sin;
+ * YaRN scales both by its attention factor; xPos by its decay; FoPE's C, S are Fourier series.
+ * The backward is the transpose, [[C, S], [-S, C]]: the same kernel with S negated. */
+#ifndef PELAB_ROTARY_H
+#define PELAB_ROTARY_H
+
+#include "sincos_table.h"
+
+typedef struct {
+    int head_dim;
+    int rot_pairs;   /* pairs that are mapped; dims past 2 * rot_pairs pass through (partial rotary) */
+    int half_layout; /* 0: pair j = dims (2j, 2j+1); 1: pair j = (j, j + rot_pairs) */
+} RotaryLayout;
+
+/* v: [n, n_heads * head_dim], in place. Table slot of pair j of head h:
+ *   (h / head_div) * head_slots + j; head_slots = 0 shares one row across heads.
+ * sin_sign: +1 forward, -1 the transpose (backward). */
+void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_heads, const SinCosTable *t,
+                  int head_slots, int head_div, float sin_sign);
+
+#endif
+
+#include "rope_scaling.h"
+
+/* The options and frequencies every rotary scheme shares: base, layout, partial rotary
+ * fraction and the scaling rule. Schemes embed one and build their tables from it. */
+typedef struct {
+    double base;
+    double fraction;   /* share of each head's dims that rotate (GPT-NeoX partial rotary) */
+    RopeRule rule;
+    RotaryLayout layout;
+    int train_len;     /* L: the rules' original length */
+    long rule_len;     /* dynamic rules: the length freq was computed for */
+    double *freq;      /* [rot_pairs] per-pair frequency under the rule */
+    double attn_factor;
+} RotaryCore;
+
+void rotary_core_defaults(RotaryCore *c);
+/* handles base=, layout=, fraction=, scale=; returns 1 if the key is not one of them */
+int rotary_core_set_option(RotaryCore *c, const char *scheme, const char *key, const char *val);
+int rotary_core_prepare(RotaryCore *c, const char *scheme, int head_dim, int train_len);
+/* "base=..,layout=..,fraction=..,scale=.." */
+void rotary_core_describe(const RotaryCore *c, char *buf, size_t n);
+/* dynamic rules: recompute freq for a sequence of n positions; 1 if it changed (rebuild tables) */
+int rotary_core_set_length(RotaryCore *c, long n);
+/* RoPE angle of pair j at pos under the rule */
+double rotary_core_angle(const RotaryCore *c, int j, long pos);
+void rotary_core_free(RotaryCore *c);
