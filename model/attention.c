@@ -16,7 +16,7 @@ void attention_head_forward(float *out, int ldo, float *probs, int ldp, const fl
     else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, hd, scale, q, ldq, k, ldk, 0.0f, probs, ldp);
     for (int i = 0; i < nq; i++) {
         float *row = probs + (size_t)i * ldp;
-        int n_visible = q_offset + i + 1;
+        int n_visible = q_offset + i + 1 < nk ? q_offset + i + 1 : nk; /* q_offset >= nk: no mask */
         if (pc && pc->scheme->bias_row) pc->scheme->bias_row(pc, row, qpos[i], kpos, n_visible, head, layer);
         float mx = row[0];
         for (int j = 1; j < n_visible; j++) mx = row[j] > mx ? row[j] : mx;

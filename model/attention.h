@@ -6,7 +6,7 @@
 #include "pos/pos.h"
 
 /* One head, nq queries against nk keys; query i sits at key index q_offset + i and may see keys
- * 0 .. q_offset + i. probs [nq, ldp] receives the softmax rows (later entries exactly 0);
+ * 0 .. q_offset + i (q_offset >= nk: every key, no causal mask). probs [nq, ldp] receives the softmax rows (later entries exactly 0);
  * out [nq, hd] (row stride ldo) receives probs @ v. Used by training (q_offset 0, nq = nk) and
  * by the KV-cache decoder (q_offset = cached length). */
 void attention_head_forward(float *out, int ldo, float *probs, int ldp, const float *q, int ldq, int nq,

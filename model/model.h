@@ -76,7 +76,7 @@ typedef struct {
     float *d_scores;   /* [threads, T, T] per-(b,h) score gradients */
 } GradScratch;
 
-typedef struct {
+typedef struct Model {
     ModelConfig cfg;
     PosCtx pos;
     int head_dim;

@@ -20,4 +20,17 @@ float max_abs_diff(const float *a, const float *b, int n);
 const char *test_tmpdir(void);
 /* ../shared/data path or NULL (tests using it skip with a message when absent) */
 const char *shared_data_dir(void);
+
+/* from test_model.c: the checks every position scheme must pass */
+struct Model;
+/* vocab 13, dim 16, 2 layers, 4 heads, hidden 20, seq_len 8; weights ~N(0, 0.35^2), gains ~1 */
+int tiny_model(struct Model *m, const char *spec, int n_kv_heads, int tied, unsigned long long seed);
+/* central-difference check of every parameter tensor (B=2, T=6, row 1 at positions 2..7) */
+void gradcheck(const char *spec, int n_kv_heads, int tied);
+/* KV-cache decoding (4 chunkings, T=12) equals the full forward; batch of 2 equals single */
+void kvcache_check(const char *spec, int n_kv_heads);
+/* future attention weights exactly 0; changing token t changes no earlier logit */
+void causality_check(const char *spec);
+/* all of the above, with and without grouped-query attention */
+void check_scheme_generic(const char *spec);
 #endif

@@ -9,7 +9,7 @@
 #include "test.h"
 
 /* a tiny model whose weights are large enough that every gradient path is exercised */
-static int tiny_model(Model *m, const char *spec, int n_kv_heads, int tied, unsigned long long seed) {
+int tiny_model(Model *m, const char *spec, int n_kv_heads, int tied, unsigned long long seed) {
     ModelConfig c = {.vocab_size = 13, .dim = 16, .n_layers = 2, .n_heads = 4, .n_kv_heads = n_kv_heads,
                      .hidden_dim = 20, .seq_len = 8, .norm_eps = 1e-5f, .tied = tied};
     if (model_create(m, &c, spec) != 0) return -1;
@@ -33,7 +33,7 @@ static double loss_at(Model *m, const int *in, const int *tg, const int *pos, in
 /* Central differences, eps 5e-3 on float32 weights of size ~0.35. Tolerance, per tensor:
  * ||analytic - numeric|| <= 2e-2 * ||numeric|| + 1e-4 * sqrt(n), and every element within
  * 3e-3 + 5e-2 * |numeric|. A wrong backward (sign, transpose, missing term) fails by O(1). */
-static void gradcheck(const char *spec, int n_kv_heads, int tied) {
+void gradcheck(const char *spec, int n_kv_heads, int tied) {
     Model m;
     if (tiny_model(&m, spec, n_kv_heads, tied, 42) != 0) {
         CHECK(0, "gradcheck %s: model_create failed: %s", spec, pelab_errmsg);
@@ -86,7 +86,7 @@ static void gradcheck(const char *spec, int n_kv_heads, int tied) {
 }
 
 /* KV-cache decoding in several chunkings equals the full (training) forward at every position */
-static void kvcache_check(const char *spec, int n_kv_heads) {
+void kvcache_check(const char *spec, int n_kv_heads) {
     Model m;
     char learned_long[] = "learned:max_len=16"; /* the table must cover the 12 decoded positions */
     if (strcmp(spec, "learned") == 0) spec = learned_long;
@@ -136,7 +136,7 @@ static void kvcache_check(const char *spec, int n_kv_heads) {
 }
 
 /* changing token t changes no logit before t; future attention weights are exactly zero */
-static void causality_check(const char *spec) {
+void causality_check(const char *spec) {
     Model m;
     tiny_model(&m, spec, 2, 1, 9);
     enum { T = 8 };
@@ -187,6 +187,14 @@ static void learned_limit_check(void) {
     CHECK(decode_forward(&m, &kv, in, &neg, 1, logits, 0) == -1, "negative position rejected");
     kvcache_free(&kv);
     model_free(&m);
+}
+
+void check_scheme_generic(const char *spec) {
+    gradcheck(spec, 4, 1);
+    gradcheck(spec, 2, 0); /* grouped-query attention, separate head */
+    kvcache_check(spec, 4);
+    kvcache_check(spec, 1);
+    causality_check(spec);
 }
 
 static const char *all_specs[] = {"nope", "learned", "sinusoidal", "rope", "rope:layout=half,base=500", NULL};
