@@ -19,7 +19,7 @@ typedef struct {
     size_t len;
 } Buf;
 
-static void tiny_model(Model *m, const char *pos, int tied, unsigned long long seed) {
+static void ckpt_tiny_model(Model *m, const char *pos, int tied, unsigned long long seed) {
     ModelConfig cfg = {.vocab_size = 16, .dim = 8, .n_layers = 2, .n_heads = 2, .n_kv_heads = 1,
                        .hidden_dim = 12, .seq_len = 8, .norm_eps = 1e-5f, .tied = tied};
     int rc = model_create(m, &cfg, pos);
@@ -61,7 +61,7 @@ static void test_meta(void) {
 /* save m with extra metadata and (optionally) moments, load it back, compare everything */
 static void roundtrip(const char *pos, int tied, int with_adam) {
     Model m, l;
-    tiny_model(&m, pos, tied, 7);
+    ckpt_tiny_model(&m, pos, tied, 7);
     if (!m.params_mem) return;
     char path[512], fname[128], tmp[520], spec_a[512], spec_b[512];
     snprintf(fname, sizeof fname, "ck_%.60s_%d_%d.safetensors", pos, tied, with_adam);
@@ -127,7 +127,7 @@ out:
 
 static void test_save_errors(void) {
     Model m;
-    tiny_model(&m, "rope", 1, 3);
+    ckpt_tiny_model(&m, "rope", 1, 3);
     char path[512];
     tmp_path(path, sizeof path, "no_such_dir/ck.safetensors");
     CHECK(checkpoint_save(path, &m, NULL, NULL, NULL) == -1 && strstr(pelab_errmsg, "cannot create") &&
@@ -246,7 +246,7 @@ static Buf copy_prefix(const Buf *src, size_t len) {
 
 static void test_rejections(void) {
     Model m;
-    tiny_model(&m, "rope", 1, 11);
+    ckpt_tiny_model(&m, "rope", 1, 11);
     char path[512], from[200], to[200];
     tmp_path(path, sizeof path, "ck_reject.safetensors");
     float *am = random_block(m.n_params, 1), *av = random_block(m.n_params, 2);
