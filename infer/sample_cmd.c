@@ -22,6 +22,7 @@ int cmd_sample(int argc, char **argv) {
     int n_new = 256, top_k = 0, no_cache = 0, threads = 0;
     float temp = 1.0f, top_p = 0.9f;
     unsigned long long seed = 0;
+    const char *scale = NULL;
     const OptSpec opts[] = {
         {"--prompt", OPT_STR, &prompt, 0, 0, "text to continue (empty: start from a newline)"},
         {"-n", OPT_INT, &n_new, 1, 1 << 24, "tokens to generate (not counting the prompt)"},
@@ -30,6 +31,7 @@ int cmd_sample(int argc, char **argv) {
         {"--top-p", OPT_FLOAT, &top_p, 0, 1, "nucleus sampling mass (0 or 1: off)"},
         {"--seed", OPT_U64, &seed, 0, 1.8e19, "random seed (0: from the clock, printed on stderr)"},
         {"--no-cache", OPT_FLAG, &no_cache, 0, 0, "recompute the full forward at every step"},
+        {"--scale", OPT_STR, &scale, 0, 0, "RoPE scaling rule: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L]"},
         {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
     };
     const char *pos_args[1];
@@ -41,7 +43,7 @@ int cmd_sample(int argc, char **argv) {
 
     Model m;
     Tokenizer tok;
-    load_model_or_die(ckpt, &m, &tok);
+    load_model_or_die(ckpt, scale, &m, &tok);
     if (seed == 0) {
         seed = (unsigned long long)time(NULL);
         fprintf(stderr, "seed %llu\n", seed);

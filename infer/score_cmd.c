@@ -13,9 +13,11 @@
 int cmd_score(int argc, char **argv) {
     int len = 0, threads = 0;
     const char *per_token_path = NULL;
+    const char *scale = NULL;
     const OptSpec opts[] = {
         {"--len", OPT_INT, &len, 0, 1 << 24, "window length (0: the model's training length)"},
         {"--per-token", OPT_STR, &per_token_path, 0, 0, "write window,position,token,logprob CSV here"},
+        {"--scale", OPT_STR, &scale, 0, 0, "RoPE scaling rule: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L]"},
         {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
     };
     const char *pos_args[2];
@@ -26,7 +28,7 @@ int cmd_score(int argc, char **argv) {
 
     Model m;
     Tokenizer tok;
-    load_model_or_die(pos_args[0], &m, &tok);
+    load_model_or_die(pos_args[0], scale, &m, &tok);
     unsigned char *text;
     size_t n_bytes;
     if (read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);

@@ -162,7 +162,75 @@ static void optimizer_by_hand(void) {
     model_free(&m);
 }
 
+static void randomized_positions(void) {
+    Rng rng;
+    rng_seed(&rng, 3);
+    enum { MAX = 64, T = 16, DRAWS = 4000 };
+    int out[T], counts[MAX] = {0}, ok = 1;
+    for (int d = 0; d < DRAWS; d++) {
+        sample_sorted_positions(&rng, MAX, T, out);
+        for (int t = 0; t < T; t++) {
+            if (out[t] < 0 || out[t] >= MAX || (t && out[t] <= out[t - 1])) ok = 0;
+            else counts[out[t]]++;
+        }
+    }
+    CHECK(ok, "randomized positions: T distinct increasing ids in [0, MAX)");
+    int uniform = 1; /* each id is chosen with probability T/MAX = 1/4: 1000 +- 27 */
+    for (int i = 0; i < MAX; i++) uniform &= counts[i] > 1000 - 5 * 27 && counts[i] < 1000 + 5 * 27;
+    CHECK(uniform, "randomized positions: every id equally likely (id 0: %d, id 63: %d of 1000)", counts[0],
+          counts[MAX - 1]);
+
+    char path[256];
+    snprintf(path, sizeof path, "%s/randpos.safetensors", test_tmpdir());
+    TrainConfig tc;
+    TrainResult r;
+    small_config(&tc, path);
+    tc.rand_pos = 256;
+    CHECK(train_run(&tc, &r) == 0 && isfinite(r.val_loss), "training with --rand-pos 256 on rope: %s", pelab_errmsg);
+    small_config(&tc, path);
+    tc.pos = "learned";
+    tc.rand_pos = 256;
+    CHECK(train_run(&tc, &r) == -1 && strstr(pelab_errmsg, "past the end"),
+          "--rand-pos beyond a learned table is refused: %s", pelab_errmsg);
+    small_config(&tc, path);
+    tc.rand_pos = 8;
+    CHECK(train_run(&tc, &r) == -1 && strstr(pelab_errmsg, "--rand-pos"), "--rand-pos < seq-len refused: %s",
+          pelab_errmsg);
+}
+
+/* the PI recipe: --init CKPT --scale pi:4 --seq-len 4L keeps the rule's original length */
+static void pi_finetune(void) {
+    char base[256], tuned[256];
+    snprintf(base, sizeof base, "%s/base.safetensors", test_tmpdir());
+    snprintf(tuned, sizeof tuned, "%s/tuned.safetensors", test_tmpdir());
+    TrainConfig tc;
+    TrainResult r;
+    small_config(&tc, base);
+    CHECK(train_run(&tc, &r) == 0, "pi fine-tune: base run");
+    small_config(&tc, tuned);
+    tc.init = base;
+    tc.scale = "pi:4";
+    tc.seq_len = 128;
+    tc.steps = 5;
+    CHECK(train_run(&tc, &r) == 0, "pi fine-tune at 4L: %s", pelab_errmsg);
+    Model m;
+    if (checkpoint_load(tuned, &m, NULL, NULL, NULL) == 0) {
+        char spec[256];
+        pos_spec(&m.pos, spec, sizeof spec);
+        CHECK(m.cfg.seq_len == 128 && strstr(spec, "scale=pi:4") && strstr(spec, "orig_len=32"),
+              "fine-tuned checkpoint: seq_len 128, %s", spec);
+        model_free(&m);
+    } else CHECK(0, "reload fine-tuned: %s", pelab_errmsg);
+    small_config(&tc, tuned);
+    tc.pos = "learned";
+    tc.scale = "pi:4";
+    CHECK(train_run(&tc, &r) == -1 && strstr(pelab_errmsg, "rotary"), "--scale on a learned model refused: %s",
+          pelab_errmsg);
+}
+
 void test_train(void) {
+    randomized_positions();
+    pi_finetune();
     optimizer_by_hand();
     resume_identical("rope");
     resume_identical("learned");

@@ -19,16 +19,15 @@ int cmd_info(int argc, char **argv) {
     const ModelConfig *c = &m.cfg;
     char spec[256];
     pos_spec(&m.pos, spec, sizeof spec);
-    long max_pos = pos_max_position(&m.pos);
     printf("checkpoint      %s\n", pos_args[0]);
     printf("config          vocab %d, dim %d, layers %d, heads %d, kv_heads %d, head_dim %d, hidden %d, "
            "norm_eps %g, output head %s\n",
            c->vocab_size, c->dim, c->n_layers, c->n_heads, c->n_kv_heads, m.head_dim, c->hidden_dim, c->norm_eps,
            c->tied ? "tied to the embedding" : "separate");
     printf("position        %s\n", spec);
-    printf("lengths         training %d; accepted %s", c->seq_len, max_pos < 0 ? "unbounded" : "");
-    if (max_pos >= 0) printf("%ld (table size)", max_pos);
-    printf("\n");
+    char lengths[160];
+    pos_lengths(&m.pos, lengths, sizeof lengths);
+    printf("lengths         %s\n", lengths);
     printf("parameters      %zu total\n", m.n_params);
     for (int i = 0; i < N_PARAM_TENSORS; i++) {
         const TensorInfo *t = &m.tensors[i];

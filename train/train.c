@@ -40,6 +40,14 @@ void train_config_defaults(TrainConfig *tc) {
     tc->log_every = 50;
 }
 
+/* Randomized positions (Ruoss et al. 2023): T distinct ids from [0, max), increasing, by selection
+ * sampling (Knuth's algorithm S: each id is taken with probability needed / remaining). */
+void sample_sorted_positions(Rng *rng, int max, int T, int *out) {
+    int needed = T;
+    for (int id = 0; id < max && needed > 0; id++)
+        if (rng_below(rng, (uint64_t)(max - id)) < (uint64_t)needed) out[T - needed--] = id;
+}
+
 static volatile sig_atomic_t stop_requested;
 static void on_sigint(int sig) {
     (void)sig;
@@ -83,6 +91,9 @@ static void write_train_meta(CkptMeta *meta, const TrainConfig *tc, const Datase
     meta_set(meta, "train.seed", "%llu", tc->seed);
     meta_set(meta, "train.val_frac", "%.9g", tc->val_frac);
     meta_set(meta, "train.synth_bytes", "%ld", tc->synth_bytes);
+    meta_set(meta, "train.init", "%s", tc->init ? tc->init : "");
+    meta_set(meta, "train.scale", "%s", tc->scale ? tc->scale : "");
+    meta_set(meta, "train.rand_pos", "%d", tc->rand_pos);
 }
 
 /* on resume every stored training key must equal this run's (train.steps may grow) */
@@ -112,8 +123,13 @@ static int check_resume_model(const Model *m, const TrainConfig *tc) {
         if (f[i].now != f[i].stored)
             return pelab_fail("%s: cannot resume: %s is %d in the checkpoint but %d now", tc->out, f[i].flag,
                               f[i].stored, f[i].now);
+    if (tc->init) return 0; /* the scheme came from the --init checkpoint (train.init is compared) */
     PosCtx want;
     if (pos_init(&want, tc->pos, c->dim, c->n_heads, c->n_kv_heads, c->n_layers, c->seq_len) != 0) return -1;
+    if (tc->scale && pos_set_scale(&want, tc->scale) != 0) {
+        pos_free(&want);
+        return -1;
+    }
     char a[256], b[256];
     pos_spec(&want, a, sizeof a);
     pos_spec(&m->pos, b, sizeof b);
@@ -175,12 +191,15 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
         if (!tc.quiet) fprintf(stderr, "resuming %s at step %ld\n", tc.out, step);
     } else if (tc.init) {
         if (checkpoint_load(tc.init, &model, NULL, NULL, NULL) != 0) goto fail_data;
-        model.cfg.seq_len = tc.seq_len; /* fine-tuning may change the training length */
+        /* fine-tuning may change the training length; a rotary rule keeps the original L (orig_len) */
+        if (tc.scale && pos_set_scale(&model.pos, tc.scale) != 0) goto fail_model;
+        model.cfg.seq_len = tc.seq_len;
     } else {
         ModelConfig cfg = {.vocab_size = data.vocab_size, .dim = tc.dim, .n_layers = tc.layers, .n_heads = tc.heads,
                            .n_kv_heads = tc.kv_heads, .hidden_dim = tc.hidden, .seq_len = tc.seq_len,
                            .norm_eps = 1e-5f, .tied = tc.tied};
         if (model_create(&model, &cfg, tc.pos) != 0) goto fail_data;
+        if (tc.scale && pos_set_scale(&model.pos, tc.scale) != 0) goto fail_model;
         model_init_weights(&model, tc.seed);
     }
     if (model.cfg.vocab_size < data.vocab_size) {
@@ -222,8 +241,15 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
     int rc = 0;
     AdamWConfig opt = {.beta1 = tc.beta1, .beta2 = tc.beta2, .eps = 1e-8f, .weight_decay = tc.wd};
 
+    if (tc.rand_pos > 0 && tc.rand_pos < T) {
+        pelab_fail("--rand-pos %d: expected at least --seq-len %d distinct positions", tc.rand_pos, T);
+        rc = -1;
+        goto done;
+    }
     while (step < tc.steps) {
         dataset_train_batch(&data, &data_rng, B, T, inputs, targets);
+        if (tc.rand_pos > 0)
+            for (int b = 0; b < B; b++) sample_sorted_positions(&data_rng, tc.rand_pos, T, positions + b * T);
         model_zero_grad(&model);
         if (model_forward(&model, inputs, targets, positions, B, T) != 0) {
             rc = -1;
@@ -273,6 +299,7 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
             break;
         }
     }
+done:
     if (!tc.quiet) progress_done(&prog);
     sigaction(SIGINT, &old_sa, NULL);
     res->step = step;

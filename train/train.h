@@ -13,6 +13,8 @@ typedef struct {
     const char *pos;    /* position scheme spec */
     const char *out;    /* checkpoint path */
     const char *init;   /* start from this checkpoint's weights (fine-tuning), or NULL */
+    const char *scale;  /* RoPE scaling rule to train with (with init: the PI fine-tuning recipe), or NULL */
+    int rand_pos;       /* > 0: randomized positions, sorted distinct ids from [0, rand_pos) per row */
     int dim, layers, heads, kv_heads, hidden, seq_len, batch, tied;
     long steps;
     int warmup;
@@ -38,6 +40,9 @@ typedef struct {
 void train_config_defaults(TrainConfig *tc);
 /* -1 with pelab_errmsg on bad input, NaN loss, or I/O failure */
 int train_run(const TrainConfig *tc, TrainResult *res);
+
+/* T distinct position ids from [0, max), increasing (randomized positions) */
+void sample_sorted_positions(Rng *rng, int max, int T, int *out);
 
 /* mean validation loss over up to max_windows windows of T tokens, spread over the held-out part */
 float evaluate_loss(Model *m, const Dataset *d, int T, int max_windows);

@@ -15,6 +15,8 @@ int cmd_train(int argc, char **argv) {
         {"--out", OPT_STR, &tc.out, 0, 0, "checkpoint path (safetensors)"},
         {"--resume", OPT_FLAG, &tc.resume, 0, 0, "continue from --out if it exists (same flags as before)"},
         {"--init", OPT_STR, &tc.init, 0, 0, "start from this checkpoint's weights (fine-tune)"},
+        {"--scale", OPT_STR, &tc.scale, 0, 0, "RoPE scaling rule to train with (with --init: fine-tune, e.g. pi:4)"},
+        {"--rand-pos", OPT_INT, &tc.rand_pos, 0, 1 << 30, "randomized positions: sorted distinct ids from [0, N) (0: off)"},
         {"--dim", OPT_INT, &tc.dim, 2, 65536, "model width"},
         {"--layers", OPT_INT, &tc.layers, 1, 1024, "decoder layers"},
         {"--heads", OPT_INT, &tc.heads, 1, 4096, "attention heads"},

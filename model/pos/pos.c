@@ -110,6 +110,43 @@ size_t pos_n_params(const PosCtx *pc) {
     return n;
 }
 
+int pos_add_options(PosCtx *pc, const char *extra) {
+    char spec[1024];
+    pos_spec(pc, spec, sizeof spec);
+    size_t used = strlen(spec);
+    snprintf(spec + used, sizeof spec - used, "%s%s", strchr(spec, ':') ? "," : ":", extra);
+    PosCtx fresh;
+    if (pos_init(&fresh, spec, pc->dim, pc->n_heads, pc->n_kv_heads, pc->n_layers, pc->seq_len) != 0) return -1;
+    fresh.params = pc->params;
+    pos_free(pc);
+    *pc = fresh;
+    return 0;
+}
+
+int pos_set_scale(PosCtx *pc, const char *rule) {
+    char spec[1024], extra[128];
+    pos_spec(pc, spec, sizeof spec);
+    if (!strstr(spec, "scale=")) /* only the rotary family has scaling rules */
+        return pelab_fail("--scale %s: scaling rules apply to rotary schemes (rope, xpos, ...); this model uses %s",
+                          rule, pc->scheme->name);
+    snprintf(extra, sizeof extra, "scale=%s", rule);
+    return pos_add_options(pc, extra);
+}
+
+long pos_computable_position(const PosCtx *pc) {
+    return pc->scheme->computable_position ? pc->scheme->computable_position(pc) : -1;
+}
+
+void pos_lengths(const PosCtx *pc, char *buf, size_t n) {
+    long acc = pos_max_position(pc), comp = pos_computable_position(pc);
+    char a[32], c[32];
+    if (acc < 0) snprintf(a, sizeof a, "unbounded");
+    else snprintf(a, sizeof a, "%ld", acc);
+    if (comp < 0) snprintf(c, sizeof c, "unbounded");
+    else snprintf(c, sizeof c, "%ld", comp);
+    snprintf(buf, n, "training %d; accepted %s; computable %s", pc->seq_len, a, c);
+}
+
 long pos_max_position(const PosCtx *pc) { return pc->scheme->max_position ? pc->scheme->max_position(pc) : -1; }
 
 int pos_check_positions(PosCtx *pc, const int *pos, size_t n) {
@@ -122,6 +159,10 @@ int pos_check_positions(PosCtx *pc, const int *pos, size_t n) {
                               pos[i], pc->scheme->name, limit, limit - 1, limit);
         if (pos[i] > hi) hi = pos[i];
     }
+    long computable = pos_computable_position(pc);
+    if (computable >= 0 && hi >= computable)
+        return pelab_fail("position %ld is past the %ld positions the %s scheme can compute in float32",
+                          hi, computable, pc->scheme->name);
     if (pc->scheme->reserve && hi >= 0) return pc->scheme->reserve(pc, hi + 1);
     return 0;
 }

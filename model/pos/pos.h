@@ -73,6 +73,15 @@ void pos_list(char *buf, size_t n); /* "nope, learned, ..." */
 /* Parse "NAME[:k=v,...]" and set up pc for a model of this shape. */
 int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads, int n_layers, int seq_len);
 void pos_free(PosCtx *pc);
+/* Re-create pc with extra options appended to its current spec (a later key overrides an earlier
+ * one), keeping its parameter pointer: how --scale RULE reaches a loaded model. */
+int pos_add_options(PosCtx *pc, const char *extra);
+/* set a rotary scheme's scaling rule; a clear error for schemes without one */
+int pos_set_scale(PosCtx *pc, const char *rule);
+/* largest accepted position + 1 for numbers that stay finite in float32, -1 if unlimited */
+long pos_computable_position(const PosCtx *pc);
+/* "training L; accepted N|unbounded; computable N|unbounded" */
+void pos_lengths(const PosCtx *pc, char *buf, size_t n);
 /* "name:k=v,..." with every option spelled out */
 void pos_spec(const PosCtx *pc, char *buf, size_t n);
 size_t pos_n_params(const PosCtx *pc);

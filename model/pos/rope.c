@@ -26,7 +26,7 @@ static int rope_set_option(PosCtx *pc, const char *key, const char *val) {
     int rc = rotary_core_set_option(&((Rope *)pc->state)->core, "rope", key, val);
     if (rc == 1)
         return pelab_fail("--pos rope: unknown option '%s' (expected base=F, layout=interleaved|half, fraction=F, "
-                          "scale=RULE)",
+                          "scale=RULE, orig_len=N)",
                           key);
     return rc;
 }
@@ -79,7 +79,8 @@ static void rope_destroy(PosCtx *pc) {
 
 const PosScheme pos_rope = {
     .name = "rope",
-    .options_help = "base=F (10000), layout=interleaved|half (interleaved), fraction=F (1), scale=RULE (none)",
+    .options_help = "base=F (10000), layout=interleaved|half (interleaved), fraction=F (1), scale=RULE (none), "
+                    "orig_len=N (the rule's original length; default the training length)",
     .create = rope_create,
     .set_option = rope_set_option,
     .prepare = rope_prepare,

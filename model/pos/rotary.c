@@ -44,6 +44,7 @@ int rotary_core_set_option(RotaryCore *c, const char *scheme, const char *key, c
         return 0;
     }
     if (strcmp(key, "scale") == 0) return rope_rule_parse(val, &c->rule);
+    if (strcmp(key, "orig_len") == 0) return pos_parse_int(scheme, key, val, 1, 1 << 30, &c->orig_len);
     return 1;
 }
 
@@ -54,18 +55,19 @@ int rotary_core_prepare(RotaryCore *c, const char *scheme, int head_dim, int tra
                           c->fraction, head_dim);
     c->layout.head_dim = head_dim;
     c->layout.rot_pairs = rot_dim / 2;
-    c->train_len = train_len;
+    /* a model fine-tuned at a longer length keeps the rule's original L (the PI recipe) */
+    c->train_len = c->orig_len > 0 ? c->orig_len : train_len;
     c->freq = xmalloc(sizeof(double) * c->layout.rot_pairs);
-    c->rule_len = train_len;
-    rope_rule_freqs(&c->rule, rot_dim, c->base, train_len, train_len, c->freq, &c->attn_factor);
+    c->rule_len = c->train_len;
+    rope_rule_freqs(&c->rule, rot_dim, c->base, c->train_len, c->train_len, c->freq, &c->attn_factor);
     return 0;
 }
 
 void rotary_core_describe(const RotaryCore *c, char *buf, size_t n) {
     char rule[64];
     rope_rule_describe(&c->rule, rule, sizeof rule);
-    snprintf(buf, n, "base=%.17g,layout=%s,fraction=%.17g,scale=%s", c->base,
-             c->layout.half_layout ? "half" : "interleaved", c->fraction, rule);
+    snprintf(buf, n, "base=%.17g,layout=%s,fraction=%.17g,scale=%s,orig_len=%d", c->base,
+             c->layout.half_layout ? "half" : "interleaved", c->fraction, rule, c->train_len);
 }
 
 int rotary_core_set_length(RotaryCore *c, long n) {

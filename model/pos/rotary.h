@@ -32,7 +32,8 @@ typedef struct {
     double fraction;   /* share of each head's dims that rotate (GPT-NeoX partial rotary) */
     RopeRule rule;
     RotaryLayout layout;
-    int train_len;     /* L: the rules' original length */
+    int orig_len;      /* option orig_len: the rules' original length L (0: the training length) */
+    int train_len;     /* L in force */
     long rule_len;     /* dynamic rules: the length freq was computed for */
     double *freq;      /* [rot_pairs] per-pair frequency under the rule */
     double attn_factor;
