@@ -9,9 +9,10 @@ int generate(Model *m, Sampler *s, int *tokens, int n_prompt, int n_new, int use
              void (*on_token)(int id, void *ctx), void *ctx) {
     int total = n_prompt + n_new, V = m->cfg.vocab_size, rc = 0;
     long max_pos = pos_max_position(&m->pos);
-    if (max_pos >= 0 && total > max_pos)
-        return pelab_fail("prompt (%d tokens) + %d new = %d exceeds the %ld positions the %s scheme accepts",
-                          n_prompt, n_new, total, max_pos, m->pos.scheme->name);
+    /* the last drawn token is never fed back: positions 0 .. total-2 are used */
+    if (max_pos >= 0 && total - 1 > max_pos)
+        return pelab_fail("prompt (%d tokens) + %d new needs positions up to %d; the %s scheme accepts %ld positions",
+                          n_prompt, n_new, total - 2, m->pos.scheme->name, max_pos);
     int *positions = xmalloc(sizeof(int) * total);
     for (int i = 0; i < total; i++) positions[i] = i;
     float *logits = xmalloc(sizeof(float) * V);

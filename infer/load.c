@@ -1,7 +1,5 @@
 #include "load.h"
 
-#include <stdio.h>
-
 #include "../model/checkpoint.h"
 
 void load_model_or_die(const char *path, const char *scale, Model *m, Tokenizer *tok) {
@@ -10,8 +8,4 @@ void load_model_or_die(const char *path, const char *scale, Model *m, Tokenizer 
     if (tokenizer_init(tok, meta_get(&meta, "tokenizer"), m->cfg.vocab_size) != 0)
         pelab_die("%s: %s", path, pelab_errmsg);
     if (scale && pos_set_scale(&m->pos, scale) != 0) pelab_die("%s", pelab_errmsg);
-    char spec[512], lengths[160];
-    pos_spec(&m->pos, spec, sizeof spec);
-    pos_lengths(&m->pos, lengths, sizeof lengths);
-    fprintf(stderr, "%s: %s; lengths: %s\n", path, spec, lengths);
 }

@@ -6,7 +6,7 @@
 #include "../data/tokenizer.h"
 #include "../model/model.h"
 
-/* scale: a RoPE scaling rule to apply (--scale), or NULL. Prints the model's lengths to stderr. */
+/* scale: a RoPE scaling rule to apply (--scale), or NULL */
 void load_model_or_die(const char *path, const char *scale, Model *m, Tokenizer *tok);
 
 #endif

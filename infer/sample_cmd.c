@@ -61,8 +61,11 @@ int cmd_sample(int argc, char **argv) {
         pelab_die("sample: %s", pelab_errmsg);
     double dt = now_seconds() - t0;
     printf("\n");
-    fprintf(stderr, "%d tokens in %.2f s: %.1f tokens/s (%s)\n", n_new, dt, n_new / dt,
-            no_cache ? "no cache" : "KV cache");
+    char spec[512], lengths[160];
+    pos_spec(&m.pos, spec, sizeof spec);
+    pos_lengths(&m.pos, lengths, sizeof lengths);
+    fprintf(stderr, "%d tokens in %.2f s: %.1f tokens/s (%s); pos %s; lengths: %s\n", n_new, dt, n_new / dt,
+            no_cache ? "no cache" : "KV cache", spec, lengths);
     sampler_free(&sampler);
     free(tokens);
     model_free(&m);

@@ -60,6 +60,7 @@ static int sample_topp(const float *probs, int n, float top_p, ProbIndex *pi, fl
             pi[n0].prob = probs[i];
             n0++;
         }
+    if (n0 == 0) return sample_mult(probs, n, coin); /* cannot happen with finite probabilities */
     qsort(pi, n0, sizeof(ProbIndex), compare_desc);
     float cumulative = 0.0f;
     int last = n0 - 1;
@@ -94,6 +95,9 @@ static void apply_top_k(float *logits, int n, int k, ProbIndex *pi) {
 int sampler_sample(Sampler *s, float *logits) {
     int n = s->vocab_size;
     if (s->temperature == 0.0f) return argmax(logits, n);
+    /* a temperature so small that logits / T overflow is greedy in the limit */
+    int best = argmax(logits, n);
+    if (!isfinite(logits[best] / s->temperature)) return best;
     for (int i = 0; i < n; i++) logits[i] /= s->temperature;
     apply_top_k(logits, n, s->top_k, s->probindex);
     softmax_inplace(logits, n);

@@ -52,8 +52,12 @@ int cmd_score(int argc, char **argv) {
     double dt = now_seconds() - t0;
     if (csv && fclose(csv) != 0) pelab_die("%s: write failed: %s", per_token_path, strerror(errno));
     double nll = r.nll_sum / r.n_scored;
+    char spec[512], lengths[160];
+    pos_spec(&m.pos, spec, sizeof spec);
+    pos_lengths(&m.pos, lengths, sizeof lengths);
     printf("file %s  tokens %zu  windows %zu x len %d  nll %.4f nats/token  ppl %.3f  bits/token %.4f\n", pos_args[1],
            r.n_scored, r.n_windows, len, nll, exp(nll), nll / log(2.0));
+    printf("model %s  pos %s  lengths: %s\n", pos_args[0], spec, lengths);
     fprintf(stderr, "%.0f tokens/s\n", r.n_scored / dt);
     free(text), free(tokens);
     model_free(&m);

@@ -488,7 +488,12 @@ static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t
             const TensorInfo *t = &m->tensors[i];
             if (!t->numel) continue;
             const JsonNode *b = json_at(json_get(found[k][i], "data_offsets"), 0);
-            memcpy(block[k] + t->offset, data + b->int_value, t->numel * sizeof(float));
+            float *dst = block[k] + t->offset;
+            memcpy(dst, data + b->int_value, t->numel * sizeof(float));
+            for (size_t e = 0; e < t->numel; e++) /* a NaN weight would only show up as garbage later */
+                if (!isfinite(dst[e]))
+                    return ckfail(name, "tensor %s%s: element %zu is %f (expected a finite number)",
+                                  k == 0 ? "" : k == 1 ? "optim.m." : "optim.v.", t->name, e, dst[e]);
         }
     return 0;
 }
@@ -535,6 +540,8 @@ int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Mod
     json_free(&doc);
     if (rc != 0) {
         model_free(m);
+        if (adam_m) free(*adam_m), *adam_m = NULL;
+        if (adam_v) free(*adam_v), *adam_v = NULL;
         return -1;
     }
     if (meta) *meta = loaded;

@@ -115,7 +115,7 @@ float crossentropy_forward(float *losses, const float *logits, const int *target
         for (int i = 0; i < V; i++) sum += exp((double)(row[i] - mx));
         losses[n] = (float)(log(sum) + mx - row[targets[n]]);
     }
-    double total = 0.0; /* summed in order: the mean is the same at any thread count */
+    double total = 0.0; /* summed in order, not in thread-completion order */
     int counted = 0;
     for (int n = 0; n < N; n++)
         if (targets[n] >= 0) total += losses[n], counted++;

@@ -119,12 +119,10 @@ void model_alloc_train(Model *m, int B, int T) {
         p += sizes[i];
     }
 
-    size_t threads = (size_t)omp_get_max_threads();
-    size_t ssizes[] = {BT * D, BT * D, BT * qdim, BT * kvdim, BT * kvdim, BT * qdim, BT * F, BT * F, BT * F,
-                       threads * T * T};
+    size_t ssizes[] = {BT * D, BT * D, BT * qdim, BT * kvdim, BT * kvdim, BT * qdim, BT * F, BT * F, BT * F};
     float **sslots[] = {&m->scratch.d_res, &m->scratch.d_ln,      &m->scratch.d_q,    &m->scratch.d_k,
                         &m->scratch.d_v,   &m->scratch.d_att_out, &m->scratch.d_gate, &m->scratch.d_up,
-                        &m->scratch.d_act, &m->scratch.d_scores};
+                        &m->scratch.d_act};
     n = sizeof ssizes / sizeof ssizes[0];
     total = 0;
     for (int i = 0; i < n; i++) total += ssizes[i];
@@ -134,6 +132,9 @@ void model_alloc_train(Model *m, int B, int T) {
         *sslots[i] = p;
         p += ssizes[i];
     }
+    free(m->scratch.d_scores);
+    m->scratch.d_scores = NULL;
+    m->scratch.score_threads = 0;
     m->inputs = xmalloc(3 * BT * sizeof(int));
     m->targets = m->inputs + BT;
     m->positions = m->inputs + 2 * BT;
@@ -144,6 +145,7 @@ void model_free(Model *m) {
     free(m->grads_mem);
     free(m->acts_mem);
     free(m->scratch_mem);
+    free(m->scratch.d_scores);
     free(m->inputs);
     pos_free(&m->pos);
     memset(m, 0, sizeof *m);
@@ -163,6 +165,11 @@ int model_forward(Model *m, const int *inputs, const int *targets, const int *po
     for (size_t i = 0; i < BT; i++)
         if (inputs[i] < 0 || inputs[i] >= c->vocab_size)
             return pelab_fail("token id %d at index %zu: expected 0..%d", inputs[i], i, c->vocab_size - 1);
+    if (targets)
+        for (size_t i = 0; i < BT; i++)
+            if (targets[i] < -1 || targets[i] >= c->vocab_size)
+                return pelab_fail("target id %d at index %zu: expected -1 (ignored) or 0..%d", targets[i], i,
+                                  c->vocab_size - 1);
     if (pos_check_positions(&m->pos, positions, BT) != 0) return -1;
     memcpy(m->inputs, inputs, BT * sizeof(int));
     memcpy(m->positions, positions, BT * sizeof(int));
@@ -225,6 +232,12 @@ void model_backward(Model *m) {
     const int *pos = m->positions;
     float *dpos = m->tensors[T_POS].numel ? g->pos : NULL;
 
+    int threads = omp_get_max_threads(); /* attention_backward gives each thread a T x T slice */
+    if (threads > s->score_threads) {
+        free(s->d_scores);
+        s->d_scores = xmalloc((size_t)threads * m->T * m->T * sizeof(float));
+        s->score_threads = threads;
+    }
     crossentropy_backward(a->logits, m->targets, (int)BT, V); /* logits now hold dlogits */
     matmul_backward(s->d_ln, g->lm_head, a->logits, a->lnf, p->lm_head, (int)BT, D, V, 0);
     const float *last = a->res_out + (c->n_layers - 1) * BT * D;

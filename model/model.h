@@ -73,7 +73,8 @@ typedef struct {
     float *d_gate;     /* [BT, F] */
     float *d_up;       /* [BT, F] */
     float *d_act;      /* [BT, F] */
-    float *d_scores;   /* [threads, T, T] per-(b,h) score gradients */
+    float *d_scores;   /* [score_threads, T, T] per-(b,h) score gradients; own allocation */
+    int score_threads; /* threads d_scores was sized for (regrown if OpenMP gets more) */
 } GradScratch;
 
 typedef struct Model {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 char pelab_errmsg[512];
@@ -50,6 +51,11 @@ void *calloc_check(size_t n, size_t size, const char *file, int line) {
 int read_file(const char *path, unsigned char **out, size_t *out_len) {
     FILE *f = fopen(path, "rb");
     if (!f) return pelab_fail("%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return pelab_fail("%s: not a regular file", path);
+    }
     if (fseek(f, 0, SEEK_END) != 0) {
         fclose(f);
         return pelab_fail("%s: cannot seek: %s", path, strerror(errno));

@@ -93,6 +93,12 @@ void test_cli(void) {
     expect_error("./pelab train --lr abc", "--lr");
     expect_error("./pelab train --dim", "--dim");
     expect_error("./pelab train --bogus 3", "--bogus");
+    expect_error("./pelab train --wd nan", "--wd");
+    expect_error("./pelab sample x.safetensors --temp nan", "--temp");
+    expect_error("./pelab train --seed -3", "--seed");
+    expect_error("./pelab info /tmp", "not a regular file");
+    expect_error("./pelab train --data /tmp --quiet", "not a regular file");
+    expect_error("./pelab demo --schemes ,", "--schemes");
     expect_error("./pelab train --pos spiral --steps 1 --quiet --out /tmp/x.safetensors", "spiral");
     expect_error("./pelab train --data /nonexistent/file.txt --quiet", "/nonexistent/file.txt");
     expect_error("./pelab train --dim 30 --heads 4 --quiet --steps 1 --out /tmp/x.safetensors", "heads");

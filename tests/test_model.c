@@ -1,6 +1,7 @@
 /* test_model.c: finite-difference gradient checks of every parameter tensor for every scheme,
  * KV-cache decoding vs the full forward, causality, the learned table's hard limit. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,6 +198,32 @@ void check_scheme_generic(const char *spec) {
     causality_check(spec);
 }
 
+/* targets are validated; the score-gradient scratch follows the thread count */
+static void robustness(void) {
+    Model m;
+    tiny_model(&m, "rope", 2, 1, 4);
+    int in[4] = {1, 2, 3, 4}, tg[4] = {2, 3, 4, 13}, pos[4] = {0, 1, 2, 3};
+    int saved_threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    model_alloc_train(&m, 1, 4);
+    CHECK(model_forward(&m, in, tg, pos, 1, 4) == -1 && strstr(pelab_errmsg, "target id 13"),
+          "a target past the vocabulary is refused: %s", pelab_errmsg);
+    tg[3] = 5;
+    model_zero_grad(&m);
+    model_forward(&m, in, tg, pos, 1, 4);
+    model_backward(&m);
+    float *one = xmalloc(m.n_params * sizeof(float));
+    memcpy(one, m.grads_mem, m.n_params * sizeof(float));
+    omp_set_num_threads(4); /* more threads than at allocation */
+    model_zero_grad(&m);
+    model_forward(&m, in, tg, pos, 1, 4);
+    model_backward(&m);
+    CHECK(max_abs_diff(one, m.grads_mem, (int)m.n_params) < 1e-5f, "backward after the thread count grew");
+    omp_set_num_threads(saved_threads);
+    free(one);
+    model_free(&m);
+}
+
 static const char *all_specs[] = {"nope", "learned", "sinusoidal", "rope", "rope:layout=half,base=500", NULL};
 
 void test_model(void) {
@@ -208,6 +235,7 @@ void test_model(void) {
         causality_check(all_specs[i]);
     }
     learned_limit_check();
+    robustness();
     Model m;
     CHECK(tiny_model(&m, "bogus", 2, 1, 1) == -1 && strstr(pelab_errmsg, "unknown position scheme"),
           "unknown scheme rejected: %s", pelab_errmsg);

@@ -67,6 +67,12 @@ static void sampling_rules(void) {
     CHECK(ok, "multinomial frequencies match the softmax");
     sampler_free(&s);
 
+    /* a temperature so small that logits / T overflow behaves as greedy (no NaN probabilities) */
+    sampler_init(&s, V, 1e-40f, 0.9f, 0, 3);
+    memcpy(logits, base, sizeof base);
+    CHECK(sampler_sample(&s, logits) == 1, "temperature 1e-40 is greedy, not NaN");
+    sampler_free(&s);
+
     /* temperature 0.5 doubles the logits before softmax */
     sampler_init(&s, V, 0.5f, 0.0f, 0, 3);
     memcpy(logits, base, sizeof base);

@@ -89,7 +89,7 @@ static void nan_stops(void) {
     TrainResult r;
     small_config(&tc, path);
     tc.steps = 40;
-    tc.ckpt_every = 2;
+    tc.ckpt_every = 1;
     tc.lr = 1e30f; /* diverges within a few steps */
     tc.clip = 0;
     tc.warmup = 0;
@@ -100,6 +100,39 @@ static void nan_stops(void) {
     CkptMeta meta;
     CHECK(checkpoint_load(path, &m, &meta, NULL, NULL) == 0, "the last good checkpoint still loads: %s", pelab_errmsg);
     if (meta_get(&meta, "step")) model_free(&m);
+}
+
+/* an update that poisons the weights is caught before it can overwrite a good checkpoint */
+static void poisoned_weights_not_saved(void) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/poison.safetensors", test_tmpdir());
+    remove(path);
+    TrainConfig tc;
+    TrainResult r;
+    small_config(&tc, path);
+    tc.wd = NAN;
+    tc.ckpt_every = 1;
+    int rc = train_run(&tc, &r);
+    FILE *f = fopen(path, "rb");
+    CHECK(rc == -1 && strstr(pelab_errmsg, "a weight") && !f, "NaN weights are never saved: %s", pelab_errmsg);
+    if (f) fclose(f);
+}
+
+/* --steps may grow on resume when --warmup was left at its default (5% of the steps) */
+static void resume_longer(void) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/longer.safetensors", test_tmpdir());
+    remove(path);
+    TrainConfig tc;
+    TrainResult r;
+    small_config(&tc, path);
+    tc.steps = 40;
+    tc.stop_after = 5;
+    train_run(&tc, &r);
+    small_config(&tc, path);
+    tc.steps = 80;
+    tc.resume = 1;
+    CHECK(train_run(&tc, &r) == 0 && r.step == 80, "resume with more --steps: %s", pelab_errmsg);
 }
 
 static void loss_falls(void) {
@@ -236,5 +269,7 @@ void test_train(void) {
     resume_identical("learned");
     resume_refuses_changes();
     nan_stops();
+    poisoned_weights_not_saved();
+    resume_longer();
     loss_falls();
 }

@@ -69,8 +69,17 @@ void args_parse(const char *cmd, const char *synopsis, int argc, char **argv, in
             *(const char **)o->dst = val;
             continue;
         }
+        if (o->type == OPT_U64) { /* exact: a double would merge seeds above 2^53 */
+            char *end;
+            errno = 0;
+            unsigned long long u = strtoull(val, &end, 10);
+            if (errno || end == val || *end || val[0] == '-')
+                pelab_die("%s: %s %s: expected an unsigned integer", cmd, name, val);
+            *(unsigned long long *)o->dst = u;
+            continue;
+        }
         double x;
-        if (!parse_number(val, o->type, &x) || x < o->lo || x > o->hi)
+        if (!parse_number(val, o->type, &x) || !(x >= o->lo && x <= o->hi)) /* NaN fails too */
             pelab_die("%s: %s %s: expected %s in [%g, %g]", cmd, name, val,
                       o->type == OPT_FLOAT ? "a number" : "an integer", o->lo, o->hi);
         if (o->type == OPT_INT) *(int *)o->dst = (int)x;

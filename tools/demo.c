@@ -32,6 +32,8 @@ int cmd_demo(int argc, char **argv) {
     };
     args_parse("demo", "[flags]", argc, argv, 1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
     set_threads(threads);
+    if (strspn(schemes, ", ") == strlen(schemes))
+        pelab_die("demo: --schemes '%s': expected at least one position scheme", schemes);
     char dir[512];
     snprintf(dir, sizeof dir, "%s", out_dir);
     for (char *p = dir + 1; *p; p++) /* mkdir -p */

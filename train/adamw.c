@@ -21,7 +21,7 @@ void adamw_update(Model *model, float *m, float *v, const AdamWConfig *c, long s
 }
 
 float clip_grad_norm(float *grads, size_t n, float max_norm) {
-    /* fixed chunks summed in order: the norm is bit-identical at any thread count */
+    /* fixed chunks summed in order: the norm does not depend on how OpenMP splits the loop */
     enum { CHUNKS = 64 };
     double partial[CHUNKS];
 #pragma omp parallel for schedule(static)

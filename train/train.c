@@ -40,6 +40,21 @@ void train_config_defaults(TrainConfig *tc) {
     tc->log_every = 50;
 }
 
+static void nan_message(const char *what, float value, long step, const char *path, long last_good_step) {
+    if (last_good_step >= 0)
+        pelab_fail("%s is %f at step %ld; stopped. Last good checkpoint: %s (step %ld)", what, value, step, path,
+                   last_good_step);
+    else
+        pelab_fail("%s is %f at step %ld; stopped before any checkpoint was written (try a lower --lr)", what, value,
+                   step);
+}
+
+static size_t first_non_finite(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return i;
+    return n;
+}
+
 /* Randomized positions (Ruoss et al. 2023): T distinct ids from [0, max), increasing, by selection
  * sampling (Knuth's algorithm S: each id is taken with probability needed / remaining). */
 void sample_sorted_positions(Rng *rng, int max, int T, int *out) {
@@ -158,7 +173,7 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
     TrainConfig tc = *tc_in;
     memset(res, 0, sizeof *res);
     res->val_loss = NAN;
-    if (tc.warmup < 0) tc.warmup = (int)(tc.steps / 20);
+    int warmup = tc.warmup < 0 ? (int)(tc.steps / 20) : tc.warmup; /* the flag (-1 = 5%) is what is stored */
     if (tc.kv_heads == 0) tc.kv_heads = tc.heads;
     if (tc.hidden == 0) tc.hidden = 3 * tc.dim;
     if (tc.steps < 1) return pelab_fail("--steps %ld: expected at least 1", tc.steps);
@@ -227,9 +242,11 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
                 data.n_train, data.n - data.n_train, B, T, tc.steps);
     }
 
-    struct sigaction sa = {0}, old_sa;
+    struct sigaction sa = {0}, old_int, old_term;
     sa.sa_handler = on_sigint;
-    sigaction(SIGINT, &sa, &old_sa);
+    sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C during a long step or save ends the process */
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     stop_requested = 0;
 
     Progress prog;
@@ -257,18 +274,18 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
         }
         train_loss = model.mean_loss;
         if (!isfinite(train_loss)) {
-            if (last_good_step >= 0)
-                pelab_fail("loss is %f at step %ld; stopped. Last good checkpoint: %s (step %ld)", train_loss,
-                           step + 1, tc.out, last_good_step);
-            else
-                pelab_fail("loss is %f at step %ld; stopped before any checkpoint was written (try a lower --lr)",
-                           train_loss, step + 1);
+            nan_message("loss", train_loss, step + 1, tc.out, last_good_step);
             rc = -1;
             break;
         }
         model_backward(&model);
-        clip_grad_norm(model.grads_mem, model.n_params, tc.clip);
-        opt.lr = lr_schedule(step, tc.steps, tc.warmup, tc.lr, tc.min_lr_frac);
+        float grad_norm = clip_grad_norm(model.grads_mem, model.n_params, tc.clip);
+        if (!isfinite(grad_norm)) {
+            nan_message("gradient norm", grad_norm, step + 1, tc.out, last_good_step);
+            rc = -1;
+            break;
+        }
+        opt.lr = lr_schedule(step, tc.steps, warmup, tc.lr, tc.min_lr_frac);
         adamw_update(&model, adam_m, adam_v, &opt, step + 1);
         if (model.pos.scheme->after_update && model.tensors[T_POS].numel)
             model.pos.scheme->after_update(&model.pos, model.params.pos);
@@ -285,6 +302,12 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
             if (!tc.quiet) progress_note(&prog, "step %ld: validation loss %.4f", step, val_loss);
         }
         if ((tc.ckpt_every > 0 && step % tc.ckpt_every == 0) || last || stopping) {
+            size_t bad = first_non_finite(model.params_mem, model.n_params);
+            if (bad < model.n_params) { /* never write a poisoned checkpoint over a good one */
+                nan_message("a weight", model.params_mem[bad], step, tc.out, last_good_step);
+                rc = -1;
+                break;
+            }
             if (save(tc.out, &model, &tc, &data, adam_m, adam_v, step, &data_rng, train_loss, val_loss) != 0) {
                 rc = -1;
                 break;
@@ -301,7 +324,8 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
     }
 done:
     if (!tc.quiet) progress_done(&prog);
-    sigaction(SIGINT, &old_sa, NULL);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     res->step = step;
     res->train_loss = train_loss;
     res->val_loss = val_loss;
