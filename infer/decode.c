@@ -75,7 +75,7 @@ static void decode_block(Model *m, KVCache *c, const int *tokens, const int *pos
                 ps->qk_forward(&m->pos, k_new, pos, nb, KVH, 1, l);
             }
         }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((size_t)nb * nk * qdim >= PAR_MIN_WORK)
         for (int h = 0; h < H; h++) {
             int kvh = h / group;
             attention_head_forward(c->att_out + h * hd, qdim, c->att_probs + (size_t)h * c->chunk * c->max_len, nk,

@@ -1,11 +1,13 @@
 #include "layers.h"
 
+#include "util.h"
+
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
 
 void embedding_forward(float *out, const int *inp, const float *tok_emb, int N, int D) {
-#pragma omp parallel for
+#pragma omp parallel for if ((size_t)N * D >= PAR_MIN_WORK)
     for (int n = 0; n < N; n++) memcpy(out + (size_t)n * D, tok_emb + (size_t)inp[n] * D, sizeof(float) * D);
 }
 
@@ -19,7 +21,7 @@ void embedding_backward(float *dtok_emb, const float *dout, const int *inp, int 
 }
 
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain, int N, int D, float eps) {
-#pragma omp parallel for
+#pragma omp parallel for if ((size_t)N * D >= PAR_MIN_WORK)
     for (int n = 0; n < N; n++) {
         const float *x = inp + (size_t)n * D;
         float *y = out + (size_t)n * D;
@@ -34,7 +36,7 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gai
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp, const float *gain,
                       const float *rstd, int N, int D) {
     /* with xn = x*r and y = xn*g:  dx = r * (g*dy - xn * mean(g*dy*xn)),  dg = sum dy*xn */
-#pragma omp parallel for
+#pragma omp parallel for if ((size_t)N * D >= PAR_MIN_WORK)
     for (int n = 0; n < N; n++) {
         const float *x = inp + (size_t)n * D, *dy = dout + (size_t)n * D;
         float *dx = dinp + (size_t)n * D;
@@ -44,7 +46,7 @@ void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float 
         for (int i = 0; i < D; i++) dx[i] += r * (gain[i] * dy[i] - x[i] * r * dot);
     }
     /* gain gradient: reduce over rows, parallel over columns so no two threads share a slot */
-#pragma omp parallel for
+#pragma omp parallel for if ((size_t)N * D >= PAR_MIN_WORK)
     for (int i = 0; i < D; i++) {
         float acc = 0.0f;
         for (int n = 0; n < N; n++) acc += dout[(size_t)n * D + i] * inp[(size_t)n * D + i] * rstd[n];
@@ -70,7 +72,7 @@ void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp
 }
 
 void swiglu_forward(float *act, const float *gate, const float *up, size_t n) {
-#pragma omp parallel for
+#pragma omp parallel for if (n >= PAR_MIN_WORK)
     for (size_t i = 0; i < n; i++) {
         float g = gate[i];
         act[i] = g / (1.0f + expf(-g)) * up[i];
@@ -79,7 +81,7 @@ void swiglu_forward(float *act, const float *gate, const float *up, size_t n) {
 
 void swiglu_backward(float *dgate, float *dup, const float *dact, const float *gate, const float *up, size_t n) {
     /* silu'(g) = s * (1 + g*(1-s)), s = sigmoid(g) */
-#pragma omp parallel for
+#pragma omp parallel for if (n >= PAR_MIN_WORK)
     for (size_t i = 0; i < n; i++) {
         float g = gate[i], s = 1.0f / (1.0f + expf(-g));
         dgate[i] = dact[i] * up[i] * s * (1.0f + g * (1.0f - s));
@@ -88,7 +90,7 @@ void swiglu_backward(float *dgate, float *dup, const float *dact, const float *g
 }
 
 void residual_forward(float *out, const float *a, const float *b, size_t n) {
-#pragma omp parallel for
+#pragma omp parallel for if (n >= PAR_MIN_WORK)
     for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
 
@@ -102,7 +104,7 @@ void log_softmax(float *out, const float *logits, int V) {
 }
 
 float crossentropy_forward(float *losses, const float *logits, const int *targets, int N, int V) {
-#pragma omp parallel for
+#pragma omp parallel for if ((size_t)N * V >= PAR_MIN_WORK)
     for (int n = 0; n < N; n++) {
         if (targets[n] < 0) {
             losses[n] = 0.0f;
@@ -126,7 +128,7 @@ void crossentropy_backward(float *logits, const int *targets, int N, int V) {
     int counted = 0;
     for (int n = 0; n < N; n++) counted += targets[n] >= 0;
     float scale = counted ? 1.0f / counted : 0.0f;
-#pragma omp parallel for
+#pragma omp parallel for if ((size_t)N * V >= PAR_MIN_WORK)
     for (int n = 0; n < N; n++) {
         float *row = logits + (size_t)n * V;
         if (targets[n] < 0) {

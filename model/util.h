@@ -30,6 +30,10 @@ float rng_f32(Rng *r);           /* uniform in [0,1), 24 bits */
 float rng_normal(Rng *r);        /* standard normal, Box-Muller */
 uint64_t rng_below(Rng *r, uint64_t n); /* uniform in [0,n) */
 
+/* OpenMP loops with less work than this many elements run on one thread: forking costs more
+ * than it saves, and on a busy machine a spinning team can stall for milliseconds */
+#define PAR_MIN_WORK 32768
+
 double now_seconds(void);
 uint64_t fnv1a64(const void *data, size_t n, uint64_t h);
 long peak_rss_kb(void);

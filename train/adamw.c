@@ -10,7 +10,7 @@ void adamw_update(Model *model, float *m, float *v, const AdamWConfig *c, long s
         float *p = model->params_mem + ti->offset, *g = model->grads_mem + ti->offset;
         float *mt = m + ti->offset, *vt = v + ti->offset;
         long n = (long)ti->numel;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= PAR_MIN_WORK)
         for (long i = 0; i < n; i++) {
             mt[i] = c->beta1 * mt[i] + (1.0f - c->beta1) * g[i];
             vt[i] = c->beta2 * vt[i] + (1.0f - c->beta2) * g[i] * g[i];

@@ -1,6 +1,7 @@
 /* train_cmd.c: `pelab train` flags -> TrainConfig -> train_run. */
 #include <stdio.h>
 
+#include "../model/pos/pos.h"
 #include "../tools/args.h"
 #include "../tools/commands.h"
 #include "train.h"
@@ -9,9 +10,12 @@ int cmd_train(int argc, char **argv) {
     TrainConfig tc;
     train_config_defaults(&tc);
     int steps = (int)tc.steps, synth_bytes = (int)tc.synth_bytes, stop_after = 0, threads = 0, untied = 0;
+    char names[256], pos_help[320];
+    pos_list(names, sizeof names);
+    snprintf(pos_help, sizeof pos_help, "position scheme NAME[:k=v,...]: %s", names);
     const OptSpec opts[] = {
         {"--data", OPT_STR, &tc.data, 0, 0, "text file (bytes are tokens) or synth:NAME"},
-        {"--pos", OPT_STR, &tc.pos, 0, 0, "position scheme NAME[:k=v,...]: nope, learned, sinusoidal, rope"},
+        {"--pos", OPT_STR, &tc.pos, 0, 0, pos_help},
         {"--out", OPT_STR, &tc.out, 0, 0, "checkpoint path (safetensors)"},
         {"--resume", OPT_FLAG, &tc.resume, 0, 0, "continue from --out if it exists (same flags as before)"},
         {"--init", OPT_STR, &tc.init, 0, 0, "start from this checkpoint's weights (fine-tune)"},

@@ -1,10 +1,12 @@
 #include "rotary.h"
 
+#include "../util.h"
+
 void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_heads, const SinCosTable *t,
                   int head_slots, int head_div, float sin_sign) {
     int hd = l->head_dim, np = l->rot_pairs, nf = t->n_freq;
     int stride_pair = l->half_layout ? 1 : 2, offset_second = l->half_layout ? np : 1;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((size_t)n * n_heads * np >= PAR_MIN_WORK / 4)
     for (int r = 0; r < n; r++) {
         const float *crow = t->cos_t + (size_t)pos[r] * nf, *srow = t->sin_t + (size_t)pos[r] * nf;
         for (int h = 0; h < n_heads; h++) {

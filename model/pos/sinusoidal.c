@@ -55,7 +55,7 @@ static void sin_input_forward(const PosCtx *pc, float *x, const int *pos, int n)
     const SinCosTable *t = &((const Sinusoidal *)pc->state)->table;
     int D = pc->dim, nf = t->n_freq;
     float scale = (float)((const Sinusoidal *)pc->state)->scale;
-#pragma omp parallel for
+#pragma omp parallel for if ((size_t)n * D >= PAR_MIN_WORK)
     for (int r = 0; r < n; r++) {
         const float *c = t->cos_t + (size_t)pos[r] * nf, *s = t->sin_t + (size_t)pos[r] * nf;
         float *row = x + (size_t)r * D;
