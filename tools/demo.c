@@ -22,7 +22,7 @@ static void print_byte(int id, void *ctx) {
 
 int cmd_demo(int argc, char **argv) {
     int steps = 600, seq_len = 64, threads = 0;
-    const char *out_dir = "runs/demo", *schemes = "nope,learned,sinusoidal,rope";
+    const char *out_dir = "runs/demo", *schemes = "nope,learned,sinusoidal,alibi,rope";
     const OptSpec opts[] = {
         {"--steps", OPT_INT, &steps, 1, 1 << 30, "training steps per scheme"},
         {"--seq-len", OPT_INT, &seq_len, 8, 4096, "training length L"},
