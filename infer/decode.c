@@ -30,15 +30,15 @@ void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk) {
     c->att_probs = xmalloc((size_t)cfg->n_heads * chunk * max_len * sizeof(float));
     c->lnf = xmalloc(chunk * D * sizeof(float));
     const PosScheme *ps = m->pos.scheme;
-    c->raw_keys = ps->qk_length_dependent && ps->qk_length_dependent(&m->pos);
-    c->k_now = c->raw_keys ? xmalloc((size_t)max_len * c->kvdim * sizeof(float)) : NULL;
+    c->dynamic_from = ps->qk_dynamic_from ? ps->qk_dynamic_from(&m->pos) : -1;
+    c->tokens = xmalloc((size_t)max_len * sizeof(int));
 }
 
 void kvcache_reset(KVCache *c) { c->len = 0; }
 
 void kvcache_free(KVCache *c) {
     void *bufs[] = {c->k, c->v, c->pos, c->x, c->ln, c->q, c->att_out, c->proj, c->gate, c->up, c->act,
-                    c->att_probs, c->lnf, c->k_now};
+                    c->att_probs, c->lnf, c->tokens};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(c, 0, sizeof *c);
 }
@@ -52,7 +52,8 @@ static void decode_block(Model *m, KVCache *c, const int *tokens, const int *pos
     int D = cfg->dim, F = cfg->hidden_dim, V = cfg->vocab_size, H = cfg->n_heads, KVH = cfg->n_kv_heads;
     int hd = m->head_dim, qdim = H * hd, kvdim = c->kvdim, group = H / KVH, start = c->len, nk = start + nb;
 
-    memcpy(c->pos + start, pos, nb * sizeof(int));
+    memmove(c->pos + start, pos, nb * sizeof(int)); /* may already be in place (recomputation) */
+    memmove(c->tokens + start, tokens, nb * sizeof(int));
     embedding_forward(c->x, tokens, p->tok_emb, nb, D);
     if (ps->input_forward) ps->input_forward(&m->pos, c->x, pos, nb);
 
@@ -63,23 +64,15 @@ static void decode_block(Model *m, KVCache *c, const int *tokens, const int *pos
         matmul_forward(c->q, c->ln, p->wq + (size_t)l * qdim * D, nb, D, qdim);
         matmul_forward(k_new, c->ln, p->wk + (size_t)l * kvdim * D, nb, D, kvdim);
         matmul_forward(v_new, c->ln, p->wv + (size_t)l * kvdim * D, nb, D, kvdim);
-        const float *keys = kcache;
         if (ps->qk_forward) {
             ps->qk_forward(&m->pos, c->q, pos, nb, H, 0, l);
-            if (c->raw_keys) {
-                /* the transform changed with the length: redo it on every cached key (exact) */
-                memcpy(c->k_now, kcache, (size_t)nk * kvdim * sizeof(float));
-                ps->qk_forward(&m->pos, c->k_now, c->pos, nk, KVH, 1, l);
-                keys = c->k_now;
-            } else {
-                ps->qk_forward(&m->pos, k_new, pos, nb, KVH, 1, l);
-            }
+            ps->qk_forward(&m->pos, k_new, pos, nb, KVH, 1, l);
         }
 #pragma omp parallel for schedule(static) if ((size_t)nb * nk * qdim >= PAR_MIN_WORK)
         for (int h = 0; h < H; h++) {
             int kvh = h / group;
             attention_head_forward(c->att_out + h * hd, qdim, c->att_probs + (size_t)h * c->chunk * c->max_len, nk,
-                                   c->q + h * hd, qdim, nb, keys + kvh * hd, kvdim, vcache + kvh * hd, kvdim, nk,
+                                   c->q + h * hd, qdim, nb, kcache + kvh * hd, kvdim, vcache + kvh * hd, kvdim, nk,
                                    start, pos, c->pos, h, l, &m->pos, hd);
         }
         matmul_forward(c->proj, c->att_out, p->wo + (size_t)l * D * qdim, nb, qdim, D);
@@ -110,7 +103,23 @@ int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int 
     for (int i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab_size)
             return pelab_fail("token id %d: expected 0..%d", tokens[i], m->cfg.vocab_size - 1);
-    if (pos_check_positions(&m->pos, pos, n) != 0) return -1;
+    /* a dynamic rule past its length changes the transform of every position, so every layer of
+     * the cache is stale: recompute the prefix under the new length (same table for all rows) */
+    long longest = 0;
+    for (int i = 0; i < c->len; i++) longest = c->pos[i] + 1 > longest ? c->pos[i] + 1 : longest;
+    for (int i = 0; i < n; i++) longest = pos[i] + 1 > longest ? pos[i] + 1 : longest;
+    if (c->dynamic_from >= 0 && !c->stale_dynamic && longest > c->dynamic_from && c->len > 0) {
+        int old = c->len;
+        memcpy(c->pos + old, pos, n * sizeof(int)); /* all positions in one array for the check */
+        if (pos_check_positions(&m->pos, c->pos, (size_t)old + n) != 0) return -1;
+        c->len = 0;
+        for (int done = 0; done < old; done += c->chunk) {
+            int nb = old - done < c->chunk ? old - done : c->chunk;
+            decode_block(m, c, c->tokens + done, c->pos + done, nb, NULL, 0);
+        }
+    } else if (pos_check_positions(&m->pos, pos, n) != 0) {
+        return -1;
+    }
     for (int done = 0; done < n; done += c->chunk) {
         int nb = n - done < c->chunk ? n - done : c->chunk;
         int last_block = done + nb == n;

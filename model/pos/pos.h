@@ -35,9 +35,10 @@ typedef struct PosScheme {
     /* make tables valid for a sequence of positions < n_positions (dynamic rules also take it as
      * the current length); called before any parallel hook call */
     int (*reserve)(PosCtx *pc, long n_positions);
-    /* 1 if the q/k transform of a position depends on the current length (dynamic NTK): the KV
-     * cache must then keep keys un-transformed and transform them again at every step */
-    int (*qk_length_dependent)(const PosCtx *pc);
+    /* -1, or the length past which the q/k transform of every position depends on the current
+     * length (dynamic NTK): a cache built at a shorter length is then stale in every layer, and
+     * the KV-cache decoder recomputes the prefix to stay exact */
+    long (*qk_dynamic_from)(const PosCtx *pc);
     /* largest position + 1 whose numbers stay finite and accurate in float32, -1 if unlimited */
     long (*computable_position)(const PosCtx *pc);
     /* after every optimizer update: project learned parameters back into their domain (clamps) */

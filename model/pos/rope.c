@@ -53,7 +53,7 @@ static int rope_reserve(PosCtx *pc, long n_positions) {
     return sincos_table_reserve(&s->table, n_positions);
 }
 
-static int rope_length_dependent(const PosCtx *pc) { return rope_rule_is_dynamic(&((const Rope *)pc->state)->core.rule); }
+static long rope_dynamic_from(const PosCtx *pc) { return rotary_core_dynamic_from(&((const Rope *)pc->state)->core); }
 
 static void rope_qk_forward(const PosCtx *pc, float *v, const int *pos, int n, int n_heads, int is_key, int layer) {
     (void)is_key, (void)layer;
@@ -86,7 +86,7 @@ const PosScheme pos_rope = {
     .prepare = rope_prepare,
     .describe = rope_describe,
     .reserve = rope_reserve,
-    .qk_length_dependent = rope_length_dependent,
+    .qk_dynamic_from = rope_dynamic_from,
     .qk_forward = rope_qk_forward,
     .qk_backward = rope_qk_backward,
     .destroy = rope_destroy,

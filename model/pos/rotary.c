@@ -81,6 +81,8 @@ int rotary_core_set_length(RotaryCore *c, long n) {
     return 1;
 }
 
+long rotary_core_dynamic_from(const RotaryCore *c) { return rope_rule_is_dynamic(&c->rule) ? c->train_len : -1; }
+
 double rotary_core_angle(const RotaryCore *c, int j, long pos) {
     return rope_rule_angle(&c->rule, c->freq[j], pos, c->train_len);
 }

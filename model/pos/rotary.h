@@ -47,6 +47,8 @@ int rotary_core_prepare(RotaryCore *c, const char *scheme, int head_dim, int tra
 void rotary_core_describe(const RotaryCore *c, char *buf, size_t n);
 /* dynamic rules: recompute freq for a sequence of n positions; 1 if it changed (rebuild tables) */
 int rotary_core_set_length(RotaryCore *c, long n);
+/* -1, or the length past which a dynamic rule changes the frequencies (qk_dynamic_from) */
+long rotary_core_dynamic_from(const RotaryCore *c);
 /* RoPE angle of pair j at pos under the rule */
 double rotary_core_angle(const RotaryCore *c, int j, long pos);
 void rotary_core_free(RotaryCore *c);

@@ -100,9 +100,7 @@ static int xpos_reserve(PosCtx *pc, long n_positions) {
     return sincos_table_reserve(&s->k_table, n_positions);
 }
 
-static int xpos_length_dependent(const PosCtx *pc) {
-    return rope_rule_is_dynamic(&((const Xpos *)pc->state)->core.rule);
-}
+static long xpos_dynamic_from(const PosCtx *pc) { return rotary_core_dynamic_from(&((const Xpos *)pc->state)->core); }
 
 static long xpos_computable_position(const PosCtx *pc) { return ((const Xpos *)pc->state)->last_safe + 1; }
 
@@ -139,7 +137,7 @@ const PosScheme pos_xpos = {
     .prepare = xpos_prepare,
     .describe = xpos_describe,
     .reserve = xpos_reserve,
-    .qk_length_dependent = xpos_length_dependent,
+    .qk_dynamic_from = xpos_dynamic_from,
     .computable_position = xpos_computable_position,
     .qk_forward = xpos_qk_forward,
     .qk_backward = xpos_qk_backward,
