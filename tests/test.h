@@ -25,6 +25,9 @@ const char *shared_data_dir(void);
 struct Model;
 /* vocab 13, dim 16, 2 layers, 4 heads, hidden 20, seq_len 8; weights ~N(0, 0.35^2), gains ~1 */
 int tiny_model(struct Model *m, const char *spec, int n_kv_heads, int tied, unsigned long long seed);
+/* the same with a choice of heads and layers */
+int tiny_model_shaped(struct Model *m, const char *spec, int n_heads, int n_kv_heads, int n_layers, int tied,
+                      unsigned long long seed);
 /* central-difference check of every parameter tensor (B=2, T=6, row 1 at positions 2..7) */
 void gradcheck(const char *spec, int n_kv_heads, int tied);
 /* KV-cache decoding (4 chunkings, T=12) equals the full forward; batch of 2 equals single */

@@ -10,8 +10,9 @@
 #include "test.h"
 
 /* a tiny model whose weights are large enough that every gradient path is exercised */
-int tiny_model(Model *m, const char *spec, int n_kv_heads, int tied, unsigned long long seed) {
-    ModelConfig c = {.vocab_size = 13, .dim = 16, .n_layers = 2, .n_heads = 4, .n_kv_heads = n_kv_heads,
+int tiny_model_shaped(Model *m, const char *spec, int n_heads, int n_kv_heads, int n_layers, int tied,
+                      unsigned long long seed) {
+    ModelConfig c = {.vocab_size = 13, .dim = 16, .n_layers = n_layers, .n_heads = n_heads, .n_kv_heads = n_kv_heads,
                      .hidden_dim = 20, .seq_len = 8, .norm_eps = 1e-5f, .tied = tied};
     if (model_create(m, &c, spec) != 0) return -1;
     model_init_weights(m, seed);
@@ -24,6 +25,10 @@ int tiny_model(Model *m, const char *spec, int n_kv_heads, int tied, unsigned lo
             p[i] = is_norm ? 1.0f + 0.2f * rng_normal(&rng) : 0.35f * rng_normal(&rng);
     }
     return 0;
+}
+
+int tiny_model(Model *m, const char *spec, int n_kv_heads, int tied, unsigned long long seed) {
+    return tiny_model_shaped(m, spec, 4, n_kv_heads, 2, tied, seed);
 }
 
 static double loss_at(Model *m, const int *in, const int *tg, const int *pos, int B, int T) {

@@ -364,19 +364,7 @@ static void dynatan_through_scheme(void) {
 /* tiny_model's shape and weights, with a choice of heads and layers */
 static int small_model(Model *m, const char *spec, int n_heads, int n_kv_heads, int n_layers,
                        unsigned long long seed) {
-    ModelConfig c = {.vocab_size = 13, .dim = 16, .n_layers = n_layers, .n_heads = n_heads,
-                     .n_kv_heads = n_kv_heads, .hidden_dim = 20, .seq_len = 8, .norm_eps = 1e-5f, .tied = 0};
-    if (model_create(m, &c, spec) != 0) return -1;
-    model_init_weights(m, seed);
-    Rng rng;
-    rng_seed(&rng, seed + 1);
-    for (int t = 0; t < N_PARAM_TENSORS; t++) {
-        float *p = m->params_mem + m->tensors[t].offset;
-        int is_norm = t == T_ATTN_NORM || t == T_MLP_NORM || t == T_FINAL_NORM;
-        for (size_t i = 0; i < m->tensors[t].numel; i++)
-            p[i] = is_norm ? 1.0f + 0.2f * rng_normal(&rng) : 0.35f * rng_normal(&rng);
-    }
-    return 0;
+    return tiny_model_shaped(m, spec, n_heads, n_kv_heads, n_layers, 0, seed);
 }
 
 /* gradcheck's positions stop at 7 = L - 1, where a dynamic rule is the plain one: a directional
