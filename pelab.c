@@ -14,9 +14,12 @@ static const Command commands[] = {
     {"train", cmd_train, "train a model on a text file or a built-in synthetic corpus"},
     {"sample", cmd_sample, "generate text from a checkpoint (KV cache)"},
     {"score", cmd_score, "mean NLL / perplexity of a text in windows"},
+    {"eval", cmd_eval, "loss by length (both protocols) and by position, with scaling rules"},
+    {"passkey", cmd_passkey, "passkey retrieval accuracy by length and depth"},
     {"info", cmd_info, "config, parameters, position scheme and lengths of a checkpoint"},
     {"synth", cmd_synth, "write a built-in synthetic corpus to stdout"},
     {"demo", cmd_demo, "the built-in end-to-end run: train, evaluate past L, sample"},
+    {"probe", cmd_probe, "diagnostics: distance, permutation, attention map, cache checklist"},
     {"bench", cmd_bench, "training and sampling speed on fixed configurations"},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };

@@ -78,6 +78,13 @@ void test_cli(void) {
     rc = run(cmd, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "nll ") && strstr(out, "tokens 19999"), "pelab score: %s", out);
 
+    /* the diagnosis checklist passes on a trained model; probes refuse an unknown name */
+    snprintf(cmd, sizeof cmd, "./pelab probe %s/cli.safetensors cache --threads 1", dir);
+    rc = run(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "0 checks failed"), "pelab probe cache (exit %d): %s", rc, out);
+    snprintf(cmd, sizeof cmd, "./pelab probe %s/cli.safetensors spin", dir);
+    expect_error(cmd, "spin");
+
     /* Ctrl-C writes a checkpoint, exits 130, and --resume carries on from it */
     snprintf(cmd, sizeof cmd,
              "./pelab train --steps 1000000 --dim 32 --layers 1 --heads 2 --seq-len 32 --batch 4 --synth-bytes 30000 "

@@ -5,10 +5,13 @@
 int cmd_train(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
 int cmd_score(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_passkey(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 
 /* --threads N for OpenMP and OpenBLAS alike (0: leave the default, all cores) */
 void set_threads(int n);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../data/passkey.h"
 #include "../model/checkpoint.h"
 #include "adamw.h"
 #include "progress.h"
@@ -109,6 +110,7 @@ static void write_train_meta(CkptMeta *meta, const TrainConfig *tc, const Datase
     meta_set(meta, "train.init", "%s", tc->init ? tc->init : "");
     meta_set(meta, "train.scale", "%s", tc->scale ? tc->scale : "");
     meta_set(meta, "train.rand_pos", "%d", tc->rand_pos);
+    meta_set(meta, "train.passkey_frac", "%.9g", tc->passkey_frac);
 }
 
 /* on resume every stored training key must equal this run's (train.steps may grow) */
@@ -118,6 +120,7 @@ static int check_resume_meta(const CkptMeta *stored, const TrainConfig *tc, cons
     for (int i = 0; i < now.n; i++) {
         const char *key = now.e[i].key, *old = meta_get(stored, key);
         if (strcmp(key, "train.steps") == 0) continue;
+        if (!old && strcmp(key, "train.passkey_frac") == 0) old = "0"; /* written before the flag existed */
         if (!old) return pelab_fail("%s: cannot resume: the checkpoint has no '%s' (not written by pelab train)", path, key);
         if (strcmp(old, now.e[i].val) != 0)
             return pelab_fail("%s: cannot resume: %s is %s in the checkpoint but %s now; pass the same flags as the "
@@ -263,8 +266,13 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
         rc = -1;
         goto done;
     }
+    if (tc.passkey_frac > 0 && T + 1 < PASSKEY_MIN_LEN) {
+        pelab_fail("--passkey-frac: a passkey document needs --seq-len >= %d, got %d", PASSKEY_MIN_LEN - 1, T);
+        rc = -1;
+        goto done;
+    }
     while (step < tc.steps) {
-        dataset_train_batch(&data, &data_rng, B, T, inputs, targets);
+        passkey_mix_batch(&data, &data_rng, tc.passkey_frac, B, T, inputs, targets); /* frac 0: corpus only */
         if (tc.rand_pos > 0)
             for (int b = 0; b < B; b++) sample_sorted_positions(&data_rng, tc.rand_pos, T, positions + b * T);
         model_zero_grad(&model);

@@ -21,6 +21,7 @@ int cmd_train(int argc, char **argv) {
         {"--init", OPT_STR, &tc.init, 0, 0, "start from this checkpoint's weights (fine-tune)"},
         {"--scale", OPT_STR, &tc.scale, 0, 0, "RoPE scaling rule to train with (with --init: fine-tune, e.g. pi:4)"},
         {"--rand-pos", OPT_INT, &tc.rand_pos, 0, 1 << 30, "randomized positions: sorted distinct ids from [0, N) (0: off)"},
+        {"--passkey-frac", OPT_FLOAT, &tc.passkey_frac, 0, 1, "share of rows that are passkey documents (pelab passkey)"},
         {"--dim", OPT_INT, &tc.dim, 2, 65536, "model width"},
         {"--layers", OPT_INT, &tc.layers, 1, 1024, "decoder layers"},
         {"--heads", OPT_INT, &tc.heads, 1, 4096, "attention heads"},

@@ -1,0 +1,156 @@
+#include "eval.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/layers.h"
+#include "decode.h"
+
+const char *const eval_protocol_names[EVAL_N_PROTOCOLS] = {"nonoverlap", "sliding"};
+
+/* score_tokens' block size: the same blocks give the same floats, so eval at L equals score */
+#define EVAL_CHUNK 256
+
+int eval_bucket(int p, int len, int n_buckets) { return (int)((long)p * n_buckets / len); }
+
+void eval_bucket_range(int b, int len, int n_buckets, int *lo, int *hi) {
+    /* the inverse of eval_bucket: smallest p with p * nb / len >= b, and the next bucket's start - 1 */
+    *lo = (int)(((long)b * len + n_buckets - 1) / n_buckets);
+    *hi = (int)(((long)(b + 1) * len + n_buckets - 1) / n_buckets) - 1;
+}
+
+int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, int n_buckets, double *bucket_sum,
+                 size_t *bucket_n, EvalTrace *trace, ScoreResult *r) {
+    memset(r, 0, sizeof *r);
+    if (n < 2) return pelab_fail("eval: need at least 2 tokens, got %zu", n);
+    if (len < 1) return pelab_fail("eval: length %d: expected >= 1", len);
+    if (stride < 1 || stride > len) return pelab_fail("eval: stride %d: expected 1..%d (the length)", stride, len);
+    int V = m->cfg.vocab_size;
+    KVCache kv;
+    kvcache_init(&kv, m, len, EVAL_CHUNK);
+    float *logits = xmalloc(sizeof(float) * (size_t)len * V);
+    int *pos = xmalloc(sizeof(int) * len);
+    for (int i = 0; i < len; i++) pos[i] = i;
+    int rc = 0;
+    /* window at s feeds inputs [s, e) and predicts targets s+1..e; inputs before `done` were
+     * already scored by an earlier window, so each target is scored once, in stream order */
+    size_t done = 0, last = n - 1;
+    for (size_t s = 0; done < last; s += (size_t)stride) {
+        size_t e = s + (size_t)len < last ? s + (size_t)len : last;
+        int nw = (int)(e - s);
+        kvcache_reset(&kv);
+        if (decode_forward(m, &kv, tokens + s, pos, nw, logits, 1) != 0) {
+            rc = -1;
+            break;
+        }
+        for (int i = (int)(done - s); i < nw; i++) {
+            float *row = logits + (size_t)i * V;
+            log_softmax(row, row, V);
+            size_t t = s + i + 1;
+            float lp = row[tokens[t]];
+            r->nll_sum -= lp;
+            if (bucket_sum) {
+                int b = eval_bucket(i, len, n_buckets);
+                bucket_sum[b] -= lp;
+                bucket_n[b]++;
+            }
+            if (trace) {
+                if (trace->logprob) trace->logprob[t] = lp;
+                if (trace->count) trace->count[t]++;
+            }
+        }
+        r->n_scored += e - done;
+        r->n_windows++;
+        done = e;
+    }
+    kvcache_free(&kv);
+    free(logits);
+    free(pos);
+    return rc;
+}
+
+double eval_mean(const ScoreResult *r) { return r->n_scored ? r->nll_sum / r->n_scored : NAN; }
+
+int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, int n_buckets, EvalLength *e) {
+    memset(e, 0, sizeof *e);
+    if (len < 1) return pelab_fail("eval: length %d: expected >= 1", len);
+    if (n_buckets < 1) return pelab_fail("eval: %d buckets: expected >= 1", n_buckets);
+    e->len = len;
+    e->stride = stride > 0 ? stride : (len / 2 > 0 ? len / 2 : 1);
+    if (e->stride > len) return pelab_fail("eval: stride %d exceeds the length %d", e->stride, len);
+    e->n_buckets = n_buckets < len ? n_buckets : len;
+    e->bucket_sum = xcalloc(e->n_buckets, sizeof(double));
+    e->bucket_n = xcalloc(e->n_buckets, sizeof(size_t));
+    /* positions 0..len-1: refused lengths are reported, not computed (one row, not the run) */
+    long table = pos_max_position(&m->pos), comp = pos_computable_position(&m->pos);
+    if (table >= 0 && len > table) {
+        e->status = EVAL_PAST_TABLE;
+        e->limit = table;
+        return 0;
+    }
+    if (comp >= 0 && len > comp) {
+        e->status = EVAL_PAST_COMPUTABLE;
+        e->limit = comp;
+        return 0;
+    }
+    double t0 = now_seconds();
+    if (eval_windows(m, tokens, n, len, len, e->n_buckets, e->bucket_sum, e->bucket_n, NULL,
+                     &e->proto[EVAL_NONOVERLAP]) != 0)
+        return -1;
+    double t1 = now_seconds();
+    e->seconds[EVAL_NONOVERLAP] = t1 - t0;
+    /* stride = len is the same computation: reuse it rather than spend the time twice */
+    if (e->stride == len) e->proto[EVAL_SLIDING] = e->proto[EVAL_NONOVERLAP];
+    else if (eval_windows(m, tokens, n, len, e->stride, 0, NULL, NULL, NULL, &e->proto[EVAL_SLIDING]) != 0)
+        return -1;
+    e->seconds[EVAL_SLIDING] = now_seconds() - t1;
+    return 0;
+}
+
+void eval_length_free(EvalLength *e) {
+    free(e->bucket_sum);
+    free(e->bucket_n);
+    e->bucket_sum = NULL;
+    e->bucket_n = NULL;
+}
+
+void eval_status_str(const EvalLength *e, char *buf, size_t n) {
+    switch (e->status) {
+    case EVAL_OK: snprintf(buf, n, "ok"); break;
+    case EVAL_PAST_TABLE: snprintf(buf, n, "n/a (past table of %ld)", e->limit); break;
+    case EVAL_PAST_COMPUTABLE: snprintf(buf, n, "n/a (past computable %ld)", e->limit); break;
+    }
+}
+
+int eval_load_rule(const char *path, const char *rule, Model *m, CkptMeta *meta) {
+    if (checkpoint_load(path, m, meta, NULL, NULL) != 0) return -1;
+    if (!rule || strcmp(rule, "none") == 0) return 0;
+    if (pos_set_scale(&m->pos, rule) != 0) {
+        model_free(m);
+        return -1;
+    }
+    return 0;
+}
+
+int eval_parse_lengths(const char *lengths, const char *mult, int train_len, int *out, int max) {
+    const char *list = lengths ? lengths : mult, *flag = lengths ? "--lengths" : "--mult";
+    int count = 0;
+    for (const char *p = list;;) {
+        char *end;
+        errno = 0;
+        double v = lengths ? (double)strtol(p, &end, 10) : strtod(p, &end);
+        if (errno || end == p || (*end && *end != ',') || !(v > 0))
+            return pelab_fail("%s %s: expected a comma-separated list of positive %s", flag, list,
+                              lengths ? "integers" : "numbers");
+        double len = lengths ? v : floor(v * train_len + 0.5);
+        if (len < 1 || len > (1 << 24))
+            return pelab_fail("%s %s: length %.0f is outside 1..%d", flag, list, len, 1 << 24);
+        if (count >= max) return pelab_fail("%s %s: more than %d lengths", flag, list, max);
+        out[count++] = (int)len;
+        if (!*end) break;
+        p = end + 1;
+    }
+    return count;
+}

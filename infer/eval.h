@@ -1,0 +1,73 @@
+/* eval.h: loss by evaluation length under both protocols of the evaluation design (section 7),
+ * and loss by position, through the KV-cache decoder (memory linear in the length).
+ *
+ *   non-overlapping: windows of len tokens at 0, len, 2len, ...; positions restart at 0 in
+ *                    every window; every token after the first is predicted once (= score_tokens).
+ *   sliding, stride S: windows of len tokens at 0, S, 2S, ...; the first window scores all its
+ *                    predictions, later ones only those past the previous window's end (its last
+ *                    S), so every scored token sees >= len - S tokens of context. S = len is the
+ *                    non-overlapping protocol, number for number.
+ * `pelab eval` prints these; `compare` calls them per trained model. */
+#ifndef PELAB_EVAL_H
+#define PELAB_EVAL_H
+
+#include <stddef.h>
+
+#include "../model/checkpoint.h"
+#include "../model/model.h"
+#include "score.h"
+
+enum { EVAL_NONOVERLAP, EVAL_SLIDING, EVAL_N_PROTOCOLS };
+extern const char *const eval_protocol_names[EVAL_N_PROTOCOLS]; /* "nonoverlap", "sliding" */
+
+/* why a length was not computed: the scheme refuses it (learned table) or cannot compute it */
+typedef enum { EVAL_OK, EVAL_PAST_TABLE, EVAL_PAST_COMPUTABLE } EvalStatus;
+
+/* Optional per-token record of one protocol run, [n] each (index = target token): logprob of
+ * every scored target, and how many times it was scored. Tests check "exactly once". */
+typedef struct {
+    float *logprob;
+    int *count;
+} EvalTrace;
+
+/* One protocol: windows of len tokens advanced by stride (1 <= stride <= len), position ids
+ * 0..len-1. bucket_sum / bucket_n (may be NULL): NLL sum and count per bucket of the query
+ * position (eval_bucket). trace may be NULL. -1 with pelab_errmsg if the model refuses a position. */
+int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, int n_buckets, double *bucket_sum,
+                 size_t *bucket_n, EvalTrace *trace, ScoreResult *r);
+
+/* bucket of query position p (0..len-1) among n_buckets equal-width buckets; its range [lo, hi] */
+int eval_bucket(int p, int len, int n_buckets);
+void eval_bucket_range(int b, int len, int n_buckets, int *lo, int *hi);
+
+typedef struct {
+    int len, stride;
+    EvalStatus status;
+    long limit;                          /* the table / computable length when status != EVAL_OK */
+    ScoreResult proto[EVAL_N_PROTOCOLS]; /* zero when not computed */
+    int n_buckets;                       /* min(requested, len) */
+    double *bucket_sum;                  /* [n_buckets] NLL sums, non-overlapping windows */
+    size_t *bucket_n;                    /* [n_buckets] predictions */
+    double seconds[EVAL_N_PROTOCOLS];
+} EvalLength;
+
+/* Both protocols and the position buckets at one length. stride 0: len / 2 (at least 1).
+ * A length the scheme refuses is not an error: status says why and nothing is computed.
+ * Free with eval_length_free. */
+int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, int n_buckets, EvalLength *e);
+void eval_length_free(EvalLength *e);
+/* "ok", "n/a (past table of 64)", "n/a (past computable 18000)" */
+void eval_status_str(const EvalLength *e, char *buf, size_t n);
+
+/* mean NLL of a protocol (NaN when nothing was scored) */
+double eval_mean(const ScoreResult *r);
+
+/* Load a checkpoint and apply a scaling rule: "none" keeps the stored scheme; any other rule on
+ * a non-rotary model is an error naming the rule. meta may be NULL. -1 with pelab_errmsg. */
+int eval_load_rule(const char *path, const char *rule, Model *m, CkptMeta *meta);
+
+/* Parse "64,128" (lengths) or, if lengths is NULL, "0.5,1,2" (mult, times train_len, rounded,
+ * at least 2) into out[max]; returns the count, or -1 with pelab_errmsg naming the flag. */
+int eval_parse_lengths(const char *lengths, const char *mult, int train_len, int *out, int max);
+
+#endif

@@ -1,0 +1,351 @@
+/* eval_cmd.c: `pelab eval CKPT --data FILE`: loss by length under both protocols and by position,
+ * for one or more scaling rules side by side, on the same tokens. Results to stdout (and CSV /
+ * JSON files), progress and tokens/s to stderr. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../data/tokenizer.h"
+#include "../tools/args.h"
+#include "../tools/commands.h"
+#include "eval.h"
+
+enum { MAX_RULES = 16, MAX_LENGTHS = 64 };
+
+typedef struct {
+    const char *model_path, *data_path, *seed;
+    size_t n_tokens, n_file;
+    int train_len, n_rules, n_lengths;
+    const char *rules[MAX_RULES];
+    char scheme[MAX_RULES][512], lengths_str[MAX_RULES][160];
+    EvalLength res[MAX_RULES][MAX_LENGTHS];
+} Run;
+
+static const char *protocol_defs[EVAL_N_PROTOCOLS] = {
+    "windows of L_eval tokens at 0, L_eval, 2 L_eval, ...; position ids 0..L_eval-1 in every window; every "
+    "token after the first predicted once",
+    "windows of L_eval tokens advanced by the stride S (default L_eval/2); position ids 0..L_eval-1; the first "
+    "window scores all its predictions, later ones their last S, so each scored token has >= L_eval - S tokens "
+    "of context (S = L_eval is nonoverlap)",
+};
+
+/* perplexity in 9 columns whatever its size */
+static void fmt_ppl(char *buf, size_t n, double nll) {
+    double p = exp(nll);
+    if (p < 1e5) snprintf(buf, n, "%9.3f", p);
+    else snprintf(buf, n, "%9.2e", p);
+}
+
+/* "  1.2345     3.437" (17 columns), the cell of one rule x protocol */
+static void fmt_cell(char *buf, size_t n, double nll) {
+    char p[32];
+    fmt_ppl(p, sizeof p, nll);
+    snprintf(buf, n, "%7.4f %s", nll, p);
+}
+
+static void print_header(const Run *run) {
+    printf("pelab eval  model %s  (seed %s, training length L = %d)\n", run->model_path, run->seed, run->train_len);
+    printf("data %s  byte tokens: %zu used of %zu in the file (the same tokens for every length and rule)\n",
+           run->data_path, run->n_tokens, run->n_file);
+    for (int r = 0; r < run->n_rules; r++)
+        printf("rule %-10s scheme %s  lengths: %s\n", run->rules[r], run->scheme[r], run->lengths_str[r]);
+    for (int p = 0; p < EVAL_N_PROTOCOLS; p++) printf("%-10s = %s\n", eval_protocol_names[p], protocol_defs[p]);
+    printf("loss in nats/token, ppl = exp(loss)\n\n");
+}
+
+static void print_table(const Run *run) {
+    const int cell = 17, group = 2 * cell + 3;
+    printf("%-15s", "");
+    for (int r = 0; r < run->n_rules; r++) printf(" | %-*s", group - 3, run->rules[r]);
+    printf("\n%-15s", "");
+    for (int r = 0; r < run->n_rules; r++)
+        for (int p = 0; p < EVAL_N_PROTOCOLS; p++) printf(" | %-*s", cell, eval_protocol_names[p]);
+    printf("\n%6s %8s", "length", "stride");
+    for (int r = 0; r < run->n_rules; r++)
+        for (int p = 0; p < EVAL_N_PROTOCOLS; p++) printf(" | %7s %9s", "loss", "ppl");
+    printf("\n");
+    for (int l = 0; l < run->n_lengths; l++) {
+        const EvalLength *e0 = &run->res[0][l];
+        char len_s[32];
+        snprintf(len_s, sizeof len_s, "%d%s", e0->len, e0->len == run->train_len ? "=L" : "");
+        printf("%6s %8d", len_s, e0->stride);
+        for (int r = 0; r < run->n_rules; r++) {
+            const EvalLength *e = &run->res[r][l];
+            char buf[64];
+            if (e->status != EVAL_OK) { /* one note across the rule's two columns */
+                eval_status_str(e, buf, sizeof buf);
+                printf(" | %-*s", group - 3, buf);
+                continue;
+            }
+            for (int p = 0; p < EVAL_N_PROTOCOLS; p++) {
+                fmt_cell(buf, sizeof buf, eval_mean(&e->proto[p]));
+                printf(" | %s", buf);
+            }
+        }
+        printf("\n");
+    }
+}
+
+static void print_buckets(const Run *run) {
+    printf("\nloss by position (nats/token over all nonoverlap windows; a bucket holds query positions lo-hi, "
+           "predicting the token after; * marks the bucket holding position %d = L, the first position "
+           "not seen in training)\n",
+           run->train_len);
+    for (int l = 0; l < run->n_lengths; l++) {
+        int ok = -1;
+        for (int r = 0; r < run->n_rules && ok < 0; r++)
+            if (run->res[r][l].status == EVAL_OK) ok = r;
+        const EvalLength *e0 = &run->res[ok < 0 ? 0 : ok][l];
+        if (ok < 0) {
+            char buf[64];
+            eval_status_str(e0, buf, sizeof buf);
+            printf("\nlength %d: %s\n", e0->len, buf);
+            continue;
+        }
+        printf("\nlength %d (%d buckets)\n  %-13s %9s", e0->len, e0->n_buckets, "positions", "n");
+        for (int r = 0; r < run->n_rules; r++) printf(" %10s", run->rules[r]);
+        printf("\n");
+        int mark = run->train_len < e0->len ? eval_bucket(run->train_len, e0->len, e0->n_buckets) : -1;
+        for (int b = 0; b < e0->n_buckets; b++) {
+            int lo, hi;
+            eval_bucket_range(b, e0->len, e0->n_buckets, &lo, &hi);
+            char range[32];
+            snprintf(range, sizeof range, "%d-%d", lo, hi);
+            printf("%c %-13s %9zu", b == mark ? '*' : ' ', range, e0->bucket_n[b]);
+            for (int r = 0; r < run->n_rules; r++) {
+                const EvalLength *e = &run->res[r][l];
+                if (e->status != EVAL_OK || !e->bucket_n[b]) printf(" %10s", "n/a");
+                else printf(" %10.4f", e->bucket_sum[b] / e->bucket_n[b]);
+            }
+            printf("\n");
+        }
+    }
+}
+
+/* --- CSV and JSON: the same rows, each naming model, seed, scheme, rule, data, length, protocol --- */
+
+typedef struct {
+    const char *kind, *rule, *scheme, *protocol, *status;
+    int length, stride, bucket, lo, hi; /* bucket < 0: a length row */
+    size_t windows, n;
+    double nll; /* NaN: not computed */
+} Row;
+
+static const char *csv_columns =
+    "kind,model,seed,scheme,rule,data,tokens,train_len,length,protocol,stride,bucket,pos_lo,pos_hi,windows,n_scored,"
+    "nll,ppl,status";
+
+/* a CSV field, quoted when it holds a comma or a quote (scheme specs do) */
+static void csv_str(FILE *f, const char *s, int last) {
+    if (strpbrk(s, ",\"\n")) {
+        fputc('"', f);
+        for (; *s; s++) {
+            if (*s == '"') fputc('"', f);
+            fputc(*s, f);
+        }
+        fputc('"', f);
+    } else fputs(s, f);
+    fputc(last ? '\n' : ',', f);
+}
+
+/* sep, then "key": "s" */
+static void json_str(FILE *f, const char *sep, const char *key, const char *s) {
+    fprintf(f, "%s\"%s\": \"", sep, key);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void write_row(FILE *f, int json, const Run *run, const Row *w, int *first) {
+    char num[7][32] = {""};
+    snprintf(num[0], 32, "%zu", run->n_tokens);
+    snprintf(num[1], 32, "%d", run->train_len);
+    snprintf(num[2], 32, "%d", w->length);
+    if (w->bucket < 0) snprintf(num[3], 32, "%d", w->stride), snprintf(num[4], 32, "%zu", w->windows);
+    if (!isnan(w->nll)) snprintf(num[5], 32, "%.6f", w->nll), snprintf(num[6], 32, "%.6g", exp(w->nll));
+    if (!json) {
+        const char *s[] = {w->kind, run->model_path, run->seed, w->scheme, w->rule, run->data_path};
+        for (int i = 0; i < 6; i++) csv_str(f, s[i], 0);
+        fprintf(f, "%s,%s,%s,%s,%s,", num[0], num[1], num[2], w->protocol, num[3]);
+        if (w->bucket >= 0) fprintf(f, "%d,%d,%d,", w->bucket, w->lo, w->hi);
+        else fprintf(f, ",,,");
+        fprintf(f, "%s,%zu,%s,%s,", num[4], w->n, num[5], num[6]);
+        csv_str(f, w->status, 1);
+        return;
+    }
+    fprintf(f, "%s\n    {", *first ? "" : ",");
+    *first = 0;
+    json_str(f, "", "kind", w->kind);
+    json_str(f, ", ", "model", run->model_path);
+    json_str(f, ", ", "seed", run->seed);
+    json_str(f, ", ", "scheme", w->scheme);
+    json_str(f, ", ", "rule", w->rule);
+    json_str(f, ", ", "data", run->data_path);
+    fprintf(f, ", \"tokens\": %s, \"train_len\": %s, \"length\": %s, ", num[0], num[1], num[2]);
+    json_str(f, "", "protocol", w->protocol);
+    fputs(", ", f);
+    if (w->bucket >= 0) fprintf(f, "\"bucket\": %d, \"pos_lo\": %d, \"pos_hi\": %d, ", w->bucket, w->lo, w->hi);
+    else fprintf(f, "\"stride\": %s, \"windows\": %s, ", num[3], num[4]);
+    fprintf(f, "\"n_scored\": %zu, \"nll\": %s, \"ppl\": %s, ", w->n, num[5][0] ? num[5] : "null",
+            num[6][0] ? num[6] : "null");
+    fprintf(f, "\"status\": \"%s\"}", w->status); /* plain ASCII from eval_status_str */
+}
+
+/* every result row, in order: per rule and length, the protocols then the buckets */
+static void write_rows(FILE *f, int json, const Run *run) {
+    int first = 1;
+    for (int r = 0; r < run->n_rules; r++)
+        for (int l = 0; l < run->n_lengths; l++) {
+            const EvalLength *e = &run->res[r][l];
+            char status[64];
+            eval_status_str(e, status, sizeof status);
+            Row w = {.kind = "length", .rule = run->rules[r], .scheme = run->scheme[r], .status = status,
+                     .length = e->len, .bucket = -1};
+            for (int p = 0; p < EVAL_N_PROTOCOLS; p++) {
+                w.protocol = eval_protocol_names[p];
+                w.stride = p == EVAL_NONOVERLAP ? e->len : e->stride;
+                w.windows = e->proto[p].n_windows;
+                w.n = e->proto[p].n_scored;
+                w.nll = e->status == EVAL_OK ? eval_mean(&e->proto[p]) : NAN;
+                write_row(f, json, run, &w, &first);
+            }
+            if (e->status != EVAL_OK) continue; /* nothing computed, no buckets */
+            w.kind = "bucket";
+            w.protocol = eval_protocol_names[EVAL_NONOVERLAP];
+            for (int b = 0; b < e->n_buckets; b++) {
+                w.bucket = b;
+                eval_bucket_range(b, e->len, e->n_buckets, &w.lo, &w.hi);
+                w.n = e->bucket_n[b];
+                w.nll = w.n ? e->bucket_sum[b] / w.n : NAN;
+                write_row(f, json, run, &w, &first);
+            }
+        }
+}
+
+static void write_file(const char *path, int json, const Run *run) {
+    FILE *f = fopen(path, "w");
+    if (!f) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
+    if (!json) {
+        fprintf(f, "%s\n", csv_columns);
+        write_rows(f, 0, run);
+    } else {
+        json_str(f, "{\n  ", "command", "eval");
+        json_str(f, ", ", "model", run->model_path);
+        json_str(f, ", ", "seed", run->seed);
+        json_str(f, ", ", "data", run->data_path);
+        fprintf(f, ", \"tokens\": %zu, \"train_len\": %d,\n  \"protocols\": {", run->n_tokens, run->train_len);
+        for (int p = 0; p < EVAL_N_PROTOCOLS; p++) json_str(f, p ? ", " : "", eval_protocol_names[p], protocol_defs[p]);
+        fprintf(f, "},\n  \"rules\": [");
+        for (int r = 0; r < run->n_rules; r++) {
+            json_str(f, r ? ",\n    {" : "\n    {", "rule", run->rules[r]);
+            json_str(f, ", ", "scheme", run->scheme[r]);
+            json_str(f, ", ", "lengths", run->lengths_str[r]);
+            fprintf(f, "}");
+        }
+        fprintf(f, "\n  ],\n  \"rows\": [");
+        write_rows(f, 1, run);
+        fprintf(f, "\n  ]\n}\n");
+    }
+    if (fclose(f) != 0) pelab_die("%s: write failed: %s", path, strerror(errno));
+}
+
+int cmd_eval(int argc, char **argv) {
+    const char *data = NULL, *lengths = NULL, *mult = NULL, *scale = "none", *csv_path = NULL,
+               *json_path = NULL;
+    int stride = 0, buckets = 16, max_tokens = 65536, threads = 0;
+    const OptSpec opts[] = {
+        {"--data", OPT_STR, &data, 0, 0, "held-out text file (byte tokens, used as is)"},
+        {"--lengths", OPT_STR, &lengths, 0, 0, "evaluation lengths, e.g. 64,128,256"},
+        {"--mult", OPT_STR, &mult, 0, 0, "lengths as multiples of the training length (default 0.5,1,2,4,8)"},
+        {"--stride", OPT_INT, &stride, 0, 1 << 24, "sliding-window stride (0: L_eval/2; capped at L_eval)"},
+        {"--scale", OPT_STR, &scale, 0, 0, "scaling rules side by side: none (the stored scheme),pi:4,ntk:4,yarn:4,..."},
+        {"--buckets", OPT_INT, &buckets, 1, 1 << 20, "position buckets per length (at most L_eval)"},
+        {"--csv", OPT_STR, &csv_path, 0, 0, "write every result row as CSV here"},
+        {"--json", OPT_STR, &json_path, 0, 0, "write every result row as JSON here"},
+        {"--max-tokens", OPT_INT, &max_tokens, 0, 1 << 30, "use the first N tokens of the data (0: all)"},
+        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+    };
+    const char *pos_args[1];
+    int n_pos;
+    args_parse("eval", "CKPT --data FILE [flags]", argc, argv, 1, opts, sizeof opts / sizeof opts[0], pos_args, 1,
+               &n_pos);
+    if (n_pos != 1) pelab_die("eval: expected a checkpoint (see pelab eval --help)");
+    if (!data) pelab_die("eval: --data FILE is required (held-out text)");
+    if (lengths && mult) pelab_die("eval: give --lengths or --mult, not both");
+    set_threads(threads);
+
+    static Run run; /* large (results per rule and length): not on the stack */
+    run.model_path = pos_args[0];
+    run.data_path = data;
+    /* split the rules; load one model per rule up front so a bad rule fails before any work */
+    static char rule_buf[1024];
+    snprintf(rule_buf, sizeof rule_buf, "%s", scale);
+    static Model models[MAX_RULES];
+    static CkptMeta meta;
+    for (char *save = NULL, *tok = strtok_r(rule_buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (run.n_rules == MAX_RULES) pelab_die("eval: --scale %s: more than %d rules", scale, MAX_RULES);
+        int r = run.n_rules++;
+        run.rules[r] = tok;
+        if (eval_load_rule(run.model_path, tok, &models[r], r ? NULL : &meta) != 0) pelab_die("%s", pelab_errmsg);
+        pos_spec(&models[r].pos, run.scheme[r], sizeof run.scheme[r]);
+        pos_lengths(&models[r].pos, run.lengths_str[r], sizeof run.lengths_str[r]);
+    }
+    if (run.n_rules == 0) pelab_die("eval: --scale %s: expected rules such as none,pi:4", scale);
+    run.seed = meta_get(&meta, "train.seed") ? meta_get(&meta, "train.seed") : "";
+    run.train_len = models[0].cfg.seq_len;
+    Tokenizer tok;
+    if (tokenizer_init(&tok, meta_get(&meta, "tokenizer"), models[0].cfg.vocab_size) != 0)
+        pelab_die("%s: %s", run.model_path, pelab_errmsg);
+
+    int lens[MAX_LENGTHS];
+    run.n_lengths = eval_parse_lengths(lengths, mult ? mult : "0.5,1,2,4,8", run.train_len, lens, MAX_LENGTHS);
+    if (run.n_lengths < 0) pelab_die("eval: %s", pelab_errmsg);
+
+    unsigned char *text;
+    if (read_file(data, &text, &run.n_file) != 0) pelab_die("%s", pelab_errmsg);
+    int *tokens = xmalloc(sizeof(int) * (run.n_file + 1));
+    run.n_file = tokenizer_encode(&tok, (const char *)text, run.n_file, tokens);
+    run.n_tokens = max_tokens > 0 && run.n_file > (size_t)max_tokens ? (size_t)max_tokens : run.n_file;
+    if (run.n_tokens < 2) pelab_die("eval: %s: need at least 2 tokens, got %zu", data, run.n_tokens);
+
+    double t_all = now_seconds();
+    for (int r = 0; r < run.n_rules; r++)
+        for (int l = 0; l < run.n_lengths; l++) {
+            int s = stride > 0 && stride < lens[l] ? stride : stride > 0 ? lens[l] : 0;
+            EvalLength *e = &run.res[r][l];
+            if (eval_length(&models[r], tokens, run.n_tokens, lens[l], s, buckets, e) != 0)
+                pelab_die("eval: rule %s, length %d: %s", run.rules[r], lens[l], pelab_errmsg);
+            char st[64];
+            eval_status_str(e, st, sizeof st);
+            if (e->status != EVAL_OK) {
+                fprintf(stderr, "eval: rule %-8s length %6d: %s\n", run.rules[r], lens[l], st);
+                continue;
+            }
+            const ScoreResult *a = &e->proto[EVAL_NONOVERLAP], *b = &e->proto[EVAL_SLIDING];
+            fprintf(stderr, "eval: rule %-8s length %6d: nonoverlap %zu tokens %.2f s (%.0f tok/s)", run.rules[r],
+                    lens[l], a->n_scored, e->seconds[0], a->n_scored / fmax(e->seconds[0], 1e-9));
+            if (e->stride == e->len) fprintf(stderr, "  sliding S=%d: the same windows\n", e->stride);
+            else /* sliding feeds about len/S times the tokens it scores */
+                fprintf(stderr, "  sliding S=%d %zu windows %.2f s (%.0f scored tok/s)\n", e->stride, b->n_windows,
+                        e->seconds[1], b->n_scored / fmax(e->seconds[1], 1e-9));
+        }
+    fprintf(stderr, "eval: done in %.1f s, peak RSS %ld MB\n", now_seconds() - t_all, peak_rss_kb() / 1024);
+
+    print_header(&run);
+    print_table(&run);
+    print_buckets(&run);
+    if (csv_path) write_file(csv_path, 0, &run);
+    if (json_path) write_file(json_path, 1, &run);
+
+    for (int r = 0; r < run.n_rules; r++) {
+        for (int l = 0; l < run.n_lengths; l++) eval_length_free(&run.res[r][l]);
+        model_free(&models[r]);
+    }
+    free(text), free(tokens);
+    return 0;
+}

@@ -1,0 +1,130 @@
+/* passkey_cmd.c: `pelab passkey CKPT`: passkey retrieval by length and key depth (design.md 7). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tools/args.h"
+#include "../tools/commands.h"
+#include "load.h"
+#include "passkey.h"
+
+enum { MAX_LIST = 64 };
+
+/* "a,b,c" -> numbers; dies naming the flag on anything else */
+static int parse_list(const char *flag, const char *s, double lo, double hi, double *out) {
+    int n = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        errno = 0;
+        double x = strtod(p, &end);
+        if (end == p || errno || !(x >= lo && x <= hi) || (*end && *end != ',') || n == MAX_LIST)
+            pelab_die("passkey: %s %s: expected up to %d comma-separated numbers in [%g, %g]", flag, s, MAX_LIST, lo, hi);
+        out[n++] = x;
+        p = *end ? end + 1 : end;
+        if (*end && !*p) pelab_die("passkey: %s %s: trailing comma", flag, s);
+    }
+    if (n == 0) pelab_die("passkey: %s: empty list", flag);
+    return n;
+}
+
+static void rule_of(const char *spec, char *out, size_t n) {
+    const char *r = strstr(spec, "scale=");
+    if (!r) {
+        snprintf(out, n, "none");
+        return;
+    }
+    r += 6;
+    size_t len = strcspn(r, ",");
+    snprintf(out, n, "%.*s", (int)len, r);
+}
+
+int cmd_passkey(int argc, char **argv) {
+    const char *lengths_s = NULL, *mult_s = NULL, *depths_s = "0,10,20,30,40,50,60,70,80,90,100", *scale = NULL;
+    const char *csv_path = NULL;
+    int trials = 10, threads = 0;
+    unsigned long long seed = 1;
+    const OptSpec opts[] = {
+        {"--lengths", OPT_STR, &lengths_s, 0, 0, "document lengths in bytes, answer included (e.g. 64,128,256)"},
+        {"--mult", OPT_STR, &mult_s, 0, 0, "lengths as multiples of the training length (default 0.5,1,2,4,8)"},
+        {"--depths", OPT_STR, &depths_s, 0, 0, "key depths in % of the filler"},
+        {"--trials", OPT_INT, &trials, 1, 1 << 20, "random keys per (length, depth)"},
+        {"--scale", OPT_STR, &scale, 0, 0, "RoPE scaling rule: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L]"},
+        {"--seed", OPT_U64, &seed, 0, 1.8e19, "seed of the keys"},
+        {"--csv", OPT_STR, &csv_path, 0, 0, "also write model,pos,length,depth,trials,exact,accuracy,mean_rank rows here"},
+        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+    };
+    const char *pos_args[1];
+    int n_pos;
+    args_parse("passkey", "CKPT [flags]", argc, argv, 1, opts, sizeof opts / sizeof opts[0], pos_args, 1, &n_pos);
+    if (n_pos != 1) pelab_die("passkey: expected one checkpoint path (see pelab passkey --help)");
+    if (lengths_s && mult_s) pelab_die("passkey: --lengths and --mult: give one of them");
+    double lv[MAX_LIST], dv[MAX_LIST];
+    int n_depths = parse_list("--depths", depths_s, 0, 100, dv);
+    set_threads(threads);
+
+    Model m;
+    Tokenizer tok;
+    load_model_or_die(pos_args[0], scale, &m, &tok);
+    int n_len, lengths[MAX_LIST], max_len = PASSKEY_MIN_LEN;
+    if (lengths_s) n_len = parse_list("--lengths", lengths_s, 1, 1 << 24, lv);
+    else n_len = parse_list("--mult", mult_s ? mult_s : "0.5,1,2,4,8", 1e-3, 1 << 16, lv);
+    for (int i = 0; i < n_len; i++) {
+        lengths[i] = lengths_s ? (int)lv[i] : (int)lrint(lv[i] * m.cfg.seq_len);
+        if (passkey_length_ok(&m, lengths[i]) && lengths[i] > max_len) max_len = lengths[i];
+    }
+    FILE *csv = NULL;
+    if (csv_path) {
+        csv = fopen(csv_path, "w");
+        if (!csv) pelab_die("%s: cannot open for writing: %s", csv_path, strerror(errno));
+        fprintf(csv, "model,pos,length,depth,trials,exact,accuracy,mean_rank\n");
+    }
+
+    char spec[512], lens[160], rule[64];
+    pos_spec(&m.pos, spec, sizeof spec);
+    pos_lengths(&m.pos, lens, sizeof lens);
+    rule_of(spec, rule, sizeof rule);
+    printf("passkey  model %s  scheme %s  rule %s  pos %s  lengths: %s\n", pos_args[0], m.pos.scheme->name, rule,
+           spec, lens);
+    printf("protocol: short passkey documents (min %d bytes, answer included), %d trials per cell, seed %llu; "
+           "acc = greedy answer is the key (exact match), rank = log-prob rank of the key among %d (1 best, 5.5 "
+           "chance)\n",
+           PASSKEY_MIN_LEN, trials, seed, PASSKEY_CANDIDATES);
+    printf("exact-match accuracy %% by length (rows) and key depth %% (columns)\n%8s |", "length");
+    for (int j = 0; j < n_depths; j++) printf(" %4d", (int)dv[j]);
+    printf(" | %6s %9s\n", "acc %", "mean rank");
+
+    PasskeyModel pm;
+    PasskeyScorer scorer;
+    passkey_model_init(&pm, &m, max_len);
+    passkey_model_scorer(&pm, &scorer);
+    double t0 = now_seconds();
+    for (int i = 0; i < n_len; i++) {
+        int len = lengths[i], ok = passkey_length_ok(&m, len), exact = 0, n = 0;
+        double rank_sum = 0;
+        printf("%8d |", len);
+        for (int j = 0; j < n_depths; j++) {
+            PasskeyCell c = {0};
+            if (ok && passkey_cell(&scorer, len, (int)dv[j], trials, seed, &c) != 0) pelab_die("passkey: %s", pelab_errmsg);
+            if (!ok) printf("  n/a");
+            else printf(" %4.0f", 100.0 * c.exact / c.trials);
+            exact += c.exact, n += c.trials, rank_sum += c.rank_sum;
+            if (csv && ok)
+                fprintf(csv, "%s,%s,%d,%d,%d,%d,%.4f,%.4f\n", pos_args[0], spec, len, (int)dv[j], c.trials, c.exact,
+                        (double)c.exact / c.trials, c.rank_sum / c.trials);
+            else if (csv)
+                fprintf(csv, "%s,%s,%d,%d,0,,,\n", pos_args[0], spec, len, (int)dv[j]);
+        }
+        if (ok) printf(" | %6.1f %9.2f\n", 100.0 * exact / n, rank_sum / n);
+        else
+            printf(" | %6s %9s  (%s)\n", "n/a", "n/a",
+                   len < PASSKEY_MIN_LEN ? "shorter than the shortest document" : "past the scheme's positions");
+        fflush(stdout);
+        fprintf(stderr, "length %d done (%.1f s)\n", len, now_seconds() - t0);
+    }
+    if (csv && fclose(csv) != 0) pelab_die("%s: write failed: %s", csv_path, strerror(errno));
+    passkey_model_free(&pm);
+    model_free(&m);
+    return 0;
+}

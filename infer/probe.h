@@ -1,0 +1,29 @@
+/* probe.h: diagnostics for position problems (pelab probe). Each takes a loaded model and
+ * prints a short report to f; the numbers are also returned for tests and reports. */
+#ifndef PELAB_PROBE_H
+#define PELAB_PROBE_H
+
+#include <stdio.h>
+
+#include "../model/model.h"
+
+/* Distance: "The secret word was W." then neutral filler, then "The secret word was": the
+ * rank of " W" among the candidate words, as the fact-to-query distance grows. Fills accuracy[k]
+ * (share of trials where W ranks first) and mean_logprob[k] for each distance. */
+int probe_distance(Model *m, const int *distances, int n_dist, int trials, unsigned long long seed, FILE *f,
+                   double *accuracy, double *mean_logprob);
+
+/* Permutation: segments A B C then a query segment Q, against C B A then Q: the mean KL divergence
+ * of the next-token distributions over Q, and the mean |change| of the true tokens' log-probs.
+ * Near zero means the order of the context is not reaching the model. */
+int probe_permutation(Model *m, const int *tokens, size_t n, int seg_len, FILE *f, double *kl, double *dlogprob);
+
+/* Attention matrix of one layer and head over the first n tokens: CSV and PNG (gray = sqrt of the
+ * weight, so faint long-range attention stays visible). */
+int probe_attention(Model *m, const int *tokens, int n, int layer, int head, const char *csv_path,
+                    const char *png_path, FILE *f);
+
+/* A diagnosis checklist on real text; returns the number of failed checks. */
+int probe_cache(Model *m, const int *tokens, size_t n, int len, FILE *f);
+
+#endif

@@ -1,0 +1,100 @@
+/* probe_cmd.c: `pelab probe CKPT distance|permutation|attention|cache`. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../data/synth.h"
+#include "../data/tokenizer.h"
+#include "../tools/args.h"
+#include "../tools/commands.h"
+#include "load.h"
+#include "probe.h"
+
+/* the text to probe with: --text FILE, or the built-in corpus (seed 12345, not a training seed) */
+static int *probe_text(const char *path, const Tokenizer *tok, size_t *n) {
+    unsigned char *bytes;
+    size_t len;
+    if (path) {
+        if (read_file(path, &bytes, &len) != 0) pelab_die("probe: %s", pelab_errmsg);
+    } else {
+        len = 1 << 16;
+        char *text;
+        if (synth_generate("stories", 12345, len, &text) != 0) pelab_die("probe: %s", pelab_errmsg);
+        bytes = (unsigned char *)text;
+    }
+    int *ids = xmalloc(sizeof(int) * (len + 1));
+    *n = tokenizer_encode(tok, (const char *)bytes, len, ids);
+    free(bytes);
+    return ids;
+}
+
+static int parse_list(const char *s, int *out, int max) {
+    int n = 0;
+    while (*s && n < max) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > 1 << 24) pelab_die("probe: --distances %s: expected positive integers", s);
+        out[n++] = (int)v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') pelab_die("probe: --distances: unexpected '%s'", end);
+    }
+    return n;
+}
+
+int cmd_probe(int argc, char **argv) {
+    const char *text = NULL, *distances = NULL, *scale = NULL, *csv = "attention.csv", *png = "attention.png";
+    int trials = 20, layer = 0, head = 0, len = 0, threads = 0;
+    unsigned long long seed = 1;
+    const OptSpec opts[] = {
+        {"--text", OPT_STR, &text, 0, 0, "text to probe with (default: the built-in corpus)"},
+        {"--distances", OPT_STR, &distances, 0, 0, "distance: fact-to-query distances (default L/4,L,4L,16L)"},
+        {"--trials", OPT_INT, &trials, 1, 1 << 20, "distance: trials per distance"},
+        {"--seed", OPT_U64, &seed, 0, 1.8e19, "distance: seed for words and filler"},
+        {"--layer", OPT_INT, &layer, 0, 1 << 20, "attention: layer"},
+        {"--head", OPT_INT, &head, 0, 1 << 20, "attention: head"},
+        {"--csv", OPT_STR, &csv, 0, 0, "attention: CSV output"},
+        {"--png", OPT_STR, &png, 0, 0, "attention: PNG output"},
+        {"--len", OPT_INT, &len, 0, 1 << 20, "tokens to use (0: the training length)"},
+        {"--scale", OPT_STR, &scale, 0, 0, "RoPE scaling rule"},
+        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+    };
+    const char *pos_args[2];
+    int n_pos;
+    args_parse("probe", "CKPT distance|permutation|attention|cache [flags]", argc, argv, 1, opts,
+               sizeof opts / sizeof opts[0], pos_args, 2, &n_pos);
+    if (n_pos != 2) pelab_die("probe: expected a checkpoint and one of distance, permutation, attention, cache");
+    set_threads(threads);
+    Model m;
+    Tokenizer tok;
+    load_model_or_die(pos_args[0], scale, &m, &tok);
+    int L = m.cfg.seq_len;
+    if (len == 0) len = L;
+    const char *what = pos_args[1];
+    int rc = 0;
+    if (strcmp(what, "distance") == 0) {
+        int d[32], nd = distances ? parse_list(distances, d, 32) : 0;
+        if (!distances) d[0] = L / 4 > 1 ? L / 4 : 1, d[1] = L, d[2] = 4 * L, d[3] = 16 * L, nd = 4;
+        double acc[32], lp[32];
+        rc = probe_distance(&m, d, nd, trials, seed, stdout, acc, lp);
+    } else {
+        size_t n;
+        int *ids = probe_text(text, &tok, &n);
+        if (strcmp(what, "permutation") == 0) {
+            double kl, dl;
+            rc = probe_permutation(&m, ids, n, len / 4, stdout, &kl, &dl);
+        } else if (strcmp(what, "attention") == 0) {
+            if ((size_t)len > n) len = (int)n;
+            rc = probe_attention(&m, ids, len, layer, head, csv, png, stdout);
+        } else if (strcmp(what, "cache") == 0) {
+            int failed = probe_cache(&m, ids, n, len, stdout);
+            free(ids);
+            model_free(&m);
+            return failed ? 1 : 0;
+        } else {
+            pelab_die("probe: '%s': expected distance, permutation, attention or cache", what);
+        }
+        free(ids);
+    }
+    if (rc != 0) pelab_die("probe %s: %s", what, pelab_errmsg);
+    model_free(&m);
+    return 0;
+}

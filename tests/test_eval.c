@@ -1,0 +1,271 @@
+/* test_eval.c: the evaluation protocols on tiny models: eval at L is score's number; stride = L is
+ * the non-overlapping protocol exactly; position buckets add back up to the overall loss; the
+ * sliding protocol scores every token once and equals a full forward over each token's window;
+ * lengths past a learned table are reported, not computed; `pelab eval` end to end. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "../infer/eval.h"
+#include "../infer/score.h"
+#include "../model/checkpoint.h"
+#include "../model/json.h"
+#include "test.h"
+
+/* a deterministic stream over the tiny vocabulary (13) with some structure */
+static void make_tokens(int *t, size_t n, int vocab) {
+    Rng rng;
+    rng_seed(&rng, 7);
+    for (size_t i = 0; i < n; i++) t[i] = i % 5 == 4 ? t[i - 3] : (int)rng_below(&rng, vocab);
+}
+
+static void agrees_with_score(void) {
+    Model m;
+    if (tiny_model(&m, "rope", 2, 1, 11) != 0) {
+        CHECK(0, "tiny rope model: %s", pelab_errmsg);
+        return;
+    }
+    enum { N = 203 };
+    int tok[N];
+    make_tokens(tok, N, m.cfg.vocab_size);
+    int L = m.cfg.seq_len;
+    ScoreResult s, w;
+    score_tokens(&m, tok, N, L, NULL, &s);
+    EvalLength e;
+    int rc = eval_length(&m, tok, N, L, 0, 4, &e);
+    CHECK(rc == 0 && e.status == EVAL_OK && e.proto[EVAL_NONOVERLAP].nll_sum == s.nll_sum &&
+              e.proto[EVAL_NONOVERLAP].n_scored == s.n_scored && e.proto[EVAL_NONOVERLAP].n_windows == s.n_windows,
+          "eval at L = score_tokens: %.9f vs %.9f (%zu vs %zu tokens)", eval_mean(&e.proto[EVAL_NONOVERLAP]),
+          s.nll_sum / s.n_scored, e.proto[EVAL_NONOVERLAP].n_scored, s.n_scored);
+    eval_length_free(&e);
+
+    /* stride = length through the sliding code path: the non-overlapping numbers, bit for bit */
+    for (int len = 3; len <= 24; len += 7) {
+        score_tokens(&m, tok, N, len, NULL, &s);
+        eval_windows(&m, tok, N, len, len, 0, NULL, NULL, NULL, &w);
+        CHECK(w.nll_sum == s.nll_sum && w.n_scored == N - 1 && w.n_windows == s.n_windows,
+              "len %d: stride = len reproduces non-overlapping exactly (%.12g vs %.12g)", len, w.nll_sum, s.nll_sum);
+    }
+
+    /* buckets weighted by their counts average back to the overall loss, at several bucketings */
+    int shapes[][2] = {{8, 16}, {16, 16}, {24, 5}, {10, 3}, {4, 9}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        eval_length(&m, tok, N, shapes[k][0], 0, shapes[k][1], &e);
+        double sum = 0.0;
+        size_t cnt = 0;
+        int contiguous = 1, prev_hi = -1;
+        for (int b = 0; b < e.n_buckets; b++) {
+            int lo, hi;
+            eval_bucket_range(b, e.len, e.n_buckets, &lo, &hi);
+            contiguous &= lo == prev_hi + 1 && hi >= lo && eval_bucket(lo, e.len, e.n_buckets) == b &&
+                          eval_bucket(hi, e.len, e.n_buckets) == b;
+            prev_hi = hi;
+            sum += (e.bucket_sum[b] / e.bucket_n[b]) * e.bucket_n[b];
+            cnt += e.bucket_n[b];
+        }
+        double all = eval_mean(&e.proto[EVAL_NONOVERLAP]);
+        CHECK(contiguous && prev_hi == e.len - 1 && e.n_buckets == (shapes[k][1] < e.len ? shapes[k][1] : e.len),
+              "len %d, %d buckets tile 0..len-1", e.len, shapes[k][1]);
+        CHECK(cnt == e.proto[EVAL_NONOVERLAP].n_scored && fabs(sum / cnt - all) < 1e-9,
+              "len %d, %d buckets: weighted mean %.12f = overall %.12f", e.len, shapes[k][1], sum / cnt, all);
+        eval_length_free(&e);
+    }
+    model_free(&m);
+}
+
+/* the window that scores target t under the protocol's definition: the first window holds
+ * targets 1..len, window w >= 1 (start w*S) the last S targets w*S+len-S+1 .. w*S+len */
+static size_t window_start(size_t t, int len, int stride) {
+    if (t <= (size_t)len) return 0;
+    return (t - len + stride - 1) / stride * stride;
+}
+
+static void sliding_brute_force(void) {
+    Model m;
+    if (tiny_model(&m, "alibi", 4, 1, 5) != 0) {
+        CHECK(0, "tiny alibi model: %s", pelab_errmsg);
+        return;
+    }
+    enum { LEN = 8, S = 3, N = LEN + 10 * S + 1 }; /* windows end exactly at the stream's end */
+    int tok[N + 40];
+    make_tokens(tok, N + 40, m.cfg.vocab_size);
+    float lp[N];
+    int count[N] = {0};
+    EvalTrace tr = {lp, count};
+    ScoreResult r;
+    CHECK(eval_windows(&m, tok, N, LEN, S, 0, NULL, NULL, &tr, &r) == 0, "sliding eval runs: %s", pelab_errmsg);
+    int once = count[0] == 0;
+    for (int t = 1; t < N; t++) once &= count[t] == 1;
+    CHECK(once && r.n_scored == N - 1 && r.n_windows == 11, "sliding: every token after the first scored once (%zu "
+          "scored, %zu windows)", r.n_scored, r.n_windows);
+
+    /* brute force: a full training forward over each target's window, its log-prob at that row */
+    model_alloc_train(&m, 1, LEN);
+    int in[LEN], tg[LEN], pos[LEN];
+    for (int i = 0; i < LEN; i++) pos[i] = i;
+    float worst = 0.0f;
+    int min_ctx = LEN;
+    double brute_sum = 0.0;
+    for (size_t t = 1; t < N; t++) {
+        size_t s = window_start(t, LEN, S);
+        for (int i = 0; i < LEN; i++) in[i] = tok[s + i], tg[i] = tok[s + i + 1];
+        model_forward(&m, in, tg, pos, 1, LEN);
+        int row = (int)(t - 1 - s);
+        float d = fabsf(-m.acts.losses[row] - lp[t]);
+        worst = d > worst ? d : worst;
+        if (s > 0 && row + 1 < min_ctx) min_ctx = row + 1;
+        brute_sum += m.acts.losses[row];
+    }
+    CHECK(worst < 1e-4f && fabs(brute_sum - r.nll_sum) < 1e-3, "sliding = brute-force forward per token (max diff "
+          "%.2e, sums %.6f vs %.6f)", worst, brute_sum, r.nll_sum);
+    CHECK(min_ctx >= LEN - S, "sliding: every token past the first window sees >= L - S = %d tokens (min %d)",
+          LEN - S, min_ctx);
+
+    /* a ragged end still scores each token once */
+    int count2[N + 40];
+    memset(count2, 0, sizeof count2);
+    EvalTrace tr2 = {NULL, count2};
+    eval_windows(&m, tok, N + 17, LEN, 5, 0, NULL, NULL, &tr2, &r);
+    once = count2[0] == 0;
+    for (int t = 1; t < N + 17; t++) once &= count2[t] == 1;
+    CHECK(once && r.n_scored == N + 16, "sliding, ragged end: each token scored once");
+    model_free(&m);
+}
+
+static void learned_past_table(void) {
+    Model m;
+    if (tiny_model(&m, "learned", 4, 1, 3) != 0) {
+        CHECK(0, "tiny learned model: %s", pelab_errmsg);
+        return;
+    }
+    int tok[100];
+    make_tokens(tok, 100, m.cfg.vocab_size);
+    EvalLength e;
+    int rc = eval_length(&m, tok, 100, 16, 0, 4, &e);
+    char st[64];
+    eval_status_str(&e, st, sizeof st);
+    CHECK(rc == 0 && e.status == EVAL_PAST_TABLE && e.proto[0].n_scored == 0 && e.proto[1].n_scored == 0 &&
+              strcmp(st, "n/a (past table of 8)") == 0,
+          "learned: length 16 past the table of 8 is reported, not computed: rc %d, '%s'", rc, st);
+    eval_length_free(&e);
+    rc = eval_length(&m, tok, 100, 8, 0, 4, &e);
+    CHECK(rc == 0 && e.status == EVAL_OK && e.proto[0].n_scored == 99, "learned: length 8 computed");
+    eval_length_free(&e);
+    model_free(&m);
+
+    int lens[8];
+    int n = eval_parse_lengths(NULL, "0.5,1,2,16", 64, lens, 8);
+    CHECK(n == 4 && lens[0] == 32 && lens[1] == 64 && lens[2] == 128 && lens[3] == 1024, "--mult parses");
+    CHECK(eval_parse_lengths("64,x", NULL, 64, lens, 8) == -1 && strstr(pelab_errmsg, "--lengths"),
+          "--lengths 64,x refused: %s", pelab_errmsg);
+}
+
+/* --- the command line --- */
+
+static int run(const char *cmd, char *out, size_t cap) {
+    const char *bin = getenv("PELAB_BIN") ? getenv("PELAB_BIN") : "./pelab";
+    char full[8192];
+    snprintf(full, sizeof full, "( %s %s ) 2>&1", bin, cmd);
+    FILE *p = popen(full, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static void expect_error(const char *args, const char *needle) {
+    static char out[8192];
+    int rc = run(args, out, sizeof out);
+    CHECK(rc == 1 && strstr(out, needle) && count_lines(out) == 1 && strncmp(out, "pelab: ", 7) == 0,
+          "'pelab %s' -> exit 1, one line naming '%s' (exit %d: %s)", args, needle, rc, out);
+}
+
+static int save_tiny(const char *path, const char *spec) {
+    ModelConfig c = {.vocab_size = 256, .dim = 16, .n_layers = 1, .n_heads = 2, .n_kv_heads = 2,
+                     .hidden_dim = 32, .seq_len = 16, .norm_eps = 1e-5f, .tied = 1};
+    Model m;
+    if (model_create(&m, &c, spec) != 0) return -1;
+    model_init_weights(&m, 9);
+    int rc = checkpoint_save(path, &m, NULL, NULL, NULL);
+    model_free(&m);
+    return rc;
+}
+
+static void cli(void) {
+    static char out[1 << 16], args[4096], rope[512], learned[512], text[512], csv[512], json[512];
+    const char *dir = test_tmpdir();
+    snprintf(rope, sizeof rope, "%s/eval_rope.safetensors", dir);
+    snprintf(learned, sizeof learned, "%s/eval_learned.safetensors", dir);
+    snprintf(text, sizeof text, "%s/eval_text.txt", dir);
+    snprintf(csv, sizeof csv, "%s/eval.csv", dir);
+    snprintf(json, sizeof json, "%s/eval.json", dir);
+    CHECK(save_tiny(rope, "rope") == 0 && save_tiny(learned, "learned") == 0, "tiny checkpoints: %s", pelab_errmsg);
+    FILE *f = fopen(text, "w");
+    for (int i = 0; f && i < 60; i++) fprintf(f, "Tom found the red key by the old door on day %d. ", i);
+    if (f) fclose(f);
+
+    /* 2 rules x 3 lengths: 6 x 2 protocol rows + 6 x 4 bucket rows */
+    snprintf(args, sizeof args, "eval %s --data %s --mult 0.5,1,2 --scale none,pi:2 --buckets 4 --csv %s --json %s",
+             rope, text, csv, json);
+    int rc = run(args, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "nonoverlap") && strstr(out, "sliding") && strstr(out, "scale=pi:2") &&
+              strstr(out, "training 16; accepted unbounded") && strstr(out, "16=L") && strstr(out, "* 16-23"),
+          "pelab eval prints the table, schemes, lengths and the L marker (exit %d): %s", rc, out);
+    unsigned char *buf;
+    size_t n;
+    if (read_file(csv, &buf, &n) == 0) {
+        buf[n - 1] = 0;
+        CHECK(strncmp((char *)buf, "kind,model,seed,scheme,rule,data,tokens,train_len,length,protocol,", 66) == 0 &&
+                  count_lines((char *)buf) == 1 + 12 + 6 * 4 - 1 && strstr((char *)buf, "\"rope:base="),
+              "CSV: header and %d rows", count_lines((char *)buf));
+        free(buf);
+    } else CHECK(0, "CSV written: %s", pelab_errmsg);
+    if (read_file(json, &buf, &n) == 0) {
+        JsonDoc doc;
+        int ok = json_parse(&doc, (char *)buf, n) == 0;
+        const JsonNode *rows = ok ? json_get(doc.root, "rows") : NULL;
+        const JsonNode *r0 = rows ? json_at(rows, 0) : NULL;
+        CHECK(rows && rows->n_children == 12 + 24 && json_get(r0, "scheme") && json_get(r0, "protocol") &&
+                  json_get(r0, "nll") && json_get(doc.root, "rules")->n_children == 2,
+              "JSON parses with 36 rows naming scheme and protocol: %s", ok ? "" : pelab_errmsg);
+        if (ok) json_free(&doc);
+        free(buf);
+    } else CHECK(0, "JSON written: %s", pelab_errmsg);
+
+    /* a learned table: lengths past it are n/a rows, the run succeeds */
+    snprintf(args, sizeof args, "eval %s --data %s --lengths 8,16,32 2>/dev/null", learned, text);
+    rc = run(args, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "n/a (past table of 16)") && strstr(out, "length 32: n/a"),
+          "learned: length 32 reported as n/a (exit %d): %s", rc, out);
+
+    snprintf(args, sizeof args, "eval %s --data %s --scale pi:4", learned, text);
+    expect_error(args, "pi:4");
+    snprintf(args, sizeof args, "eval %s --data %s --lengths 16,abc", rope, text);
+    expect_error(args, "--lengths");
+    snprintf(args, sizeof args, "eval %s --data %s --lengths 16 --mult 2", rope, text);
+    expect_error(args, "--mult");
+    snprintf(args, sizeof args, "eval %s --data %s --buckets 0", rope, text);
+    expect_error(args, "--buckets");
+    snprintf(args, sizeof args, "eval %s --data /nonexistent/held.txt", rope);
+    expect_error(args, "/nonexistent/held.txt");
+    snprintf(args, sizeof args, "eval %s", rope);
+    expect_error(args, "--data");
+    expect_error("eval /nonexistent.safetensors --data x", "/nonexistent.safetensors");
+    snprintf(args, sizeof args, "eval %s --data %s --scale none,bogus:2", rope, text);
+    expect_error(args, "bogus");
+}
+
+void test_eval(void) {
+    agrees_with_score();
+    sliding_brute_force();
+    learned_past_table();
+    cli();
+}
