@@ -21,6 +21,13 @@ const char *test_tmpdir(void);
 /* ../shared/data path or NULL (tests using it skip with a message when absent) */
 const char *shared_data_dir(void);
 
+/* from test_cli.c: run a shell command in which "./pelab " stands for the binary under test
+ * (PELAB_BIN); exit status returned, stdout+stderr in out */
+int run_pelab(const char *cmd, char *out, size_t cap);
+int count_lines(const char *s);
+/* the command must exit 1 with one line "pelab: ..." containing needle */
+void expect_pelab_error(const char *cmd, const char *needle);
+
 /* from test_model.c: the checks every position scheme must pass */
 struct Model;
 /* vocab 13, dim 16, 2 layers, 4 heads, hidden 20, seq_len 8; weights ~N(0, 0.35^2), gains ~1 */

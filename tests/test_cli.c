@@ -11,7 +11,7 @@
 #include "test.h"
 
 /* runs a shell command; returns its exit status, stdout+stderr in out */
-static int run(const char *cmd, char *out, size_t cap) {
+int run_pelab(const char *cmd, char *out, size_t cap) {
     /* "./pelab " stands for the binary under test (PELAB_BIN: the sanitizer build has its own) */
     const char *bin = getenv("PELAB_BIN") ? getenv("PELAB_BIN") : "./pelab";
     char full[4096] = "( ";
@@ -34,15 +34,15 @@ static int run(const char *cmd, char *out, size_t cap) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static int count_lines(const char *s) {
+int count_lines(const char *s) {
     int n = 0;
     for (; *s; s++) n += *s == '\n';
     return n;
 }
 
-static void expect_error(const char *cmd, const char *needle) {
+void expect_pelab_error(const char *cmd, const char *needle) {
     static char out[8192];
-    int rc = run(cmd, out, sizeof out);
+    int rc = run_pelab(cmd, out, sizeof out);
     CHECK(rc == 1 && strstr(out, needle) && count_lines(out) == 1 && strncmp(out, "pelab: ", 7) == 0,
           "'%s' -> exit 1 with one line naming '%s' (exit %d, got: %s)", cmd, needle, rc, out);
 }
@@ -54,80 +54,80 @@ void test_cli(void) {
              "./pelab train --steps 30 --dim 32 --layers 2 --heads 2 --seq-len 32 --batch 4 --synth-bytes 30000 "
              "--quiet --out %s/cli.safetensors",
              dir);
-    int rc = run(cmd, out, sizeof out);
+    int rc = run_pelab(cmd, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "val_loss"), "pelab train runs (exit %d): %s", rc, out);
 
     snprintf(cmd, sizeof cmd, "./pelab info %s/cli.safetensors", dir);
-    rc = run(cmd, out, sizeof out);
+    rc = run_pelab(cmd, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "rope:base=10000,layout=interleaved") && strstr(out, "training 32") &&
               strstr(out, "unbounded"),
           "pelab info shows scheme and lengths: %s", out);
 
     char a[4096], b[4096];
     snprintf(cmd, sizeof cmd, "./pelab sample %s/cli.safetensors --prompt 'The ' -n 60 --seed 5 2>/dev/null", dir);
-    run(cmd, a, sizeof a);
+    run_pelab(cmd, a, sizeof a);
     snprintf(cmd, sizeof cmd, "./pelab sample %s/cli.safetensors --prompt 'The ' -n 60 --seed 5 --no-cache 2>/dev/null",
              dir);
-    run(cmd, b, sizeof b);
+    run_pelab(cmd, b, sizeof b);
     CHECK(strlen(a) == 4 + 60 + 1 && strcmp(a, b) == 0, "sample: --no-cache gives identical text (%zu bytes)",
           strlen(a));
 
     snprintf(cmd, sizeof cmd, "./pelab synth stories --bytes 20000 --seed 4 > %s/text.txt", dir);
-    CHECK(run(cmd, out, sizeof out) == 0, "pelab synth writes a corpus");
+    CHECK(run_pelab(cmd, out, sizeof out) == 0, "pelab synth writes a corpus");
     snprintf(cmd, sizeof cmd, "./pelab score %s/cli.safetensors %s/text.txt --per-token %s/pt.csv", dir, dir, dir);
-    rc = run(cmd, out, sizeof out);
+    rc = run_pelab(cmd, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "nll ") && strstr(out, "tokens 19999"), "pelab score: %s", out);
 
     /* the diagnosis checklist passes on a trained model; probes refuse an unknown name */
     snprintf(cmd, sizeof cmd, "./pelab probe %s/cli.safetensors cache --threads 1", dir);
-    rc = run(cmd, out, sizeof out);
+    rc = run_pelab(cmd, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "0 checks failed"), "pelab probe cache (exit %d): %s", rc, out);
     snprintf(cmd, sizeof cmd, "./pelab probe %s/cli.safetensors spin", dir);
-    expect_error(cmd, "spin");
+    expect_pelab_error(cmd, "spin");
 
     /* Ctrl-C writes a checkpoint, exits 130, and --resume carries on from it */
     snprintf(cmd, sizeof cmd,
              "./pelab train --steps 1000000 --dim 32 --layers 1 --heads 2 --seq-len 32 --batch 4 --synth-bytes 30000 "
              "--quiet --out %s/int.safetensors & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo \"exit=$?\"",
              dir);
-    run(cmd, out, sizeof out);
+    run_pelab(cmd, out, sizeof out);
     CHECK(strstr(out, "exit=130") != NULL, "Ctrl-C: exit status 130 (%s)", out);
     snprintf(cmd, sizeof cmd, "./pelab info %s/int.safetensors", dir);
-    rc = run(cmd, out, sizeof out);
+    rc = run_pelab(cmd, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "present (resumable)"), "Ctrl-C: the checkpoint it wrote is resumable: %s", out);
 
     /* bad input: one line, exit 1 */
-    expect_error("./pelab train --lr abc", "--lr");
-    expect_error("./pelab train --dim", "--dim");
-    expect_error("./pelab train --bogus 3", "--bogus");
-    expect_error("./pelab train --wd nan", "--wd");
-    expect_error("./pelab sample x.safetensors --temp nan", "--temp");
-    expect_error("./pelab train --seed -3", "--seed");
-    expect_error("./pelab info /tmp", "not a regular file");
-    expect_error("./pelab train --data /tmp --quiet", "not a regular file");
-    expect_error("./pelab demo --schemes ,", "--schemes");
-    expect_error("./pelab train --pos spiral --steps 1 --quiet --out /tmp/x.safetensors", "spiral");
-    expect_error("./pelab train --data /nonexistent/file.txt --quiet", "/nonexistent/file.txt");
-    expect_error("./pelab train --dim 30 --heads 4 --quiet --steps 1 --out /tmp/x.safetensors", "heads");
-    expect_error("./pelab sample /nonexistent.safetensors", "/nonexistent.safetensors");
-    expect_error("./pelab info", "checkpoint");
-    expect_error("./pelab synth novels", "novels");
-    expect_error("./pelab frobnicate", "frobnicate");
+    expect_pelab_error("./pelab train --lr abc", "--lr");
+    expect_pelab_error("./pelab train --dim", "--dim");
+    expect_pelab_error("./pelab train --bogus 3", "--bogus");
+    expect_pelab_error("./pelab train --wd nan", "--wd");
+    expect_pelab_error("./pelab sample x.safetensors --temp nan", "--temp");
+    expect_pelab_error("./pelab train --seed -3", "--seed");
+    expect_pelab_error("./pelab info /tmp", "not a regular file");
+    expect_pelab_error("./pelab train --data /tmp --quiet", "not a regular file");
+    expect_pelab_error("./pelab demo --schemes ,", "--schemes");
+    expect_pelab_error("./pelab train --pos spiral --steps 1 --quiet --out /tmp/x.safetensors", "spiral");
+    expect_pelab_error("./pelab train --data /nonexistent/file.txt --quiet", "/nonexistent/file.txt");
+    expect_pelab_error("./pelab train --dim 30 --heads 4 --quiet --steps 1 --out /tmp/x.safetensors", "heads");
+    expect_pelab_error("./pelab sample /nonexistent.safetensors", "/nonexistent.safetensors");
+    expect_pelab_error("./pelab info", "checkpoint");
+    expect_pelab_error("./pelab synth novels", "novels");
+    expect_pelab_error("./pelab frobnicate", "frobnicate");
     snprintf(cmd, sizeof cmd, "./pelab score %s/cli.safetensors /nonexistent.txt", dir);
-    expect_error(cmd, "/nonexistent.txt");
+    expect_pelab_error(cmd, "/nonexistent.txt");
     snprintf(cmd, sizeof cmd, "./pelab score %s/text.txt %s/text.txt", dir, dir);
-    expect_error(cmd, "text.txt");
+    expect_pelab_error(cmd, "text.txt");
 
     /* the learned table refuses positions past its end, in every command */
     snprintf(cmd, sizeof cmd,
              "./pelab train --pos learned --steps 5 --dim 32 --layers 1 --heads 2 --seq-len 32 --batch 2 "
              "--synth-bytes 20000 --quiet --out %s/learned.safetensors",
              dir);
-    CHECK(run(cmd, out, sizeof out) == 0, "train learned: %s", out);
+    CHECK(run_pelab(cmd, out, sizeof out) == 0, "train learned: %s", out);
     snprintf(cmd, sizeof cmd, "./pelab sample %s/learned.safetensors -n 40 --seed 1", dir);
-    expect_error(cmd, "32 positions");
+    expect_pelab_error(cmd, "32 positions");
     snprintf(cmd, sizeof cmd, "./pelab score %s/learned.safetensors %s/text.txt --len 64", dir, dir);
-    expect_error(cmd, "--len 64");
+    expect_pelab_error(cmd, "--len 64");
 
     /* score agrees with the training forward's mean loss on the same windows */
     char path[512];

@@ -163,29 +163,17 @@ static void learned_past_table(void) {
 
 /* --- the command line --- */
 
-static int run(const char *cmd, char *out, size_t cap) {
-    const char *bin = getenv("PELAB_BIN") ? getenv("PELAB_BIN") : "./pelab";
-    char full[8192];
-    snprintf(full, sizeof full, "( %s %s ) 2>&1", bin, cmd);
-    FILE *p = popen(full, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static int count_lines(const char *s) {
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
+/* args after "pelab " */
+static int run(const char *args, char *out, size_t cap) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "./pelab %s", args);
+    return run_pelab(cmd, out, cap);
 }
 
 static void expect_error(const char *args, const char *needle) {
-    static char out[8192];
-    int rc = run(args, out, sizeof out);
-    CHECK(rc == 1 && strstr(out, needle) && count_lines(out) == 1 && strncmp(out, "pelab: ", 7) == 0,
-          "'pelab %s' -> exit 1, one line naming '%s' (exit %d: %s)", args, needle, rc, out);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "./pelab %s", args);
+    expect_pelab_error(cmd, needle);
 }
 
 static int save_tiny(const char *path, const char *spec) {

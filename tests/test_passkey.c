@@ -295,15 +295,11 @@ static void resume_with_mix(void) {
 
 static void cli(void) {
     char cmd[1024], out[8192];
-    const char *bin = getenv("PELAB_BIN") ? getenv("PELAB_BIN") : "./pelab";
     snprintf(cmd, sizeof cmd,
-             "%s passkey %s/pk_full.safetensors --mult 0.5,1,2 --depths 0,100 --trials 2 --csv %s/pk.csv 2>/dev/null",
-             bin, test_tmpdir(), test_tmpdir());
-    FILE *p = popen(cmd, "r");
-    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
-    out[n] = 0;
-    int st = p ? pclose(p) : -1;
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "scheme rope") && strstr(out, "training 64") &&
+             "./pelab passkey %s/pk_full.safetensors --mult 0.5,1,2 --depths 0,100 --trials 2 --csv %s/pk.csv 2>/dev/null",
+             test_tmpdir(), test_tmpdir());
+    int rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "scheme rope") && strstr(out, "training 64") &&
               strstr(out, "      32 |  n/a  n/a") && strstr(out, "     128 |") && strstr(out, "mean rank"),
           "pelab passkey: grid with n/a below the minimum document: %s", out);
     snprintf(cmd, sizeof cmd, "%s/pk.csv", test_tmpdir());
