@@ -20,6 +20,7 @@ static const Command commands[] = {
     {"synth", cmd_synth, "write a built-in synthetic corpus to stdout"},
     {"demo", cmd_demo, "the built-in end-to-end run: train, evaluate past L, sample"},
     {"probe", cmd_probe, "diagnostics: distance, permutation, attention map, cache checklist"},
+    {"compare", cmd_compare, "train every scheme x seed, evaluate past L, write report.md + plots"},
     {"bench", cmd_bench, "training and sampling speed on fixed configurations"},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };

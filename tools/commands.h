@@ -12,6 +12,7 @@ int cmd_synth(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 /* --threads N for OpenMP and OpenBLAS alike (0: leave the default, all cores) */
 void set_threads(int n);

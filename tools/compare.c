@@ -1,0 +1,330 @@
+/* compare.c: `pelab compare`: train one model per (scheme, seed) with the same data, budget and
+ * seed, evaluate each at mult x L under both protocols (and the RoPE models under post-hoc
+ * scaling rules), one CSV per run, then the report (report.c). A run whose CSV exists is
+ * skipped, so an interrupted compare resumes; --jobs writes one command per run for make -j /
+ * GNU parallel, --collect builds the report from the CSVs alone. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../data/dataset.h"
+#include "../infer/eval.h"
+#include "../infer/passkey.h"
+#include "../model/pos/pos.h"
+#include "args.h"
+#include "commands.h"
+#include "compare.h"
+
+void compare_run_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n) {
+    snprintf(buf, n, "%s/runs/%s_s%llu%s", c->out, c->tag[scheme], c->seed[seed], ext);
+}
+
+int compare_is_rope(const Compare *c, int i) {
+    size_t k = strcspn(c->scheme[i], ":");
+    return k == 4 && strncmp(c->scheme[i], "rope", 4) == 0;
+}
+
+static void mkdir_p(const char *path) {
+    char dir[1400];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') *p = 0, mkdir(dir, 0755), *p = '/';
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) pelab_die("compare: cannot create %s: %s", dir, strerror(errno));
+}
+
+/* a CSV field, quoted when it holds a comma or a quote (scheme specs do) */
+static void csv_str(FILE *f, const char *s, char end) {
+    if (strpbrk(s, ",\"\n")) {
+        fputc('"', f);
+        for (; *s; s++) {
+            if (*s == '"') fputc('"', f);
+            fputc(*s, f);
+        }
+        fputc('"', f);
+    } else fputs(s, f);
+    fputc(end, f);
+}
+
+/* the shared row prefix: kind,scheme,seed,rule,train_len,length,protocol */
+static void row_start(FILE *f, const Compare *c, const char *kind, int s, int k, const char *rule, int len,
+                      const char *protocol) {
+    fprintf(f, "%s,", kind);
+    csv_str(f, c->scheme[s], ',');
+    fprintf(f, "%llu,", c->seed[k]);
+    csv_str(f, rule, ',');
+    fprintf(f, "%d,%d,%s,", c->base.seq_len, len, protocol);
+}
+
+/* passkey accuracy at one length: exact match over a few depths (-1: not measurable) */
+static double passkey_accuracy(Model *m, int len, unsigned long long seed) {
+    if (len < PASSKEY_MIN_LEN || !passkey_length_ok(m, len)) return -1;
+    static const int depths[] = {10, 50, 90};
+    PasskeyModel pm;
+    PasskeyScorer sc;
+    passkey_model_init(&pm, m, len);
+    passkey_model_scorer(&pm, &sc);
+    int exact = 0, n = 0;
+    for (int j = 0; j < 3; j++) {
+        PasskeyCell cell;
+        if (passkey_cell(&sc, len, depths[j], 10, seed, &cell) != 0) pelab_die("compare: passkey: %s", pelab_errmsg);
+        exact += cell.exact, n += cell.trials;
+    }
+    passkey_model_free(&pm);
+    return n ? (double)exact / n : -1;
+}
+
+/* every rule x length of one trained model into the CSV */
+static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, FILE *f) {
+    Dataset d;
+    /* the very data the run trained on; its held-out tail is the evaluation text */
+    if (dataset_load(&d, c->data, c->base.val_frac, c->seed[k], (size_t)c->base.synth_bytes, c->base.seq_len) != 0)
+        pelab_die("compare: %s", pelab_errmsg);
+    const int *held = d.tokens + d.n_train;
+    size_t n_held = d.n - d.n_train;
+    if (c->eval_tokens > 0 && n_held > (size_t)c->eval_tokens) n_held = (size_t)c->eval_tokens;
+    int n_rules = compare_is_rope(c, s) ? 1 + c->n_rules : 1;
+    for (int r = 0; r < n_rules; r++) {
+        const char *rule = r == 0 ? "none" : c->rule[r - 1];
+        Model m;
+        if (eval_load_rule(ckpt, rule, &m, NULL) != 0) pelab_die("compare: %s: rule %s: %s", ckpt, rule, pelab_errmsg);
+        long accepted = pos_max_position(&m.pos), computable = pos_computable_position(&m.pos);
+        for (int l = 0; l < c->n_lengths; l++) {
+            int len = c->lens[l];
+            EvalLength e;
+            if (eval_length(&m, held, n_held, len, 0, CMP_BUCKETS, &e) != 0)
+                pelab_die("compare: rule %s, length %d: %s", rule, len, pelab_errmsg);
+            char status[64];
+            eval_status_str(&e, status, sizeof status);
+            for (int p = 0; p < EVAL_N_PROTOCOLS; p++) {
+                row_start(f, c, "length", s, k, rule, len, eval_protocol_names[p]);
+                if (e.status == EVAL_OK) fprintf(f, "%.6f,", eval_mean(&e.proto[p]));
+                else fputc(',', f);
+                csv_str(f, status, ',');
+                fprintf(f, ",,,%zu,%ld,%ld\n", e.proto[p].n_scored, accepted, computable);
+            }
+            for (int b = 0; e.status == EVAL_OK && b < e.n_buckets; b++) {
+                if (!e.bucket_n[b]) continue;
+                int lo, hi;
+                eval_bucket_range(b, len, e.n_buckets, &lo, &hi);
+                row_start(f, c, "bucket", s, k, rule, len, eval_protocol_names[EVAL_NONOVERLAP]);
+                fprintf(f, "%.6f,ok,%d,%d,%d,%zu,%ld,%ld\n", e.bucket_sum[b] / e.bucket_n[b], b, lo, hi,
+                        e.bucket_n[b], accepted, computable);
+            }
+            eval_length_free(&e);
+            if (c->passkey_frac > 0) {
+                double acc = passkey_accuracy(&m, len, c->seed[k]);
+                row_start(f, c, "passkey", s, k, rule, len, "passkey");
+                if (acc >= 0) fprintf(f, "%.4f,ok,,,,30,%ld,%ld\n", acc, accepted, computable);
+                else fprintf(f, ",n/a,,,,0,%ld,%ld\n", accepted, computable);
+            }
+        }
+        model_free(&m);
+    }
+    dataset_free(&d);
+}
+
+/* train + evaluate one (scheme, seed); skipped when its CSV exists */
+static void run_one(const Compare *c, int s, int k, int idx, int total) {
+    char ckpt[1200], csv[1200], tmp[1300];
+    compare_run_path(c, s, k, ".safetensors", ckpt, sizeof ckpt);
+    compare_run_path(c, s, k, ".csv", csv, sizeof csv);
+    if (access(csv, F_OK) == 0) {
+        printf("skip %s_s%llu (%s exists)\n", c->tag[s], c->seed[k], csv);
+        fflush(stdout);
+        return;
+    }
+    TrainConfig tc = c->base;
+    tc.pos = c->scheme[s];
+    tc.seed = c->seed[k];
+    tc.out = ckpt;
+    double t0 = now_seconds();
+    fprintf(stderr, "compare: [%d/%d] train %s seed %llu -> %s\n", idx, total, c->scheme[s], c->seed[k], ckpt);
+    TrainResult tr;
+    if (train_run(&tc, &tr) != 0) pelab_die("compare: %s seed %llu: %s", c->scheme[s], c->seed[k], pelab_errmsg);
+    if (tr.interrupted) pelab_die("compare: %s seed %llu: training interrupted", c->scheme[s], c->seed[k]);
+    double t1 = now_seconds();
+    /* written under a temporary name and renamed: a CSV that exists is a finished run */
+    snprintf(tmp, sizeof tmp, "%s.tmp", csv);
+    FILE *f = fopen(tmp, "w");
+    if (!f) pelab_die("compare: cannot open %s: %s", tmp, strerror(errno));
+    fprintf(f, "%s\n", CMP_CSV_COLUMNS);
+    evaluate_run(c, s, k, ckpt, f);
+    if (fclose(f) != 0 || rename(tmp, csv) != 0) pelab_die("compare: cannot write %s: %s", csv, strerror(errno));
+    fprintf(stderr, "compare: [%d/%d] %s seed %llu: train %.1f s (val_loss %.4f), eval %.1f s -> %s\n", idx, total,
+            c->scheme[s], c->seed[k], t1 - t0, tr.val_loss, now_seconds() - t1, csv);
+}
+
+/* a word for the shell, in single quotes when it needs them */
+static void shell_quote(char *buf, size_t cap, const char *w) {
+    size_t n = strlen(buf);
+    if (*w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=+") == strlen(w)) {
+        snprintf(buf + n, cap - n, "%s", w);
+        return;
+    }
+    if (n + 1 < cap) buf[n++] = '\'', buf[n] = 0;
+    for (; *w && n + 5 < cap; w++) {
+        if (*w == '\'') n += (size_t)snprintf(buf + n, cap - n, "'\\''");
+        else buf[n++] = *w, buf[n] = 0;
+    }
+    if (n + 1 < cap) buf[n++] = '\'', buf[n] = 0;
+}
+
+/* --jobs: one self-contained command per run: cd to here, this binary, these flags, --only NAME */
+static void write_jobs(const Compare *c, const char *path, int argc, char **argv) {
+    char exe[1024], cwd[1024], base[4096] = "cd ";
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) snprintf(exe, sizeof exe, "pelab");
+    else exe[n] = 0;
+    if (!getcwd(cwd, sizeof cwd)) pelab_die("compare: getcwd: %s", strerror(errno));
+    shell_quote(base, sizeof base, cwd);
+    strncat(base, " && ", sizeof base - strlen(base) - 1);
+    shell_quote(base, sizeof base, exe);
+    strncat(base, " compare", sizeof base - strlen(base) - 1);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--jobs") == 0 || strcmp(a, "--only") == 0) { i++; continue; }
+        if (strncmp(a, "--jobs=", 7) == 0 || strncmp(a, "--only=", 7) == 0 || strcmp(a, "--collect") == 0) continue;
+        strncat(base, " ", sizeof base - strlen(base) - 1);
+        shell_quote(base, sizeof base, a);
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) pelab_die("compare: cannot open %s: %s", path, strerror(errno));
+    int count = 0;
+    for (int s = 0; s < c->n_schemes; s++)
+        for (int k = 0; k < c->n_seeds; k++, count++)
+            fprintf(f, "%s --only %s_s%llu\n", base, c->tag[s], c->seed[k]);
+    if (fclose(f) != 0) pelab_die("compare: cannot write %s: %s", path, strerror(errno));
+    printf("compare: wrote %d commands to %s; run them (e.g. parallel -j4 < %s), then: pelab compare ... --collect\n",
+           count, path, path);
+}
+
+/* split "a,b,c" into fixed-size slots; returns the count */
+static int split_list(const char *flag, const char *list, char *out, size_t width, int max) {
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n == max) pelab_die("compare: %s %s: more than %d entries", flag, list, max);
+        if (strlen(t) >= width) pelab_die("compare: %s: '%s' is too long", flag, t);
+        snprintf(out + (size_t)n++ * width, width, "%s", t);
+    }
+    return n;
+}
+
+int cmd_compare(int argc, char **argv) {
+    static Compare c; /* large: not on the stack */
+    TrainConfig *b = &c.base;
+    train_config_defaults(b);
+    b->eval_every = 0, b->ckpt_every = 0, b->quiet = 1;
+    char all_schemes[512];
+    pos_list(all_schemes, sizeof all_schemes);
+    const char *schemes = NULL, *seeds = "1,2,3", *rules = NULL, *jobs = NULL, *only = NULL;
+    int collect = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes;
+    c.data = "synth:stories", c.mult = "0.5,1,2,4,8,16", c.eval_tokens = 32768;
+    const OptSpec opts[] = {
+        {"--schemes", OPT_STR, &schemes, 0, 0, "comma-separated position schemes (default: every registered scheme)"},
+        {"--data", OPT_STR, &c.data, 0, 0, "text file or synth:NAME (the held-out tail is the evaluation text)"},
+        {"--train-len", OPT_INT, &b->seq_len, 2, 1 << 16, "training length L"},
+        {"--steps", OPT_INT, &steps, 1, 1 << 30, "training steps per run"},
+        {"--seeds", OPT_STR, &seeds, 0, 0, "comma-separated seeds (init, batches, synthetic corpus)"},
+        {"--out", OPT_STR, &c.out, 0, 0, "output directory (runs/, plots/, report.md)"},
+        {"--mult", OPT_STR, &c.mult, 0, 0, "evaluation lengths as multiples of L"},
+        {"--rules", OPT_STR, &rules, 0, 0, "post-hoc scaling rules for rope (default pi:S,ntk:S,yarn:S,dynamic-ntk, "
+                                           "S = largest mult; none: no rules)"},
+        {"--passkey-frac", OPT_FLOAT, &c.passkey_frac, 0, 0.9, "share of passkey documents in training (> 0: passkey "
+                                                                "accuracy by length too)"},
+        {"--eval-tokens", OPT_INT, &c.eval_tokens, 0, 1 << 30, "held-out tokens evaluated per length (0: all)"},
+        {"--synth-bytes", OPT_INT, &synth_bytes, 1000, 1 << 30, "bytes of a synthetic corpus"},
+        {"--jobs", OPT_STR, &jobs, 0, 0, "write one shell command per run to this file instead of running"},
+        {"--only", OPT_STR, &only, 0, 0, "run only SCHEME_sSEED (what --jobs commands use); no report"},
+        {"--collect", OPT_FLAG, &collect, 0, 0, "build the report from the finished CSVs, no training"},
+        {"--dim", OPT_INT, &b->dim, 4, 1 << 16, "model width"},
+        {"--layers", OPT_INT, &b->layers, 1, 1024, "layers"},
+        {"--heads", OPT_INT, &b->heads, 1, 1024, "attention heads"},
+        {"--kv-heads", OPT_INT, &b->kv_heads, 0, 1024, "key/value heads (0: heads)"},
+        {"--hidden", OPT_INT, &b->hidden, 0, 1 << 20, "MLP width (0: 3 x dim)"},
+        {"--batch", OPT_INT, &b->batch, 1, 1 << 16, "batch size"},
+        {"--lr", OPT_FLOAT, &b->lr, 0, 10, "peak learning rate"},
+        {"--warmup", OPT_INT, &b->warmup, -1, 1 << 30, "warmup steps (-1: 5% of steps)"},
+        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+    };
+    args_parse("compare", "--out DIR [--schemes a,b] [--train-len L] [--steps N] [--seeds 1,2,3] [flags]", argc, argv,
+               1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
+    if (!c.out) pelab_die("compare: --out DIR is required");
+    if (!schemes) { /* "nope, learned, ..." -> "nope,learned,..." */
+        char *w = all_schemes;
+        for (char *r = all_schemes; *r; r++)
+            if (*r != ' ') *w++ = *r;
+        *w = 0;
+        schemes = all_schemes;
+    }
+    set_threads(threads);
+    b->steps = steps, b->synth_bytes = synth_bytes, b->data = c.data, b->passkey_frac = c.passkey_frac;
+
+    c.n_schemes = split_list("--schemes", schemes, c.scheme[0], sizeof c.scheme[0], CMP_MAX_SCHEMES);
+    if (c.n_schemes == 0) pelab_die("compare: --schemes '%s': expected at least one position scheme", schemes);
+    for (int i = 0; i < c.n_schemes; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(c.scheme[i], ":"), c.scheme[i]);
+        if (!pos_find(name)) pelab_die("compare: --schemes: unknown position scheme '%s' (known: %s)", name, all_schemes);
+        for (int j = 0; j < i; j++)
+            if (strcmp(c.scheme[i], c.scheme[j]) == 0) pelab_die("compare: --schemes: '%s' given twice", name);
+        char *t = c.tag[i]; /* file-name form: anything but [A-Za-z0-9.-] becomes '-' */
+        memcpy(c.tag[i], c.scheme[i], sizeof c.tag[i]); /* same size; snprintf here trips -Wrestrict */
+        for (; *t; t++)
+            if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-", *t)) *t = '-';
+    }
+    char seed_s[CMP_MAX_SEEDS][32];
+    c.n_seeds = split_list("--seeds", seeds, seed_s[0], sizeof seed_s[0], CMP_MAX_SEEDS);
+    if (c.n_seeds == 0) pelab_die("compare: --seeds '%s': expected at least one seed", seeds);
+    for (int k = 0; k < c.n_seeds; k++) {
+        char *end;
+        errno = 0;
+        c.seed[k] = strtoull(seed_s[k], &end, 10);
+        if (errno || *end || seed_s[k][0] == '-') pelab_die("compare: --seeds %s: '%s' is not a seed", seeds, seed_s[k]);
+    }
+    c.n_lengths = eval_parse_lengths(NULL, c.mult, b->seq_len, c.lens, CMP_MAX_LENGTHS);
+    if (c.n_lengths < 0) pelab_die("compare: %s", pelab_errmsg);
+    char default_rules[128];
+    if (!rules) {
+        double smax = 0;
+        for (const char *p = c.mult; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) smax = fmax(smax, atof(p));
+        snprintf(default_rules, sizeof default_rules, "pi:%g,ntk:%g,yarn:%g,dynamic-ntk", smax, smax, smax);
+        rules = default_rules;
+    }
+    if (strcmp(rules, "none") != 0 && rules[0])
+        c.n_rules = split_list("--rules", rules, c.rule[0], sizeof c.rule[0], CMP_MAX_RULES);
+
+    snprintf(c.cmdline, sizeof c.cmdline, "pelab");
+    for (int i = 0; i < argc; i++) {
+        strncat(c.cmdline, " ", sizeof c.cmdline - strlen(c.cmdline) - 1);
+        shell_quote(c.cmdline, sizeof c.cmdline, argv[i]);
+    }
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/runs", c.out);
+    mkdir_p(dir);
+    if (jobs) {
+        write_jobs(&c, jobs, argc, argv);
+        return 0;
+    }
+    if (!collect) {
+        int total = c.n_schemes * c.n_seeds, idx = 0, found = 0;
+        for (int s = 0; s < c.n_schemes; s++)
+            for (int k = 0; k < c.n_seeds; k++) {
+                idx++;
+                char name[200];
+                snprintf(name, sizeof name, "%s_s%llu", c.tag[s], c.seed[k]);
+                if (only && strcmp(only, name) != 0) continue;
+                found = 1;
+                run_one(&c, s, k, idx, total);
+            }
+        if (only && !found) pelab_die("compare: --only %s: no such run (runs are SCHEME_sSEED)", only);
+        if (only) return 0; /* parallel jobs: the report waits for --collect */
+    }
+    if (compare_report(&c) != 0) pelab_die("compare: %s", pelab_errmsg);
+    printf("compare: report in %s/report.md\n", c.out);
+    return 0;
+}

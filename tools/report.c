@@ -1,0 +1,313 @@
+/* report.c: the `pelab compare` report: reads DIR/runs/SCHEME_sSEED.csv back (so --collect and parallel
+ * jobs end in the same report), aggregates over seeds, writes DIR/report.md, the plot data and
+ * gnuplot scripts in DIR/plots/, and runs gnuplot when it is installed. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../infer/eval.h"
+#include "compare.h"
+
+enum { MAX_SERIES = CMP_MAX_SCHEMES * (1 + CMP_MAX_RULES), NF = 15 };
+enum { F_KIND, F_SCHEME, F_SEED, F_RULE, F_TRAIN_LEN, F_LENGTH, F_PROTOCOL, F_LOSS, F_STATUS, F_BUCKET, F_LO, F_HI,
+       F_N, F_ACCEPTED, F_COMPUTABLE };
+
+typedef struct {
+    int scheme;
+    char rule[64], label[200];
+    double sum[EVAL_N_PROTOCOLS + 1][CMP_MAX_LENGTHS], sumsq[EVAL_N_PROTOCOLS + 1][CMP_MAX_LENGTHS]; /* + passkey */
+    int n[EVAL_N_PROTOCOLS + 1][CMP_MAX_LENGTHS];
+    char status[CMP_MAX_LENGTHS][64]; /* why a length was not computed ("" if it was) */
+    long accepted, computable;
+    double bsum[CMP_BUCKETS]; /* loss by position at the largest length, summed over seeds */
+    int bn[CMP_BUCKETS], blo[CMP_BUCKETS], bhi[CMP_BUCKETS];
+} Series;
+
+typedef struct {
+    int n_series, n_found, has_passkey, lmax;
+    Series s[MAX_SERIES];
+    char missing[2048];
+} Agg;
+
+/* splits one CSV line in place into fields (quotes: "" is a quote); returns the count */
+static int csv_split(char *line, char **f, int max) {
+    int n = 0;
+    char *r = line, *w = line;
+    while (n < max) {
+        f[n++] = w;
+        if (*r == '"') {
+            for (r++; *r; r++) {
+                if (*r == '"' && r[1] == '"') *w++ = '"', r++;
+                else if (*r == '"') { r++; break; }
+                else *w++ = *r;
+            }
+        }
+        while (*r && *r != ',' && *r != '\n') *w++ = *r++;
+        int more = *r == ',';
+        *w++ = 0;
+        if (!more) break;
+        r++;
+    }
+    return n;
+}
+
+static Series *series_get(Agg *a, int scheme, const char *rule, const Compare *c) {
+    for (int i = 0; i < a->n_series; i++)
+        if (a->s[i].scheme == scheme && strcmp(a->s[i].rule, rule) == 0) return &a->s[i];
+    if (a->n_series == MAX_SERIES) return NULL;
+    Series *s = &a->s[a->n_series++];
+    memset(s, 0, sizeof *s);
+    s->scheme = scheme;
+    snprintf(s->rule, sizeof s->rule, "%s", rule);
+    if (strcmp(rule, "none") == 0) snprintf(s->label, sizeof s->label, "%s", c->scheme[scheme]);
+    else snprintf(s->label, sizeof s->label, "%s+%s", c->scheme[scheme], rule);
+    return s;
+}
+
+static int length_index(const Compare *c, int len) {
+    for (int l = 0; l < c->n_lengths; l++)
+        if (c->lens[l] == len) return l;
+    return -1;
+}
+
+static void read_run(const Compare *c, Agg *a, int si, FILE *f) {
+    char line[2048], *fld[NF];
+    if (!fgets(line, sizeof line, f)) return; /* header */
+    while (fgets(line, sizeof line, f)) {
+        if (csv_split(line, fld, NF) < NF) continue;
+        int l = length_index(c, atoi(fld[F_LENGTH]));
+        if (l < 0) continue; /* a length this report does not show */
+        Series *s = series_get(a, si, fld[F_RULE], c);
+        if (!s) continue;
+        s->accepted = atol(fld[F_ACCEPTED]), s->computable = atol(fld[F_COMPUTABLE]);
+        int ok = fld[F_LOSS][0] != 0;
+        double v = atof(fld[F_LOSS]);
+        if (strcmp(fld[F_KIND], "bucket") == 0) {
+            int b = atoi(fld[F_BUCKET]);
+            if (c->lens[l] != a->lmax || b < 0 || b >= CMP_BUCKETS || !ok) continue;
+            s->bsum[b] += v, s->bn[b]++, s->blo[b] = atoi(fld[F_LO]), s->bhi[b] = atoi(fld[F_HI]);
+            continue;
+        }
+        int p = strcmp(fld[F_KIND], "passkey") == 0 ? EVAL_N_PROTOCOLS
+                : strcmp(fld[F_PROTOCOL], eval_protocol_names[EVAL_SLIDING]) == 0 ? EVAL_SLIDING
+                                                                                   : EVAL_NONOVERLAP;
+        if (p == EVAL_N_PROTOCOLS) a->has_passkey = 1;
+        if (!ok) {
+            if (p != EVAL_N_PROTOCOLS) snprintf(s->status[l], sizeof s->status[l], "%s", fld[F_STATUS]);
+            continue;
+        }
+        s->sum[p][l] += v, s->sumsq[p][l] += v * v, s->n[p][l]++;
+    }
+}
+
+static double mean_of(const Series *s, int p, int l) { return s->n[p][l] ? s->sum[p][l] / s->n[p][l] : NAN; }
+
+/* "1.2345 ± 0.0123" (sample std over seeds), "1.2345" for one seed, the status, or "—" */
+static void cell(const Series *s, int p, int l, char *buf, size_t n) {
+    if (!s->n[p][l]) {
+        snprintf(buf, n, "%s", s->status[l][0] && p != EVAL_N_PROTOCOLS ? s->status[l] : "—");
+        return;
+    }
+    double m = mean_of(s, p, l);
+    if (s->n[p][l] < 2) {
+        snprintf(buf, n, "%.4f", m);
+        return;
+    }
+    double var = (s->sumsq[p][l] - s->n[p][l] * m * m) / (s->n[p][l] - 1);
+    snprintf(buf, n, "%.4f ± %.4f", m, sqrt(var > 0 ? var : 0));
+}
+
+static void table(FILE *f, const Compare *c, const Agg *a, int p) {
+    fprintf(f, "| scheme | rule |");
+    for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d%s |", c->lens[l], c->lens[l] == c->base.seq_len ? " (=L)" : "");
+    fprintf(f, "\n|---|---|");
+    for (int l = 0; l < c->n_lengths; l++) fprintf(f, "---:|");
+    fprintf(f, "\n");
+    for (int i = 0; i < a->n_series; i++) {
+        const Series *s = &a->s[i];
+        fprintf(f, "| %s | %s |", c->scheme[s->scheme], s->rule);
+        for (int l = 0; l < c->n_lengths; l++) {
+            char buf[96];
+            cell(s, p, l, buf, sizeof buf);
+            fprintf(f, " %s |", buf);
+        }
+        fprintf(f, "\n");
+    }
+}
+
+/* design section 7: the largest tested length >= L such that every tested length from L up to it
+ * keeps the mean non-overlapping loss within 5% of the loss at L (and passkey >= 80% of L's) */
+static int reliable_length(const Compare *c, const Series *s, int has_passkey) {
+    int li = length_index(c, c->base.seq_len);
+    if (li < 0 || !s->n[EVAL_NONOVERLAP][li]) return -1;
+    double base = mean_of(s, EVAL_NONOVERLAP, li), pk = mean_of(s, EVAL_N_PROTOCOLS, li);
+    int best = c->base.seq_len;
+    for (;;) { /* the next larger tested length */
+        int next = -1;
+        for (int l = 0; l < c->n_lengths; l++)
+            if (c->lens[l] > best && (next < 0 || c->lens[l] < c->lens[next])) next = l;
+        if (next < 0) break;
+        double v = mean_of(s, EVAL_NONOVERLAP, next);
+        if (isnan(v) || v > 1.05 * base) break;
+        if (has_passkey && !isnan(pk) && !(mean_of(s, EVAL_N_PROTOCOLS, next) >= 0.8 * pk)) break;
+        best = c->lens[next];
+    }
+    return best;
+}
+
+static void fmt_limit(long v, const char *none, char *buf, size_t n) {
+    if (v < 0) snprintf(buf, n, "%s", none);
+    else snprintf(buf, n, "%ld", v);
+}
+
+/* plot data and one gnuplot script writing PNG and SVG of both plots */
+static int write_plots(const Compare *c, const Agg *a, const char *dir) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/loss_vs_length.dat", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    fprintf(f, "# length, then mean non-overlapping loss per series (NaN: not computed)\n");
+    for (int l = 0; l < c->n_lengths; l++) {
+        fprintf(f, "%d", c->lens[l]);
+        for (int i = 0; i < a->n_series; i++) fprintf(f, " %.6f", mean_of(&a->s[i], EVAL_NONOVERLAP, l));
+        fprintf(f, "\n");
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/loss_by_position.dat", dir);
+    if (!(f = fopen(path, "w"))) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    fprintf(f, "# bucket centre position, then mean loss per series at length %d (NaN: none)\n", a->lmax);
+    for (int b = 0; b < CMP_BUCKETS; b++) {
+        int i0 = -1;
+        for (int i = 0; i < a->n_series && i0 < 0; i++)
+            if (a->s[i].bn[b]) i0 = i;
+        if (i0 < 0) continue;
+        fprintf(f, "%g", 0.5 * (a->s[i0].blo[b] + a->s[i0].bhi[b]));
+        for (int i = 0; i < a->n_series; i++)
+            fprintf(f, " %.6f", a->s[i].bn[b] ? a->s[i].bsum[b] / a->s[i].bn[b] : NAN);
+        fprintf(f, "\n");
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/plots.gp", dir);
+    if (!(f = fopen(path, "w"))) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    const char *names[2] = {"loss_vs_length", "loss_by_position"};
+    fprintf(f, "# gnuplot plots.gp (in this directory): %s.{png,svg}, %s.{png,svg}\n", names[0], names[1]);
+    fprintf(f, "set datafile missing 'NaN'\nset key outside right\nset grid\nset ylabel 'held-out loss (nats/token)'\n");
+    for (int g = 0; g < 2; g++) {
+        int L = c->base.seq_len;
+        if (g == 0) fprintf(f, "set logscale x 2\nset xlabel 'evaluation length (tokens, log scale)'\n"
+                               "set title 'loss vs length (non-overlapping windows; dashed: training length L = %d)'\n", L);
+        else fprintf(f, "unset logscale x\nunset arrow\nset xlabel 'position in the window'\n"
+                        "set title 'loss by position at length %d (dashed: L = %d)'\n", a->lmax, L);
+        fprintf(f, "set arrow from %d, graph 0 to %d, graph 1 nohead dashtype 2 lc rgb 'gray40'\n", L, L);
+        for (int t = 0; t < 2; t++) {
+            if (t == 0) fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) { set terminal pngcairo noenhanced size 1000,600 } "
+                                   "else { set terminal png noenhanced size 1000,600 }\n");
+            else fprintf(f, "set terminal svg noenhanced size 1000,600\n");
+            fprintf(f, "set output '%s.%s'\nplot ", names[g], t ? "svg" : "png");
+            for (int i = 0, first = 1; i < a->n_series; i++) {
+                int any = 0; /* a series without a point would only draw a gnuplot warning */
+                for (int l = 0; l < c->n_lengths && g == 0; l++) any |= a->s[i].n[EVAL_NONOVERLAP][l] > 0;
+                for (int k = 0; k < CMP_BUCKETS && g == 1; k++) any |= a->s[i].bn[k] > 0;
+                if (!any) continue;
+                fprintf(f, "%s'%s.dat' using 1:%d with linespoints title '%s'", first ? "" : ", \\\n     ",
+                        names[g], i + 2, a->s[i].label);
+                first = 0;
+            }
+            fprintf(f, "\nset output\n");
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+int compare_report(const Compare *c) {
+    static Agg a;
+    memset(&a, 0, sizeof a);
+    for (int l = 0; l < c->n_lengths; l++) a.lmax = c->lens[l] > a.lmax ? c->lens[l] : a.lmax;
+    for (int s = 0; s < c->n_schemes; s++)
+        for (int k = 0; k < c->n_seeds; k++) {
+            char csv[1200];
+            compare_run_path(c, s, k, ".csv", csv, sizeof csv);
+            FILE *f = fopen(csv, "r");
+            if (!f) {
+                size_t n = strlen(a.missing);
+                snprintf(a.missing + n, sizeof a.missing - n, "%s%s_s%llu", n ? ", " : "", c->tag[s], c->seed[k]);
+                continue;
+            }
+            for (int r = 0; r <= (compare_is_rope(c, s) ? c->n_rules : 0); r++) /* fixed row order */
+                series_get(&a, s, r ? c->rule[r - 1] : "none", c);
+            read_run(c, &a, s, f);
+            fclose(f);
+            a.n_found++;
+        }
+    char dir[1200], path[1300];
+    snprintf(dir, sizeof dir, "%s/plots", c->out);
+    mkdir(dir, 0755);
+    if (write_plots(c, &a, dir) != 0) return -1;
+    const char *no_gp = getenv("PELAB_NO_GNUPLOT"); /* tests: the path CI takes */
+    int have_gp = !(no_gp && *no_gp) && system("command -v gnuplot >/dev/null 2>&1") == 0, plotted = 0;
+    if (have_gp) {
+        char cmd[1500];
+        snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot plots.gp 2> gnuplot.log", dir);
+        plotted = system(cmd) == 0;
+    }
+
+    snprintf(path, sizeof path, "%s/report.md", c->out);
+    FILE *f = fopen(path, "w");
+    if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    const TrainConfig *b = &c->base;
+    fprintf(f, "# pelab compare report\n\n## Command\n\n```\n%s\n```\n\n## Configuration\n\n", c->cmdline);
+    fprintf(f, "- data: `%s` (synthetic corpora: %ld bytes, drawn from the run's seed); evaluation text: the held-out "
+               "tail (last %g) of each run's data, first %d tokens\n", c->data, (long)b->synth_bytes, b->val_frac,
+            c->eval_tokens);
+    fprintf(f, "- training length L = %d, %ld steps, batch %d, lr %g, warmup %d (-1: 5%% of steps)\n", b->seq_len,
+            b->steps, b->batch, b->lr, b->warmup);
+    fprintf(f, "- model: dim %d, layers %d, heads %d, kv-heads %d (0: heads), hidden %d (0: 3 x dim)\n", b->dim,
+            b->layers, b->heads, b->kv_heads, b->hidden);
+    fprintf(f, "- seeds:");
+    for (int k = 0; k < c->n_seeds; k++) fprintf(f, " %llu", c->seed[k]);
+    fprintf(f, "; lengths (--mult %s):", c->mult);
+    for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d", c->lens[l]);
+    fprintf(f, "\n- post-hoc scaling rules on the rope models:");
+    for (int r = 0; r < c->n_rules; r++) fprintf(f, " %s", c->rule[r]);
+    fprintf(f, "%s (no PI fine-tuning)\n", c->n_rules ? "" : " none");
+    if (c->passkey_frac > 0) fprintf(f, "- passkey documents: %g of training rows\n", c->passkey_frac);
+    fprintf(f, "- runs: %d of %d finished%s%s\n", a.n_found, c->n_schemes * c->n_seeds, a.missing[0] ? "; missing: " : "",
+            a.missing);
+    fprintf(f, "\nLoss in nats/token, mean ± sample std over seeds; n/a: the scheme refuses or cannot compute the "
+               "length; —: no data.\n\n## Results: non-overlapping windows\n\n");
+    table(f, c, &a, EVAL_NONOVERLAP);
+    fprintf(f, "\n## Results: sliding windows\n\nStride L_eval/2: every scored token has at least L_eval/2 tokens "
+               "of context.\n\n");
+    table(f, c, &a, EVAL_SLIDING);
+    if (a.has_passkey) {
+        fprintf(f, "\n## Passkey accuracy\n\nExact match, 10 trials at depths 10, 50, 90%%.\n\n");
+        table(f, c, &a, EVAL_N_PROTOCOLS);
+    }
+    fprintf(f, "\n## Reliable length\n\nThe largest tested length whose mean non-overlapping loss (and every "
+               "tested length between it and L) stays within 5%% (relative) of the loss at L = %d%s.\n\n",
+            b->seq_len, a.has_passkey ? ", with passkey accuracy >= 80% of that at L" : "");
+    for (int i = 0; i < a.n_series; i++) {
+        const Series *s = &a.s[i];
+        char acc[32], comp[32], rel[64];
+        fmt_limit(s->accepted, "unbounded", acc, sizeof acc);
+        fmt_limit(s->computable, "unlimited", comp, sizeof comp);
+        int r = reliable_length(c, s, a.has_passkey);
+        if (r < 0) snprintf(rel, sizeof rel, "n/a (no loss at L)");
+        else snprintf(rel, sizeof rel, "%d (%gL)", r, (double)r / b->seq_len);
+        fprintf(f, "- %s: reliable length %s; accepted length %s; computable length %s\n", s->label, rel, acc, comp);
+    }
+    fprintf(f, "\n## Plots\n\n");
+    if (plotted)
+        fprintf(f, "![loss vs length](plots/loss_vs_length.png)\n\n![loss by position](plots/loss_by_position.png)\n\n"
+                   "SVG: plots/loss_vs_length.svg, plots/loss_by_position.svg.\n");
+    else if (have_gp) fprintf(f, "gnuplot failed (see plots/gnuplot.log); the data and script are in plots/.\n");
+    else fprintf(f, "gnuplot not found: no plots drawn. The data and script are kept: `cd plots && gnuplot plots.gp`.\n");
+    fprintf(f, "\n## Files\n\n- runs/SCHEME_sSEED.safetensors, runs/SCHEME_sSEED.csv (columns: %s)\n"
+               "- plots/loss_vs_length.dat, plots/loss_by_position.dat (length %d), plots/plots.gp\n",
+            CMP_CSV_COLUMNS, a.lmax);
+    if (fclose(f) != 0) return pelab_fail("cannot write %s: %s", path, strerror(errno));
+    return 0;
+}
