@@ -136,18 +136,8 @@ static const char *csv_columns =
     "kind,model,seed,scheme,rule,data,tokens,train_len,length,protocol,stride,bucket,pos_lo,pos_hi,windows,n_scored,"
     "nll,ppl,status";
 
-/* a CSV field, quoted when it holds a comma or a quote (scheme specs do) */
-static void csv_str(FILE *f, const char *s, int last) {
-    if (strpbrk(s, ",\"\n")) {
-        fputc('"', f);
-        for (; *s; s++) {
-            if (*s == '"') fputc('"', f);
-            fputc(*s, f);
-        }
-        fputc('"', f);
-    } else fputs(s, f);
-    fputc(last ? '\n' : ',', f);
-}
+/* a CSV field: last ends the row */
+static void csv_str(FILE *f, const char *s, int last) { csv_field(f, s, last ? '\n' : ','); }
 
 /* sep, then "key": "s" */
 static void json_str(FILE *f, const char *sep, const char *key, const char *s) {

@@ -101,6 +101,18 @@ uint64_t rng_below(Rng *r, uint64_t n) {
     return n ? x % n : 0;
 }
 
+void csv_field(FILE *f, const char *s, char end) {
+    if (strpbrk(s, ",\"\n")) {
+        fputc('"', f);
+        for (; *s; s++) {
+            if (*s == '"') fputc('"', f);
+            fputc(*s, f);
+        }
+        fputc('"', f);
+    } else fputs(s, f);
+    fputc(end, f);
+}
+
 double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -34,6 +34,9 @@ uint64_t rng_below(Rng *r, uint64_t n); /* uniform in [0,n) */
  * than it saves, and on a busy machine a spinning team can stall for milliseconds */
 #define PAR_MIN_WORK 32768
 
+/* one CSV field followed by end (',' or '\n'), quoted when it holds a comma, quote or newline */
+void csv_field(FILE *f, const char *s, char end);
+
 double now_seconds(void);
 uint64_t fnv1a64(const void *data, size_t n, uint64_t h);
 long peak_rss_kb(void);

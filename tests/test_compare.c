@@ -12,15 +12,9 @@
 
 /* runs "PELAB compare ARGS" (PELAB_BIN: the binary under test); stdout+stderr into out */
 static int run_compare(const char *env, const char *args, char *out, size_t cap) {
-    const char *bin = getenv("PELAB_BIN") ? getenv("PELAB_BIN") : "./pelab";
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "( %s %s compare %s ) 2>&1", env, bin, args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    snprintf(cmd, sizeof cmd, "%s ./pelab compare %s", env, args);
+    return run_pelab(cmd, out, cap);
 }
 
 static char *slurp(const char *path) {

@@ -35,26 +35,14 @@ static void mkdir_p(const char *path) {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) pelab_die("compare: cannot create %s: %s", dir, strerror(errno));
 }
 
-/* a CSV field, quoted when it holds a comma or a quote (scheme specs do) */
-static void csv_str(FILE *f, const char *s, char end) {
-    if (strpbrk(s, ",\"\n")) {
-        fputc('"', f);
-        for (; *s; s++) {
-            if (*s == '"') fputc('"', f);
-            fputc(*s, f);
-        }
-        fputc('"', f);
-    } else fputs(s, f);
-    fputc(end, f);
-}
 
 /* the shared row prefix: kind,scheme,seed,rule,train_len,length,protocol */
 static void row_start(FILE *f, const Compare *c, const char *kind, int s, int k, const char *rule, int len,
                       const char *protocol) {
     fprintf(f, "%s,", kind);
-    csv_str(f, c->scheme[s], ',');
+    csv_field(f, c->scheme[s], ',');
     fprintf(f, "%llu,", c->seed[k]);
-    csv_str(f, rule, ',');
+    csv_field(f, rule, ',');
     fprintf(f, "%d,%d,%s,", c->base.seq_len, len, protocol);
 }
 
@@ -102,7 +90,7 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, FILE 
                 row_start(f, c, "length", s, k, rule, len, eval_protocol_names[p]);
                 if (e.status == EVAL_OK) fprintf(f, "%.6f,", eval_mean(&e.proto[p]));
                 else fputc(',', f);
-                csv_str(f, status, ',');
+                csv_field(f, status, ',');
                 fprintf(f, ",,,%zu,%ld,%ld\n", e.proto[p].n_scored, accepted, computable);
             }
             for (int b = 0; e.status == EVAL_OK && b < e.n_buckets; b++) {
