@@ -18,17 +18,20 @@ static const Command commands[] = {
     {"passkey", cmd_passkey, "passkey retrieval accuracy by length and depth"},
     {"info", cmd_info, "config, parameters, position scheme and lengths of a checkpoint"},
     {"synth", cmd_synth, "write a built-in synthetic corpus to stdout"},
+    {"tokenizer", cmd_tokenizer, "train a byte-level BPE tokenizer; encode and decode with it"},
     {"demo", cmd_demo, "the built-in end-to-end run: train, evaluate past L, sample"},
     {"probe", cmd_probe, "diagnostics: distance, permutation, attention map, cache checklist"},
     {"compare", cmd_compare, "train every scheme x seed, evaluate past L, write report.md + plots"},
     {"bench", cmd_bench, "training and sampling speed on fixed configurations"},
+    {"import", cmd_import, "a llama2.c model + tokenizer.bin -> a pelab checkpoint"},
+    {"export", cmd_export, "a pelab RoPE checkpoint -> a llama2.c model + tokenizer.bin"},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
 static void usage(FILE *f) {
     fprintf(f, "pelab: a position-encoding laboratory (tiny llama-style Transformers in C)\n\n"
                "usage: pelab COMMAND [flags]     (pelab COMMAND --help for its flags)\n\n");
-    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
 }
 
 int main(int argc, char **argv) {

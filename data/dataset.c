@@ -7,6 +7,11 @@
 
 int dataset_load(Dataset *d, const char *spec, double val_frac, uint64_t synth_seed, size_t synth_bytes,
                  int window) {
+    return dataset_load_with(d, spec, NULL, val_frac, synth_seed, synth_bytes, window);
+}
+
+int dataset_load_with(Dataset *d, const char *spec, const Tokenizer *tok, double val_frac, uint64_t synth_seed,
+                      size_t synth_bytes, int window) {
     memset(d, 0, sizeof *d);
     unsigned char *bytes = NULL;
     size_t n = 0;
@@ -22,22 +27,27 @@ int dataset_load(Dataset *d, const char *spec, double val_frac, uint64_t synth_s
         free(bytes);
         return pelab_fail("--val-frac %g: expected a fraction strictly between 0 and 1", val_frac);
     }
+    uint64_t fingerprint = fnv1a64(bytes, n, 0);
+    Tokenizer byte_tok;
+    tokenizer_init_byte(&byte_tok);
+    int *ids = xmalloc(sizeof(int) * tokenizer_max_ids(n));
+    n = tokenizer_encode(tok ? tok : &byte_tok, bytes, n, ids);
+    free(bytes);
     size_t n_val = (size_t)(n * val_frac);
     size_t need = (size_t)window + 1;
     if (n < 2 * need || n_val < need || n - n_val < need) {
-        free(bytes);
+        free(ids);
         return pelab_fail("%s: %zu tokens is too short for windows of %zu tokens in both the training and the "
                           "validation part (val-frac %g); need at least %zu",
                           spec, n, need, val_frac, (size_t)(need / (val_frac < 0.5 ? val_frac : 1 - val_frac)) + 1);
     }
-    d->tokens = xmalloc(n * sizeof(int));
-    for (size_t i = 0; i < n; i++) d->tokens[i] = bytes[i];
+    d->tokens = ids;
     d->n = n;
     d->n_train = n - n_val;
-    d->vocab_size = 256;
-    d->fingerprint = fnv1a64(bytes, n, 0);
+    d->vocab_size = tok ? tok->vocab_size : 256;
+    d->fingerprint = fingerprint;
+    d->tok = tok;
     snprintf(d->name, sizeof d->name, "%s", spec);
-    free(bytes);
     return 0;
 }
 

@@ -1,6 +1,6 @@
 /* dataset.h: a token stream split into training and validation parts, and batches of random
- * windows of T+1 tokens. Byte-level tokens (vocab 256) from a text file or a built-in
- * synthetic corpus ("synth:NAME"). */
+ * windows of T+1 tokens, from a text file or a built-in synthetic corpus ("synth:NAME"),
+ * as bytes (vocab 256) or through a tokenizer. */
 #ifndef PELAB_DATASET_H
 #define PELAB_DATASET_H
 
@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "../model/util.h"
+#include "tokenizer.h"
 
 typedef struct {
     int *tokens;      /* [n] */
@@ -15,6 +16,7 @@ typedef struct {
     size_t n_train;   /* tokens [0, n_train) train, [n_train, n) validation */
     int vocab_size;
     uint64_t fingerprint; /* FNV-1a of the bytes: resume refuses a different data set */
+    const Tokenizer *tok; /* what made the tokens; NULL: bytes */
     char name[256];
 } Dataset;
 
@@ -22,6 +24,9 @@ typedef struct {
  * val_frac of the stream (its end) is held out. Needs enough tokens for windows of T+1 in both parts. */
 int dataset_load(Dataset *d, const char *spec, double val_frac, uint64_t synth_seed, size_t synth_bytes,
                  int window);
+/* the same with a tokenizer (NULL: bytes); the fingerprint stays that of the bytes */
+int dataset_load_with(Dataset *d, const char *spec, const Tokenizer *tok, double val_frac, uint64_t synth_seed,
+                      size_t synth_bytes, int window);
 void dataset_free(Dataset *d);
 /* B random windows from the training part: inputs[b*T + t], targets = inputs shifted by one */
 void dataset_train_batch(const Dataset *d, Rng *rng, int B, int T, int *inputs, int *targets);

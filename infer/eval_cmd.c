@@ -289,8 +289,9 @@ int cmd_eval(int argc, char **argv) {
     run.seed = meta_get(&meta, "train.seed") ? meta_get(&meta, "train.seed") : "";
     run.train_len = models[0].cfg.seq_len;
     Tokenizer tok;
-    if (tokenizer_init(&tok, meta_get(&meta, "tokenizer"), models[0].cfg.vocab_size) != 0)
-        pelab_die("%s: %s", run.model_path, pelab_errmsg);
+    if (tokenizer_from_image(&tok, meta_get(&meta, "tokenizer"), meta.tokenizer_image, meta.tokenizer_len,
+                             run.model_path, models[0].cfg.vocab_size) != 0)
+        pelab_die("%s", pelab_errmsg);
 
     int lens[MAX_LENGTHS];
     run.n_lengths = eval_parse_lengths(lengths, mult ? mult : "0.5,1,2,4,8", run.train_len, lens, MAX_LENGTHS);
@@ -298,8 +299,8 @@ int cmd_eval(int argc, char **argv) {
 
     unsigned char *text;
     if (read_file(data, &text, &run.n_file) != 0) pelab_die("%s", pelab_errmsg);
-    int *tokens = xmalloc(sizeof(int) * (run.n_file + 1));
-    run.n_file = tokenizer_encode(&tok, (const char *)text, run.n_file, tokens);
+    int *tokens = xmalloc(sizeof(int) * tokenizer_max_ids(run.n_file));
+    run.n_file = tokenizer_encode(&tok, text, run.n_file, tokens);
     run.n_tokens = max_tokens > 0 && run.n_file > (size_t)max_tokens ? (size_t)max_tokens : run.n_file;
     if (run.n_tokens < 2) pelab_die("eval: %s: need at least 2 tokens, got %zu", data, run.n_tokens);
 

@@ -5,7 +5,7 @@
 
 #include "decode.h"
 
-int generate(Model *m, Sampler *s, int *tokens, int n_prompt, int n_new, int use_cache,
+int generate(Model *m, Sampler *s, int *tokens, int n_prompt, int n_new, int use_cache, int stop_id,
              void (*on_token)(int id, void *ctx), void *ctx) {
     int total = n_prompt + n_new, V = m->cfg.vocab_size, rc = 0;
     long max_pos = pos_max_position(&m->pos);
@@ -30,11 +30,12 @@ int generate(Model *m, Sampler *s, int *tokens, int n_prompt, int n_new, int use
         }
         if (rc != 0) break;
         tokens[len] = sampler_sample(s, logits);
+        if (tokens[len] == stop_id) break;
         if (on_token) on_token(tokens[len], ctx);
         len++;
     }
     if (use_cache) kvcache_free(&kv);
     free(positions);
     free(logits);
-    return rc;
+    return rc != 0 ? -1 : len - n_prompt;
 }

@@ -5,7 +5,9 @@
 void load_model_or_die(const char *path, const char *scale, Model *m, Tokenizer *tok) {
     CkptMeta meta;
     if (checkpoint_load(path, m, &meta, NULL, NULL) != 0) pelab_die("%s", pelab_errmsg);
-    if (tokenizer_init(tok, meta_get(&meta, "tokenizer"), m->cfg.vocab_size) != 0)
-        pelab_die("%s: %s", path, pelab_errmsg);
+    if (tokenizer_from_image(tok, meta_get(&meta, "tokenizer"), meta.tokenizer_image, meta.tokenizer_len, path,
+                             m->cfg.vocab_size) != 0)
+        pelab_die("%s", pelab_errmsg);
+    meta_free(&meta);
     if (scale && pos_set_scale(&m->pos, scale) != 0) pelab_die("%s", pelab_errmsg);
 }

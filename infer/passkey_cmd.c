@@ -67,6 +67,9 @@ int cmd_passkey(int argc, char **argv) {
     Model m;
     Tokenizer tok;
     load_model_or_die(pos_args[0], scale, &m, &tok);
+    if (tok.kind != TOK_BYTE)
+        pelab_die("passkey: %s uses the %s tokenizer; passkey documents are byte-level (train with the byte "
+                  "tokenizer and --passkey-frac)", pos_args[0], tokenizer_kind_name(&tok));
     int n_len, lengths[MAX_LIST], max_len = PASSKEY_MIN_LEN;
     if (lengths_s) n_len = parse_list("--lengths", lengths_s, 1, 1 << 24, lv);
     else n_len = parse_list("--mult", mult_s ? mult_s : "0.5,1,2,4,8", 1e-3, 1 << 16, lv);

@@ -21,8 +21,8 @@ static int *probe_text(const char *path, const Tokenizer *tok, size_t *n) {
         if (synth_generate("stories", 12345, len, &text) != 0) pelab_die("probe: %s", pelab_errmsg);
         bytes = (unsigned char *)text;
     }
-    int *ids = xmalloc(sizeof(int) * (len + 1));
-    *n = tokenizer_encode(tok, (const char *)bytes, len, ids);
+    int *ids = xmalloc(sizeof(int) * tokenizer_max_ids(len));
+    *n = tokenizer_encode(tok, bytes, len, ids);
     free(bytes);
     return ids;
 }

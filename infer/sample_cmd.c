@@ -10,22 +10,30 @@
 #include "generate.h"
 #include "load.h"
 
+typedef struct {
+    const Tokenizer *tok;
+    int prev; /* the token before the one being printed (decoding depends on it after BOS) */
+} Printer;
+
 static void print_token(int id, void *ctx) {
-    char buf[16];
-    size_t n = tokenizer_decode((const Tokenizer *)ctx, id, buf);
-    fwrite(buf, 1, n, stdout);
+    Printer *p = ctx;
+    tokenizer_print(p->tok, p->prev, id, stdout);
     fflush(stdout);
+    p->prev = id;
 }
 
 int cmd_sample(int argc, char **argv) {
     const char *prompt = "", *ckpt = NULL;
-    int n_new = 256, top_k = 0, no_cache = 0, threads = 0;
+    int n_new = 256, steps = 0, top_k = 0, no_cache = 0, threads = 0;
     float temp = 1.0f, top_p = 0.9f;
     unsigned long long seed = 0;
     const char *scale = NULL;
     const OptSpec opts[] = {
-        {"--prompt", OPT_STR, &prompt, 0, 0, "text to continue (empty: start from a newline)"},
-        {"-n", OPT_INT, &n_new, 1, 1 << 24, "tokens to generate (not counting the prompt)"},
+        {"--prompt", OPT_STR, &prompt, 0, 0, "text to continue (empty: start from BOS, or a newline for byte/bpe models)"},
+        {"-n", OPT_INT, &n_new, 1, 1 << 24,
+         "tokens to generate, not counting the prompt (llama2.c's -n counts the prompt too: its text is a prefix of ours)"},
+        {"--steps", OPT_INT, &steps, 0, 1 << 24,
+         "llama2.c's -n instead of -n: N positions in all, prompt (with BOS) included (0: use -n)"},
         {"--temp", OPT_FLOAT, &temp, 0, 100, "temperature (0: greedy)"},
         {"--top-k", OPT_INT, &top_k, 0, 1 << 24, "keep the k most likely tokens (0: off)"},
         {"--top-p", OPT_FLOAT, &top_p, 0, 1, "nucleus sampling mass (0 or 1: off)"},
@@ -50,24 +58,37 @@ int cmd_sample(int argc, char **argv) {
     }
 
     size_t plen = strlen(prompt);
-    int *tokens = xmalloc(sizeof(int) * (plen + (size_t)n_new + 1));
-    int n_prompt = (int)tokenizer_encode(&tok, prompt, plen, tokens);
-    if (n_prompt == 0) tokens[n_prompt++] = '\n'; /* byte models have no BOS: a newline starts a text */
+    int *tokens = xmalloc(sizeof(int) * (tokenizer_max_ids(plen) + (size_t)(n_new > steps ? n_new : steps)));
+    int n_prompt = (int)tokenizer_encode_prompt(&tok, (const unsigned char *)prompt, plen, tokens);
+    if (steps > 0) { /* llama2.c feeds positions 0..steps-1; the prompt's fill all but its last */
+        n_new = steps - n_prompt + 1;
+        if (n_new < 1) pelab_die("sample: --steps %d: the prompt alone takes %d positions", steps, n_prompt);
+    }
     Sampler sampler;
     sampler_init(&sampler, m.cfg.vocab_size, temp, top_p, top_k, seed);
-    fwrite(prompt, 1, plen, stdout);
+    /* the prompt as the tokenizer decodes it (a llama2.c runner prints its pieces the same way) */
+    Printer printer = {&tok, -1};
+    if (tok.bos >= 0) {
+        for (int i = 0; i < n_prompt; i++)
+            if (tokens[i] != tok.bos || i > 0) print_token(tokens[i], &printer);
+            else printer.prev = tokens[i];
+    } else {
+        fwrite(prompt, 1, plen, stdout);
+        printer.prev = tokens[n_prompt - 1];
+    }
     double t0 = now_seconds();
-    if (generate(&m, &sampler, tokens, n_prompt, n_new, !no_cache, print_token, &tok) != 0)
-        pelab_die("sample: %s", pelab_errmsg);
+    int n_made = generate(&m, &sampler, tokens, n_prompt, n_new, !no_cache, tok.bos, print_token, &printer);
+    if (n_made < 0) pelab_die("sample: %s", pelab_errmsg);
     double dt = now_seconds() - t0;
     printf("\n");
     char spec[512], lengths[160];
     pos_spec(&m.pos, spec, sizeof spec);
     pos_lengths(&m.pos, lengths, sizeof lengths);
-    fprintf(stderr, "%d tokens in %.2f s: %.1f tokens/s (%s); pos %s; lengths: %s\n", n_new, dt, n_new / dt,
+    fprintf(stderr, "%d tokens in %.2f s: %.1f tokens/s (%s); pos %s; lengths: %s\n", n_made, dt, n_made / dt,
             no_cache ? "no cache" : "KV cache", spec, lengths);
     sampler_free(&sampler);
     free(tokens);
     model_free(&m);
+    tokenizer_free(&tok);
     return 0;
 }

@@ -32,8 +32,8 @@ int cmd_score(int argc, char **argv) {
     unsigned char *text;
     size_t n_bytes;
     if (read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);
-    int *tokens = xmalloc(sizeof(int) * (n_bytes + 1));
-    size_t n = tokenizer_encode(&tok, (const char *)text, n_bytes, tokens);
+    int *tokens = xmalloc(sizeof(int) * tokenizer_max_ids(n_bytes));
+    size_t n = tokenizer_encode(&tok, text, n_bytes, tokens);
     if (n < 2) pelab_die("score: %s: need at least 2 tokens, got %zu", pos_args[1], n);
     if (len == 0) len = m.cfg.seq_len;
     long max_pos = pos_max_position(&m.pos);

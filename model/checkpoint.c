@@ -3,6 +3,7 @@
 #include "checkpoint.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #define CKPT_VERSION "1"
 #define CKPT_MAX_HEADER (100ull << 20)
 #define CKPT_ALIGN 8
+#define TOKENIZER_TENSOR "tokenizer"
 
 /* written from the model itself; a caller's extra entry may repeat one only with the same value */
 static const char *const config_keys[] = {"format",     "format_version", "vocab_size", "dim",
@@ -62,6 +64,12 @@ const char *meta_get(const CkptMeta *meta, const char *key) {
     for (int i = 0; i < meta->n; i++)
         if (strcmp(meta->e[i].key, key) == 0) return meta->e[i].val;
     return NULL;
+}
+
+void meta_free(CkptMeta *meta) {
+    free(meta->tokenizer_image);
+    meta->tokenizer_image = NULL;
+    meta->tokenizer_len = 0;
 }
 
 static int is_config_key(const char *key) {
@@ -163,7 +171,7 @@ static void put_tensor_entry(StrBuf *h, const char *prefix, const TensorInfo *t,
     *data_off += nbytes;
 }
 
-static void build_header(StrBuf *h, const CkptMeta *all, const Model *m, int with_optim) {
+static void build_header(StrBuf *h, const CkptMeta *all, const Model *m, int with_optim, size_t tokenizer_len) {
     sb_put(h, "{\"__metadata__\":{", 17);
     for (int i = 0; i < all->n; i++) {
         if (i) sb_put(h, ",", 1);
@@ -177,12 +185,13 @@ static void build_header(StrBuf *h, const CkptMeta *all, const Model *m, int wit
     for (int k = 0; k < (with_optim ? 3 : 1); k++)
         for (int i = 0; i < N_PARAM_TENSORS; i++)
             if (m->tensors[i].numel) put_tensor_entry(h, prefixes[k], &m->tensors[i], &data_off);
+    if (tokenizer_len) /* raw bytes after the floats: alignment does not matter for U8 */
+        sb_printf(h, ",\"" TOKENIZER_TENSOR "\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}",
+                  tokenizer_len, data_off, data_off + tokenizer_len);
     sb_put(h, "}", 1);
     /* spaces are JSON whitespace: pad so the data starts 8-byte aligned (8 + N = 0 mod 8) */
     while (h->len % CKPT_ALIGN) sb_put(h, " ", 1);
 }
-
-static int write_all(FILE *f, const void *p, size_t n) { return n == 0 || fwrite(p, 1, n, f) == n ? 0 : -1; }
 
 static int write_block(FILE *f, const Model *m, const float *block) {
     for (int i = 0; i < N_PARAM_TENSORS; i++) {
@@ -192,20 +201,23 @@ static int write_block(FILE *f, const Model *m, const float *block) {
     return 0;
 }
 
-/* make the rename itself durable; best effort, as not every filesystem can fsync a directory */
-static void fsync_parent_dir(const char *path) {
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    if (!slash) strcpy(dir, ".");
-    else if (slash == path) strcpy(dir, "/");
-    else if ((size_t)(slash - path) < sizeof dir) {
-        memcpy(dir, path, (size_t)(slash - path));
-        dir[slash - path] = 0;
-    } else return;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0) return;
-    (void)fsync(fd);
-    close(fd);
+typedef struct {
+    const StrBuf *header;
+    const Model *m;
+    const float *adam_m, *adam_v;
+    const unsigned char *tokenizer;
+    size_t tokenizer_len;
+} CkptBody;
+
+static int write_body(FILE *f, const void *ctx) {
+    const CkptBody *b = ctx;
+    unsigned char len_le[8];
+    for (int i = 0; i < 8; i++) len_le[i] = (unsigned char)((uint64_t)b->header->len >> (8 * i));
+    if (write_all(f, len_le, 8) != 0 || write_all(f, b->header->s, b->header->len) != 0 ||
+        write_block(f, b->m, b->m->params_mem) != 0)
+        return -1;
+    if (b->adam_m && (write_block(f, b->m, b->adam_m) != 0 || write_block(f, b->m, b->adam_v) != 0)) return -1;
+    return write_all(f, b->tokenizer, b->tokenizer_len);
 }
 
 int checkpoint_save(const char *path, const Model *m, const CkptMeta *extra, const float *adam_m,
@@ -219,49 +231,10 @@ int checkpoint_save(const char *path, const Model *m, const CkptMeta *extra, con
         return pelab_fail("%s: %s", path, why);
     }
     StrBuf h = {0};
-    build_header(&h, &all, m, adam_m != NULL);
-    unsigned char len_le[8];
-    for (int i = 0; i < 8; i++) len_le[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
-
-    size_t plen = strlen(path);
-    char *tmp = xmalloc(plen + 5);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    const char *what = NULL; /* the failed step, if any */
-    int err = 0;
-    errno = 0;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        what = "cannot create";
-        err = errno;
-    } else {
-        if (write_all(f, len_le, 8) != 0 || write_all(f, h.s, h.len) != 0 || write_block(f, m, m->params_mem) != 0 ||
-            (adam_m && (write_block(f, m, adam_m) != 0 || write_block(f, m, adam_v) != 0)) || fflush(f) != 0) {
-            what = "cannot write";
-            err = errno;
-        } else if (fsync(fileno(f)) != 0) {
-            what = "cannot fsync";
-            err = errno;
-        }
-        if (fclose(f) != 0 && !what) {
-            what = "cannot close";
-            err = errno;
-        }
-        if (!what && rename(tmp, path) != 0) {
-            what = "rename";
-            err = errno;
-        }
-    }
-    int rc = 0;
-    if (what) {
-        remove(tmp); /* may not exist: fopen failed */
-        const char *why = err ? strerror(err) : "I/O error";
-        if (strcmp(what, "rename") == 0) rc = pelab_fail("%s: cannot rename %s to %s: %s", path, tmp, path, why);
-        else rc = pelab_fail("%s: %s %s: %s", path, what, tmp, why);
-    } else {
-        fsync_parent_dir(path);
-    }
-    free(tmp);
+    size_t tok_len = extra && extra->tokenizer_image ? extra->tokenizer_len : 0;
+    build_header(&h, &all, m, adam_m != NULL, tok_len);
+    CkptBody body = {&h, m, adam_m, adam_v, tok_len ? extra->tokenizer_image : NULL, tok_len};
+    int rc = write_file_atomic(path, write_body, &body);
     free(h.s);
     return rc;
 }
@@ -380,8 +353,8 @@ static void format_shape(char *buf, size_t n, const int *shape, int ndim) {
 }
 
 /* one tensor entry against the model's expectation; fills r with its byte range in the data */
-static int check_tensor(const JsonNode *e, const char *tname, const TensorInfo *t, size_t data_len, const char *name,
-                        Range *r) {
+static int check_tensor(const JsonNode *e, const char *tname, const TensorInfo *t, const char *want_dtype,
+                        size_t elem_size, size_t data_len, const char *name, Range *r) {
     if (e->type != JSON_OBJECT)
         return ckfail(name, "tensor %s: entry is a %s, expected an object", tname, json_type_name(e->type));
     for (const JsonNode *f = e->child; f; f = f->next)
@@ -389,9 +362,9 @@ static int check_tensor(const JsonNode *e, const char *tname, const TensorInfo *
             return ckfail(name, "tensor %s: unexpected field '%.64s'", tname, f->key);
     const JsonNode *dtype = json_get(e, "dtype"), *shape = json_get(e, "shape"), *offs = json_get(e, "data_offsets");
     if (!dtype || !shape || !offs) return ckfail(name, "tensor %s: needs dtype, shape and data_offsets", tname);
-    if (dtype->type != JSON_STRING || strcmp(dtype->str, "F32") != 0)
-        return ckfail(name, "tensor %s: dtype %.32s is not supported (expected F32)", tname,
-                      dtype->type == JSON_STRING ? dtype->str : json_type_name(dtype->type));
+    if (dtype->type != JSON_STRING || strcmp(dtype->str, want_dtype) != 0)
+        return ckfail(name, "tensor %s: dtype %.32s is not supported (expected %s)", tname,
+                      dtype->type == JSON_STRING ? dtype->str : json_type_name(dtype->type), want_dtype);
 
     if (shape->type != JSON_ARRAY)
         return ckfail(name, "tensor %s: shape is a %s, expected an array", tname, json_type_name(shape->type));
@@ -419,9 +392,9 @@ static int check_tensor(const JsonNode *e, const char *tname, const TensorInfo *
     if (begin > end || end > data_len)
         return ckfail(name, "tensor %s: data_offsets [%llu,%llu] out of range of the %zu-byte data section", tname,
                       begin, end, data_len);
-    if (end - begin != t->numel * sizeof(float))
-        return ckfail(name, "tensor %s: data_offsets [%llu,%llu] span %llu bytes, expected %zu (%zu floats)", tname,
-                      begin, end, end - begin, t->numel * sizeof(float), t->numel);
+    if (end - begin != t->numel * elem_size)
+        return ckfail(name, "tensor %s: data_offsets [%llu,%llu] span %llu bytes, expected %zu (%zu x %s)", tname,
+                      begin, end, end - begin, t->numel * elem_size, t->numel, want_dtype);
     r->name = tname;
     r->begin = begin;
     r->end = end;
@@ -439,10 +412,25 @@ static int find_tensor(const Model *m, const char *key, int *kind) {
     return -1;
 }
 
+/* the tokenizer tensor: a U8 vector of any length; fills t with that shape */
+static int tokenizer_tensor_info(const JsonNode *e, size_t data_len, const char *name, TensorInfo *t) {
+    const JsonNode *shape = e->type == JSON_OBJECT ? json_get(e, "shape") : NULL;
+    const JsonNode *n = shape && shape->type == JSON_ARRAY && shape->n_children == 1 ? json_at(shape, 0) : NULL;
+    if (!n || n->type != JSON_NUMBER || !n->is_int || n->int_value < 0 || (unsigned long long)n->int_value > data_len ||
+        n->int_value > INT_MAX)
+        return ckfail(name, "tensor " TOKENIZER_TENSOR ": shape must be [n], the byte count of the tokenizer file");
+    memset(t, 0, sizeof *t);
+    t->ndim = 1;
+    t->shape[0] = (int)n->int_value;
+    t->numel = (size_t)n->int_value;
+    return 0;
+}
+
 static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t data_len, const char *name, Model *m,
-                         float **adam_m, float **adam_v) {
-    const JsonNode *found[3][N_PARAM_TENSORS] = {{0}};
-    Range ranges[3 * N_PARAM_TENSORS];
+                         float **adam_m, float **adam_v, CkptMeta *meta) {
+    const JsonNode *found[3][N_PARAM_TENSORS] = {{0}}, *tok_entry = NULL;
+    Range ranges[3 * N_PARAM_TENSORS + 1];
+    TensorInfo tok_info;
     int n_ranges = 0, n_optim = 0, n_expected = 0;
     for (int i = 0; i < N_PARAM_TENSORS; i++) n_expected += m->tensors[i].numel > 0;
     int n_meta = 0;
@@ -451,10 +439,20 @@ static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t
             if (n_meta++) return ckfail(name, "duplicate __metadata__");
             continue;
         }
+        if (strcmp(c->key, TOKENIZER_TENSOR) == 0) {
+            if (tok_entry) return ckfail(name, "duplicate tensor " TOKENIZER_TENSOR);
+            if (tokenizer_tensor_info(c, data_len, name, &tok_info) != 0 ||
+                check_tensor(c, c->key, &tok_info, "U8", 1, data_len, name, &ranges[n_ranges]) != 0)
+                return -1;
+            tok_entry = c;
+            n_ranges++;
+            continue;
+        }
         int kind, i = find_tensor(m, c->key, &kind);
         if (i < 0) return ckfail(name, "unknown tensor '%.100s' (not a parameter of this model)", c->key);
         if (found[kind][i]) return ckfail(name, "duplicate tensor %.100s", c->key);
-        if (check_tensor(c, c->key, &m->tensors[i], data_len, name, &ranges[n_ranges]) != 0) return -1;
+        if (check_tensor(c, c->key, &m->tensors[i], "F32", sizeof(float), data_len, name, &ranges[n_ranges]) != 0)
+            return -1;
         found[kind][i] = c;
         n_ranges++;
         n_optim += kind > 0;
@@ -495,6 +493,12 @@ static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t
                     return ckfail(name, "tensor %s%s: element %zu is %f (expected a finite number)",
                                   k == 0 ? "" : k == 1 ? "optim.m." : "optim.v.", t->name, e, dst[e]);
         }
+    if (tok_entry && meta) {
+        const JsonNode *b = json_at(json_get(tok_entry, "data_offsets"), 0);
+        meta->tokenizer_len = tok_info.numel;
+        meta->tokenizer_image = xmalloc(tok_info.numel ? tok_info.numel : 1);
+        memcpy(meta->tokenizer_image, data + b->int_value, tok_info.numel);
+    }
     return 0;
 }
 
@@ -503,7 +507,7 @@ int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Mod
     memset(m, 0, sizeof *m);
     if (adam_m) *adam_m = NULL;
     if (adam_v) *adam_v = NULL;
-    if (meta) meta->n = 0;
+    if (meta) meta->n = 0, meta->tokenizer_image = NULL, meta->tokenizer_len = 0;
     if (!name) name = "checkpoint";
     if (!host_is_little_endian()) return ckfail(name, "checkpoints need a little-endian host");
     if (len < 8) return ckfail(name, "file is %zu bytes, too short for a safetensors header (truncated?)", len);
@@ -521,6 +525,7 @@ int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Mod
     const unsigned char *data = buf + 8 + hlen;
     size_t data_len = len - 8 - (size_t)hlen;
     CkptMeta loaded;
+    loaded.tokenizer_image = NULL, loaded.tokenizer_len = 0;
     ModelConfig cfg;
     const char *spec;
     int rc = -1;
@@ -534,17 +539,19 @@ int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Mod
         } else if (model_create(m, &cfg, spec) != 0) {
             ckfail(name, "cannot build the model: %s", pelab_errmsg);
         } else {
-            rc = parse_tensors(doc.root, data, data_len, name, m, adam_m, adam_v);
+            rc = parse_tensors(doc.root, data, data_len, name, m, adam_m, adam_v, &loaded);
         }
     }
     json_free(&doc);
     if (rc != 0) {
+        meta_free(&loaded);
         model_free(m);
         if (adam_m) free(*adam_m), *adam_m = NULL;
         if (adam_v) free(*adam_v), *adam_v = NULL;
         return -1;
     }
     if (meta) *meta = loaded;
+    else meta_free(&loaded);
     return 0;
 }
 
@@ -555,7 +562,7 @@ int checkpoint_load(const char *path, Model *m, CkptMeta *meta, float **adam_m, 
         memset(m, 0, sizeof *m);
         if (adam_m) *adam_m = NULL;
         if (adam_v) *adam_v = NULL;
-        if (meta) meta->n = 0;
+        if (meta) meta->n = 0, meta->tokenizer_image = NULL, meta->tokenizer_len = 0;
         return -1;
     }
     int rc = checkpoint_parse(buf, len, path, m, meta, adam_m, adam_v);

@@ -17,12 +17,18 @@ typedef struct {
 typedef struct {
     int n;
     MetaEntry e[CKPT_META_MAX];
+    /* the tokenizer file, stored as the U8 tensor "tokenizer" (none when NULL). checkpoint_load
+     * fills it with a malloc'd copy (free with meta_free); checkpoint_save only reads it. */
+    unsigned char *tokenizer_image;
+    size_t tokenizer_len;
 } CkptMeta;
 
 /* set (or replace) key; printf-style value. -1 if full or too long. */
 int meta_set(CkptMeta *meta, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* NULL if absent */
 const char *meta_get(const CkptMeta *meta, const char *key);
+/* frees the tokenizer image a load filled in */
+void meta_free(CkptMeta *meta);
 
 /* Save m's parameters, the config metadata and the entries of extra (may be NULL).
  * adam_m / adam_v: NULL, or n_params floats each, laid out like the parameter block. */

@@ -1,6 +1,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 char pelab_errmsg[512];
 
@@ -133,4 +135,79 @@ long peak_rss_kb(void) {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
     return ru.ru_maxrss;
+}
+
+int write_all(FILE *f, const void *p, size_t n) { return n == 0 || fwrite(p, 1, n, f) == n ? 0 : -1; }
+
+/* make the rename itself durable; best effort, as not every filesystem can fsync a directory */
+static void fsync_parent_dir(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash) strcpy(dir, ".");
+    else if (slash == path) strcpy(dir, "/");
+    else if ((size_t)(slash - path) < sizeof dir) {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = 0;
+    } else return;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return;
+    (void)fsync(fd);
+    close(fd);
+}
+
+int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *ctx), const void *ctx) {
+    size_t plen = strlen(path);
+    char *tmp = xmalloc(plen + 5);
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp", 5);
+    const char *what = NULL; /* the failed step, if any */
+    int err = 0;
+    errno = 0;
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        what = "cannot create";
+        err = errno;
+    } else {
+        if (write_body(f, ctx) != 0 || fflush(f) != 0) {
+            what = "cannot write";
+            err = errno;
+        } else if (fsync(fileno(f)) != 0) {
+            what = "cannot fsync";
+            err = errno;
+        }
+        if (fclose(f) != 0 && !what) {
+            what = "cannot close";
+            err = errno;
+        }
+        if (!what && rename(tmp, path) != 0) {
+            what = "rename";
+            err = errno;
+        }
+    }
+    int rc = 0;
+    if (what) {
+        remove(tmp); /* may not exist: fopen failed */
+        const char *why = err ? strerror(err) : "I/O error";
+        if (strcmp(what, "rename") == 0) rc = pelab_fail("%s: cannot rename %s to %s: %s", path, tmp, path, why);
+        else rc = pelab_fail("%s: %s %s: %s", path, what, tmp, why);
+    } else {
+        fsync_parent_dir(path);
+    }
+    free(tmp);
+    return rc;
+}
+
+typedef struct {
+    const void *buf;
+    size_t len;
+} Bytes;
+
+static int write_bytes_body(FILE *f, const void *ctx) {
+    const Bytes *b = ctx;
+    return write_all(f, b->buf, b->len);
+}
+
+int write_bytes_atomic(const char *path, const void *buf, size_t len) {
+    Bytes b = {buf, len};
+    return write_file_atomic(path, write_bytes_body, &b);
 }

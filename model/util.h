@@ -41,4 +41,13 @@ double now_seconds(void);
 uint64_t fnv1a64(const void *data, size_t n, uint64_t h);
 long peak_rss_kb(void);
 
+/* Writes a file so that a crash leaves either the old file or the complete new one: write_body
+ * streams into PATH.tmp (returns 0 on success), which is flushed, fsynced and renamed over path
+ * (then the directory is fsynced, best effort). -1 with one line naming the path and the step. */
+int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *ctx), const void *ctx);
+/* write_file_atomic of one buffer */
+int write_bytes_atomic(const char *path, const void *buf, size_t len);
+/* fwrite of n bytes (n may be 0): 0 or -1 */
+int write_all(FILE *f, const void *p, size_t n);
+
 #endif

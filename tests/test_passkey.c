@@ -224,7 +224,7 @@ static void model_scorer(void) {
     sampler_init(&sm, 256, 0.0f, 0.0f, 0, 1);
     int ref_gen[N];
     memcpy(ref_gen, toks, sizeof(int) * d.prompt_len);
-    generate(&m, &sm, ref_gen, d.prompt_len, PASSKEY_ANSWER_LEN, 1, NULL, NULL);
+    generate(&m, &sm, ref_gen, d.prompt_len, PASSKEY_ANSWER_LEN, 1, -1, NULL, NULL);
     CHECK(memcmp(gen, ref_gen + d.prompt_len, sizeof gen) == 0, "greedy answer = generate() at temperature 0");
     sampler_free(&sm);
     passkey_model_free(&pm);

@@ -9,8 +9,11 @@ int cmd_eval(int argc, char **argv);
 int cmd_passkey(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_tokenizer(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 

@@ -110,7 +110,7 @@ int cmd_demo(int argc, char **argv) {
         printf("\nsample from %s (temperature 0.8, top-p 0.9, seed 42):\n%s", names[show], prompt);
         long max_pos = pos_max_position(&m.pos);
         if (max_pos >= 0 && plen + n_new > max_pos) n_new = (int)max_pos - plen;
-        if (generate(&m, &s, tokens, plen, n_new, 1, print_byte, NULL) != 0) pelab_die("demo: %s", pelab_errmsg);
+        if (generate(&m, &s, tokens, plen, n_new, 1, -1, print_byte, NULL) < 0) pelab_die("demo: %s", pelab_errmsg);
         printf("\n\ncheckpoints are in %s/; try: ./pelab sample %s --prompt \"Once upon a time\"\n", dir, paths[show]);
         sampler_free(&s);
         free(tokens);

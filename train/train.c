@@ -92,7 +92,10 @@ float evaluate_loss(Model *m, const Dataset *d, int T, int max_windows) {
 
 /* the training hyperparameters a resumed run must share with the run it continues */
 static void write_train_meta(CkptMeta *meta, const TrainConfig *tc, const Dataset *d) {
-    meta_set(meta, "tokenizer", "byte");
+    meta_set(meta, "tokenizer", "%s", d->tok ? tokenizer_kind_name(d->tok) : "byte");
+    if (d->tok && d->tok->image) /* resume refuses a different vocabulary of the same kind */
+        meta_set(meta, "tokenizer_fingerprint", "%016llx",
+                 (unsigned long long)fnv1a64(d->tok->image, d->tok->image_len, 0));
     meta_set(meta, "data", "%s", tc->data);
     meta_set(meta, "data_fingerprint", "%016llx", (unsigned long long)d->fingerprint);
     meta_set(meta, "train.batch", "%d", tc->batch);
@@ -169,7 +172,24 @@ static int save(const char *path, Model *m, const TrainConfig *tc, const Dataset
     meta_set(&meta, "data_rng", "%llu", (unsigned long long)rng->state);
     meta_set(&meta, "train_loss", "%.9g", train_loss);
     meta_set(&meta, "val_loss", "%.9g", val_loss);
+    if (d->tok && d->tok->image) meta.tokenizer_image = d->tok->image, meta.tokenizer_len = d->tok->image_len;
     return checkpoint_save(path, m, &meta, am, av);
+}
+
+/* --tokenizer FILE; else the tokenizer of the checkpoint being resumed or fine-tuned; else bytes */
+static int training_tokenizer(const TrainConfig *tc, int resuming, Tokenizer *tok) {
+    tokenizer_init_byte(tok);
+    if (tc->tokenizer) return tokenizer_load_file(tok, tc->tokenizer);
+    const char *from = resuming ? tc->out : tc->init;
+    if (!from) return 0;
+    Model m;
+    CkptMeta meta;
+    if (checkpoint_load(from, &m, &meta, NULL, NULL) != 0) return -1;
+    int rc = tokenizer_from_image(tok, meta_get(&meta, "tokenizer"), meta.tokenizer_image, meta.tokenizer_len, from,
+                                  m.cfg.vocab_size);
+    meta_free(&meta);
+    model_free(&m);
+    return rc;
 }
 
 int train_run(const TrainConfig *tc_in, TrainResult *res) {
@@ -182,15 +202,25 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
     if (tc.steps < 1) return pelab_fail("--steps %ld: expected at least 1", tc.steps);
     if (!tc.out || !*tc.out) return pelab_fail("--out: a checkpoint path is required");
 
+    int resumed = tc.resume && file_exists(tc.out);
+    Tokenizer tok;
+    if (training_tokenizer(&tc, resumed, &tok) != 0) return -1;
+    if (tc.passkey_frac > 0 && tok.kind != TOK_BYTE) {
+        tokenizer_free(&tok);
+        return pelab_fail("--passkey-frac: passkey documents are byte-level; this run uses the %s tokenizer",
+                          tokenizer_kind_name(&tok));
+    }
     Dataset data;
-    if (dataset_load(&data, tc.data, tc.val_frac, tc.seed, (size_t)tc.synth_bytes, tc.seq_len) != 0) return -1;
+    if (dataset_load_with(&data, tc.data, &tok, tc.val_frac, tc.seed, (size_t)tc.synth_bytes, tc.seq_len) != 0) {
+        tokenizer_free(&tok);
+        return -1;
+    }
 
     Model model;
     float *adam_m = NULL, *adam_v = NULL;
     long step = 0;
     Rng data_rng;
     rng_seed(&data_rng, tc.seed * 0x9E3779B97F4A7C15ull + 1);
-    int resumed = tc.resume && file_exists(tc.out);
     if (resumed) {
         CkptMeta meta;
         if (checkpoint_load(tc.out, &model, &meta, &adam_m, &adam_v) != 0) goto fail_data;
@@ -341,6 +371,7 @@ done:
     free(adam_m), free(adam_v);
     model_free(&model);
     dataset_free(&data);
+    tokenizer_free(&tok);
     return rc;
 
 fail_model:
@@ -348,5 +379,6 @@ fail_model:
     model_free(&model);
 fail_data:
     dataset_free(&data);
+    tokenizer_free(&tok);
     return -1;
 }

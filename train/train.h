@@ -14,6 +14,7 @@ typedef struct {
     const char *out;    /* checkpoint path */
     const char *init;   /* start from this checkpoint's weights (fine-tuning), or NULL */
     const char *scale;  /* RoPE scaling rule to train with (with init: the PI fine-tuning recipe), or NULL */
+    const char *tokenizer; /* tokenizer file (pelab BPE or llama2.c tokenizer.bin), or NULL (see train_run) */
     int rand_pos;       /* > 0: randomized positions, sorted distinct ids from [0, rand_pos) per row */
     float passkey_frac; /* share of training rows that are passkey documents (data/passkey.h) */
     int dim, layers, heads, kv_heads, hidden, seq_len, batch, tied;

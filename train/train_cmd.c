@@ -16,6 +16,8 @@ int cmd_train(int argc, char **argv) {
     const OptSpec opts[] = {
         {"--data", OPT_STR, &tc.data, 0, 0, "text file (bytes are tokens) or synth:NAME"},
         {"--pos", OPT_STR, &tc.pos, 0, 0, pos_help},
+        {"--tokenizer", OPT_STR, &tc.tokenizer, 0, 0,
+         "tokenizer file (pelab tokenizer train, or a llama2.c tokenizer.bin); default: bytes, or --init's"},
         {"--out", OPT_STR, &tc.out, 0, 0, "checkpoint path (safetensors)"},
         {"--resume", OPT_FLAG, &tc.resume, 0, 0, "continue from --out if it exists (same flags as before)"},
         {"--init", OPT_STR, &tc.init, 0, 0, "start from this checkpoint's weights (fine-tune)"},

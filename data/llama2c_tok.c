@@ -1,0 +1,208 @@
+/* llama2c_tok.c: llama2.c's tokenizer.bin vocabulary, encoded and decoded as run.c does. */
+#include "llama2c_tok.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/util.h"
+
+static int32_t read_i32(const unsigned char *p) {
+    return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+}
+
+static void write_i32(unsigned char *p, int32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)((uint32_t)v >> (8 * i));
+}
+
+static unsigned hash_bytes(const unsigned char *s, size_t n) { return (unsigned)fnv1a64(s, n, 0); }
+
+int llama2c_tok_lookup(const Llama2cTok *t, const unsigned char *s, size_t n) {
+    for (unsigned h = hash_bytes(s, n) & t->hash_mask;; h = (h + 1) & t->hash_mask) {
+        int id = t->hash_ids[h];
+        if (id < 0) return -1;
+        if ((size_t)t->piece_len[id] == n && memcmp(t->piece[id], s, n) == 0) return id;
+    }
+}
+
+/* "<0xHH>": the byte it stands for, else -1 */
+static int byte_token_value(const unsigned char *p, size_t n) {
+    static const char hex[] = "0123456789ABCDEF";
+    if (n < 5 || memcmp(p, "<0x", 3) != 0) return -1;
+    const char *hi = memchr(hex, p[3], 16), *lo = memchr(hex, p[4], 16);
+    if (!hi || !lo || !p[3] || !p[4]) return -1;
+    return (int)((hi - hex) * 16 + (lo - hex));
+}
+
+static void build_index(Llama2cTok *t) {
+    unsigned size = 16;
+    while (size < 2u * (unsigned)t->vocab_size) size *= 2;
+    t->hash_mask = size - 1;
+    t->hash_ids = xmalloc(sizeof(int) * size);
+    for (unsigned i = 0; i < size; i++) t->hash_ids[i] = -1;
+    /* the first of duplicate pieces wins (SentencePiece exports have none) */
+    for (int id = 0; id < t->vocab_size; id++) {
+        if (llama2c_tok_lookup(t, t->piece[id], (size_t)t->piece_len[id]) >= 0) continue;
+        unsigned h = hash_bytes(t->piece[id], (size_t)t->piece_len[id]) & t->hash_mask;
+        while (t->hash_ids[h] >= 0) h = (h + 1) & t->hash_mask;
+        t->hash_ids[h] = id;
+    }
+    t->byte_id = xmalloc(sizeof(int) * 256);
+    for (int b = 0; b < 256; b++) t->byte_id[b] = -1;
+    for (int id = 0; id < t->vocab_size; id++) {
+        int b = byte_token_value(t->piece[id], (size_t)t->piece_len[id]);
+        if (b >= 0 && t->byte_id[b] < 0) t->byte_id[b] = id;
+    }
+}
+
+int llama2c_tok_parse(Llama2cTok *t, const unsigned char *buf, size_t len, int expect_vocab, const char *name) {
+    memset(t, 0, sizeof *t);
+    if (len < 4) return pelab_fail("%s: %zu bytes, too short for a llama2.c tokenizer (truncated?)", name, len);
+    int32_t max_len = read_i32(buf);
+    if (max_len <= 0 || max_len > 4096)
+        return pelab_fail("%s: max_token_length %d: expected 1..4096 (not a llama2.c tokenizer.bin?)", name, max_len);
+    /* first pass: count and validate the entries */
+    size_t off = 4;
+    int n = 0;
+    while (off < len) {
+        if (len - off < 8) return pelab_fail("%s: token %d: entry header cut short at byte %zu (truncated?)", name, n, off);
+        int32_t plen = read_i32(buf + off + 4);
+        if (plen < 0 || plen > max_len)
+            return pelab_fail("%s: token %d: length %d outside 0..max_token_length %d", name, n, plen, max_len);
+        if (len - off - 8 < (size_t)plen)
+            return pelab_fail("%s: token %d: %d piece bytes run past the end of the file (truncated?)", name, n, plen);
+        if (memchr(buf + off + 8, 0, (size_t)plen))
+            return pelab_fail("%s: token %d: the piece holds a NUL byte (run.c treats pieces as C strings)", name, n);
+        float score;
+        memcpy(&score, buf + off, 4);
+        if (score != score) return pelab_fail("%s: token %d: score is NaN", name, n);
+        off += 8 + (size_t)plen;
+        if (++n > (1 << 24)) return pelab_fail("%s: more than 2^24 tokens", name);
+    }
+    if (n == 0) return pelab_fail("%s: no tokens", name);
+    if (expect_vocab > 0 && n != expect_vocab)
+        return pelab_fail("%s: %d tokens, but the model's vocabulary has %d", name, n, expect_vocab);
+    if (n <= LLAMA2C_EOS) return pelab_fail("%s: %d tokens: expected at least <unk>, BOS and EOS", name, n);
+    t->vocab_size = n;
+    t->max_token_length = max_len;
+    t->piece = xmalloc(sizeof(unsigned char *) * (size_t)n);
+    t->piece_len = xmalloc(sizeof(int) * (size_t)n);
+    t->scores = xmalloc(sizeof(float) * (size_t)n);
+    off = 4;
+    for (int id = 0; id < n; id++) {
+        memcpy(&t->scores[id], buf + off, 4);
+        int plen = read_i32(buf + off + 4);
+        t->piece_len[id] = plen;
+        t->piece[id] = xmalloc((size_t)plen + 1);
+        memcpy(t->piece[id], buf + off + 8, (size_t)plen);
+        t->piece[id][plen] = 0;
+        off += 8 + (size_t)plen;
+    }
+    build_index(t);
+    return 0;
+}
+
+void llama2c_tok_free(Llama2cTok *t) {
+    for (int i = 0; t->piece && i < t->vocab_size; i++) free(t->piece[i]);
+    free(t->piece), free(t->piece_len), free(t->scores), free(t->hash_ids), free(t->byte_id);
+    memset(t, 0, sizeof *t);
+}
+
+int llama2c_tok_serialize(const Llama2cTok *t, unsigned char **buf, size_t *len) {
+    size_t n = 4;
+    for (int i = 0; i < t->vocab_size; i++) n += 8 + (size_t)t->piece_len[i];
+    unsigned char *b = xmalloc(n), *p = b;
+    write_i32(p, t->max_token_length), p += 4;
+    for (int i = 0; i < t->vocab_size; i++) {
+        memcpy(p, &t->scores[i], 4);
+        write_i32(p + 4, t->piece_len[i]);
+        memcpy(p + 8, t->piece[i], (size_t)t->piece_len[i]);
+        p += 8 + t->piece_len[i];
+    }
+    *buf = b, *len = n;
+    return 0;
+}
+
+/* id of the concatenation of two pieces, -1 if it is not a piece */
+static int pair_id(const Llama2cTok *t, int a, int b, unsigned char *scratch) {
+    size_t la = (size_t)t->piece_len[a], lb = (size_t)t->piece_len[b];
+    if (la + lb > (size_t)t->max_token_length) return -1; /* no piece is that long */
+    memcpy(scratch, t->piece[a], la);
+    memcpy(scratch + la, t->piece[b], lb);
+    return llama2c_tok_lookup(t, scratch, la + lb);
+}
+
+static size_t push_code_point(const Llama2cTok *t, const unsigned char *cp, size_t n, int *ids) {
+    int id = llama2c_tok_lookup(t, cp, n);
+    if (id >= 0) {
+        ids[0] = id;
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) ids[i] = cp[i] + 3; /* byte fallback: ids 3..258 are <0x00>..<0xFF> */
+    return n;
+}
+
+size_t llama2c_tok_encode(const Llama2cTok *t, const unsigned char *text, size_t n, int *ids) {
+    size_t count = 0;
+    ids[count++] = LLAMA2C_BOS;
+    if (n == 0) return count;
+    count += push_code_point(t, (const unsigned char *)" ", 1, ids + count);
+    /* code points: a lead byte and up to 3 continuation bytes, as run.c groups them */
+    for (size_t i = 0; i < n;) {
+        size_t k = 1;
+        while (i + k < n && (text[i + k] & 0xC0) == 0x80 && k < 4) k++;
+        count += push_code_point(t, text + i, k, ids + count);
+        i += k;
+    }
+    /* merges: pair_ids[i] is the piece made by ids[i] ids[i+1] (or -1); after a merge only the two
+     * neighbouring pairs change, so each round is one scan without lookups */
+    unsigned char *scratch = xmalloc((size_t)t->max_token_length + 1);
+    int *merged = xmalloc(sizeof(int) * (count > 1 ? count - 1 : 1));
+    int *tok = ids + 1; /* BOS never merges: run.c encodes the text, then prepends it */
+    size_t m = count - 1;
+    for (size_t i = 0; i + 1 < m; i++) merged[i] = pair_id(t, tok[i], tok[i + 1], scratch);
+    for (;;) {
+        float best_score = -1e10f;
+        long best = -1;
+        for (size_t i = 0; i + 1 < m; i++)
+            if (merged[i] >= 0 && t->scores[merged[i]] > best_score) best_score = t->scores[merged[i]], best = (long)i;
+        if (best < 0) break;
+        tok[best] = merged[best];
+        memmove(tok + best + 1, tok + best + 2, sizeof(int) * (m - (size_t)best - 2));
+        memmove(merged + best, merged + best + 1, sizeof(int) * (m - (size_t)best - 2));
+        m--;
+        if (best > 0) merged[best - 1] = pair_id(t, tok[best - 1], tok[best], scratch);
+        if ((size_t)best + 1 < m) merged[best] = pair_id(t, tok[best], tok[best + 1], scratch);
+    }
+    free(scratch), free(merged);
+    return m + 1;
+}
+
+const unsigned char *llama2c_tok_decode(const Llama2cTok *t, int prev, int id, size_t *len) {
+    static unsigned char byte_piece[256];
+    if (id < 0 || id >= t->vocab_size) {
+        *len = 0;
+        return NULL;
+    }
+    const unsigned char *p = t->piece[id];
+    size_t n = (size_t)t->piece_len[id];
+    if (prev == LLAMA2C_BOS && n && p[0] == ' ') p++, n--;
+    int b = byte_token_value(p, n);
+    if (b >= 0) {
+        if (!byte_piece[1]) /* the 256 raw bytes, filled once (byte_piece[1] == 1 afterwards) */
+            for (int i = 0; i < 256; i++) byte_piece[i] = (unsigned char)i;
+        p = byte_piece + b, n = 1;
+    }
+    *len = n;
+    return p;
+}
+
+int llama2c_tok_printable(const unsigned char *bytes, size_t len) {
+    if (len == 0 || bytes[0] == 0) return 0;
+    if (len == 1) {
+        unsigned char c = bytes[0];
+        int print = c >= 0x20 && c < 0x7f, space = c == ' ' || (c >= '\t' && c <= '\r');
+        return print || space;
+    }
+    return 1;
+}

@@ -1,0 +1,164 @@
+/* llama2c.c: llama2.c's legacy model file <-> a pelab rope model (see llama2c.h). */
+#include "llama2c.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+enum { HEADER_INTS = 7, MAX_DIM = 1 << 20 };
+#define LLAMA2C_POS "rope"      /* interleaved pairs, base 10000: run.c's rotation */
+#define LLAMA2C_NORM_EPS 1e-5f  /* run.c's rmsnorm */
+
+/* the tensors in file order, each copied whole (the classifier comes last, after freq_cis) */
+static const int file_order[] = {T_TOK_EMB, T_ATTN_NORM, T_WQ, T_WK, T_WV, T_WO, T_MLP_NORM, T_W1, T_W2, T_W3,
+                                 T_FINAL_NORM};
+enum { N_FILE_ORDER = sizeof file_order / sizeof file_order[0] };
+
+static size_t freq_cis_floats(const ModelConfig *c) {
+    return (size_t)c->seq_len * (size_t)(c->dim / c->n_heads) / 2;
+}
+
+/* float count the file must hold after the header */
+static size_t expected_floats(const Model *m) {
+    size_t n = 2 * freq_cis_floats(&m->cfg);
+    for (int i = 0; i < N_FILE_ORDER; i++) n += m->tensors[file_order[i]].numel;
+    if (!m->cfg.tied) n += m->tensors[T_LM_HEAD].numel;
+    return n;
+}
+
+static int header_config(const int32_t *h, const char *name, ModelConfig *c) {
+    static const char *const field[HEADER_INTS] = {"dim", "hidden_dim", "n_layers", "n_heads",
+                                                   "n_kv_heads", "vocab_size", "seq_len"};
+    for (int i = 0; i < HEADER_INTS; i++) {
+        long v = i == 5 ? labs((long)h[i]) : h[i];
+        if (v <= 0 || v > MAX_DIM)
+            return pelab_fail("%s: header field %s = %d: expected 1..%d%s", name, field[i], h[i], MAX_DIM,
+                              i == 5 ? " in absolute value (negative: unshared classifier)" : "");
+    }
+    memset(c, 0, sizeof *c);
+    c->dim = h[0], c->hidden_dim = h[1], c->n_layers = h[2], c->n_heads = h[3], c->n_kv_heads = h[4];
+    c->vocab_size = h[5] < 0 ? -h[5] : h[5];
+    c->tied = h[5] > 0;
+    c->seq_len = h[6];
+    c->norm_eps = LLAMA2C_NORM_EPS;
+    if (c->dim % c->n_heads != 0)
+        return pelab_fail("%s: header: dim %d is not a multiple of n_heads %d", name, c->dim, c->n_heads);
+    if ((c->dim / c->n_heads) % 2 != 0)
+        return pelab_fail("%s: header: head size %d is odd (RoPE rotates pairs)", name, c->dim / c->n_heads);
+    if (c->n_kv_heads > c->n_heads || c->n_heads % c->n_kv_heads != 0)
+        return pelab_fail("%s: header: n_heads %d is not a multiple of n_kv_heads %d", name, c->n_heads,
+                          c->n_kv_heads);
+    if (config_validate(c) != 0) return pelab_fail("%s: header: %s", name, pelab_errmsg);
+    return 0;
+}
+
+int llama2c_parse_model(const unsigned char *buf, size_t len, const char *name, Model *m) {
+    memset(m, 0, sizeof *m);
+    if (len < HEADER_INTS * 4)
+        return pelab_fail("%s: %zu bytes, too short for the 28-byte llama2.c header (truncated?)", name, len);
+    int32_t h[HEADER_INTS];
+    memcpy(h, buf, sizeof h);
+    ModelConfig cfg;
+    if (header_config(h, name, &cfg) != 0) return -1;
+    /* size check before allocating: a forged header cannot demand a huge model */
+    double approx = (double)cfg.vocab_size * cfg.dim * (cfg.tied ? 1 : 2) + /* wq, wo and the MLP, at least */
+                    (double)cfg.n_layers * cfg.dim * (2.0 * cfg.dim + 3.0 * cfg.hidden_dim);
+    if (approx * 4 > (double)len)
+        return pelab_fail("%s: %zu bytes cannot hold the %.0f+ weights its header describes (truncated?)", name, len,
+                          approx);
+    if (model_create(m, &cfg, LLAMA2C_POS) != 0) return pelab_fail("%s: %s", name, pelab_errmsg);
+    size_t want = HEADER_INTS * 4 + expected_floats(m) * sizeof(float);
+    if (len != want) {
+        model_free(m);
+        return pelab_fail("%s: %zu bytes, but its header (dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab "
+                          "%d%s, seq_len %d) needs exactly %zu (legacy llama2.c format with freq_cis tables)",
+                          name, len, cfg.dim, cfg.hidden_dim, cfg.n_layers, cfg.n_heads, cfg.n_kv_heads,
+                          cfg.vocab_size, cfg.tied ? "" : " unshared", cfg.seq_len, want);
+    }
+    const unsigned char *p = buf + HEADER_INTS * 4;
+    for (int i = 0; i < N_FILE_ORDER + 1; i++) {
+        if (i == N_FILE_ORDER) {
+            p += 2 * freq_cis_floats(&cfg) * sizeof(float); /* the legacy RoPE tables: recomputed */
+            if (cfg.tied) break;
+        }
+        const TensorInfo *t = &m->tensors[i < N_FILE_ORDER ? file_order[i] : T_LM_HEAD];
+        float *dst = m->params_mem + t->offset;
+        memcpy(dst, p, t->numel * sizeof(float));
+        p += t->numel * sizeof(float);
+        for (size_t e = 0; e < t->numel; e++)
+            if (!isfinite(dst[e])) {
+                model_free(m);
+                return pelab_fail("%s: tensor %s element %zu is not finite", name, t->name, e);
+            }
+    }
+    return 0;
+}
+
+int llama2c_read_model(const char *path, Model *m) {
+    unsigned char *buf;
+    size_t len;
+    memset(m, 0, sizeof *m);
+    if (read_file(path, &buf, &len) != 0) return -1;
+    int rc = llama2c_parse_model(buf, len, path, m);
+    free(buf);
+    return rc;
+}
+
+int llama2c_check_exportable(const Model *m, const char *name) {
+    PosCtx ref;
+    const ModelConfig *c = &m->cfg;
+    if (pos_init(&ref, LLAMA2C_POS, c->dim, c->n_heads, c->n_kv_heads, c->n_layers, c->seq_len) != 0) return -1;
+    char want[512], have[512];
+    pos_spec(&ref, want, sizeof want);
+    pos_spec(&m->pos, have, sizeof have);
+    pos_free(&ref);
+    if (strcmp(want, have) != 0)
+        return pelab_fail("%s: position scheme %s: llama2.c's runner computes only %s (RoPE, interleaved pairs, "
+                          "base 10000, no scaling rule)",
+                          name, have, want);
+    if (c->norm_eps != LLAMA2C_NORM_EPS)
+        return pelab_fail("%s: norm_eps %g: llama2.c's runner uses 1e-5", name, c->norm_eps);
+    return 0;
+}
+
+static int write_model_body(FILE *f, const void *ctx) {
+    const Model *m = ctx;
+    const ModelConfig *c = &m->cfg;
+    int32_t h[HEADER_INTS] = {c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads,
+                              c->tied ? c->vocab_size : -c->vocab_size, c->seq_len};
+    if (write_all(f, h, sizeof h) != 0) return -1;
+    for (int i = 0; i < N_FILE_ORDER; i++) {
+        const TensorInfo *t = &m->tensors[file_order[i]];
+        if (write_all(f, m->params_mem + t->offset, t->numel * sizeof(float)) != 0) return -1;
+    }
+    /* freq_cis_real then freq_cis_imag, [seq_len, hd/2], as llama2.c's old export wrote them */
+    int hd = c->dim / c->n_heads, half = hd / 2;
+    float *table = xmalloc(sizeof(float) * freq_cis_floats(c));
+    for (int part = 0; part < 2; part++) {
+        for (int pos = 0; pos < c->seq_len; pos++)
+            for (int i = 0; i < half; i++) {
+                /* float arithmetic as llama2.c's export did it (in PyTorch; its cos/sin differ from
+                 * glibc's in the last bit for ~10% of entries, which no runner reads) */
+                float freq = 1.0f / powf(10000.0f, (float)(2 * i) / (float)hd), angle = (float)pos * freq;
+                table[(size_t)pos * half + i] = part == 0 ? cosf(angle) : sinf(angle);
+            }
+        if (write_all(f, table, sizeof(float) * freq_cis_floats(c)) != 0) {
+            free(table);
+            return -1;
+        }
+    }
+    free(table);
+    if (!c->tied) {
+        const TensorInfo *t = &m->tensors[T_LM_HEAD];
+        if (write_all(f, m->params_mem + t->offset, t->numel * sizeof(float)) != 0) return -1;
+    }
+    return 0;
+}
+
+int llama2c_write_model(const char *path, const Model *m) {
+    if (llama2c_check_exportable(m, path) != 0) return -1;
+    return write_file_atomic(path, write_model_body, m);
+}

@@ -1,0 +1,118 @@
+/* interop_cmd.c: `pelab import --llama2c` and `pelab export --llama2c`: llama2.c's legacy model
+ * file and tokenizer.bin <-> a pelab checkpoint (model/llama2c.h, data/llama2c_tok.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../data/tokenizer.h"
+#include "../model/checkpoint.h"
+#include "../model/llama2c.h"
+#include "args.h"
+#include "commands.h"
+
+int cmd_import(int argc, char **argv) {
+    const char *model_path = NULL, *tok_path = NULL, *out = NULL;
+    const OptSpec opts[] = {
+        {"--llama2c", OPT_STR, &model_path, 0, 0, "llama2.c model file (legacy format: 7-int header, float32)"},
+        {"--tokenizer", OPT_STR, &tok_path, 0, 0, "its tokenizer.bin (stored inside the checkpoint)"},
+        {"--out", OPT_STR, &out, 0, 0, "pelab checkpoint to write"},
+    };
+    args_parse("import", "--llama2c MODEL.bin --tokenizer TOK.bin --out CKPT", argc, argv, 1, opts,
+               sizeof opts / sizeof opts[0], NULL, 0, NULL);
+    if (!model_path || !tok_path || !out)
+        pelab_die("import: --llama2c MODEL.bin, --tokenizer TOK.bin and --out CKPT are all required");
+    Model m;
+    if (llama2c_read_model(model_path, &m) != 0) pelab_die("import: %s", pelab_errmsg);
+    unsigned char *image;
+    size_t image_len;
+    if (read_file(tok_path, &image, &image_len) != 0) pelab_die("import: %s", pelab_errmsg);
+    Tokenizer tok;
+    if (tokenizer_from_image(&tok, "llama2c", image, image_len, tok_path, m.cfg.vocab_size) != 0)
+        pelab_die("import: %s", pelab_errmsg);
+    if (tok.vocab_size != m.cfg.vocab_size)
+        pelab_die("import: %s has %d tokens but %s has a vocabulary of %d", tok_path, tok.vocab_size, model_path,
+                  m.cfg.vocab_size);
+    CkptMeta meta = {0};
+    meta_set(&meta, "tokenizer", "llama2c");
+    meta_set(&meta, "source", "llama2c:%.400s", model_path);
+    meta.tokenizer_image = image, meta.tokenizer_len = image_len;
+    if (checkpoint_save(out, &m, &meta, NULL, NULL) != 0) pelab_die("import: %s", pelab_errmsg);
+    printf("%s: %zu parameters, dim %d, %d layers, %d heads (%d kv), hidden %d, vocab %d (%s), seq_len %d, "
+           "llama2c tokenizer -> %s\n",
+           model_path, m.n_params, m.cfg.dim, m.cfg.n_layers, m.cfg.n_heads, m.cfg.n_kv_heads, m.cfg.hidden_dim,
+           m.cfg.vocab_size, m.cfg.tied ? "shared classifier" : "unshared classifier", m.cfg.seq_len, out);
+    tokenizer_free(&tok);
+    free(image);
+    model_free(&m);
+    return 0;
+}
+
+/* pelab's byte or BPE vocabulary as a tokenizer.bin: every piece as its bytes, a lone byte that
+ * is not printable ASCII as "<0xHH>" (run.c decodes that to the raw byte); BPE scores are
+ * -rank so run.c's merge-by-best-score prefers earlier merges, as BPE does */
+static void vocabulary_as_llama2c(const Tokenizer *t, unsigned char **buf, size_t *len) {
+    Llama2cTok v = {0};
+    v.vocab_size = t->vocab_size;
+    v.piece = xmalloc(sizeof(unsigned char *) * (size_t)v.vocab_size);
+    v.piece_len = xmalloc(sizeof(int) * (size_t)v.vocab_size);
+    v.scores = xmalloc(sizeof(float) * (size_t)v.vocab_size);
+    for (int id = 0; id < v.vocab_size; id++) {
+        size_t n;
+        const unsigned char *p = tokenizer_decode(t, -1, id, &n);
+        v.piece[id] = xmalloc(n + 8);
+        if (n == 1 && !(p[0] > 0x20 && p[0] < 0x7f)) {
+            n = (size_t)snprintf((char *)v.piece[id], 8, "<0x%02X>", p[0]);
+        } else {
+            if (memchr(p, 0, n)) pelab_die("export: token %d holds a NUL byte, which llama2.c cannot represent", id);
+            memcpy(v.piece[id], p, n);
+        }
+        v.piece_len[id] = (int)n;
+        v.scores[id] = id < 256 ? 0.0f : -(float)(id - 256);
+        if ((int)n > v.max_token_length) v.max_token_length = (int)n;
+    }
+    llama2c_tok_serialize(&v, buf, len);
+    for (int id = 0; id < v.vocab_size; id++) free(v.piece[id]);
+    free(v.piece), free(v.piece_len), free(v.scores);
+}
+
+int cmd_export(int argc, char **argv) {
+    const char *out = NULL, *tok_out = NULL;
+    const OptSpec opts[] = {
+        {"--llama2c", OPT_STR, &out, 0, 0, "llama2.c model file to write (legacy format)"},
+        {"--tokenizer-out", OPT_STR, &tok_out, 0, 0, "tokenizer.bin to write beside it (default: OUT's directory/tokenizer.bin)"},
+    };
+    const char *pos_args[1];
+    int n_pos;
+    args_parse("export", "CKPT --llama2c OUT.bin [--tokenizer-out TOK.bin]", argc, argv, 1, opts,
+               sizeof opts / sizeof opts[0], pos_args, 1, &n_pos);
+    if (n_pos != 1 || !out) pelab_die("export: expected a checkpoint and --llama2c OUT.bin (see pelab export --help)");
+    Model m;
+    CkptMeta meta;
+    if (checkpoint_load(pos_args[0], &m, &meta, NULL, NULL) != 0) pelab_die("export: %s", pelab_errmsg);
+    if (llama2c_check_exportable(&m, pos_args[0]) != 0) pelab_die("export: %s", pelab_errmsg);
+    Tokenizer tok;
+    if (tokenizer_from_image(&tok, meta_get(&meta, "tokenizer"), meta.tokenizer_image, meta.tokenizer_len,
+                             pos_args[0], m.cfg.vocab_size) != 0)
+        pelab_die("export: %s", pelab_errmsg);
+    char tok_default[1024];
+    if (!tok_out) {
+        const char *slash = strrchr(out, '/');
+        snprintf(tok_default, sizeof tok_default, "%.*stokenizer.bin", slash ? (int)(slash - out + 1) : 0, out);
+        tok_out = tok_default;
+    }
+    if (tok.kind != TOK_LLAMA2C) { /* the image written is llama2.c's format */
+        unsigned char *buf;
+        size_t len;
+        vocabulary_as_llama2c(&tok, &buf, &len);
+        free(tok.image);
+        tok.image = buf, tok.image_len = len;
+    }
+    if (llama2c_write_model(out, &m) != 0 || write_bytes_atomic(tok_out, tok.image, tok.image_len) != 0)
+        pelab_die("export: %s", pelab_errmsg);
+    printf("%s -> %s + %s (%s tokenizer%s)\n", pos_args[0], out, tok_out, tokenizer_kind_name(&tok),
+           tok.kind == TOK_LLAMA2C ? ", as imported"
+                                   : "; llama2.c's runner starts from token 1 and encodes prompts by its own rule");
+    tokenizer_free(&tok);
+    meta_free(&meta);
+    model_free(&m);
+    return 0;
+}
