@@ -14,7 +14,7 @@
 enum { MAX_RULES = 16, MAX_LENGTHS = 64 };
 
 typedef struct {
-    const char *model_path, *data_path, *seed;
+    const char *model_path, *data_path, *seed, *tokenizer;
     size_t n_tokens, n_file;
     int train_len, n_rules, n_lengths;
     const char *rules[MAX_RULES];
@@ -46,8 +46,8 @@ static void fmt_cell(char *buf, size_t n, double nll) {
 
 static void print_header(const Run *run) {
     printf("pelab eval  model %s  (seed %s, training length L = %d)\n", run->model_path, run->seed, run->train_len);
-    printf("data %s  byte tokens: %zu used of %zu in the file (the same tokens for every length and rule)\n",
-           run->data_path, run->n_tokens, run->n_file);
+    printf("data %s  %s tokens: %zu used of %zu in the file (the same tokens for every length and rule)\n",
+           run->data_path, run->tokenizer, run->n_tokens, run->n_file);
     for (int r = 0; r < run->n_rules; r++)
         printf("rule %-10s scheme %s  lengths: %s\n", run->rules[r], run->scheme[r], run->lengths_str[r]);
     for (int p = 0; p < EVAL_N_PROTOCOLS; p++) printf("%-10s = %s\n", eval_protocol_names[p], protocol_defs[p]);
@@ -249,7 +249,7 @@ int cmd_eval(int argc, char **argv) {
                *json_path = NULL;
     int stride = 0, buckets = 16, max_tokens = 65536, threads = 0;
     const OptSpec opts[] = {
-        {"--data", OPT_STR, &data, 0, 0, "held-out text file (byte tokens, used as is)"},
+        {"--data", OPT_STR, &data, 0, 0, "held-out text file (encoded by the checkpoint's tokenizer)"},
         {"--lengths", OPT_STR, &lengths, 0, 0, "evaluation lengths, e.g. 64,128,256"},
         {"--mult", OPT_STR, &mult, 0, 0, "lengths as multiples of the training length (default 0.5,1,2,4,8)"},
         {"--stride", OPT_INT, &stride, 0, 1 << 24, "sliding-window stride (0: L_eval/2; capped at L_eval)"},
@@ -299,6 +299,7 @@ int cmd_eval(int argc, char **argv) {
 
     unsigned char *text;
     if (read_file(data, &text, &run.n_file) != 0) pelab_die("%s", pelab_errmsg);
+    run.tokenizer = tokenizer_kind_name(&tok);
     int *tokens = xmalloc(sizeof(int) * tokenizer_max_ids(run.n_file));
     run.n_file = tokenizer_encode(&tok, text, run.n_file, tokens);
     run.n_tokens = max_tokens > 0 && run.n_file > (size_t)max_tokens ? (size_t)max_tokens : run.n_file;

@@ -339,7 +339,42 @@ static void test_generate_stop(void) {
     model_free(&m);
 }
 
+/* --tokenizer: the data is encoded with it, the checkpoint carries it, --init keeps it, resume
+ * refuses another vocabulary */
+static void test_train_with_tokenizer(void) {
+    static char out[1 << 14], cmd[4096];
+    const char *dir = test_tmpdir();
+    snprintf(cmd, sizeof cmd,
+             "./pelab synth stories --bytes 60000 --seed 3 > %s/tt.txt && ./pelab tokenizer train --vocab 400 %s/tt.txt "
+             "--out %s/tt.bpe && ./pelab tokenizer train --vocab 300 %s/tt.txt --out %s/tt300.bpe",
+             dir, dir, dir, dir, dir);
+    CHECK(run_pelab(cmd, out, sizeof out) == 0, "train two BPE tokenizers: %s", out);
+    const char *tiny = "--dim 16 --layers 1 --heads 2 --seq-len 16 --batch 4 --steps 6 --quiet --threads 1";
+    snprintf(cmd, sizeof cmd, "./pelab train --data %s/tt.txt --tokenizer %s/tt.bpe %s --out %s/tt.safetensors", dir,
+             dir, tiny, dir);
+    CHECK(run_pelab(cmd, out, sizeof out) == 0, "train with --tokenizer: %s", out);
+    snprintf(cmd, sizeof cmd, "./pelab info %s/tt.safetensors", dir);
+    run_pelab(cmd, out, sizeof out);
+    CHECK(strstr(out, "vocab 400") && strstr(out, "bpe"), "the model's vocabulary is the tokenizer's, kind bpe");
+    snprintf(cmd, sizeof cmd, "./pelab sample %s/tt.safetensors --prompt 'Once upon' -n 20 --seed 2 2>/dev/null", dir);
+    CHECK(run_pelab(cmd, out, sizeof out) == 0 && strncmp(out, "Once upon", 9) == 0, "sample decodes through the BPE");
+    snprintf(cmd, sizeof cmd, "./pelab train --data %s/tt.txt --tokenizer %s/tt300.bpe %s --steps 8 --resume --out %s/tt.safetensors",
+             dir, dir, tiny, dir);
+    expect_pelab_error(cmd, "tokenizer");
+    /* fine-tuning from it keeps the tokenizer without --tokenizer */
+    snprintf(cmd, sizeof cmd, "./pelab train --data %s/tt.txt --init %s/tt.safetensors %s --out %s/tt_ft.safetensors && "
+             "./pelab info %s/tt_ft.safetensors", dir, dir, tiny, dir, dir);
+    CHECK(run_pelab(cmd, out, sizeof out) == 0 && strstr(out, "bpe") && strstr(out, "vocab 400"),
+          "--init keeps the initial checkpoint's tokenizer: %s", out);
+    snprintf(cmd, sizeof cmd, "./pelab train --data %s/tt.txt --tokenizer %s/tt.bpe --passkey-frac 0.5 %s --out %s/x.safetensors",
+             dir, dir, tiny, dir);
+    expect_pelab_error(cmd, "byte-level");
+    snprintf(cmd, sizeof cmd, "./pelab passkey %s/tt.safetensors", dir);
+    expect_pelab_error(cmd, "byte-level");
+}
+
 void test_llama2c(void) {
+    test_train_with_tokenizer();
     test_small_vocab_rules();
     test_import_errors_and_round_trip();
     test_checkpoint_tokenizer();

@@ -14,7 +14,7 @@ int cmd_train(int argc, char **argv) {
     pos_list(names, sizeof names);
     snprintf(pos_help, sizeof pos_help, "position scheme NAME[:k=v,...]: %s", names);
     const OptSpec opts[] = {
-        {"--data", OPT_STR, &tc.data, 0, 0, "text file (bytes are tokens) or synth:NAME"},
+        {"--data", OPT_STR, &tc.data, 0, 0, "text file or synth:NAME (bytes are tokens unless --tokenizer)"},
         {"--pos", OPT_STR, &tc.pos, 0, 0, pos_help},
         {"--tokenizer", OPT_STR, &tc.tokenizer, 0, 0,
          "tokenizer file (pelab tokenizer train, or a llama2.c tokenizer.bin); default: bytes, or --init's"},
