@@ -6,6 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fastmath.h"
+
+/* softmax of row[0..n) in place; every loop vectorizes (8 partial sums: a fixed order, so the
+ * result does not depend on the thread count) */
+static void softmax_row(float *row, int n) {
+    float mx = row[0];
+    for (int j = 1; j < n; j++) mx = row[j] > mx ? row[j] : mx;
+    for (int j = 0; j < n; j++) row[j] = fast_expf(row[j] - mx);
+    float part[8] = {0};
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int u = 0; u < 8; u++) part[u] += row[j + u];
+    for (; j < n; j++) part[0] += row[j];
+    float sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    float inv = 1.0f / sum;
+    for (j = 0; j < n; j++) row[j] *= inv;
+}
+
 void attention_head_forward(float *out, int ldo, float *probs, int ldp, const float *q, int ldq, int nq,
                             const float *k, int ldk, const float *v, int ldv, int nk, int q_offset,
                             const int *qpos, const int *kpos, int head, int layer, const PosCtx *pc, int hd) {
@@ -18,15 +36,7 @@ void attention_head_forward(float *out, int ldo, float *probs, int ldp, const fl
         float *row = probs + (size_t)i * ldp;
         int n_visible = q_offset + i + 1 < nk ? q_offset + i + 1 : nk; /* q_offset >= nk: no mask */
         if (pc && pc->scheme->bias_row) pc->scheme->bias_row(pc, row, qpos[i], kpos, n_visible, head, layer);
-        float mx = row[0];
-        for (int j = 1; j < n_visible; j++) mx = row[j] > mx ? row[j] : mx;
-        float sum = 0.0f;
-        for (int j = 0; j < n_visible; j++) {
-            row[j] = expf(row[j] - mx);
-            sum += row[j];
-        }
-        float inv = 1.0f / sum;
-        for (int j = 0; j < n_visible; j++) row[j] *= inv;
+        softmax_row(row, n_visible);
         for (int j = n_visible; j < nk; j++) row[j] = 0.0f; /* the future gets exactly zero weight */
     }
     if (nq == 1) cblas_sgemv(CblasRowMajor, CblasTrans, nk, hd, 1.0f, v, ldv, probs, 1, 0.0f, out, 1);

@@ -1,5 +1,6 @@
 #include "layers.h"
 
+#include "fastmath.h"
 #include "util.h"
 
 #include <cblas.h>
@@ -75,7 +76,7 @@ void swiglu_forward(float *act, const float *gate, const float *up, size_t n) {
 #pragma omp parallel for if (n >= PAR_MIN_WORK)
     for (size_t i = 0; i < n; i++) {
         float g = gate[i];
-        act[i] = g / (1.0f + expf(-g)) * up[i];
+        act[i] = g / (1.0f + fast_expf(-g)) * up[i];
     }
 }
 
@@ -83,7 +84,7 @@ void swiglu_backward(float *dgate, float *dup, const float *dact, const float *g
     /* silu'(g) = s * (1 + g*(1-s)), s = sigmoid(g) */
 #pragma omp parallel for if (n >= PAR_MIN_WORK)
     for (size_t i = 0; i < n; i++) {
-        float g = gate[i], s = 1.0f / (1.0f + expf(-g));
+        float g = gate[i], s = 1.0f / (1.0f + fast_expf(-g));
         dgate[i] = dact[i] * up[i] * s * (1.0f + g * (1.0f - s));
         dup[i] = dact[i] * g * s;
     }

@@ -7,6 +7,7 @@
 
 #include "../infer/decode.h"
 #include "../model/model.h"
+#include "../model/fastmath.h"
 #include "test.h"
 
 /* a tiny model whose weights are large enough that every gradient path is exercised */
@@ -231,7 +232,23 @@ static void robustness(void) {
 
 static const char *all_specs[] = {"nope", "learned", "sinusoidal", "rope", "rope:layout=half,base=500", NULL};
 
+/* fast_expf against libm: relative error within 2 ulp over the whole range, the edges exact */
+static void fast_exp_check(void) {
+    double worst = 0;
+    float worst_x = 0;
+    for (int i = 0; i <= 2000000; i++) {
+        float x = -87.3f + (88.7f + 87.3f) * (float)i / 2000000.0f;
+        double rel = fabs((double)fast_expf(x) - expf(x)) / expf(x);
+        if (rel > worst) worst = rel, worst_x = x;
+    }
+    CHECK(worst < 2.5e-7, "fast_expf relative error %.3g at x = %g (limit 2.5e-7, about 2 ulp)", worst, worst_x);
+    CHECK(fast_expf(0.0f) == 1.0f && fast_expf(-100.0f) == 0.0f && fast_expf(-INFINITY) == 0.0f &&
+              isinf(fast_expf(100.0f)) && isnan(fast_expf(NAN)),
+          "fast_expf: e^0 = 1, underflow to exactly 0, overflow to inf, NaN stays NaN");
+}
+
 void test_model(void) {
+    fast_exp_check();
     for (int i = 0; all_specs[i]; i++) {
         gradcheck(all_specs[i], 4, i % 2);
         gradcheck(all_specs[i], 2, (i + 1) % 2); /* grouped-query attention */
