@@ -199,6 +199,27 @@ static void test_stories260k(const char *dir) {
     snprintf(cmd, sizeof cmd, "./pelab info %s", ckpt);
     run_pelab(cmd, out, sizeof out);
     CHECK(strstr(out, "kv_heads 4") && strstr(out, "llama2c") && strstr(out, "260032"), "info of the imported model");
+    /* export gives back llama2.c's own files: the header and every weight byte for byte (only the
+     * legacy freq_cis tables, which no runner reads, may differ in last bits), the tokenizer exactly */
+    snprintf(cmd, sizeof cmd, "./pelab export %s --llama2c %s/s260_back.bin --tokenizer-out %s/tok_back.bin", ckpt,
+             test_tmpdir(), test_tmpdir());
+    CHECK(run_pelab(cmd, out, sizeof out) == 0, "export the imported model: %s", out);
+    unsigned char *a, *b, *ta, *tb;
+    size_t la, lb, lta, ltb;
+    char pa[512], pb[512], pta[512], ptb[512];
+    snprintf(pa, sizeof pa, "%s/stories260K/stories260K.bin", dir);
+    snprintf(pb, sizeof pb, "%s/s260_back.bin", test_tmpdir());
+    snprintf(pta, sizeof pta, "%s/stories260K/tok512.bin", dir);
+    snprintf(ptb, sizeof ptb, "%s/tok_back.bin", test_tmpdir());
+    if (read_file(pa, &a, &la) == 0 && read_file(pb, &b, &lb) == 0 && read_file(pta, &ta, &lta) == 0 &&
+        read_file(ptb, &tb, &ltb) == 0) {
+        size_t weights = 28 + 260032 * sizeof(float);
+        CHECK(la == lb && memcmp(a, b, weights) == 0, "export: same size, header and weights byte for byte");
+        CHECK(lta == ltb && memcmp(ta, tb, lta) == 0, "export: tok512.bin byte for byte");
+        free(a), free(b), free(ta), free(tb);
+    } else {
+        CHECK(0, "read the exported files: %s", pelab_errmsg);
+    }
 }
 
 /* ---- import refuses damaged files; export -> import is bit-exact ---- */
