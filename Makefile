@@ -35,6 +35,10 @@ test: $(BUILD)/tests/run_tests $(BIN)
 bench: $(BIN)
 	./$(BIN) bench
 
+# pelab against the PyTorch reference (tools/bench/); skipped with a message when torch is missing
+bench-torch: $(BIN)
+	python3 tools/bench/compare.py --pelab ./$(BIN)
+
 demo: $(BIN)
 	./$(BIN) demo
 
@@ -45,5 +49,5 @@ sanitize:
 clean:
 	rm -rf build build-san pelab
 
-.PHONY: all test bench demo sanitize clean
+.PHONY: all test bench bench-torch demo sanitize clean
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/pelab.d

@@ -139,17 +139,6 @@ static const char *csv_columns =
 /* a CSV field: last ends the row */
 static void csv_str(FILE *f, const char *s, int last) { csv_field(f, s, last ? '\n' : ','); }
 
-/* sep, then "key": "s" */
-static void json_str(FILE *f, const char *sep, const char *key, const char *s) {
-    fprintf(f, "%s\"%s\": \"", sep, key);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
 
 static void write_row(FILE *f, int json, const Run *run, const Row *w, int *first) {
     char num[7][32] = {""};
@@ -170,14 +159,14 @@ static void write_row(FILE *f, int json, const Run *run, const Row *w, int *firs
     }
     fprintf(f, "%s\n    {", *first ? "" : ",");
     *first = 0;
-    json_str(f, "", "kind", w->kind);
-    json_str(f, ", ", "model", run->model_path);
-    json_str(f, ", ", "seed", run->seed);
-    json_str(f, ", ", "scheme", w->scheme);
-    json_str(f, ", ", "rule", w->rule);
-    json_str(f, ", ", "data", run->data_path);
+    json_field(f, "", "kind", w->kind);
+    json_field(f, ", ", "model", run->model_path);
+    json_field(f, ", ", "seed", run->seed);
+    json_field(f, ", ", "scheme", w->scheme);
+    json_field(f, ", ", "rule", w->rule);
+    json_field(f, ", ", "data", run->data_path);
     fprintf(f, ", \"tokens\": %s, \"train_len\": %s, \"length\": %s, ", num[0], num[1], num[2]);
-    json_str(f, "", "protocol", w->protocol);
+    json_field(f, "", "protocol", w->protocol);
     fputs(", ", f);
     if (w->bucket >= 0) fprintf(f, "\"bucket\": %d, \"pos_lo\": %d, \"pos_hi\": %d, ", w->bucket, w->lo, w->hi);
     else fprintf(f, "\"stride\": %s, \"windows\": %s, ", num[3], num[4]);
@@ -224,17 +213,17 @@ static void write_file(const char *path, int json, const Run *run) {
         fprintf(f, "%s\n", csv_columns);
         write_rows(f, 0, run);
     } else {
-        json_str(f, "{\n  ", "command", "eval");
-        json_str(f, ", ", "model", run->model_path);
-        json_str(f, ", ", "seed", run->seed);
-        json_str(f, ", ", "data", run->data_path);
+        json_field(f, "{\n  ", "command", "eval");
+        json_field(f, ", ", "model", run->model_path);
+        json_field(f, ", ", "seed", run->seed);
+        json_field(f, ", ", "data", run->data_path);
         fprintf(f, ", \"tokens\": %zu, \"train_len\": %d,\n  \"protocols\": {", run->n_tokens, run->train_len);
-        for (int p = 0; p < EVAL_N_PROTOCOLS; p++) json_str(f, p ? ", " : "", eval_protocol_names[p], protocol_defs[p]);
+        for (int p = 0; p < EVAL_N_PROTOCOLS; p++) json_field(f, p ? ", " : "", eval_protocol_names[p], protocol_defs[p]);
         fprintf(f, "},\n  \"rules\": [");
         for (int r = 0; r < run->n_rules; r++) {
-            json_str(f, r ? ",\n    {" : "\n    {", "rule", run->rules[r]);
-            json_str(f, ", ", "scheme", run->scheme[r]);
-            json_str(f, ", ", "lengths", run->lengths_str[r]);
+            json_field(f, r ? ",\n    {" : "\n    {", "rule", run->rules[r]);
+            json_field(f, ", ", "scheme", run->scheme[r]);
+            json_field(f, ", ", "lengths", run->lengths_str[r]);
             fprintf(f, "}");
         }
         fprintf(f, "\n  ],\n  \"rows\": [");

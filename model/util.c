@@ -211,3 +211,14 @@ int write_bytes_atomic(const char *path, const void *buf, size_t len) {
     Bytes b = {buf, len};
     return write_file_atomic(path, write_bytes_body, &b);
 }
+
+void json_field(FILE *f, const char *sep, const char *key, const char *s) {
+    fprintf(f, "%s\"%s\": \"", sep, key);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}

@@ -36,6 +36,8 @@ uint64_t rng_below(Rng *r, uint64_t n); /* uniform in [0,n) */
 
 /* one CSV field followed by end (',' or '\n'), quoted when it holds a comma, quote or newline */
 void csv_field(FILE *f, const char *s, char end);
+/* sep, then "key": "s" with s escaped as a JSON string */
+void json_field(FILE *f, const char *sep, const char *key, const char *s);
 
 double now_seconds(void);
 uint64_t fnv1a64(const void *data, size_t n, uint64_t h);

@@ -1,11 +1,22 @@
-/* bench.c: `pelab bench`: training and sampling speed on fixed configurations (S and M of the
- * design), medians over repeated runs with min and max, and the fraction of this machine's own
- * sgemm throughput that training reaches. */
+/* bench.c: `pelab bench`: training, sampling and evaluation speed on fixed configurations (S and M
+ * of the design): medians over repeated runs with min and max, the fraction of this machine's own
+ * sgemm throughput reached, the forward/backward/optimizer split and the peak memory of every
+ * workload. Each workload runs in a child process of its own (fork), so its peak RSS is its own
+ * and not the running maximum of everything before it; the parent never enters an OpenMP region
+ * before forking (libgomp's thread pool does not survive fork). --json writes every figure for
+ * tools/bench/compare.py, which sets them beside the PyTorch reference's. */
 #include <cblas.h>
+#include <errno.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../infer/decode.h"
+#include "../infer/eval.h"
 #include "../model/model.h"
 #include "../train/adamw.h"
 #include "args.h"
@@ -36,20 +47,65 @@ static Stat stats(double *v, int n) {
     return s;
 }
 
-/* GFLOP/s of a large square sgemm: the ceiling training is measured against */
-static double sgemm_gflops(void) {
-    int n = 1024;
-    float *a = xmalloc(sizeof(float) * n * n), *b = xmalloc(sizeof(float) * n * n), *c = xmalloc(sizeof(float) * n * n);
-    for (int i = 0; i < n * n; i++) a[i] = (float)(i % 7) * 0.1f, b[i] = (float)(i % 5) * 0.1f;
-    double best = 0;
-    for (int r = 0; r < 5; r++) {
+/* ---- workloads: what is timed, and what one run of it measured ---- */
+
+typedef enum { WORK_SGEMM, WORK_TRAIN, WORK_SAMPLE, WORK_EVAL } WorkKind;
+static const char *const work_names[] = {"sgemm", "train", "sample", "eval"};
+
+typedef struct {
+    WorkKind kind;
+    const BenchConfig *bc; /* NULL for sgemm */
+    const char *spec;      /* position scheme */
+    int len;               /* tokens per row: T (train), tokens generated (sample), window (eval) */
+    int repeats, steps, eval_tokens;
+} Work;
+
+typedef struct {
+    Stat rate;                   /* tokens/s (sgemm: GFLOP/s) over the timed repetitions */
+    Stat fwd_ms, bwd_ms, opt_ms; /* train: per step */
+    double flops_per_token;      /* model FLOPs per token (0: not counted) */
+    long tokens;                 /* tokens per timed repetition */
+    long n_params;
+    long peak_rss_kb; /* of the process that ran the workload */
+    long limit;       /* eval: > 0 if the length is past what the scheme accepts or computes */
+} WorkResult;
+
+/* GFLOP/s of a large square sgemm, 5 runs: the best is the ceiling training is measured against */
+static void work_sgemm(WorkResult *r) {
+    enum { N = 1024, RUNS = 5 };
+    float *a = xmalloc(sizeof(float) * N * N), *b = xmalloc(sizeof(float) * N * N), *c = xmalloc(sizeof(float) * N * N);
+    for (int i = 0; i < N * N; i++) a[i] = (float)(i % 7) * 0.1f, b[i] = (float)(i % 5) * 0.1f;
+    double g[RUNS];
+    for (int k = 0; k < RUNS; k++) {
         double t0 = now_seconds();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        double g = 2.0 * n * n * n / (now_seconds() - t0) / 1e9;
-        if (g > best) best = g;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+        g[k] = 2.0 * N * N * N / (now_seconds() - t0) / 1e9;
     }
     free(a), free(b), free(c);
-    return best;
+    r->rate = stats(g, RUNS);
+}
+
+/* the model of a configuration, parameters allocated but not initialised; -1 with pelab_errmsg */
+static int bench_model_alloc(Model *m, const BenchConfig *bc, const char *spec) {
+    ModelConfig cfg = {.vocab_size = bc->vocab, .dim = bc->dim, .n_layers = bc->layers, .n_heads = bc->heads,
+                       .n_kv_heads = bc->heads, .hidden_dim = bc->hidden, .seq_len = bc->seq_len, .norm_eps = 1e-5f,
+                       .tied = 1};
+    return model_create(m, &cfg, spec);
+}
+
+static void bench_model_create(Model *m, const BenchConfig *bc, const char *spec) {
+    if (bench_model_alloc(m, bc, spec) != 0) pelab_die("bench: %s", pelab_errmsg);
+    model_init_weights(m, 1);
+}
+
+/* Model FLOPs per token of a causal forward over windows of len tokens: 2 per weight of every
+ * matrix product (norm gains excluded), plus q.k and p.v over the p + 1 keys of query p
+ * (4 * dim per key and layer), averaged over the window: 2 * layers * dim * (len + 1).
+ * Training counts 3 forwards (the backward does twice the forward's products). */
+static double forward_flops_per_token(const Model *m, int len) {
+    size_t matmul_params = m->n_params - m->tensors[T_ATTN_NORM].numel - m->tensors[T_MLP_NORM].numel -
+                           m->tensors[T_FINAL_NORM].numel - m->tensors[T_POS].numel;
+    return 2.0 * matmul_params + 2.0 * m->cfg.n_layers * m->cfg.dim * (len + 1.0);
 }
 
 /* one model with its batch and optimizer state, ready to time training steps */
@@ -62,11 +118,7 @@ typedef struct {
 } Rig;
 
 static void rig_init(Rig *g, const BenchConfig *bc, const char *spec) {
-    ModelConfig cfg = {.vocab_size = bc->vocab, .dim = bc->dim, .n_layers = bc->layers, .n_heads = bc->heads,
-                       .n_kv_heads = bc->heads, .hidden_dim = bc->hidden, .seq_len = bc->seq_len, .norm_eps = 1e-5f,
-                       .tied = 1};
-    if (model_create(&g->m, &cfg, spec) != 0) pelab_die("bench: %s", pelab_errmsg);
-    model_init_weights(&g->m, 1);
+    bench_model_create(&g->m, bc, spec);
     g->B = bc->batch, g->T = bc->seq_len, g->vocab = bc->vocab, g->step = 1;
     int n = g->B * g->T;
     model_alloc_train(&g->m, g->B, g->T);
@@ -83,14 +135,14 @@ static void rig_free(Rig *g) {
     model_free(&g->m);
 }
 
-/* times `steps` training steps; seconds in forward, backward and optimizer */
+/* times `steps` training steps; seconds in forward, backward and optimizer (clipping included) */
 static void rig_steps(Rig *g, int steps, double *tf, double *tb, double *to) {
     AdamWConfig opt = {.lr = 1e-4f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f};
     *tf = *tb = *to = 0;
     for (int s = 0; s < steps; s++) {
         double t0 = now_seconds();
         model_zero_grad(&g->m);
-        model_forward(&g->m, g->in, g->tg, g->pos, g->B, g->T);
+        if (model_forward(&g->m, g->in, g->tg, g->pos, g->B, g->T) != 0) pelab_die("bench: %s", pelab_errmsg);
         double t1 = now_seconds();
         model_backward(&g->m);
         double t2 = now_seconds();
@@ -103,54 +155,241 @@ static void rig_steps(Rig *g, int steps, double *tf, double *tb, double *to) {
     }
 }
 
-static void bench_config(const BenchConfig *bc, const char *spec, int repeats, int steps, double peak) {
+/* training: `steps` steps of [batch, T] per repetition, after one untimed repetition */
+static void work_train(const Work *w, WorkResult *r) {
     Rig g;
-    rig_init(&g, bc, spec);
-    Model *m = &g.m;
-    int B = g.B, T = g.T;
-    double *tps = xmalloc(sizeof(double) * repeats), *fwd = xmalloc(sizeof(double) * repeats);
-    double *bwd = xmalloc(sizeof(double) * repeats), *upd = xmalloc(sizeof(double) * repeats);
-    for (int r = -1; r < repeats; r++) { /* r = -1: warm-up */
+    rig_init(&g, w->bc, w->spec);
+    int n = w->repeats;
+    double *tps = xmalloc(sizeof(double) * n), *fwd = xmalloc(sizeof(double) * n);
+    double *bwd = xmalloc(sizeof(double) * n), *upd = xmalloc(sizeof(double) * n);
+    for (int k = -1; k < n; k++) { /* k = -1: warm-up */
         double tf, tb, to;
-        rig_steps(&g, steps, &tf, &tb, &to);
-        if (r < 0) continue;
-        tps[r] = (double)steps * B * T / (tf + tb + to);
-        fwd[r] = tf / steps * 1e3, bwd[r] = tb / steps * 1e3, upd[r] = to / steps * 1e3;
+        rig_steps(&g, w->steps, &tf, &tb, &to);
+        if (k < 0) continue;
+        tps[k] = (double)w->steps * g.B * g.T / (tf + tb + to);
+        fwd[k] = tf / w->steps * 1e3, bwd[k] = tb / w->steps * 1e3, upd[k] = to / w->steps * 1e3;
     }
-    Stat st = stats(tps, repeats), sf = stats(fwd, repeats), sb = stats(bwd, repeats), so = stats(upd, repeats);
-    /* matmul FLOPs: 6 per weight per token (fwd + 2 bwd), attention 12 * L * T * D */
-    size_t matmul_params = m->n_params - m->tensors[T_ATTN_NORM].numel - m->tensors[T_MLP_NORM].numel -
-                           m->tensors[T_FINAL_NORM].numel;
-    double flops_per_token = 6.0 * matmul_params + 12.0 * bc->layers * T * bc->dim;
-    double gflops = st.median * flops_per_token / 1e9;
-    printf("%s train   %8.0f tokens/s (min %.0f, max %.0f)  %.1f GFLOP/s = %.0f%% of sgemm peak  "
-           "fwd %.1f / bwd %.1f / opt %.1f ms per step\n",
-           bc->name, st.median, st.min, st.max, gflops, 100.0 * gflops / peak, sf.median, sb.median, so.median);
+    r->rate = stats(tps, n), r->fwd_ms = stats(fwd, n), r->bwd_ms = stats(bwd, n), r->opt_ms = stats(upd, n);
+    r->flops_per_token = 3.0 * forward_flops_per_token(&g.m, g.T);
+    r->tokens = (long)w->steps * g.B * g.T;
+    r->n_params = (long)g.m.n_params;
+    free(tps), free(fwd), free(bwd), free(upd);
+    rig_free(&g);
+}
 
-    /* sampling: batch 1, greedy, KV cache, 256 new tokens after a 1-token prompt */
-    int n_tok = 256;
+/* sampling: batch 1, greedy, KV cache, w->len new tokens after a 1-token prompt */
+static void work_sample(const Work *w, WorkResult *r) {
+    Model m;
+    bench_model_create(&m, w->bc, w->spec);
+    int V = w->bc->vocab, n_tok = w->len;
     KVCache kv;
-    kvcache_init(&kv, m, n_tok, 64);
-    float *logits = xmalloc(sizeof(float) * bc->vocab);
-    for (int r = -1; r < repeats; r++) {
+    kvcache_init(&kv, &m, n_tok, 64);
+    float *logits = xmalloc(sizeof(float) * V);
+    double *tps = xmalloc(sizeof(double) * w->repeats);
+    for (int k = -1; k < w->repeats; k++) {
         kvcache_reset(&kv);
         int tok = 1;
         double t0 = now_seconds();
         for (int i = 0; i < n_tok; i++) {
-            decode_forward(m, &kv, &tok, &i, 1, logits, 0);
+            if (decode_forward(&m, &kv, &tok, &i, 1, logits, 0) != 0) pelab_die("bench: %s", pelab_errmsg);
             int best = 0;
-            for (int v = 1; v < bc->vocab; v++) best = logits[v] > logits[best] ? v : best;
+            for (int v = 1; v < V; v++) best = logits[v] > logits[best] ? v : best;
             tok = best;
         }
-        if (r >= 0) tps[r] = n_tok / (now_seconds() - t0);
+        if (k >= 0) tps[k] = n_tok / (now_seconds() - t0);
     }
-    st = stats(tps, repeats);
-    printf("%s sample  %8.0f tokens/s (min %.0f, max %.0f)  batch 1, greedy, KV cache, %d tokens\n", bc->name,
-           st.median, st.min, st.max, n_tok);
+    r->rate = stats(tps, w->repeats);
+    r->flops_per_token = forward_flops_per_token(&m, n_tok);
+    r->tokens = n_tok;
+    r->n_params = (long)m.n_params;
     kvcache_free(&kv);
-    free(logits), free(tps), free(fwd), free(bwd), free(upd);
-    rig_free(&g);
+    free(logits), free(tps);
+    model_free(&m);
 }
+
+/* evaluation: forward only, batch 1, through `pelab eval`'s own path (eval_windows: the KV-cache
+ * decoder in blocks of queries, log-softmax of every row): non-overlapping windows of w->len
+ * tokens, as many as make at least w->eval_tokens predictions per repetition */
+static void work_eval(const Work *w, WorkResult *r) {
+    Model m;
+    bench_model_create(&m, w->bc, w->spec);
+    long table = pos_max_position(&m.pos), comp = pos_computable_position(&m.pos);
+    if ((table >= 0 && w->len > table) || (comp >= 0 && w->len > comp)) { /* as pelab eval: n/a */
+        r->limit = table >= 0 && w->len > table ? table : comp;
+        model_free(&m);
+        return;
+    }
+    int len = w->len, windows = (w->eval_tokens + len - 1) / len;
+    if (windows < 1) windows = 1;
+    size_t n = (size_t)windows * len + 1;
+    int *tokens = xmalloc(sizeof(int) * n);
+    Rng rng;
+    rng_seed(&rng, 7);
+    for (size_t i = 0; i < n; i++) tokens[i] = (int)rng_below(&rng, w->bc->vocab);
+    double *tps = xmalloc(sizeof(double) * w->repeats);
+    for (int k = -1; k < w->repeats; k++) {
+        ScoreResult sr;
+        double t0 = now_seconds();
+        if (eval_windows(&m, tokens, n, len, len, 0, NULL, NULL, NULL, &sr) != 0) pelab_die("bench: %s", pelab_errmsg);
+        if (k >= 0) tps[k] = (double)sr.n_scored / (now_seconds() - t0);
+    }
+    r->rate = stats(tps, w->repeats);
+    r->flops_per_token = forward_flops_per_token(&m, len);
+    r->tokens = (long)(n - 1);
+    r->n_params = (long)m.n_params;
+    free(tokens), free(tps);
+    model_free(&m);
+}
+
+static void work_run(const Work *w, WorkResult *r) {
+    memset(r, 0, sizeof *r);
+    switch (w->kind) {
+    case WORK_SGEMM: work_sgemm(r); break;
+    case WORK_TRAIN: work_train(w, r); break;
+    case WORK_SAMPLE: work_sample(w, r); break;
+    case WORK_EVAL: work_eval(w, r); break;
+    }
+    r->peak_rss_kb = peak_rss_kb();
+}
+
+/* Runs the workload in a forked child that sends its WorkResult back through a pipe; the peak
+ * RSS is the child's own (wait4), which starts from the small parent's pages. in_process: run
+ * here instead (peak RSS is then the running maximum of this process). */
+static void work_isolated(const Work *w, WorkResult *r, int in_process) {
+    if (in_process) {
+        work_run(w, r);
+        return;
+    }
+    int fd[2];
+    if (pipe(fd) != 0) pelab_die("bench: pipe: %s", strerror(errno));
+    fflush(stdout), fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) pelab_die("bench: fork: %s", strerror(errno));
+    if (pid == 0) {
+        close(fd[0]);
+        WorkResult res;
+        work_run(w, &res);
+        ssize_t put = write(fd[1], &res, sizeof res);
+        _exit(put == (ssize_t)sizeof res ? 0 : 1);
+    }
+    close(fd[1]);
+    size_t got = 0;
+    while (got < sizeof *r) {
+        ssize_t k = read(fd[0], (char *)r + got, sizeof *r - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    close(fd[0]);
+    int status;
+    struct rusage ru;
+    while (wait4(pid, &status, 0, &ru) < 0)
+        if (errno != EINTR) pelab_die("bench: wait4: %s", strerror(errno));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || got != sizeof *r)
+        pelab_die("bench: the %s%s%s workload failed (%s %d)", w->bc ? w->bc->name : "", w->bc ? " " : "",
+                  work_names[w->kind], WIFSIGNALED(status) ? "signal" : "exit status",
+                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    r->peak_rss_kb = ru.ru_maxrss;
+}
+
+/* resident set of this process now (/proc/self/statm), else its peak (getrusage): what every
+ * forked child starts with. ru_maxrss alone would include whatever ran before exec (Linux keeps
+ * the peak across exec, e.g. the Python that launched us). */
+static long current_rss_kb(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages_total, pages_resident;
+    int got = f ? fscanf(f, "%ld %ld", &pages_total, &pages_resident) : 0;
+    if (f) fclose(f);
+    if (got != 2) return peak_rss_kb();
+    return pages_resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* ---- output ---- */
+
+/* environment variables that change thread behaviour: recorded with the figures */
+static const char *const thread_env[] = {"OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_PROC_BIND",
+                                         "OMP_PLACES", "OPENBLAS_NUM_THREADS"};
+enum { N_THREAD_ENV = sizeof thread_env / sizeof thread_env[0] };
+
+static void print_thread_env(void) {
+    int any = 0;
+    for (int i = 0; i < N_THREAD_ENV; i++)
+        if (getenv(thread_env[i]))
+            printf("%s%s=%s", any++ ? " " : "environment: ", thread_env[i], getenv(thread_env[i]));
+    if (any) printf("\n");
+}
+
+static void print_result(const Work *w, const WorkResult *r, double peak) {
+    char label[32];
+    if (w->kind == WORK_EVAL) snprintf(label, sizeof label, "eval %d", w->len);
+    else snprintf(label, sizeof label, "%s", work_names[w->kind]);
+    if (r->limit > 0) {
+        printf("%s %-10s      n/a (past the %ld positions the scheme accepts or computes)\n", w->bc->name, label,
+               r->limit);
+        return;
+    }
+    printf("%s %-10s %8.0f tokens/s (min %.0f, max %.0f)", w->bc->name, label, r->rate.median, r->rate.min,
+           r->rate.max);
+    double gflops = r->rate.median * r->flops_per_token / 1e9;
+    if (w->kind != WORK_SAMPLE) printf("  %5.1f GFLOP/s = %3.0f%% of sgemm peak", gflops, 100.0 * gflops / peak);
+    if (w->kind == WORK_TRAIN)
+        printf("  fwd %.1f / bwd %.1f / opt %.1f ms per step", r->fwd_ms.median, r->bwd_ms.median, r->opt_ms.median);
+    if (w->kind == WORK_SAMPLE) printf("  batch 1, greedy, KV cache, %d tokens", w->len);
+    if (w->kind == WORK_EVAL) {
+        long windows = r->tokens / w->len;
+        printf("  batch 1, %ld window%s of %d", windows, windows == 1 ? "" : "s", w->len);
+    }
+    printf("  peak RSS %.1f MB\n", r->peak_rss_kb / 1024.0);
+    fflush(stdout);
+}
+
+
+static void json_stat(FILE *f, const char *key, Stat s) {
+    fprintf(f, ", \"%s\": {\"median\": %.6g, \"min\": %.6g, \"max\": %.6g}", key, s.median, s.min, s.max);
+}
+
+/* one row per workload; the schema tools/bench/bench_torch.py writes too */
+static void json_row(FILE *f, const Work *w, const WorkResult *r, double peak, int first) {
+    fprintf(f, "%s    {", first ? "" : ",\n");
+    json_field(f, "", "config", w->bc->name);
+    json_field(f, ", ", "workload", work_names[w->kind]);
+    if (r->limit > 0) {
+        fprintf(f, ", \"len\": %d, \"skipped\": \"past the %ld positions the scheme accepts or computes\"}", w->len,
+                r->limit);
+        return;
+    }
+    fprintf(f, ", \"len\": %d, \"batch\": %d, \"tokens_per_repeat\": %ld, \"repeats\": %d, \"params\": %ld",
+            w->len, w->kind == WORK_TRAIN ? w->bc->batch : 1, r->tokens, w->repeats, r->n_params);
+    json_stat(f, "tokens_per_s", r->rate);
+    double gflops = r->rate.median * r->flops_per_token / 1e9;
+    fprintf(f, ", \"flops_per_token\": %.6g, \"gflops\": %.4g, \"peak_fraction\": %.4g", r->flops_per_token, gflops,
+            gflops / peak);
+    if (w->kind == WORK_TRAIN) {
+        json_stat(f, "fwd_ms", r->fwd_ms);
+        json_stat(f, "bwd_ms", r->bwd_ms);
+        json_stat(f, "opt_ms", r->opt_ms);
+    }
+    fprintf(f, ", \"peak_rss_mb\": %.1f}", r->peak_rss_kb / 1024.0);
+}
+
+/* baseline_kb < 0: every workload ran in this process */
+static void json_write(FILE *f, const char *path, const char *spec, int threads, const WorkResult *sgemm,
+                       long baseline_kb, const Work *works, const WorkResult *results, int n) {
+    json_field(f, "{\n  ", "tool", "pelab");
+    json_field(f, ", ", "pos", spec);
+    fprintf(f, ", \"threads\": %d, \"isolated\": %s", threads, baseline_kb >= 0 ? "true" : "false");
+    if (baseline_kb >= 0) fprintf(f, ", \"baseline_rss_mb\": %.1f", baseline_kb / 1024.0);
+    json_stat(f, "sgemm_gflops", sgemm->rate);
+    fprintf(f, ", \"env\": {");
+    for (int i = 0, any = 0; i < N_THREAD_ENV; i++)
+        if (getenv(thread_env[i])) json_field(f, any++ ? ", " : "", thread_env[i], getenv(thread_env[i]));
+    fprintf(f, "},\n  \"results\": [\n");
+    for (int i = 0; i < n; i++) json_row(f, &works[i], &results[i], sgemm->rate.max, i == 0);
+    fprintf(f, "\n  ]\n}\n");
+    if (fclose(f) != 0) pelab_die("%s: write failed: %s", path, strerror(errno));
+}
+
+/* ---- scheme comparison (in this process) ---- */
 
 /* training tokens/s of each scheme relative to rope on one configuration: the schemes take turns
  * within every repetition, so machine noise hits them alike; the ratio is of medians */
@@ -184,30 +423,126 @@ static void bench_schemes(const BenchConfig *bc, const char *list, int repeats, 
     free(rigs), free(tps);
 }
 
+/* ---- the command ---- */
+
+/* does the comma-separated list hold this word? */
+static int list_has(const char *list, const char *word) {
+    size_t n = strlen(word);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, word, n) == 0) return 1;
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+/* every word of the comma-separated list is one of the allowed ones */
+static void list_check(const char *flag, const char *list, const char *const *allowed, int n_allowed) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int ok = 0;
+        for (int i = 0; i < n_allowed; i++) ok |= strcmp(t, allowed[i]) == 0;
+        if (!ok) pelab_die("bench: %s %s: unknown '%s'", flag, list, t);
+    }
+}
+
+enum { MAX_EVAL = 16, MAX_WORKS = 64 };
+
+/* eval lengths of one configuration: --eval-mult times its T, then --eval-extra for S */
+static int eval_lengths(const BenchConfig *bc, const char *mult, const char *extra, int *out) {
+    int n = 0;
+    if (strcmp(mult, "none") != 0) {
+        n = eval_parse_lengths(NULL, mult, bc->seq_len, out, MAX_EVAL);
+        if (n < 0) pelab_die("bench: --eval-mult %s: expected up to %d positive multiples, or none", mult, MAX_EVAL);
+    }
+    if (strcmp(bc->name, "S") == 0 && strcmp(extra, "none") != 0) {
+        int k = eval_parse_lengths(extra, NULL, bc->seq_len, out + n, MAX_EVAL - n);
+        if (k < 0) pelab_die("bench: --eval-extra %s: expected positive lengths (%d in all with --eval-mult), or none",
+                             extra, MAX_EVAL);
+        n += k;
+    }
+    return n;
+}
+
+/* the workloads of one configuration, in the order they run */
+static int plan_config(const BenchConfig *bc, const char *which, const char *spec, const char *mult,
+                       const char *extra, int repeats, int steps, int sample_tokens, int eval_tokens, Work *out) {
+    Work base = {.bc = bc, .spec = spec, .repeats = repeats, .steps = steps, .eval_tokens = eval_tokens};
+    int n = 0;
+    if (list_has(which, "train")) out[n] = base, out[n].kind = WORK_TRAIN, out[n++].len = bc->seq_len;
+    if (list_has(which, "sample")) out[n] = base, out[n].kind = WORK_SAMPLE, out[n++].len = sample_tokens;
+    if (list_has(which, "eval")) {
+        int lens[MAX_EVAL], k = eval_lengths(bc, mult, extra, lens);
+        for (int i = 0; i < k; i++) out[n] = base, out[n].kind = WORK_EVAL, out[n++].len = lens[i];
+    }
+    return n;
+}
+
 int cmd_bench(int argc, char **argv) {
-    int repeats = 5, steps = 3, threads = 0;
-    const char *which = "S,M", *spec = "rope", *schemes = NULL;
+    int repeats = 5, steps = 3, threads = 0, sample_tokens = 256, eval_tokens = 4096, in_process = 0;
+    const char *which = "S,M", *spec = "rope", *schemes = NULL, *workloads = "train,sample,eval";
+    const char *mult = "1,4,16", *extra = "8192", *json_path = NULL;
     const OptSpec opts[] = {
         {"--configs", OPT_STR, &which, 0, 0, "comma-separated configurations to run (S, M)"},
+        {"--workloads", OPT_STR, &workloads, 0, 0, "comma-separated workloads (train, sample, eval)"},
         {"--repeats", OPT_INT, &repeats, 1, 1000, "timed repetitions (the median is reported)"},
         {"--steps", OPT_INT, &steps, 1, 1000, "training steps per repetition"},
+        {"--sample-tokens", OPT_INT, &sample_tokens, 1, 1 << 20, "tokens generated per sampling repetition"},
+        {"--eval-mult", OPT_STR, &mult, 0, 0, "evaluation lengths, multiples of each config's T (none: skip)"},
+        {"--eval-extra", OPT_STR, &extra, 0, 0, "more evaluation lengths, config S only (none: skip)"},
+        {"--eval-tokens", OPT_INT, &eval_tokens, 1, 1 << 26, "predictions per evaluation repetition (>= 1 window)"},
+        {"--json", OPT_STR, &json_path, 0, 0, "also write every figure as JSON to this file"},
+        {"--no-fork", OPT_FLAG, &in_process, 0, 0, "run every workload in this process (peak RSS: running max)"},
         {"--pos", OPT_STR, &spec, 0, 0, "position scheme of the benchmarked model"},
         {"--schemes", OPT_STR, &schemes, 0, 0, "compare training speed of these schemes with rope instead"},
         {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
     };
     args_parse("bench", "[flags]", argc, argv, 1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
+    static const char *const config_names[] = {"S", "M"}, *const workload_names[] = {"train", "sample", "eval"};
+    list_check("--configs", which, config_names, 2);
+    list_check("--workloads", workloads, workload_names, 3);
+    if (schemes && json_path) pelab_die("bench: --json applies to the workloads, not to --schemes");
     set_threads(threads);
-    double peak = sgemm_gflops();
-    printf("sgemm 1024^3: %.1f GFLOP/s (best of 5)\n", peak);
+    FILE *json = NULL;
+    if (json_path && !(json = fopen(json_path, "w")))
+        pelab_die("%s: cannot open for writing: %s", json_path, strerror(errno));
+
+    Work works[MAX_WORKS];
+    int n = 0;
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+        if (schemes || !list_has(which, configs[i].name)) continue;
+        Model m; /* a bad --pos fails here, once, not in every child (no OpenMP: model_create is serial) */
+        if (bench_model_alloc(&m, &configs[i], spec) != 0) pelab_die("bench: %s", pelab_errmsg);
+        model_free(&m);
+        n += plan_config(&configs[i], workloads, spec, mult, extra, repeats, steps, sample_tokens, eval_tokens,
+                         works + n);
+    }
+
+    long baseline_kb = in_process ? -1 : current_rss_kb(); /* every child starts with these pages */
+    Work sgemm_work = {.kind = WORK_SGEMM};
+    WorkResult sgemm;
+    work_isolated(&sgemm_work, &sgemm, in_process);
+    double peak = sgemm.rate.max;
+    printf("sgemm 1024^3: %.1f GFLOP/s (best of 5)  threads %d\n", peak, omp_get_max_threads());
+    print_thread_env();
     printf("S = dim 128, 4 layers, 4 heads, hidden 384, vocab 256, T 128, batch 16\n");
     printf("M = dim 288, 6 layers, 6 heads, hidden 768, vocab 256, T 256, batch 8\n");
-    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
-        char want[8];
-        snprintf(want, sizeof want, "%s", configs[i].name);
-        if (!strstr(which, want)) continue;
-        if (schemes) bench_schemes(&configs[i], schemes, repeats, steps);
-        else bench_config(&configs[i], spec, repeats, steps, peak);
+    if (!in_process)
+        printf("each workload in its own process; peak RSS includes a %.1f MB baseline\n", baseline_kb / 1024.0);
+    if (schemes) {
+        for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++)
+            if (list_has(which, configs[i].name)) bench_schemes(&configs[i], schemes, repeats, steps);
+        printf("peak RSS %.1f MB\n", peak_rss_kb() / 1024.0);
+        return 0;
     }
-    printf("peak RSS %.1f MB\n", peak_rss_kb() / 1024.0);
+    WorkResult results[MAX_WORKS];
+    for (int i = 0; i < n; i++) {
+        work_isolated(&works[i], &results[i], in_process);
+        print_result(&works[i], &results[i], peak);
+    }
+    if (json) json_write(json, json_path, spec, omp_get_max_threads(), &sgemm, baseline_kb, works, results, n);
     return 0;
 }
