@@ -1,7 +1,9 @@
 /* test_compare.c: `pelab compare` end to end on a micro config (2 schemes x 2 seeds, dim 16,
- * L 16, 20 steps): the report has every section and a row per scheme; a rerun skips finished
- * runs without touching their CSVs; --jobs writes one runnable command per run; --collect
- * rebuilds the report from the CSVs alone (and says so when gnuplot is missing, as in CI). */
+ * L 16, 20 steps, a 5-step PI fine-tune of the rope runs): the report has every section and a row
+ * per scheme and rule (the fine-tune too); the fine-tune changes the model; a rerun skips finished
+ * runs without touching their CSVs; --jobs writes one runnable command per run; --collect rebuilds
+ * the report from the CSVs alone (and says so when gnuplot is missing, as in CI). `pelab demo`
+ * on a micro config: the table on stdout, report.md with the table and the command. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,11 +12,15 @@
 
 #include "test.h"
 
-/* runs "PELAB compare ARGS" (PELAB_BIN: the binary under test); stdout+stderr into out */
-static int run_compare(const char *env, const char *args, char *out, size_t cap) {
+/* runs "PELAB SUBCOMMAND ARGS" (PELAB_BIN: the binary under test); stdout+stderr into out */
+static int run_sub(const char *env, const char *sub, const char *args, char *out, size_t cap) {
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s ./pelab compare %s", env, args);
+    snprintf(cmd, sizeof cmd, "%s ./pelab %s %s", env, sub, args);
     return run_pelab(cmd, out, cap);
+}
+
+static int run_compare(const char *env, const char *args, char *out, size_t cap) {
+    return run_sub(env, "compare", args, out, cap);
 }
 
 static char *slurp(const char *path) {
@@ -33,47 +39,109 @@ static long long mtime_ns(const char *path) {
     return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 }
 
+static int count_substr(const char *s, const char *needle) {
+    int n = 0;
+    for (const char *p = s; p && (p = strstr(p, needle)); p++) n++;
+    return n;
+}
+
+/* the loss field of the first CSV row starting with prefix, as text ("" if none) */
+static void csv_loss(const char *path, const char *prefix, char *loss, size_t cap) {
+    const char *csv = slurp(path), *row = csv ? strstr(csv, prefix) : NULL;
+    loss[0] = 0;
+    if (row) snprintf(loss, cap, "%.*s", (int)strcspn(row + strlen(prefix), ","), row + strlen(prefix));
+}
+
+static void check_all_in(const char *text, const char *what, const char *const *needles, size_t n) {
+    for (size_t i = 0; i < n; i++) CHECK(text && strstr(text, needles[i]) != NULL, "%s has '%s'", what, needles[i]);
+}
+
+/* the fine-tune's rows: one per length and protocol, each a different loss than post-hoc PI */
+static void check_finetune_csv(const char *dir) {
+    char path[512], post_hoc[32], tuned[32];
+    snprintf(path, sizeof path, "%s/cmp/runs/rope_s1_ft-pi2.csv", dir);
+    const char *csv = slurp(path);
+    CHECK(csv && count_substr(csv, "\nlength,rope,1,pi:2+ft,16,") == 6, "the fine-tune's CSV has 3 lengths x 2 protocols");
+    csv_loss(path, "\nlength,rope,1,pi:2+ft,16,32,nonoverlap,", tuned, sizeof tuned);
+    snprintf(path, sizeof path, "%s/cmp/runs/rope_s1.csv", dir);
+    csv_loss(path, "\nlength,rope,1,pi:2,16,32,nonoverlap,", post_hoc, sizeof post_hoc);
+    CHECK(tuned[0] && post_hoc[0] && strcmp(tuned, post_hoc) != 0,
+          "fine-tuning changes the loss at 2L (post hoc %s, fine-tuned %s)", post_hoc, tuned);
+    snprintf(path, sizeof path, "%s/cmp/runs/alibi_s1_ft-pi2.csv", dir);
+    CHECK(mtime_ns(path) < 0, "only rope runs are fine-tuned");
+}
+
+/* the demo at a micro size: the table on stdout, report.md (gnuplot hidden), the CSVs, a rerun retrains */
+static void check_demo(const char *dir) {
+    static char out[1 << 16], args[1024], path[512];
+    snprintf(args, sizeof args, "--steps 3 --seq-len 8 --dim 16 --layers 1 --synth-bytes 20000 --schemes rope,learned "
+             "--threads 1 --out %s/demo", dir);
+    int rc = run_sub("PELAB_NO_GNUPLOT=1", "demo", args, out, sizeof out);
+    snprintf(path, sizeof path, "report: %s/demo/report.md", dir);
+    const char *stdout_needles[] = {"1L=8", "8L=64", "\nrope ", "\nlearned ", "past table", path};
+    CHECK(rc == 0, "demo runs end to end (exit %d): %s", rc, out);
+    check_all_in(out, "demo output", stdout_needles, sizeof stdout_needles / sizeof stdout_needles[0]);
+    snprintf(path, sizeof path, "%s/demo/report.md", dir);
+    const char *rep = slurp(path);
+    const char *report_needles[] = {"# pelab demo report", "pelab demo --steps 3 --seq-len 8", "| 8 (=L) |",
+                                    "| rope | none |", "| learned | none |", "n/a (past table of 8)",
+                                    "runs: 2 of 2 finished", "gnuplot not found", "- rope: reliable length"};
+    check_all_in(rep, "demo report.md", report_needles, sizeof report_needles / sizeof report_needles[0]);
+    CHECK(rep && !strstr(rep, "sliding windows\n"), "the demo report has the non-overlapping table only");
+    snprintf(path, sizeof path, "%s/demo/runs/rope_s1.csv", dir);
+    CHECK(mtime_ns(path) > 0, "the demo keeps its CSV (%s)", path);
+    snprintf(path, sizeof path, "%s/demo/plots/plots.gp", dir);
+    CHECK(slurp(path) && strstr(slurp(path), "set logscale x 2"), "the demo keeps the gnuplot script");
+    rc = run_sub("PELAB_NO_GNUPLOT=1", "demo", args, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "] train rope seed 1") && !strstr(out, "skip "), "a demo rerun trains again: %s", out);
+}
+
 void test_compare(void) {
     static char out[1 << 16], args[2048], path[512], jobs[512];
     const char *dir = test_tmpdir();
     const char *micro = "--schemes rope,alibi --seeds 1,2 --dim 16 --layers 1 --heads 2 --train-len 16 --steps 20 "
-                        "--synth-bytes 20000 --batch 4 --mult 0.5,1,2 --rules pi:2 --eval-tokens 1000 --threads 1";
+                        "--synth-bytes 20000 --batch 4 --mult 0.5,1,2 --rules pi:2 --finetune-steps 5 "
+                        "--eval-tokens 1000 --threads 1";
     snprintf(args, sizeof args, "%s --out %s/cmp", micro, dir);
     int rc = run_compare("", args, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "report in"), "compare runs end to end (exit %d): %s", rc, out);
+    CHECK(strstr(out, "fine-tune rope seed 1 with pi:2 at length 32, 5 steps"), "rope runs are PI fine-tuned: %s", out);
 
-    const char *runs[] = {"rope_s1", "rope_s2", "alibi_s1", "alibi_s2"};
-    long long mt[4];
-    for (int i = 0; i < 4; i++) {
+    const char *runs[] = {"rope_s1", "rope_s2", "alibi_s1", "alibi_s2", "rope_s1_ft-pi2", "rope_s2_ft-pi2"};
+    enum { N_RUNS = sizeof runs / sizeof runs[0] };
+    long long mt[N_RUNS];
+    for (int i = 0; i < N_RUNS; i++) {
         snprintf(path, sizeof path, "%s/cmp/runs/%s.csv", dir, runs[i]);
         mt[i] = mtime_ns(path);
         CHECK(mt[i] > 0, "compare writes %s", path);
     }
+    check_finetune_csv(dir);
     snprintf(path, sizeof path, "%s/cmp/report.md", dir);
     char *rep = slurp(path);
     CHECK(rep != NULL, "compare writes report.md");
     if (!rep) return;
     const char *needles[] = {"## Command", "pelab compare --schemes rope,alibi", "## Configuration",
                              "## Results: non-overlapping windows", "## Results: sliding windows", "## Reliable length",
-                             "## Plots", "| rope | none |", "| rope | pi:2 |", "| alibi | none |", "| 16 (=L) |", " ± ",
-                             "- rope: reliable length", "- rope+pi:2: reliable length", "- alibi: reliable length",
-                             "accepted length unbounded", "runs: 4 of 4 finished"};
-    for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++)
-        CHECK(strstr(rep, needles[i]) != NULL, "report.md has '%s'", needles[i]);
-    int rows = 0; /* 3 series x 2 protocol tables */
-    for (const char *p = rep; (p = strstr(p, "\n| rope |")); p++) rows++;
-    for (const char *p = rep; (p = strstr(p, "\n| alibi |")); p++) rows++;
-    CHECK(rows == 6, "a table row per scheme and rule in both tables (%d rows)", rows);
+                             "## Plots", "| rope | none |", "| rope | pi:2 |", "| rope | pi:2+ft |", "| alibi | none |",
+                             "| 16 (=L) |", " ± ", "- rope: reliable length", "- rope+pi:2: reliable length",
+                             "- rope+pi:2+ft: reliable length", "- alibi: reliable length", "accepted length unbounded",
+                             "runs: 4 of 4 finished; PI fine-tunes: 2 of 2 finished", "`--scale pi:2` at length 32"};
+    check_all_in(rep, "report.md", needles, sizeof needles / sizeof needles[0]);
+    int rows = count_substr(rep, "\n| rope |") + count_substr(rep, "\n| alibi |"); /* 4 series x 2 tables */
+    CHECK(rows == 8, "a table row per scheme and rule in both tables (%d rows)", rows);
     int plotted = strstr(rep, "](plots/loss_vs_length.png)") != NULL;
     CHECK(plotted || strstr(rep, "gnuplot not found"), "report.md plots or says gnuplot is missing");
     snprintf(path, sizeof path, "%s/cmp/plots/plots.gp", dir);
-    CHECK(slurp(path) && strstr(slurp(path), "loss_vs_length.svg"), "the gnuplot script is kept");
+    CHECK(slurp(path) && strstr(slurp(path), "loss_vs_length.svg") && strstr(slurp(path), "title 'rope+pi:2+ft'"),
+          "the gnuplot script is kept and plots the fine-tune");
+    CHECK(strstr(out, "\nrope+pi:2+ft "), "compare prints the table with the fine-tune: %s", out);
 
-    /* rerun: every run skipped, nothing retrained, CSVs untouched */
+    /* rerun: every run and fine-tune skipped, nothing retrained, CSVs untouched */
     rc = run_compare("", args, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "skip rope_s1") && strstr(out, "skip alibi_s2") && !strstr(out, "train "),
+    CHECK(rc == 0 && strstr(out, "skip rope_s1") && strstr(out, "skip rope_s2_ft-pi2") && strstr(out, "skip alibi_s2") &&
+              !strstr(out, "train ") && !strstr(out, "fine-tune "),
           "rerun skips finished runs (exit %d): %s", rc, out);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < N_RUNS; i++) {
         snprintf(path, sizeof path, "%s/cmp/runs/%s.csv", dir, runs[i]);
         CHECK(mtime_ns(path) == mt[i], "rerun leaves %s untouched", path);
     }
@@ -83,9 +151,7 @@ void test_compare(void) {
     snprintf(args, sizeof args, "%s --out %s/cmp --jobs %s", micro, dir, jobs);
     rc = run_compare("", args, out, sizeof out);
     char *j = slurp(jobs);
-    int lines = 0, only = 0;
-    for (const char *p = j; p && *p; p++) lines += *p == '\n';
-    for (const char *p = j; p && (p = strstr(p, " --only ")); p++) only++;
+    int lines = count_substr(j, "\n"), only = count_substr(j, " --only ");
     CHECK(rc == 0 && lines == 4 && only == 4 && !strstr(j, "--jobs") && strstr(j, "--only alibi_s2\n"),
           "--jobs writes one command per run (exit %d, %d lines): %s", rc, lines, j ? j : "");
     /* the last command, run as is, redoes the run whose CSV is gone */
@@ -95,6 +161,14 @@ void test_compare(void) {
     snprintf(cmd, sizeof cmd, "tail -n 1 %s | sh > /dev/null 2>&1", jobs);
     rc = system(cmd);
     CHECK(rc == 0 && mtime_ns(path) > 0, "a --jobs command trains its run (exit %d)", rc);
+    /* a rope job redoes a fine-tune whose CSV is gone from its checkpoint, the run left alone */
+    snprintf(path, sizeof path, "%s/cmp/runs/rope_s1_ft-pi2.csv", dir);
+    remove(path);
+    snprintf(cmd, sizeof cmd, "grep -e '--only rope_s1$' %s | sh > /dev/null 2>&1", jobs);
+    rc = system(cmd);
+    CHECK(rc == 0 && mtime_ns(path) > 0, "a rope --jobs command redoes its fine-tune (exit %d)", rc);
+    snprintf(path, sizeof path, "%s/cmp/runs/rope_s1.csv", dir);
+    CHECK(mtime_ns(path) == mt[0], "... without retraining the run");
     snprintf(path, sizeof path, "%s/cmp/report.md", dir);
     remove(path);
 
@@ -103,7 +177,8 @@ void test_compare(void) {
     rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
     rep = slurp(path);
     CHECK(rc == 0 && !strstr(out, "train ") && rep && strstr(rep, "gnuplot not found") &&
-              strstr(rep, "| alibi | none |") && strstr(rep, "runs: 4 of 4 finished"),
+              strstr(rep, "| alibi | none |") && strstr(rep, "| rope | pi:2+ft |") &&
+              strstr(rep, "runs: 4 of 4 finished; PI fine-tunes: 2 of 2"),
           "--collect rebuilds report.md without training (exit %d): %s", rc, out);
 
     /* bad input: one line, exit 1 */
@@ -113,4 +188,10 @@ void test_compare(void) {
     snprintf(args, sizeof args, "%s --out %s/cmp --only nope_s9", micro, dir);
     rc = run_compare("", args, out, sizeof out);
     CHECK(rc == 1 && strstr(out, "no such run"), "--only of an unknown run refused: %s", out);
+    snprintf(args, sizeof args, "%s --out %s/cmp --finetune-scale 0.5", micro, dir);
+    rc = run_compare("", args, out, sizeof out);
+    CHECK(rc == 1 && count_lines(out) == 1 && strstr(out, "--finetune-scale 0.5"), "a fine-tune factor <= 1 refused: %s",
+          out);
+
+    check_demo(dir);
 }

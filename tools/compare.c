@@ -1,8 +1,9 @@
 /* compare.c: `pelab compare`: train one model per (scheme, seed) with the same data, budget and
  * seed, evaluate each at mult x L under both protocols (and the RoPE models under post-hoc
- * scaling rules), one CSV per run, then the report (report.c). A run whose CSV exists is
- * skipped, so an interrupted compare resumes; --jobs writes one command per run for make -j /
- * GNU parallel, --collect builds the report from the CSVs alone. */
+ * scaling rules and after a short PI fine-tune), one CSV per run, then the report (report.c).
+ * A run whose CSV exists is skipped, so an interrupted compare resumes; --jobs writes one command
+ * per run for make -j / GNU parallel, --collect builds the report from the CSVs alone.
+ * `pelab demo` (demo.c) drives the same machinery with one seed. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -22,19 +23,26 @@ void compare_run_path(const Compare *c, int scheme, int seed, const char *ext, c
     snprintf(buf, n, "%s/runs/%s_s%llu%s", c->out, c->tag[scheme], c->seed[seed], ext);
 }
 
+void compare_finetune_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n) {
+    snprintf(buf, n, "%s/runs/%s_s%llu_ft-pi%g%s", c->out, c->tag[scheme], c->seed[seed], c->finetune_scale, ext);
+}
+
 int compare_is_rope(const Compare *c, int i) {
     size_t k = strcspn(c->scheme[i], ":");
     return k == 4 && strncmp(c->scheme[i], "rope", 4) == 0;
 }
 
-static void mkdir_p(const char *path) {
+int compare_finetunes(const Compare *c, int i) { return c->finetune_steps > 0 && compare_is_rope(c, i); }
+
+int compare_finetune_len(const Compare *c) { return (int)floor(c->finetune_scale * c->base.seq_len + 0.5); }
+
+static void mkdir_p(const Compare *c, const char *path) {
     char dir[1400];
     snprintf(dir, sizeof dir, "%s", path);
     for (char *p = dir + 1; *p; p++)
         if (*p == '/') *p = 0, mkdir(dir, 0755), *p = '/';
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) pelab_die("compare: cannot create %s: %s", dir, strerror(errno));
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) pelab_die("%s: cannot create %s: %s", c->name, dir, strerror(errno));
 }
-
 
 /* the shared row prefix: kind,scheme,seed,rule,train_len,length,protocol */
 static void row_start(FILE *f, const Compare *c, const char *kind, int s, int k, const char *rule, int len,
@@ -47,7 +55,7 @@ static void row_start(FILE *f, const Compare *c, const char *kind, int s, int k,
 }
 
 /* passkey accuracy at one length: exact match over a few depths (-1: not measurable) */
-static double passkey_accuracy(Model *m, int len, unsigned long long seed) {
+static double passkey_accuracy(const Compare *c, Model *m, int len, unsigned long long seed) {
     if (len < PASSKEY_MIN_LEN || !passkey_length_ok(m, len)) return -1;
     static const int depths[] = {10, 50, 90};
     PasskeyModel pm;
@@ -57,92 +65,161 @@ static double passkey_accuracy(Model *m, int len, unsigned long long seed) {
     int exact = 0, n = 0;
     for (int j = 0; j < 3; j++) {
         PasskeyCell cell;
-        if (passkey_cell(&sc, len, depths[j], 10, seed, &cell) != 0) pelab_die("compare: passkey: %s", pelab_errmsg);
+        if (passkey_cell(&sc, len, depths[j], 10, seed, &cell) != 0) pelab_die("%s: passkey: %s", c->name, pelab_errmsg);
         exact += cell.exact, n += cell.trials;
     }
     passkey_model_free(&pm);
     return n ? (double)exact / n : -1;
 }
 
-/* every rule x length of one trained model into the CSV */
-static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, FILE *f) {
+/* every length of one loaded model into the CSV, its rows labelled rule */
+static void evaluate_model(const Compare *c, int s, int k, Model *m, const char *rule, const int *held, size_t n_held,
+                           FILE *f) {
+    long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
+    int n_protocols = c->nonoverlap_only ? 1 : EVAL_N_PROTOCOLS;
+    for (int l = 0; l < c->n_lengths; l++) {
+        int len = c->lens[l];
+        EvalLength e;
+        /* stride = len is the non-overlapping computation only (eval_length reuses it) */
+        if (eval_length(m, held, n_held, len, c->nonoverlap_only ? len : 0, CMP_BUCKETS, &e) != 0)
+            pelab_die("%s: rule %s, length %d: %s", c->name, rule, len, pelab_errmsg);
+        char status[64];
+        eval_status_str(&e, status, sizeof status);
+        for (int p = 0; p < n_protocols; p++) {
+            row_start(f, c, "length", s, k, rule, len, eval_protocol_names[p]);
+            if (e.status == EVAL_OK) fprintf(f, "%.6f,", eval_mean(&e.proto[p]));
+            else fputc(',', f);
+            csv_field(f, status, ',');
+            fprintf(f, ",,,%zu,%ld,%ld\n", e.proto[p].n_scored, accepted, computable);
+        }
+        for (int b = 0; e.status == EVAL_OK && b < e.n_buckets; b++) {
+            if (!e.bucket_n[b]) continue;
+            int lo, hi;
+            eval_bucket_range(b, len, e.n_buckets, &lo, &hi);
+            row_start(f, c, "bucket", s, k, rule, len, eval_protocol_names[EVAL_NONOVERLAP]);
+            fprintf(f, "%.6f,ok,%d,%d,%d,%zu,%ld,%ld\n", e.bucket_sum[b] / e.bucket_n[b], b, lo, hi, e.bucket_n[b],
+                    accepted, computable);
+        }
+        eval_length_free(&e);
+        if (c->passkey_frac > 0) {
+            double acc = passkey_accuracy(c, m, len, c->seed[k]);
+            row_start(f, c, "passkey", s, k, rule, len, "passkey");
+            if (acc >= 0) fprintf(f, "%.4f,ok,,,,30,%ld,%ld\n", acc, accepted, computable);
+            else fprintf(f, ",n/a,,,,0,%ld,%ld\n", accepted, computable);
+        }
+    }
+}
+
+/* One checkpoint into the CSV: a trained model as stored and under each post-hoc rule (rope), or
+ * a fine-tuned one as stored (its rule is in the checkpoint), labelled finetune_label. */
+static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, int finetuned, FILE *f) {
     Dataset d;
-    /* the very data the run trained on; its held-out tail is the evaluation text */
+    /* the very data the run trained on (at L: the same split); its held-out tail is the evaluation text */
     if (dataset_load(&d, c->data, c->base.val_frac, c->seed[k], (size_t)c->base.synth_bytes, c->base.seq_len) != 0)
-        pelab_die("compare: %s", pelab_errmsg);
+        pelab_die("%s: %s", c->name, pelab_errmsg);
     const int *held = d.tokens + d.n_train;
     size_t n_held = d.n - d.n_train;
     if (c->eval_tokens > 0 && n_held > (size_t)c->eval_tokens) n_held = (size_t)c->eval_tokens;
-    int n_rules = compare_is_rope(c, s) ? 1 + c->n_rules : 1;
+    int n_rules = !finetuned && compare_is_rope(c, s) ? 1 + c->n_rules : 1;
     for (int r = 0; r < n_rules; r++) {
         const char *rule = r == 0 ? "none" : c->rule[r - 1];
         Model m;
-        if (eval_load_rule(ckpt, rule, &m, NULL) != 0) pelab_die("compare: %s: rule %s: %s", ckpt, rule, pelab_errmsg);
-        long accepted = pos_max_position(&m.pos), computable = pos_computable_position(&m.pos);
-        for (int l = 0; l < c->n_lengths; l++) {
-            int len = c->lens[l];
-            EvalLength e;
-            if (eval_length(&m, held, n_held, len, 0, CMP_BUCKETS, &e) != 0)
-                pelab_die("compare: rule %s, length %d: %s", rule, len, pelab_errmsg);
-            char status[64];
-            eval_status_str(&e, status, sizeof status);
-            for (int p = 0; p < EVAL_N_PROTOCOLS; p++) {
-                row_start(f, c, "length", s, k, rule, len, eval_protocol_names[p]);
-                if (e.status == EVAL_OK) fprintf(f, "%.6f,", eval_mean(&e.proto[p]));
-                else fputc(',', f);
-                csv_field(f, status, ',');
-                fprintf(f, ",,,%zu,%ld,%ld\n", e.proto[p].n_scored, accepted, computable);
-            }
-            for (int b = 0; e.status == EVAL_OK && b < e.n_buckets; b++) {
-                if (!e.bucket_n[b]) continue;
-                int lo, hi;
-                eval_bucket_range(b, len, e.n_buckets, &lo, &hi);
-                row_start(f, c, "bucket", s, k, rule, len, eval_protocol_names[EVAL_NONOVERLAP]);
-                fprintf(f, "%.6f,ok,%d,%d,%d,%zu,%ld,%ld\n", e.bucket_sum[b] / e.bucket_n[b], b, lo, hi,
-                        e.bucket_n[b], accepted, computable);
-            }
-            eval_length_free(&e);
-            if (c->passkey_frac > 0) {
-                double acc = passkey_accuracy(&m, len, c->seed[k]);
-                row_start(f, c, "passkey", s, k, rule, len, "passkey");
-                if (acc >= 0) fprintf(f, "%.4f,ok,,,,30,%ld,%ld\n", acc, accepted, computable);
-                else fprintf(f, ",n/a,,,,0,%ld,%ld\n", accepted, computable);
-            }
-        }
+        if (eval_load_rule(ckpt, rule, &m, NULL) != 0)
+            pelab_die("%s: %s: rule %s: %s", c->name, ckpt, rule, pelab_errmsg);
+        evaluate_model(c, s, k, &m, finetuned ? c->finetune_label : rule, held, n_held, f);
         model_free(&m);
     }
     dataset_free(&d);
 }
 
-/* train + evaluate one (scheme, seed); skipped when its CSV exists */
-static void run_one(const Compare *c, int s, int k, int idx, int total) {
-    char ckpt[1200], csv[1200], tmp[1300];
-    compare_run_path(c, s, k, ".safetensors", ckpt, sizeof ckpt);
-    compare_run_path(c, s, k, ".csv", csv, sizeof csv);
-    if (access(csv, F_OK) == 0) {
-        printf("skip %s_s%llu (%s exists)\n", c->tag[s], c->seed[k], csv);
-        fflush(stdout);
-        return;
-    }
-    TrainConfig tc = c->base;
-    tc.pos = c->scheme[s];
-    tc.seed = c->seed[k];
-    tc.out = ckpt;
+/* trains tc (what: "train" or "fine-tune") and evaluates its checkpoint into csv, written under a
+ * temporary name and renamed: a CSV that exists is a finished run */
+static void train_and_evaluate(const Compare *c, int s, int k, const TrainConfig *tc, const char *what, int finetuned,
+                               const char *csv, int idx, int total) {
     double t0 = now_seconds();
-    fprintf(stderr, "compare: [%d/%d] train %s seed %llu -> %s\n", idx, total, c->scheme[s], c->seed[k], ckpt);
+    fprintf(stderr, "%s: [%d/%d] %s %s seed %llu", c->name, idx, total, what, c->scheme[s], c->seed[k]);
+    if (finetuned) fprintf(stderr, " with %s at length %d, %ld steps", tc->scale, tc->seq_len, tc->steps);
+    fprintf(stderr, " -> %s\n", tc->out);
     TrainResult tr;
-    if (train_run(&tc, &tr) != 0) pelab_die("compare: %s seed %llu: %s", c->scheme[s], c->seed[k], pelab_errmsg);
-    if (tr.interrupted) pelab_die("compare: %s seed %llu: training interrupted", c->scheme[s], c->seed[k]);
+    if (train_run(tc, &tr) != 0) pelab_die("%s: %s %s seed %llu: %s", c->name, what, c->scheme[s], c->seed[k], pelab_errmsg);
+    if (tr.interrupted) pelab_die("%s: %s %s seed %llu: interrupted", c->name, what, c->scheme[s], c->seed[k]);
     double t1 = now_seconds();
-    /* written under a temporary name and renamed: a CSV that exists is a finished run */
+    char tmp[1300];
     snprintf(tmp, sizeof tmp, "%s.tmp", csv);
     FILE *f = fopen(tmp, "w");
-    if (!f) pelab_die("compare: cannot open %s: %s", tmp, strerror(errno));
+    if (!f) pelab_die("%s: cannot open %s: %s", c->name, tmp, strerror(errno));
     fprintf(f, "%s\n", CMP_CSV_COLUMNS);
-    evaluate_run(c, s, k, ckpt, f);
-    if (fclose(f) != 0 || rename(tmp, csv) != 0) pelab_die("compare: cannot write %s: %s", csv, strerror(errno));
-    fprintf(stderr, "compare: [%d/%d] %s seed %llu: train %.1f s (val_loss %.4f), eval %.1f s -> %s\n", idx, total,
-            c->scheme[s], c->seed[k], t1 - t0, tr.val_loss, now_seconds() - t1, csv);
+    evaluate_run(c, s, k, tc->out, finetuned, f);
+    if (fclose(f) != 0 || rename(tmp, csv) != 0) pelab_die("%s: cannot write %s: %s", c->name, csv, strerror(errno));
+    char val[64] = "checkpoint reused"; /* a finished fine-tune resumed: no step, no validation */
+    if (!isnan(tr.val_loss)) snprintf(val, sizeof val, "val_loss %.4f", tr.val_loss);
+    fprintf(stderr, "%s: [%d/%d] %s seed %llu: %s %.1f s (%s), eval %.1f s -> %s\n", c->name, idx, total, c->scheme[s],
+            c->seed[k], what, t1 - t0, val, now_seconds() - t1, csv);
+}
+
+static int skip_finished(const char *csv) {
+    if (access(csv, F_OK) != 0) return 0;
+    const char *name = strrchr(csv, '/') ? strrchr(csv, '/') + 1 : csv;
+    printf("skip %.*s (%s exists)\n", (int)(strlen(name) - 4), name, csv);
+    fflush(stdout);
+    return 1;
+}
+
+/* The PI recipe on a trained rope run: its weights, pi:S, length S x L, a short budget.
+ * base_retrained: the run was (re)trained just now, so an older fine-tune of it is stale. */
+static void finetune_one(const Compare *c, int s, int k, const char *base_ckpt, int base_retrained, int idx,
+                         int total) {
+    char ckpt[1200], csv[1200];
+    compare_finetune_path(c, s, k, ".safetensors", ckpt, sizeof ckpt);
+    compare_finetune_path(c, s, k, ".csv", csv, sizeof csv);
+    if (base_retrained) remove(csv), remove(ckpt);
+    else if (skip_finished(csv)) return;
+    if (access(base_ckpt, F_OK) != 0)
+        pelab_die("%s: cannot fine-tune %s_s%llu: %s is missing (remove its CSV to retrain the run)", c->name,
+                  c->tag[s], c->seed[k], base_ckpt);
+    TrainConfig tc = c->base;
+    tc.pos = c->scheme[s], tc.seed = c->seed[k], tc.out = ckpt;
+    tc.init = base_ckpt, tc.scale = c->finetune_rule;
+    tc.seq_len = compare_finetune_len(c), tc.steps = c->finetune_steps; /* same batch: fewer rows recovered worse */
+    tc.lr = c->finetune_lr, tc.warmup = -1; /* 5% of the fine-tune, whatever the base run's warmup */
+    tc.resume = 1; /* a fine-tune checkpoint without its CSV (stopped during the evaluation) is reused */
+    train_and_evaluate(c, s, k, &tc, "fine-tune", 1, csv, idx, total);
+}
+
+/* train + evaluate one (scheme, seed), then its fine-tune; each skipped when its CSV exists */
+static void run_one(const Compare *c, int s, int k, int idx, int total) {
+    char ckpt[1200], csv[1200];
+    compare_run_path(c, s, k, ".safetensors", ckpt, sizeof ckpt);
+    compare_run_path(c, s, k, ".csv", csv, sizeof csv);
+    int trained = 0;
+    if (c->fresh || !skip_finished(csv)) {
+        TrainConfig tc = c->base;
+        tc.pos = c->scheme[s], tc.seed = c->seed[k], tc.out = ckpt;
+        train_and_evaluate(c, s, k, &tc, "train", 0, csv, idx, total);
+        trained = 1;
+    }
+    if (compare_finetunes(c, s)) finetune_one(c, s, k, ckpt, trained, idx, total);
+}
+
+static void make_runs_dir(const Compare *c) {
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/runs", c->out);
+    mkdir_p(c, dir);
+}
+
+void compare_run_all(const Compare *c, const char *only) {
+    make_runs_dir(c);
+    int total = c->n_schemes * c->n_seeds, idx = 0, found = 0;
+    for (int s = 0; s < c->n_schemes; s++)
+        for (int k = 0; k < c->n_seeds; k++) {
+            idx++;
+            char name[200];
+            snprintf(name, sizeof name, "%s_s%llu", c->tag[s], c->seed[k]);
+            if (only && strcmp(only, name) != 0) continue;
+            found = 1;
+            run_one(c, s, k, idx, total);
+        }
+    if (only && !found) pelab_die("%s: --only %s: no such run (runs are SCHEME_sSEED)", c->name, only);
 }
 
 /* a word for the shell, in single quotes when it needs them */
@@ -160,7 +237,16 @@ static void shell_quote(char *buf, size_t cap, const char *w) {
     if (n + 1 < cap) buf[n++] = '\'', buf[n] = 0;
 }
 
-/* --jobs: one self-contained command per run: cd to here, this binary, these flags, --only NAME */
+void compare_set_cmdline(Compare *c, int argc, char **argv) {
+    snprintf(c->cmdline, sizeof c->cmdline, "pelab");
+    for (int i = 0; i < argc; i++) {
+        strncat(c->cmdline, " ", sizeof c->cmdline - strlen(c->cmdline) - 1);
+        shell_quote(c->cmdline, sizeof c->cmdline, argv[i]);
+    }
+}
+
+/* --jobs: one self-contained command per run (its fine-tune included): cd to here, this binary,
+ * these flags, --only NAME */
 static void write_jobs(const Compare *c, const char *path, int argc, char **argv) {
     char exe[1024], cwd[1024], base[4096] = "cd ";
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -190,16 +276,77 @@ static void write_jobs(const Compare *c, const char *path, int argc, char **argv
 }
 
 /* split "a,b,c" into fixed-size slots; returns the count */
-static int split_list(const char *flag, const char *list, char *out, size_t width, int max) {
+static int split_list(const char *cmd, const char *flag, const char *list, char *out, size_t width, int max) {
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", list);
     int n = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (n == max) pelab_die("compare: %s %s: more than %d entries", flag, list, max);
-        if (strlen(t) >= width) pelab_die("compare: %s: '%s' is too long", flag, t);
+        if (n == max) pelab_die("%s: %s %s: more than %d entries", cmd, flag, list, max);
+        if (strlen(t) >= width) pelab_die("%s: %s: '%s' is too long", cmd, flag, t);
         snprintf(out + (size_t)n++ * width, width, "%s", t);
     }
     return n;
+}
+
+void compare_set_schemes(Compare *c, const char *list) {
+    char known[512];
+    pos_list(known, sizeof known);
+    c->n_schemes = split_list(c->name, "--schemes", list, c->scheme[0], sizeof c->scheme[0], CMP_MAX_SCHEMES);
+    if (c->n_schemes == 0) pelab_die("%s: --schemes '%s': expected at least one position scheme", c->name, list);
+    for (int i = 0; i < c->n_schemes; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(c->scheme[i], ":"), c->scheme[i]);
+        if (!pos_find(name))
+            pelab_die("%s: --schemes: unknown position scheme '%s' (known: %s)", c->name, name, known);
+        for (int j = 0; j < i; j++)
+            if (strcmp(c->scheme[i], c->scheme[j]) == 0) pelab_die("%s: --schemes: '%s' given twice", c->name, name);
+        char *t = c->tag[i]; /* file-name form: anything but [A-Za-z0-9.-] becomes '-' */
+        memcpy(c->tag[i], c->scheme[i], sizeof c->tag[i]); /* same size; snprintf here trips -Wrestrict */
+        for (; *t; t++)
+            if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-", *t)) *t = '-';
+    }
+}
+
+void compare_set_finetune(Compare *c) {
+    snprintf(c->finetune_rule, sizeof c->finetune_rule, "pi:%g", c->finetune_scale);
+    snprintf(c->finetune_label, sizeof c->finetune_label, "%s+ft", c->finetune_rule);
+}
+
+/* the largest of the --mult list */
+static double largest_mult(const char *mult) {
+    double smax = 0;
+    for (const char *p = mult; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) smax = fmax(smax, atof(p));
+    return smax;
+}
+
+/* --finetune-*: defaults (S = min(4, largest mult), 10% of the steps) and checks */
+static void setup_finetune(Compare *c, double smax) {
+    if (c->finetune_scale < 0) { /* default: none when no evaluated length exceeds L */
+        c->finetune_scale = (float)fmin(4, smax);
+        if (c->finetune_scale <= 1) c->finetune_steps = 0;
+    } else if (c->finetune_scale == 0) {
+        c->finetune_steps = 0;
+    } else if (c->finetune_steps != 0 && !(c->finetune_scale > 1)) {
+        pelab_die("compare: --finetune-scale %g: expected a factor above 1 (or --finetune-steps 0)", c->finetune_scale);
+    }
+    if (c->finetune_steps < 0) c->finetune_steps = c->base.steps / 10 > 0 ? (int)(c->base.steps / 10) : 1;
+    /* lower than training's, as in the PI recipe: of lr, lr/3 and lr/10, lr/3 recovered best (synth, L 64, pi:4) */
+    if (c->finetune_lr <= 0) c->finetune_lr = c->base.lr / 3;
+    compare_set_finetune(c);
+}
+
+/* --rules: as given, or pi:S,ntk:S,yarn:S,dynamic-ntk at S = the largest mult, plus post-hoc PI at
+ * the fine-tune's own factor so that the fine-tune has its baseline */
+static void setup_rules(Compare *c, const char *rules, double smax) {
+    char defaults[160];
+    if (!rules) {
+        int n = snprintf(defaults, sizeof defaults, "pi:%g,ntk:%g,yarn:%g,dynamic-ntk", smax, smax, smax);
+        if (c->finetune_steps > 0 && c->finetune_scale != (float)smax)
+            snprintf(defaults + n, sizeof defaults - n, ",%s", c->finetune_rule);
+        rules = defaults;
+    }
+    if (strcmp(rules, "none") != 0 && rules[0])
+        c->n_rules = split_list("compare", "--rules", rules, c->rule[0], sizeof c->rule[0], CMP_MAX_RULES);
 }
 
 int cmd_compare(int argc, char **argv) {
@@ -211,7 +358,8 @@ int cmd_compare(int argc, char **argv) {
     pos_list(all_schemes, sizeof all_schemes);
     const char *schemes = NULL, *seeds = "1,2,3", *rules = NULL, *jobs = NULL, *only = NULL;
     int collect = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes;
-    c.data = "synth:stories", c.mult = "0.5,1,2,4,8,16", c.eval_tokens = 32768;
+    c.name = "compare", c.data = "synth:stories", c.mult = "0.5,1,2,4,8,16", c.eval_tokens = 32768;
+    c.finetune_steps = -1, c.finetune_scale = -1;
     const OptSpec opts[] = {
         {"--schemes", OPT_STR, &schemes, 0, 0, "comma-separated position schemes (default: every registered scheme)"},
         {"--data", OPT_STR, &c.data, 0, 0, "text file or synth:NAME (the held-out tail is the evaluation text)"},
@@ -221,12 +369,18 @@ int cmd_compare(int argc, char **argv) {
         {"--out", OPT_STR, &c.out, 0, 0, "output directory (runs/, plots/, report.md)"},
         {"--mult", OPT_STR, &c.mult, 0, 0, "evaluation lengths as multiples of L"},
         {"--rules", OPT_STR, &rules, 0, 0, "post-hoc scaling rules for rope (default pi:S,ntk:S,yarn:S,dynamic-ntk, "
-                                           "S = largest mult; none: no rules)"},
+                                           "S = largest mult, and pi:F for the fine-tune; none: no rules)"},
+        {"--finetune-steps", OPT_INT, &c.finetune_steps, -1, 1 << 30, "PI fine-tune of each rope run: steps at F x L "
+                                                                       "(-1: 10% of --steps; 0: no fine-tune)"},
+        {"--finetune-scale", OPT_FLOAT, &c.finetune_scale, -1, 1 << 10, "its factor F: pi:F at length F x L (-1: min(4, "
+                                                                         "largest mult); 0: no fine-tune)"},
+        {"--finetune-lr", OPT_FLOAT, &c.finetune_lr, 0, 10, "its peak learning rate (0: --lr / 3)"},
         {"--passkey-frac", OPT_FLOAT, &c.passkey_frac, 0, 0.9, "share of passkey documents in training (> 0: passkey "
                                                                 "accuracy by length too)"},
         {"--eval-tokens", OPT_INT, &c.eval_tokens, 0, 1 << 30, "held-out tokens evaluated per length (0: all)"},
         {"--synth-bytes", OPT_INT, &synth_bytes, 1000, 1 << 30, "bytes of a synthetic corpus"},
-        {"--jobs", OPT_STR, &jobs, 0, 0, "write one shell command per run to this file instead of running"},
+        {"--jobs", OPT_STR, &jobs, 0, 0, "write one shell command per run (and its fine-tune) to this file instead of "
+                                         "running"},
         {"--only", OPT_STR, &only, 0, 0, "run only SCHEME_sSEED (what --jobs commands use); no report"},
         {"--collect", OPT_FLAG, &collect, 0, 0, "build the report from the finished CSVs, no training"},
         {"--dim", OPT_INT, &b->dim, 4, 1 << 16, "model width"},
@@ -252,21 +406,9 @@ int cmd_compare(int argc, char **argv) {
     set_threads(threads);
     b->steps = steps, b->synth_bytes = synth_bytes, b->data = c.data, b->passkey_frac = c.passkey_frac;
 
-    c.n_schemes = split_list("--schemes", schemes, c.scheme[0], sizeof c.scheme[0], CMP_MAX_SCHEMES);
-    if (c.n_schemes == 0) pelab_die("compare: --schemes '%s': expected at least one position scheme", schemes);
-    for (int i = 0; i < c.n_schemes; i++) {
-        char name[128];
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(c.scheme[i], ":"), c.scheme[i]);
-        if (!pos_find(name)) pelab_die("compare: --schemes: unknown position scheme '%s' (known: %s)", name, all_schemes);
-        for (int j = 0; j < i; j++)
-            if (strcmp(c.scheme[i], c.scheme[j]) == 0) pelab_die("compare: --schemes: '%s' given twice", name);
-        char *t = c.tag[i]; /* file-name form: anything but [A-Za-z0-9.-] becomes '-' */
-        memcpy(c.tag[i], c.scheme[i], sizeof c.tag[i]); /* same size; snprintf here trips -Wrestrict */
-        for (; *t; t++)
-            if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-", *t)) *t = '-';
-    }
+    compare_set_schemes(&c, schemes);
     char seed_s[CMP_MAX_SEEDS][32];
-    c.n_seeds = split_list("--seeds", seeds, seed_s[0], sizeof seed_s[0], CMP_MAX_SEEDS);
+    c.n_seeds = split_list("compare", "--seeds", seeds, seed_s[0], sizeof seed_s[0], CMP_MAX_SEEDS);
     if (c.n_seeds == 0) pelab_die("compare: --seeds '%s': expected at least one seed", seeds);
     for (int k = 0; k < c.n_seeds; k++) {
         char *end;
@@ -276,43 +418,21 @@ int cmd_compare(int argc, char **argv) {
     }
     c.n_lengths = eval_parse_lengths(NULL, c.mult, b->seq_len, c.lens, CMP_MAX_LENGTHS);
     if (c.n_lengths < 0) pelab_die("compare: %s", pelab_errmsg);
-    char default_rules[128];
-    if (!rules) {
-        double smax = 0;
-        for (const char *p = c.mult; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) smax = fmax(smax, atof(p));
-        snprintf(default_rules, sizeof default_rules, "pi:%g,ntk:%g,yarn:%g,dynamic-ntk", smax, smax, smax);
-        rules = default_rules;
-    }
-    if (strcmp(rules, "none") != 0 && rules[0])
-        c.n_rules = split_list("--rules", rules, c.rule[0], sizeof c.rule[0], CMP_MAX_RULES);
-
-    snprintf(c.cmdline, sizeof c.cmdline, "pelab");
-    for (int i = 0; i < argc; i++) {
-        strncat(c.cmdline, " ", sizeof c.cmdline - strlen(c.cmdline) - 1);
-        shell_quote(c.cmdline, sizeof c.cmdline, argv[i]);
-    }
-    char dir[1200];
-    snprintf(dir, sizeof dir, "%s/runs", c.out);
-    mkdir_p(dir);
+    double smax = largest_mult(c.mult);
+    setup_finetune(&c, smax);
+    setup_rules(&c, rules, smax);
+    compare_set_cmdline(&c, argc, argv);
     if (jobs) {
+        make_runs_dir(&c);
         write_jobs(&c, jobs, argc, argv);
         return 0;
     }
     if (!collect) {
-        int total = c.n_schemes * c.n_seeds, idx = 0, found = 0;
-        for (int s = 0; s < c.n_schemes; s++)
-            for (int k = 0; k < c.n_seeds; k++) {
-                idx++;
-                char name[200];
-                snprintf(name, sizeof name, "%s_s%llu", c.tag[s], c.seed[k]);
-                if (only && strcmp(only, name) != 0) continue;
-                found = 1;
-                run_one(&c, s, k, idx, total);
-            }
-        if (only && !found) pelab_die("compare: --only %s: no such run (runs are SCHEME_sSEED)", only);
+        compare_run_all(&c, only);
         if (only) return 0; /* parallel jobs: the report waits for --collect */
     }
     if (compare_report(&c) != 0) pelab_die("compare: %s", pelab_errmsg);
+    compare_print_table(&c, stdout);
     printf("compare: report in %s/report.md\n", c.out);
     return 0;
 }

@@ -1,6 +1,7 @@
-/* report.c: the `pelab compare` report: reads DIR/runs/SCHEME_sSEED.csv back (so --collect and parallel
- * jobs end in the same report), aggregates over seeds, writes DIR/report.md, the plot data and
- * gnuplot scripts in DIR/plots/, and runs gnuplot when it is installed. */
+/* report.c: the `pelab compare` (and `pelab demo`) report: reads DIR/runs/SCHEME_sSEED.csv and the
+ * fine-tunes' CSVs back (so --collect and parallel jobs end in the same report), aggregates over
+ * seeds, writes DIR/report.md, the plot data and gnuplot scripts in DIR/plots/, and runs gnuplot
+ * when it is installed. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 #include "../infer/eval.h"
 #include "compare.h"
 
-enum { MAX_SERIES = CMP_MAX_SCHEMES * (1 + CMP_MAX_RULES), NF = 15 };
+enum { MAX_SERIES = CMP_MAX_SCHEMES * (2 + CMP_MAX_RULES), NF = 15 }; /* + none and the fine-tune */
 enum { F_KIND, F_SCHEME, F_SEED, F_RULE, F_TRAIN_LEN, F_LENGTH, F_PROTOCOL, F_LOSS, F_STATUS, F_BUCKET, F_LO, F_HI,
        F_N, F_ACCEPTED, F_COMPUTABLE };
 
@@ -26,7 +27,8 @@ typedef struct {
 } Series;
 
 typedef struct {
-    int n_series, n_found, has_passkey, lmax;
+    int n_series, has_passkey, lmax;
+    int n_found[2], n_expected[2]; /* runs, fine-tunes */
     Series s[MAX_SERIES];
     char missing[2048];
 } Agg;
@@ -194,6 +196,11 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
     const char *names[2] = {"loss_vs_length", "loss_by_position"};
     fprintf(f, "# gnuplot plots.gp (in this directory): %s.{png,svg}, %s.{png,svg}\n", names[0], names[1]);
     fprintf(f, "set datafile missing 'NaN'\nset key outside right\nset grid\nset ylabel 'held-out loss (nats/token)'\n");
+    /* thicker lines in dark, distinct colours (gnuplot's default 5th, yellow, is hard to see) */
+    const char *colours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#8c6d00", "#56b4e9", "#000000", "#7f7f7f"};
+    for (int i = 0; i < 8; i++)
+        fprintf(f, "set linetype %d lc rgb '%s' lw 2 pt %d ps 1.3\n", i + 1, colours[i], i + 1);
+    fprintf(f, "set linetype cycle 8\n");
     for (int g = 0; g < 2; g++) {
         int L = c->base.seq_len;
         if (g == 0) fprintf(f, "set logscale x 2\nset xlabel 'evaluation length (tokens, log scale)'\n"
@@ -222,46 +229,57 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
     return 0;
 }
 
-int compare_report(const Compare *c) {
-    static Agg a;
-    memset(&a, 0, sizeof a);
-    for (int l = 0; l < c->n_lengths; l++) a.lmax = c->lens[l] > a.lmax ? c->lens[l] : a.lmax;
-    for (int s = 0; s < c->n_schemes; s++)
+/* one CSV into the aggregate, or its run name into the missing list */
+static void read_csv(const Compare *c, Agg *a, int s, const char *csv, int finetuned) {
+    a->n_expected[finetuned]++;
+    FILE *f = fopen(csv, "r");
+    if (!f) {
+        const char *name = strrchr(csv, '/') ? strrchr(csv, '/') + 1 : csv;
+        size_t n = strlen(a->missing);
+        snprintf(a->missing + n, sizeof a->missing - n, "%s%.*s", n ? ", " : "", (int)strlen(name) - 4, name);
+        return;
+    }
+    read_run(c, a, s, f);
+    fclose(f);
+    a->n_found[finetuned]++;
+}
+
+/* every run's CSV (and fine-tune's) into series, in a fixed row order: scheme, its rules, its fine-tune */
+static void aggregate(const Compare *c, Agg *a) {
+    memset(a, 0, sizeof *a);
+    for (int l = 0; l < c->n_lengths; l++) a->lmax = c->lens[l] > a->lmax ? c->lens[l] : a->lmax;
+    for (int s = 0; s < c->n_schemes; s++) {
+        for (int r = 0; r <= (compare_is_rope(c, s) ? c->n_rules : 0); r++)
+            series_get(a, s, r ? c->rule[r - 1] : "none", c);
+        if (compare_finetunes(c, s)) series_get(a, s, c->finetune_label, c);
         for (int k = 0; k < c->n_seeds; k++) {
             char csv[1200];
             compare_run_path(c, s, k, ".csv", csv, sizeof csv);
-            FILE *f = fopen(csv, "r");
-            if (!f) {
-                size_t n = strlen(a.missing);
-                snprintf(a.missing + n, sizeof a.missing - n, "%s%s_s%llu", n ? ", " : "", c->tag[s], c->seed[k]);
-                continue;
-            }
-            for (int r = 0; r <= (compare_is_rope(c, s) ? c->n_rules : 0); r++) /* fixed row order */
-                series_get(&a, s, r ? c->rule[r - 1] : "none", c);
-            read_run(c, &a, s, f);
-            fclose(f);
-            a.n_found++;
+            read_csv(c, a, s, csv, 0);
+            if (!compare_finetunes(c, s)) continue;
+            compare_finetune_path(c, s, k, ".csv", csv, sizeof csv);
+            read_csv(c, a, s, csv, 1);
         }
-    char dir[1200], path[1300];
-    snprintf(dir, sizeof dir, "%s/plots", c->out);
-    mkdir(dir, 0755);
-    if (write_plots(c, &a, dir) != 0) return -1;
-    const char *no_gp = getenv("PELAB_NO_GNUPLOT"); /* tests: the path CI takes */
-    int have_gp = !(no_gp && *no_gp) && system("command -v gnuplot >/dev/null 2>&1") == 0, plotted = 0;
-    if (have_gp) {
-        char cmd[1500];
-        snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot plots.gp 2> gnuplot.log", dir);
-        plotted = system(cmd) == 0;
     }
+}
 
-    snprintf(path, sizeof path, "%s/report.md", c->out);
-    FILE *f = fopen(path, "w");
-    if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+/* runs gnuplot on DIR/plots/plots.gp unless it is missing (or PELAB_NO_GNUPLOT is set, as in the
+ * tests: the path CI takes); *have_gp says whether it was found. 1 if the plots were drawn. */
+static int run_gnuplot(const char *dir, int *have_gp) {
+    const char *no_gp = getenv("PELAB_NO_GNUPLOT");
+    *have_gp = !(no_gp && *no_gp) && system("command -v gnuplot >/dev/null 2>&1") == 0;
+    if (!*have_gp) return 0;
+    char cmd[1500];
+    snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot plots.gp 2> gnuplot.log", dir);
+    return system(cmd) == 0;
+}
+
+static void write_config(FILE *f, const Compare *c, const Agg *a) {
     const TrainConfig *b = &c->base;
-    fprintf(f, "# pelab compare report\n\n## Command\n\n```\n%s\n```\n\n## Configuration\n\n", c->cmdline);
     fprintf(f, "- data: `%s` (synthetic corpora: %ld bytes, drawn from the run's seed); evaluation text: the held-out "
-               "tail (last %g) of each run's data, first %d tokens\n", c->data, (long)b->synth_bytes, b->val_frac,
-            c->eval_tokens);
+               "tail (last %g) of each run's data, ", c->data, (long)b->synth_bytes, b->val_frac);
+    if (c->eval_tokens > 0) fprintf(f, "first %d tokens\n", c->eval_tokens);
+    else fprintf(f, "all of it\n");
     fprintf(f, "- training length L = %d, %ld steps, batch %d, lr %g, warmup %d (-1: 5%% of steps)\n", b->seq_len,
             b->steps, b->batch, b->lr, b->warmup);
     fprintf(f, "- model: dim %d, layers %d, heads %d, kv-heads %d (0: heads), hidden %d (0: 3 x dim)\n", b->dim,
@@ -272,42 +290,106 @@ int compare_report(const Compare *c) {
     for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d", c->lens[l]);
     fprintf(f, "\n- post-hoc scaling rules on the rope models:");
     for (int r = 0; r < c->n_rules; r++) fprintf(f, " %s", c->rule[r]);
-    fprintf(f, "%s (no PI fine-tuning)\n", c->n_rules ? "" : " none");
+    fprintf(f, "%s\n", c->n_rules ? "" : " none");
+    if (a->n_expected[1])
+        fprintf(f, "- PI fine-tune of each rope run (rule `%s`): from its checkpoint, trained with `--scale %s` at "
+                   "length %d for %d steps, batch %d, lr %g, warmup 5%%; evaluated as it is\n", c->finetune_label,
+                c->finetune_rule, compare_finetune_len(c), c->finetune_steps, b->batch, c->finetune_lr);
+    else fprintf(f, "- no PI fine-tuning\n");
     if (c->passkey_frac > 0) fprintf(f, "- passkey documents: %g of training rows\n", c->passkey_frac);
-    fprintf(f, "- runs: %d of %d finished%s%s\n", a.n_found, c->n_schemes * c->n_seeds, a.missing[0] ? "; missing: " : "",
-            a.missing);
+    fprintf(f, "- runs: %d of %d finished", a->n_found[0], a->n_expected[0]);
+    if (a->n_expected[1]) fprintf(f, "; PI fine-tunes: %d of %d finished", a->n_found[1], a->n_expected[1]);
+    fprintf(f, "%s%s\n", a->missing[0] ? "; missing: " : "", a->missing);
+}
+
+static void write_reliable_lengths(FILE *f, const Compare *c, const Agg *a) {
+    fprintf(f, "\n## Reliable length\n\nThe largest tested length whose mean non-overlapping loss (and every "
+               "tested length between it and L) stays within 5%% (relative) of the loss at L = %d%s.\n\n",
+            c->base.seq_len, a->has_passkey ? ", with passkey accuracy >= 80% of that at L" : "");
+    for (int i = 0; i < a->n_series; i++) {
+        const Series *s = &a->s[i];
+        char acc[32], comp[32], rel[64];
+        fmt_limit(s->accepted, "unbounded", acc, sizeof acc);
+        fmt_limit(s->computable, "unlimited", comp, sizeof comp);
+        int r = reliable_length(c, s, a->has_passkey);
+        if (r < 0) snprintf(rel, sizeof rel, "n/a (no loss at L)");
+        else snprintf(rel, sizeof rel, "%d (%gL)", r, (double)r / c->base.seq_len);
+        fprintf(f, "- %s: reliable length %s; accepted length %s; computable length %s\n", s->label, rel, acc, comp);
+    }
+}
+
+int compare_report(const Compare *c) {
+    static Agg a;
+    aggregate(c, &a);
+    char dir[1200], path[1300];
+    snprintf(dir, sizeof dir, "%s/plots", c->out);
+    mkdir(dir, 0755);
+    if (write_plots(c, &a, dir) != 0) return -1;
+    int have_gp, plotted = run_gnuplot(dir, &have_gp);
+
+    snprintf(path, sizeof path, "%s/report.md", c->out);
+    FILE *f = fopen(path, "w");
+    if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    fprintf(f, "# pelab %s report\n\n## Command\n\n```\n%s\n```\n\n## Configuration\n\n", c->name, c->cmdline);
+    write_config(f, c, &a);
     fprintf(f, "\nLoss in nats/token, mean ± sample std over seeds; n/a: the scheme refuses or cannot compute the "
                "length; —: no data.\n\n## Results: non-overlapping windows\n\n");
+    if (c->nonoverlap_only) fprintf(f, "Position ids restart at 0 in every window (sliding windows: `pelab compare`).\n\n");
     table(f, c, &a, EVAL_NONOVERLAP);
-    fprintf(f, "\n## Results: sliding windows\n\nStride L_eval/2: every scored token has at least L_eval/2 tokens "
-               "of context.\n\n");
-    table(f, c, &a, EVAL_SLIDING);
+    if (!c->nonoverlap_only) {
+        fprintf(f, "\n## Results: sliding windows\n\nStride L_eval/2: every scored token has at least L_eval/2 tokens "
+                   "of context.\n\n");
+        table(f, c, &a, EVAL_SLIDING);
+    }
     if (a.has_passkey) {
         fprintf(f, "\n## Passkey accuracy\n\nExact match, 10 trials at depths 10, 50, 90%%.\n\n");
         table(f, c, &a, EVAL_N_PROTOCOLS);
     }
-    fprintf(f, "\n## Reliable length\n\nThe largest tested length whose mean non-overlapping loss (and every "
-               "tested length between it and L) stays within 5%% (relative) of the loss at L = %d%s.\n\n",
-            b->seq_len, a.has_passkey ? ", with passkey accuracy >= 80% of that at L" : "");
-    for (int i = 0; i < a.n_series; i++) {
-        const Series *s = &a.s[i];
-        char acc[32], comp[32], rel[64];
-        fmt_limit(s->accepted, "unbounded", acc, sizeof acc);
-        fmt_limit(s->computable, "unlimited", comp, sizeof comp);
-        int r = reliable_length(c, s, a.has_passkey);
-        if (r < 0) snprintf(rel, sizeof rel, "n/a (no loss at L)");
-        else snprintf(rel, sizeof rel, "%d (%gL)", r, (double)r / b->seq_len);
-        fprintf(f, "- %s: reliable length %s; accepted length %s; computable length %s\n", s->label, rel, acc, comp);
-    }
+    write_reliable_lengths(f, c, &a);
     fprintf(f, "\n## Plots\n\n");
     if (plotted)
         fprintf(f, "![loss vs length](plots/loss_vs_length.png)\n\n![loss by position](plots/loss_by_position.png)\n\n"
                    "SVG: plots/loss_vs_length.svg, plots/loss_by_position.svg.\n");
     else if (have_gp) fprintf(f, "gnuplot failed (see plots/gnuplot.log); the data and script are in plots/.\n");
     else fprintf(f, "gnuplot not found: no plots drawn. The data and script are kept: `cd plots && gnuplot plots.gp`.\n");
-    fprintf(f, "\n## Files\n\n- runs/SCHEME_sSEED.safetensors, runs/SCHEME_sSEED.csv (columns: %s)\n"
-               "- plots/loss_vs_length.dat, plots/loss_by_position.dat (length %d), plots/plots.gp\n",
-            CMP_CSV_COLUMNS, a.lmax);
+    fprintf(f, "\n## Files\n\n- runs/SCHEME_sSEED.safetensors, runs/SCHEME_sSEED.csv (columns: %s)\n", CMP_CSV_COLUMNS);
+    if (a.n_expected[1])
+        fprintf(f, "- runs/SCHEME_sSEED_ft-pi%g.safetensors, .csv: the PI fine-tunes\n", c->finetune_scale);
+    fprintf(f, "- plots/loss_vs_length.dat, plots/loss_by_position.dat (length %d), plots/plots.gp\n", a.lmax);
     if (fclose(f) != 0) return pelab_fail("cannot write %s: %s", path, strerror(errno));
     return 0;
+}
+
+/* a table cell's text: the mean, why a length was not computed, or "—" */
+static void text_cell(const Series *s, int l, char *buf, size_t n) {
+    if (s->n[EVAL_NONOVERLAP][l]) snprintf(buf, n, "%.3f", mean_of(s, EVAL_NONOVERLAP, l));
+    else if (strstr(s->status[l], "table")) snprintf(buf, n, "past table");
+    else if (s->status[l][0]) snprintf(buf, n, "past limit");
+    else snprintf(buf, n, "-");
+}
+
+void compare_print_table(const Compare *c, FILE *out) {
+    static Agg a;
+    aggregate(c, &a);
+    int width = 6;
+    for (int i = 0; i < a.n_series; i++) width = (int)strlen(a.s[i].label) > width ? (int)strlen(a.s[i].label) : width;
+    fprintf(out, "\n%-*s", width, "scheme");
+    for (int l = 0; l < c->n_lengths; l++) {
+        char head[32];
+        snprintf(head, sizeof head, "%gL=%d", (double)c->lens[l] / c->base.seq_len, c->lens[l]);
+        fprintf(out, "  %11s", head);
+    }
+    fprintf(out, "\n");
+    for (int i = 0; i < a.n_series; i++) {
+        fprintf(out, "%-*s", width, a.s[i].label);
+        for (int l = 0; l < c->n_lengths; l++) {
+            char buf[32];
+            text_cell(&a.s[i], l, buf, sizeof buf);
+            fprintf(out, "  %11s", buf);
+        }
+        fprintf(out, "\n");
+    }
+    fprintf(out, "(held-out loss in nats/token, non-overlapping windows, position ids from 0 in each window");
+    if (c->n_seeds > 1) fprintf(out, ", mean over %d seeds", c->n_seeds);
+    fprintf(out, "; lower is better; 5.55 = uniform)\n");
 }
