@@ -281,6 +281,7 @@ int cmd_eval(int argc, char **argv) {
     if (tokenizer_from_image(&tok, meta_get(&meta, "tokenizer"), meta.tokenizer_image, meta.tokenizer_len,
                              run.model_path, models[0].cfg.vocab_size) != 0)
         pelab_die("%s", pelab_errmsg);
+    meta_free(&meta); /* the tokenizer keeps its own copy */
 
     int lens[MAX_LENGTHS];
     run.n_lengths = eval_parse_lengths(lengths, mult ? mult : "0.5,1,2,4,8", run.train_len, lens, MAX_LENGTHS);
@@ -328,5 +329,6 @@ int cmd_eval(int argc, char **argv) {
         model_free(&models[r]);
     }
     free(text), free(tokens);
+    tokenizer_free(&tok);
     return 0;
 }

@@ -129,5 +129,6 @@ int cmd_passkey(int argc, char **argv) {
     if (csv && fclose(csv) != 0) pelab_die("%s: write failed: %s", csv_path, strerror(errno));
     passkey_model_free(&pm);
     model_free(&m);
+    tokenizer_free(&tok);
     return 0;
 }

@@ -96,5 +96,6 @@ int cmd_probe(int argc, char **argv) {
     }
     if (rc != 0) pelab_die("probe %s: %s", what, pelab_errmsg);
     model_free(&m);
+    tokenizer_free(&tok);
     return 0;
 }

@@ -60,6 +60,7 @@ int cmd_score(int argc, char **argv) {
     printf("model %s  pos %s  lengths: %s\n", pos_args[0], spec, lengths);
     fprintf(stderr, "%.0f tokens/s\n", r.n_scored / dt);
     free(text), free(tokens);
+    tokenizer_free(&tok);
     model_free(&m);
     return 0;
 }

@@ -45,6 +45,7 @@ int cmd_info(int argc, char **argv) {
         if (v) printf("%-15s %s\n", shown[i], v);
     }
     free(am), free(av);
+    meta_free(&meta);
     model_free(&m);
     return 0;
 }

@@ -224,6 +224,7 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
     if (resumed) {
         CkptMeta meta;
         if (checkpoint_load(tc.out, &model, &meta, &adam_m, &adam_v) != 0) goto fail_data;
+        meta_free(&meta); /* the tokenizer image: training_tokenizer already read it */
         if (!adam_m) {
             pelab_fail("%s: cannot resume: the checkpoint has no optimizer state", tc.out);
             goto fail_model;
