@@ -276,8 +276,10 @@ static int run_gnuplot(const char *dir, int *have_gp) {
 
 static void write_config(FILE *f, const Compare *c, const Agg *a) {
     const TrainConfig *b = &c->base;
-    fprintf(f, "- data: `%s` (synthetic corpora: %ld bytes, drawn from the run's seed); evaluation text: the held-out "
-               "tail (last %g) of each run's data, ", c->data, (long)b->synth_bytes, b->val_frac);
+    fprintf(f, "- data: `%s`", c->data);
+    if (strncmp(c->data, "synth:", 6) == 0)
+        fprintf(f, " (synthetic corpus: %ld bytes, drawn from the run's seed)", (long)b->synth_bytes);
+    fprintf(f, "; evaluation text: the held-out tail (last %g) of each run's data, ", b->val_frac);
     if (c->eval_tokens > 0) fprintf(f, "first %d tokens\n", c->eval_tokens);
     else fprintf(f, "all of it\n");
     fprintf(f, "- training length L = %d, %ld steps, batch %d, lr %g, warmup %d (-1: 5%% of steps)\n", b->seq_len,
