@@ -51,6 +51,7 @@ static void build_index(Llama2cTok *t) {
     for (int b = 0; b < 256; b++) t->byte_id[b] = -1;
     for (int id = 0; id < t->vocab_size; id++) {
         int b = byte_token_value(t->piece[id], (size_t)t->piece_len[id]);
+        if (b < 0 && t->piece_len[id] == 1) b = t->piece[id][0]; /* a raw one-byte piece */
         if (b >= 0 && t->byte_id[b] < 0) t->byte_id[b] = id;
     }
 }
@@ -138,7 +139,12 @@ static size_t push_code_point(const Llama2cTok *t, const unsigned char *cp, size
         ids[0] = id;
         return 1;
     }
-    for (size_t i = 0; i < n; i++) ids[i] = cp[i] + 3; /* byte fallback: ids 3..258 are <0x00>..<0xFF> */
+    /* byte fallback: ids 3..258 are <0x00>..<0xFF>. A vocabulary too small for that (run.c would
+     * read past its end) uses the token that decodes to the byte, else <unk> */
+    for (size_t i = 0; i < n; i++) {
+        int fallback = cp[i] + 3;
+        ids[i] = fallback < t->vocab_size ? fallback : t->byte_id[cp[i]] >= 0 ? t->byte_id[cp[i]] : 0;
+    }
     return n;
 }
 

@@ -7,7 +7,8 @@
  *
  * Encoding (run.c encode(text, bos=1, eos=0)): BOS (id 1), a dummy leading space (the piece " ")
  * when the text is not empty, then every UTF-8 code point (at most 4 bytes) looked up as a piece,
- * or byte fallback ids byte+3 when absent; then, repeatedly, the adjacent pair whose concatenated
+ * or byte fallback ids byte+3 when absent (in a vocabulary smaller than 259, where run.c would read
+ * past its end: the token decoding to that byte, else <unk>); then, repeatedly, the adjacent pair whose concatenated
  * piece exists with the highest score is merged (the leftmost on ties; scores <= -1e10 never merge).
  * Decoding: a piece after BOS loses its leading space; "<0xHH>" pieces are the raw byte. */
 #ifndef PELAB_LLAMA2C_TOK_H
@@ -26,7 +27,8 @@ typedef struct {
     float *scores;
     int *hash_ids;         /* open-addressing table piece -> id, -1 empty */
     unsigned hash_mask;
-    int *byte_id;          /* [256] the id whose decoded bytes are this single byte ("<0xHH>" or the byte) */
+    int *byte_id;          /* [256] the first id decoding to this single byte ("<0xHH>" or the raw byte), -1:
+                            * none; byte fallback uses it when byte + 3 is past the vocabulary */
 } Llama2cTok;
 
 /* Parses a tokenizer.bin image; expect_vocab > 0 requires exactly that many tokens (0: to EOF).

@@ -24,6 +24,9 @@ int tokenizer_from_image(Tokenizer *t, const char *kind, const unsigned char *im
             return pelab_fail("%s: byte tokenizer needs a vocabulary of 256, the model has %d", name, model_vocab);
         return 0;
     }
+    if ((strcmp(kind, "bpe") == 0 || strcmp(kind, "llama2c") == 0) && (!image || len == 0))
+        return pelab_fail("%s: metadata says tokenizer '%s' but there is no tokenizer file (tensor 'tokenizer')", name,
+                          kind);
     if (strcmp(kind, "bpe") == 0) {
         if (bpe_parse(&t->bpe, image, len, name) != 0) return -1;
         t->kind = TOK_BPE;

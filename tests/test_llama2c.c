@@ -118,6 +118,19 @@ static void test_small_vocab_rules(void) {
     tokenizer_free(&tok);
     llama2c_tok_free(&t), llama2c_tok_free(&t2);
 
+    /* a vocabulary too small for byte fallback at id + 3 never yields an id past its end */
+    Buf tiny = {0};
+    int32_t ml = 6;
+    put(&tiny, &ml, 4);
+    put_token(&tiny, "<unk>", 0), put_token(&tiny, "\n<s>\n", 0), put_token(&tiny, "\n</s>\n", 0);
+    put_token(&tiny, " ", 0), put_token(&tiny, "a", 0), put_token(&tiny, "\x01", 0);
+    Llama2cTok tt;
+    CHECK(llama2c_tok_parse(&tt, tiny.p, tiny.len, 0, "tiny") == 0, "parse a 6-token vocabulary: %s", pelab_errmsg);
+    encode_case(&tt, "ab\x01\xc3\xa9", (int[]){1, 3, 4, 0, 5, 0, 0}, 7,
+                "fallback past the vocabulary: the byte's own token, else <unk> (never an id past the end)");
+    llama2c_tok_free(&tt);
+    free(tiny.p);
+
     /* damaged tokenizer files */
     Llama2cTok bad;
     CHECK(llama2c_tok_parse(&bad, img.p, img.len - 1, 0, "cut") == -1 && strstr(pelab_errmsg, "past the end"),
@@ -276,7 +289,27 @@ static void test_import_errors_and_round_trip(void) {
             CHECK(llama2c_read_model(bin2, &back) == -1 && strstr(pelab_errmsg, bad[k].needle),
                   "inconsistent header (field %d = %d) refused: %s", bad[k].field, bad[k].value, pelab_errmsg);
         }
+        int32_t hbig[7];
+        memcpy(hbig, h, sizeof hbig);
+        hbig[0] = 131072, hbig[3] = 1, hbig[4] = 1; /* dim past config_validate's limit */
+        memcpy(longer, img, len);
+        memcpy(longer, hbig, sizeof hbig);
+        write_bytes(bin2, longer, len);
+        const char *first = NULL;
+        int refused = llama2c_read_model(bin2, &back) == -1;
+        if (refused) first = strstr(pelab_errmsg, "header:");
+        CHECK(refused && first && !strstr(first + 1, "header:") && strstr(pelab_errmsg, "expected"),
+              "a header refused by the config check says so once, legibly: %s", pelab_errmsg);
         free(longer), free(img);
+        model_free(&m);
+    }
+    /* a plain RoPE model fine-tuned at another length (orig_len stays the first) still exports */
+    {
+        Model m;
+        tiny_model(&m, "rope", 4, 1, 3);
+        m.cfg.norm_eps = 1e-5f;
+        m.cfg.seq_len = 16;
+        CHECK(llama2c_write_model(bin2, &m) == 0, "export after a change of training length: %s", pelab_errmsg);
         model_free(&m);
     }
     /* models llama2.c's runner would compute differently are refused, naming the reason */
@@ -392,6 +425,28 @@ static void test_train_with_tokenizer(void) {
     expect_pelab_error(cmd, "byte-level");
     snprintf(cmd, sizeof cmd, "./pelab passkey %s/tt.safetensors", dir);
     expect_pelab_error(cmd, "byte-level");
+    /* export of a BPE model: its vocabulary as tokenizer.bin pieces, " " among them (run.c's
+     * dummy prefix), every token's bytes kept; model and tokenizer never the same file */
+    snprintf(cmd, sizeof cmd, "./pelab export %s/tt.safetensors --llama2c %s/tokenizer.bin", dir, dir);
+    expect_pelab_error(cmd, "same file");
+    snprintf(cmd, sizeof cmd, "./pelab export %s/tt.safetensors --llama2c %s/tt.bin --tokenizer-out %s/tt_tok.bin",
+             dir, dir, dir);
+    CHECK(run_pelab(cmd, out, sizeof out) == 0, "export a BPE model: %s", out);
+    char path[512];
+    snprintf(path, sizeof path, "%s/tt_tok.bin", dir);
+    unsigned char *img;
+    size_t len;
+    Llama2cTok t;
+    if (read_file(path, &img, &len) == 0 && llama2c_tok_parse(&t, img, len, 400, path) == 0) {
+        CHECK(llama2c_tok_lookup(&t, (const unsigned char *)" ", 1) == ' ', "the space is the piece \" \" (id 32)");
+        size_t n;
+        const unsigned char *p = llama2c_tok_decode(&t, 'a', 10, &n);
+        CHECK(n == 1 && p[0] == '\n', "a non-printable byte is written <0x0A> and decodes to the raw byte");
+        llama2c_tok_free(&t);
+        free(img);
+    } else {
+        CHECK(0, "the exported tokenizer.bin parses with 400 tokens: %s", pelab_errmsg);
+    }
 }
 
 void test_llama2c(void) {

@@ -33,7 +33,13 @@ int cmd_import(int argc, char **argv) {
                   m.cfg.vocab_size);
     CkptMeta meta = {0};
     meta_set(&meta, "tokenizer", "llama2c");
-    meta_set(&meta, "source", "llama2c:%.400s", model_path);
+    /* metadata must be UTF-8; a path is any bytes: keep ASCII, '?' for the rest */
+    char source[400];
+    size_t k = 0;
+    for (const char *c = model_path; *c && k + 1 < sizeof source; c++)
+        source[k++] = (unsigned char)*c < 0x80 ? *c : '?';
+    source[k] = 0;
+    meta_set(&meta, "source", "llama2c:%s", source);
     meta.tokenizer_image = image, meta.tokenizer_len = image_len;
     if (checkpoint_save(out, &m, &meta, NULL, NULL) != 0) pelab_die("import: %s", pelab_errmsg);
     printf("%s: %zu parameters, dim %d, %d layers, %d heads (%d kv), hidden %d, vocab %d (%s), seq_len %d, "
@@ -59,7 +65,7 @@ static void vocabulary_as_llama2c(const Tokenizer *t, unsigned char **buf, size_
         size_t n;
         const unsigned char *p = tokenizer_decode(t, -1, id, &n);
         v.piece[id] = xmalloc(n + 8);
-        if (n == 1 && !(p[0] > 0x20 && p[0] < 0x7f)) {
+        if (n == 1 && !(p[0] >= 0x20 && p[0] < 0x7f)) { /* " " must stay a piece: run.c's dummy prefix */
             n = (size_t)snprintf((char *)v.piece[id], 8, "<0x%02X>", p[0]);
         } else {
             if (memchr(p, 0, n)) pelab_die("export: token %d holds a NUL byte, which llama2.c cannot represent", id);
@@ -99,6 +105,12 @@ int cmd_export(int argc, char **argv) {
         snprintf(tok_default, sizeof tok_default, "%.*stokenizer.bin", slash ? (int)(slash - out + 1) : 0, out);
         tok_out = tok_default;
     }
+    if (strcmp(out, tok_out) == 0)
+        pelab_die("export: --llama2c %s: the model and the tokenizer would be the same file (give --tokenizer-out)",
+                  out);
+    if (tok.vocab_size != m.cfg.vocab_size)
+        pelab_die("export: %s: the tokenizer has %d tokens but the model %d; llama2.c reads exactly the model's "
+                  "count from tokenizer.bin", pos_args[0], tok.vocab_size, m.cfg.vocab_size);
     if (tok.kind != TOK_LLAMA2C) { /* the image written is llama2.c's format */
         unsigned char *buf;
         size_t len;
