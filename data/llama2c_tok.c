@@ -133,6 +133,93 @@ static int pair_id(const Llama2cTok *t, int a, int b, unsigned char *scratch) {
     return llama2c_tok_lookup(t, scratch, la + lb);
 }
 
+/* A merge candidate: the pair (left, right) of list nodes would become token id. It is stale once
+ * either node changed (stamps) or they stopped being neighbours. */
+typedef struct {
+    float score;
+    int left, right, id;
+    unsigned stamp_left, stamp_right;
+} Candidate;
+
+/* run.c's order: the higher score first, then the leftmost pair (node indices keep text order) */
+static int cand_before(const Candidate *a, const Candidate *b) {
+    return a->score > b->score || (a->score == b->score && a->left < b->left);
+}
+
+typedef struct {
+    Candidate *items;
+    size_t n;
+} CandHeap;
+
+static void heap_push(CandHeap *h, Candidate c) {
+    size_t i = h->n++;
+    while (i > 0 && cand_before(&c, &h->items[(i - 1) / 2])) {
+        h->items[i] = h->items[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->items[i] = c;
+}
+
+static Candidate heap_pop(CandHeap *h) {
+    Candidate top = h->items[0], last = h->items[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && cand_before(&h->items[c + 1], &h->items[c])) c++;
+        if (!cand_before(&h->items[c], &last)) break;
+        h->items[i] = h->items[c];
+        i = c;
+    }
+    if (h->n) h->items[i] = last;
+    return top;
+}
+
+typedef struct {
+    const Llama2cTok *t;
+    int *tok, *next;
+    unsigned *stamp;
+    unsigned char *scratch;
+    CandHeap heap;
+} MergeState;
+
+static void push_pair(MergeState *s, int left, int right) {
+    if (left < 0 || right < 0) return;
+    int id = pair_id(s->t, s->tok[left], s->tok[right], s->scratch);
+    if (id < 0 || !(s->t->scores[id] > -1e10f)) return; /* run.c's best_score starts at -1e10 */
+    Candidate c = {s->t->scores[id], left, right, id, s->stamp[left], s->stamp[right]};
+    heap_push(&s->heap, c);
+}
+
+/* run.c's merge loop (repeatedly merge the best-scoring adjacent pair whose concatenation is a
+ * piece, leftmost on ties) in O(n log n): a linked list of tokens and a heap of candidates
+ * instead of a rescan per merge. tests/test_llama2c.c checks it against the literal loop.
+ * Compacts tok[0..n) in place; returns the new count. */
+static size_t merge_pairs(const Llama2cTok *t, int *tok, size_t n) {
+    if (n < 2) return n;
+    MergeState s = {t, tok, xmalloc(sizeof(int) * n), xcalloc(n, sizeof(unsigned)),
+                    xmalloc((size_t)t->max_token_length + 1), {xmalloc(sizeof(Candidate) * 3 * n), 0}};
+    int *prev = xmalloc(sizeof(int) * n);
+    for (size_t i = 0; i < n; i++) s.next[i] = i + 1 < n ? (int)i + 1 : -1, prev[i] = (int)i - 1;
+    for (size_t i = 0; i + 1 < n; i++) push_pair(&s, (int)i, (int)i + 1);
+    while (s.heap.n) {
+        Candidate c = heap_pop(&s.heap);
+        if (s.next[c.left] != c.right || s.stamp[c.left] != c.stamp_left || s.stamp[c.right] != c.stamp_right)
+            continue; /* stale: a neighbour merged since */
+        tok[c.left] = c.id;
+        s.stamp[c.left]++, s.stamp[c.right]++; /* right is gone: no pair with it is valid any more */
+        s.next[c.left] = s.next[c.right];
+        if (s.next[c.right] >= 0) prev[s.next[c.right]] = c.left;
+        s.next[c.right] = -2;
+        push_pair(&s, prev[c.left], c.left);
+        push_pair(&s, c.left, s.next[c.left]);
+    }
+    size_t m = 0; /* node 0 never dies: merges remove the right node */
+    for (int i = 0; i >= 0; i = s.next[i]) tok[m++] = tok[i];
+    free(s.next), free(s.stamp), free(s.scratch), free(s.heap.items), free(prev);
+    return m;
+}
+
 static size_t push_code_point(const Llama2cTok *t, const unsigned char *cp, size_t n, int *ids) {
     int id = llama2c_tok_lookup(t, cp, n);
     if (id >= 0) {
@@ -160,27 +247,8 @@ size_t llama2c_tok_encode(const Llama2cTok *t, const unsigned char *text, size_t
         count += push_code_point(t, text + i, k, ids + count);
         i += k;
     }
-    /* merges: pair_ids[i] is the piece made by ids[i] ids[i+1] (or -1); after a merge only the two
-     * neighbouring pairs change, so each round is one scan without lookups */
-    unsigned char *scratch = xmalloc((size_t)t->max_token_length + 1);
-    int *merged = xmalloc(sizeof(int) * (count > 1 ? count - 1 : 1));
     int *tok = ids + 1; /* BOS never merges: run.c encodes the text, then prepends it */
-    size_t m = count - 1;
-    for (size_t i = 0; i + 1 < m; i++) merged[i] = pair_id(t, tok[i], tok[i + 1], scratch);
-    for (;;) {
-        float best_score = -1e10f;
-        long best = -1;
-        for (size_t i = 0; i + 1 < m; i++)
-            if (merged[i] >= 0 && t->scores[merged[i]] > best_score) best_score = t->scores[merged[i]], best = (long)i;
-        if (best < 0) break;
-        tok[best] = merged[best];
-        memmove(tok + best + 1, tok + best + 2, sizeof(int) * (m - (size_t)best - 2));
-        memmove(merged + best, merged + best + 1, sizeof(int) * (m - (size_t)best - 2));
-        m--;
-        if (best > 0) merged[best - 1] = pair_id(t, tok[best - 1], tok[best], scratch);
-        if ((size_t)best + 1 < m) merged[best] = pair_id(t, tok[best], tok[best + 1], scratch);
-    }
-    free(scratch), free(merged);
+    size_t m = merge_pairs(t, tok, count - 1);
     return m + 1;
 }
 

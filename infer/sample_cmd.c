@@ -33,7 +33,8 @@ int cmd_sample(int argc, char **argv) {
         {"-n", OPT_INT, &n_new, 1, 1 << 24,
          "tokens to generate, not counting the prompt (llama2.c's -n counts the prompt too: its text is a prefix of ours)"},
         {"--steps", OPT_INT, &steps, 0, 1 << 24,
-         "llama2.c's -n instead of -n: N positions in all, prompt (with BOS) included (0: use -n)"},
+         "llama2.c's -n instead of -n: N positions in all, prompt (with BOS) included, at most the training "
+         "length as in llama2.c (0: use -n)"},
         {"--temp", OPT_FLOAT, &temp, 0, 100, "temperature (0: greedy)"},
         {"--top-k", OPT_INT, &top_k, 0, 1 << 24, "keep the k most likely tokens (0: off)"},
         {"--top-p", OPT_FLOAT, &top_p, 0, 1, "nucleus sampling mass (0 or 1: off)"},
@@ -61,6 +62,7 @@ int cmd_sample(int argc, char **argv) {
     int *tokens = xmalloc(sizeof(int) * (tokenizer_max_ids(plen) + (size_t)(n_new > steps ? n_new : steps)));
     int n_prompt = (int)tokenizer_encode_prompt(&tok, (const unsigned char *)prompt, plen, tokens);
     if (steps > 0) { /* llama2.c feeds positions 0..steps-1; the prompt's fill all but its last */
+        if (steps > m.cfg.seq_len) steps = m.cfg.seq_len; /* llama2.c's clamp; -n goes past L */
         n_new = steps - n_prompt + 1;
         if (n_new < 1) pelab_die("sample: --steps %d: the prompt alone takes %d positions", steps, n_prompt);
     }

@@ -15,6 +15,7 @@
 #include "../model/checkpoint.h"
 #include "../model/llama2c.h"
 #include "../model/model.h"
+#include "../model/util.h"
 #include "test.h"
 
 /* ---- a hand-made tokenizer.bin image ---- */
@@ -69,6 +70,65 @@ static void encode_case(const Llama2cTok *t, const char *text, const int *want, 
     CHECK(ids_equal(ids, n, want, n_want), "encode %s: got %s", what, got);
 }
 
+/* run.c's encode transcribed literally (a rescan of every pair per merge): the reference the
+ * heap-based encoder must equal on random texts */
+static size_t reference_encode(const Llama2cTok *t, const unsigned char *text, size_t n, int *ids) {
+    size_t m = 0;
+    ids[m++] = 1;
+    if (n == 0) return m;
+    int sp = llama2c_tok_lookup(t, (const unsigned char *)" ", 1);
+    ids[m++] = sp >= 0 ? sp : ' ' + 3;
+    for (size_t i = 0; i < n;) {
+        size_t k = 1;
+        while (i + k < n && (text[i + k] & 0xC0) == 0x80 && k < 4) k++;
+        int id = llama2c_tok_lookup(t, text + i, k);
+        if (id >= 0) ids[m++] = id;
+        else
+            for (size_t j = 0; j < k; j++) ids[m++] = text[i + j] + 3 < t->vocab_size ? text[i + j] + 3 : 0;
+        i += k;
+    }
+    unsigned char buf[256];
+    for (;;) {
+        float best = -1e10f;
+        long at = -1;
+        int best_id = -1;
+        for (size_t i = 1; i + 1 < m; i++) {
+            size_t la = (size_t)t->piece_len[ids[i]], lb = (size_t)t->piece_len[ids[i + 1]];
+            if (la + lb > sizeof buf) continue;
+            memcpy(buf, t->piece[ids[i]], la), memcpy(buf + la, t->piece[ids[i + 1]], lb);
+            int id = llama2c_tok_lookup(t, buf, la + lb);
+            if (id >= 0 && t->scores[id] > best) best = t->scores[id], at = (long)i, best_id = id;
+        }
+        if (at < 0) break;
+        ids[at] = best_id;
+        memmove(ids + at + 1, ids + at + 2, sizeof(int) * (m - (size_t)at - 2));
+        m--;
+    }
+    return m;
+}
+
+/* random texts from an alphabet of fragments: the fast encoder equals the literal loop */
+static void encode_equivalence(const Llama2cTok *t, const char *const *frags, int n_frags, const char *what) {
+    Rng rng;
+    rng_seed(&rng, 77);
+    int mismatches = 0, cases = 200;
+    static unsigned char text[2048];
+    static int a[4096], b[4096];
+    for (int c = 0; c < cases; c++) {
+        size_t n = 0, want = 1 + rng_below(&rng, 600);
+        while (n < want) {
+            const char *f = frags[rng_below(&rng, (uint64_t)n_frags)];
+            size_t l = strlen(f);
+            if (n + l >= sizeof text) break;
+            memcpy(text + n, f, l), n += l;
+        }
+        size_t na = llama2c_tok_encode(t, text, n, a), nb = reference_encode(t, text, n, b);
+        mismatches += !(na == nb && memcmp(a, b, na * sizeof(int)) == 0);
+    }
+    CHECK(mismatches == 0, "%s: the heap encoder equals run.c's literal merge loop on %d random texts (%d differ)", what,
+          cases, mismatches);
+}
+
 static void test_small_vocab_rules(void) {
     Buf img = small_vocab_image(-0.5f, -0.25f);
     Llama2cTok t;
@@ -88,6 +148,9 @@ static void test_small_vocab_rules(void) {
     Buf img3 = small_vocab_image(-0.5f, -0.5f);
     llama2c_tok_parse(&t3, img3.p, img3.len, 0, "small3");
     encode_case(&t3, "abc", (int[]){1, ID_SP_AB, ID_C}, 3, "ties go to the leftmost pair");
+    static const char *const small_frags[] = {"a", "b", "c", " ", "ab", "x", "\xc3\xa9", "\xc3", "\x80", "bc"};
+    encode_equivalence(&t3, small_frags, 10, "tied scores");
+    encode_equivalence(&t2, small_frags, 10, "distinct scores");
     llama2c_tok_free(&t3);
     free(img3.p);
     /* byte fallback: 'x' is not a piece -> 'x' + 3; the 2-byte code point é is one piece; an
@@ -164,6 +227,10 @@ static void test_tok512_ids(const char *dir) {
                 (int[]){1, 270, 485, 306, 414, 410, 229, 155, 134, 410, 233, 154, 168, 233, 159, 175}, 16,
                 "UTF-8 with byte fallback");
     encode_case(&tok.l2c, "a  b\tc", (int[]){1, 261, 410, 268, 12, 429}, 6, "'a  b\\tc'");
+    static const char *const words[] = {"Once", " upon", " a", " time", ",", " there", " was", " little", " girl",
+                                        " named", " Lily", ".", "\n", " She", " loved", "!", "\"", "'s", " ",
+                                        "  ", "\xc3\xa9", "\xe2\x98\x83", "\xff", "q", "zz", "1", "23"};
+    encode_equivalence(&tok.l2c, words, (int)(sizeof words / sizeof words[0]), "tok512.bin");
     tokenizer_free(&tok);
 }
 
