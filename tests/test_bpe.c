@@ -437,14 +437,12 @@ static void test_format(void) {
 static void test_tokenizer_cli(void) {
     static char out[65536], cmd[2048];
     const char *d = test_tmpdir();
-    FILE *f;
     char eng[512], bin[512];
     snprintf(eng, sizeof eng, "%s/bpe_eng.txt", d);
     snprintf(bin, sizeof bin, "%s/bpe_bin.dat", d);
     unsigned char *text = english(8, 60000), *rnd = random_bytes(8, 5000);
     for (int i = 0; i < 5000; i += 97) rnd[i] = 0; /* NULs for sure */
-    if (!(f = fopen(eng, "wb")) || fwrite(text, 1, 60000, f) != 60000 || fclose(f) != 0) CHECK(0, "write %s", eng);
-    if (!(f = fopen(bin, "wb")) || fwrite(rnd, 1, 5000, f) != 5000 || fclose(f) != 0) CHECK(0, "write %s", bin);
+    if (write_bytes_atomic(eng, text, 60000) != 0 || write_bytes_atomic(bin, rnd, 5000) != 0) CHECK(0, "%s", pelab_errmsg);
     free(text), free(rnd);
 
     snprintf(cmd, sizeof cmd, "./pelab tokenizer train --vocab 500 %s --out %s/cli.bpe", eng, d);

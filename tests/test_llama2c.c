@@ -303,11 +303,6 @@ static void test_stories260k(const char *dir) {
 }
 
 /* ---- import refuses damaged files; export -> import is bit-exact ---- */
-static void write_bytes(const char *path, const void *p, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (f) fwrite(p, 1, n, f), fclose(f);
-}
-
 static void test_import_errors_and_round_trip(void) {
     const char *dir = test_tmpdir();
     char bin[512], bin2[512], ck[512];
@@ -328,15 +323,15 @@ static void test_import_errors_and_round_trip(void) {
         unsigned char *img;
         size_t len;
         read_file(bin, &img, &len);
-        write_bytes(bin2, img, len - 4);
+        write_bytes_atomic(bin2, img, len - 4);
         CHECK(llama2c_read_model(bin2, &back) == -1 && strstr(pelab_errmsg, "needs exactly"),
               "truncated model refused: %s", pelab_errmsg);
-        write_bytes(bin2, img, 20);
+        write_bytes_atomic(bin2, img, 20);
         CHECK(llama2c_read_model(bin2, &back) == -1 && strstr(pelab_errmsg, "28-byte"), "header cut short: %s",
               pelab_errmsg);
         unsigned char *longer = malloc(len + 8);
         memcpy(longer, img, len), memset(longer + len, 0, 8);
-        write_bytes(bin2, longer, len + 8);
+        write_bytes_atomic(bin2, longer, len + 8);
         CHECK(llama2c_read_model(bin2, &back) == -1 && strstr(pelab_errmsg, "needs exactly"),
               "trailing bytes refused: %s", pelab_errmsg);
         int32_t h[7];
@@ -352,7 +347,7 @@ static void test_import_errors_and_round_trip(void) {
             hb[bad[k].field] = bad[k].value;
             memcpy(longer, img, len);
             memcpy(longer, hb, sizeof hb);
-            write_bytes(bin2, longer, len);
+            write_bytes_atomic(bin2, longer, len);
             CHECK(llama2c_read_model(bin2, &back) == -1 && strstr(pelab_errmsg, bad[k].needle),
                   "inconsistent header (field %d = %d) refused: %s", bad[k].field, bad[k].value, pelab_errmsg);
         }
@@ -361,7 +356,7 @@ static void test_import_errors_and_round_trip(void) {
         hbig[0] = 131072, hbig[3] = 1, hbig[4] = 1; /* dim past config_validate's limit */
         memcpy(longer, img, len);
         memcpy(longer, hbig, sizeof hbig);
-        write_bytes(bin2, longer, len);
+        write_bytes_atomic(bin2, longer, len);
         const char *first = NULL;
         int refused = llama2c_read_model(bin2, &back) == -1;
         if (refused) first = strstr(pelab_errmsg, "header:");
@@ -400,7 +395,7 @@ static void test_import_errors_and_round_trip(void) {
     Buf img = small_vocab_image(-0.5f, -0.25f);
     char tokp[512];
     snprintf(tokp, sizeof tokp, "%s/small_tok.bin", dir);
-    write_bytes(tokp, img.p, img.len);
+    write_bytes_atomic(tokp, img.p, img.len);
     free(img.p);
     snprintf(cmd, sizeof cmd, "./pelab import --llama2c %s --tokenizer %s --out %s", bin, tokp, ck);
     expect_pelab_error(cmd, "more than the model's vocabulary");
