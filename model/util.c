@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -50,14 +51,44 @@ void *calloc_check(size_t n, size_t size, const char *file, int line) {
     return p;
 }
 
-int read_file(const char *path, unsigned char **out, size_t *out_len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return pelab_fail("%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return pelab_fail("%s: not a regular file", path);
+FILE *fopen_regular(const char *path) {
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        pelab_fail("%s: cannot open: %s", path, strerror(errno));
+        return NULL;
     }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int err = errno;
+        close(fd);
+        pelab_fail("%s: cannot stat: %s", path, strerror(err));
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        const char *kind = S_ISDIR(st.st_mode)    ? "a directory"
+                           : S_ISFIFO(st.st_mode) ? "a FIFO"
+                           : S_ISCHR(st.st_mode)  ? "a character device"
+                           : S_ISBLK(st.st_mode)  ? "a block device"
+                           : S_ISSOCK(st.st_mode) ? "a socket"
+                                                  : "not a plain file";
+        pelab_fail("%s: is %s, not a regular file", path, kind);
+        return NULL;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    FILE *f = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        int err = errno;
+        close(fd);
+        pelab_fail("%s: cannot open: %s", path, strerror(err));
+    }
+    return f;
+}
+
+int read_file(const char *path, unsigned char **out, size_t *out_len) {
+    FILE *f = fopen_regular(path);
+    if (!f) return -1;
     if (fseek(f, 0, SEEK_END) != 0) {
         fclose(f);
         return pelab_fail("%s: cannot seek: %s", path, strerror(errno));
@@ -155,19 +186,53 @@ static void fsync_parent_dir(const char *path) {
     close(fd);
 }
 
+/* path + ".tmp." + TMP_SUFFIX_LEN random characters: unique, so a planted file or symlink with a
+ * predictable name is never opened, and two writers never share one */
+#define TMP_SUFFIX_LEN 6
+static const char tmp_alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+/* creates a new temporary file beside path: O_EXCL (never an existing file), O_NOFOLLOW (never
+ * through a symlink), mode 0644 less the umask; the name is left in tmp */
+static FILE *create_temp_beside(const char *path, char *tmp, int *err) {
+    static uint64_t counter;
+    size_t plen = strlen(path);
+    Rng r;
+    rng_seed(&r, ((uint64_t)getpid() << 32) ^ (uint64_t)(now_seconds() * 1e9) ^ (++counter * 0x9E3779B97F4A7C15ull));
+    for (int attempt = 0; attempt < 100; attempt++) {
+        memcpy(tmp, path, plen);
+        memcpy(tmp + plen, ".tmp.", 5);
+        for (int i = 0; i < TMP_SUFFIX_LEN; i++) tmp[plen + 5 + i] = tmp_alphabet[rng_below(&r, sizeof tmp_alphabet - 1)];
+        tmp[plen + 5 + TMP_SUFFIX_LEN] = 0;
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            if (errno == EEXIST) continue;
+            *err = errno;
+            return NULL;
+        }
+        FILE *f = fdopen(fd, "wb");
+        if (!f) {
+            *err = errno;
+            close(fd);
+            unlink(tmp);
+        }
+        return f;
+    }
+    *err = EEXIST;
+    return NULL;
+}
+
 int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *ctx), const void *ctx) {
     size_t plen = strlen(path);
-    char *tmp = xmalloc(plen + 5);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
+    char *tmp = xmalloc(plen + 5 + TMP_SUFFIX_LEN + 1);
+    snprintf(tmp, plen + 5 + TMP_SUFFIX_LEN + 1, "%s.tmp.XXXXXX", path); /* the name in messages */
     const char *what = NULL; /* the failed step, if any */
-    int err = 0;
-    errno = 0;
-    FILE *f = fopen(tmp, "wb");
+    int err = 0, created = 0;
+    FILE *f = create_temp_beside(path, tmp, &err);
     if (!f) {
         what = "cannot create";
-        err = errno;
     } else {
+        created = 1;
+        errno = 0;
         if (write_body(f, ctx) != 0 || fflush(f) != 0) {
             what = "cannot write";
             err = errno;
@@ -186,7 +251,7 @@ int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *c
     }
     int rc = 0;
     if (what) {
-        remove(tmp); /* may not exist: fopen failed */
+        if (created) unlink(tmp);
         const char *why = err ? strerror(err) : "I/O error";
         if (strcmp(what, "rename") == 0) rc = pelab_fail("%s: cannot rename %s to %s: %s", path, tmp, path, why);
         else rc = pelab_fail("%s: %s %s: %s", path, what, tmp, why);
@@ -195,6 +260,32 @@ int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *c
     }
     free(tmp);
     return rc;
+}
+
+int remove_stale_temps(const char *path) {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t dlen = slash ? (size_t)(slash - path) : 0, blen = strlen(base);
+    char *dir = xmalloc(dlen + 2);
+    if (!slash) strcpy(dir, ".");
+    else if (dlen == 0) strcpy(dir, "/");
+    else memcpy(dir, path, dlen), dir[dlen] = 0;
+    DIR *d = opendir(dir);
+    int removed = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        const char *name = e->d_name;
+        if (strlen(name) != blen + 5 + TMP_SUFFIX_LEN || strncmp(name, base, blen) != 0 ||
+            strncmp(name + blen, ".tmp.", 5) != 0 || strspn(name + blen + 5, tmp_alphabet) != TMP_SUFFIX_LEN)
+            continue;
+        struct stat st;
+        /* AT_SYMLINK_NOFOLLOW: a symlink with that name is someone else's, never ours to touch */
+        if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            unlinkat(dirfd(d), name, 0) == 0)
+            removed++;
+    }
+    if (d) closedir(d);
+    free(dir);
+    return removed;
 }
 
 typedef struct {

@@ -19,7 +19,10 @@ void *calloc_check(size_t n, size_t size, const char *file, int line);
 #define xmalloc(n) malloc_check((n), __FILE__, __LINE__)
 #define xcalloc(n, s) calloc_check((n), (s), __FILE__, __LINE__)
 
-/* Read a whole file into memory; returns -1 with pelab_errmsg naming the file. */
+/* Opens a regular file for reading ("rb") without blocking on a FIFO or device; anything that is
+ * not a regular file is refused. NULL with pelab_errmsg naming the file. */
+FILE *fopen_regular(const char *path);
+/* Read a whole regular file into memory; returns -1 with pelab_errmsg naming the file. */
 int read_file(const char *path, unsigned char **out, size_t *out_len);
 
 /* xorshift64* (llama2.c's generator, so its samplers can be reproduced exactly). */
@@ -44,9 +47,14 @@ uint64_t fnv1a64(const void *data, size_t n, uint64_t h);
 long peak_rss_kb(void);
 
 /* Writes a file so that a crash leaves either the old file or the complete new one: write_body
- * streams into PATH.tmp (returns 0 on success), which is flushed, fsynced and renamed over path
- * (then the directory is fsynced, best effort). -1 with one line naming the path and the step. */
+ * streams into a new file PATH.tmp.XXXXXX (a unique name, created with O_EXCL|O_NOFOLLOW, mode
+ * 0644 less the umask; returns 0 on success), which is flushed, fsynced and renamed over path
+ * (then the directory is fsynced, best effort). A symlink at path is replaced, never followed.
+ * -1 with one line naming the path and the step. */
 int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *ctx), const void *ctx);
+/* removes the regular files PATH.tmp.XXXXXX that a killed write_file_atomic left behind (never a
+ * symlink); returns how many */
+int remove_stale_temps(const char *path);
 /* write_file_atomic of one buffer */
 int write_bytes_atomic(const char *path, const void *buf, size_t len);
 /* fwrite of n bytes (n may be 0): 0 or -1 */
