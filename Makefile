@@ -46,8 +46,14 @@ demo: $(BIN)
 sanitize:
 	$(MAKE) test OPTFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" BUILD=build-san BIN=build-san/pelab
 
-clean:
-	rm -rf build build-san pelab
+# coverage-guided fuzzing of every loader and parser (clang + libFuzzer, ASan + UBSan), each
+# harness FUZZ_SECONDS seconds; tests/fuzz/README.md
+FUZZ_SECONDS ?= 20
+fuzz:
+	$(MAKE) -f tests/fuzz/fuzz.mk run FUZZ_SECONDS=$(FUZZ_SECONDS)
 
-.PHONY: all test bench bench-torch demo sanitize clean
+clean:
+	rm -rf build build-san build-fuzz pelab
+
+.PHONY: all test bench bench-torch demo sanitize fuzz clean
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/pelab.d

@@ -65,10 +65,7 @@ void sample_sorted_positions(Rng *rng, int max, int T, int *out) {
 }
 
 static volatile sig_atomic_t stop_requested;
-static void on_sigint(int sig) {
-    (void)sig;
-    stop_requested = 1;
-}
+static void on_sigint(int sig) { stop_requested = sig; /* SIGINT or SIGTERM: the exit code tells which */ }
 
 float evaluate_loss(Model *m, const Dataset *d, int T, int max_windows) {
     size_t avail = dataset_val_windows(d, T), n = avail < (size_t)max_windows ? avail : (size_t)max_windows;
@@ -203,6 +200,11 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
     if (!tc.out || !*tc.out) return pelab_fail("--out: a checkpoint path is required");
 
     int resumed = tc.resume && file_exists(tc.out);
+    /* a run killed while writing its checkpoint leaves OUT.tmp.XXXXXX behind: the checkpoint itself is
+     * whole (the old one or the new one), the temporary file only takes disk space */
+    int stale = remove_stale_temps(tc.out);
+    if (stale && !tc.quiet) fprintf(stderr, "removed %d temporary file%s left by a killed run (%s.tmp.*)\n", stale,
+                                    stale > 1 ? "s" : "", tc.out);
     Tokenizer tok;
     if (training_tokenizer(&tc, resumed, &tok) != 0) return -1;
     if (tc.passkey_frac > 0 && tok.kind != TOK_BYTE) {
@@ -356,6 +358,7 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
         }
         if (stopping) {
             res->interrupted = 1;
+            res->signal = stop_requested;
             if (!tc.quiet)
                 progress_note(&prog, "stopped at step %ld; continue with the same command plus --resume", step);
             break;

@@ -36,7 +36,8 @@ typedef struct {
     float train_loss;   /* last step's */
     float val_loss;     /* last validation (NaN if none) */
     double tokens_per_s;
-    int interrupted;    /* Ctrl-C or stop_after */
+    int interrupted;    /* Ctrl-C, SIGTERM or stop_after */
+    int signal;         /* SIGINT or SIGTERM when one stopped the run, else 0 */
 } TrainResult;
 
 void train_config_defaults(TrainConfig *tc);

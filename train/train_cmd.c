@@ -62,5 +62,6 @@ int cmd_train(int argc, char **argv) {
     if (train_run(&tc, &res) != 0) pelab_die("train: %s", pelab_errmsg);
     printf("step %ld  train_loss %.4f  val_loss %.4f  tokens/s %.0f  checkpoint %s\n", res.step, res.train_loss,
            res.val_loss, res.tokens_per_s, tc.out);
-    return res.interrupted && res.step < tc.steps && stop_after == 0 ? 130 : 0;
+    /* the shell's convention, 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM */
+    return res.interrupted && res.signal && res.step < tc.steps ? 128 + res.signal : 0;
 }
