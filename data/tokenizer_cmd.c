@@ -24,7 +24,7 @@ static int train(int argc, char **argv) {
     const char *out = NULL;
     const OptSpec opts[] = {
         {"--vocab", OPT_INT, &vocab, 256, BPE_MAX_VOCAB, "vocabulary size: 256 bytes + merges"},
-        {"--out", OPT_STR, &out, 0, 0, "where to write the tokenizer (required)"},
+        {"--out", OPT_OUT_FILE, &out, 0, 0, "where to write the tokenizer (required)"},
     };
     const char *pos[1];
     int n_pos;

@@ -244,10 +244,10 @@ int cmd_eval(int argc, char **argv) {
         {"--stride", OPT_INT, &stride, 0, 1 << 24, "sliding-window stride (0: L_eval/2; capped at L_eval)"},
         {"--scale", OPT_STR, &scale, 0, 0, "scaling rules side by side: none (the stored scheme),pi:4,ntk:4,yarn:4,..."},
         {"--buckets", OPT_INT, &buckets, 1, 1 << 20, "position buckets per length (at most L_eval)"},
-        {"--csv", OPT_STR, &csv_path, 0, 0, "write every result row as CSV here"},
-        {"--json", OPT_STR, &json_path, 0, 0, "write every result row as JSON here"},
+        {"--csv", OPT_OUT_FILE, &csv_path, 0, 0, "write every result row as CSV here"},
+        {"--json", OPT_OUT_FILE, &json_path, 0, 0, "write every result row as JSON here"},
         {"--max-tokens", OPT_INT, &max_tokens, 0, 1 << 30, "use the first N tokens of the data (0: all)"},
-        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+        OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[1];
     int n_pos;

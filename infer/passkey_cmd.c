@@ -52,8 +52,8 @@ int cmd_passkey(int argc, char **argv) {
         {"--trials", OPT_INT, &trials, 1, 1 << 20, "random keys per (length, depth)"},
         {"--scale", OPT_STR, &scale, 0, 0, "RoPE scaling rule: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L]"},
         {"--seed", OPT_U64, &seed, 0, 1.8e19, "seed of the keys"},
-        {"--csv", OPT_STR, &csv_path, 0, 0, "also write model,pos,length,depth,trials,exact,accuracy,mean_rank rows here"},
-        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+        {"--csv", OPT_OUT_FILE, &csv_path, 0, 0, "also write model,pos,length,depth,trials,exact,accuracy,mean_rank rows here"},
+        OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[1];
     int n_pos;

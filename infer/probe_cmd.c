@@ -51,11 +51,11 @@ int cmd_probe(int argc, char **argv) {
         {"--seed", OPT_U64, &seed, 0, 1.8e19, "distance: seed for words and filler"},
         {"--layer", OPT_INT, &layer, 0, 1 << 20, "attention: layer"},
         {"--head", OPT_INT, &head, 0, 1 << 20, "attention: head"},
-        {"--csv", OPT_STR, &csv, 0, 0, "attention: CSV output"},
-        {"--png", OPT_STR, &png, 0, 0, "attention: PNG output"},
+        {"--csv", OPT_OUT_FILE, &csv, 0, 0, "attention: CSV output"},
+        {"--png", OPT_OUT_FILE, &png, 0, 0, "attention: PNG output"},
         {"--len", OPT_INT, &len, 0, 1 << 20, "tokens to use (0: the training length)"},
         {"--scale", OPT_STR, &scale, 0, 0, "RoPE scaling rule"},
-        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+        OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[2];
     int n_pos;

@@ -41,7 +41,7 @@ int cmd_sample(int argc, char **argv) {
         {"--seed", OPT_U64, &seed, 0, 1.8e19, "random seed (0: from the clock, printed on stderr)"},
         {"--no-cache", OPT_FLAG, &no_cache, 0, 0, "recompute the full forward at every step"},
         {"--scale", OPT_STR, &scale, 0, 0, "RoPE scaling rule: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L]"},
-        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+        OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[1];
     int n_pos;

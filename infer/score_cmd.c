@@ -16,9 +16,9 @@ int cmd_score(int argc, char **argv) {
     const char *scale = NULL;
     const OptSpec opts[] = {
         {"--len", OPT_INT, &len, 0, 1 << 24, "window length (0: the model's training length)"},
-        {"--per-token", OPT_STR, &per_token_path, 0, 0, "write window,position,token,logprob CSV here"},
+        {"--per-token", OPT_OUT_FILE, &per_token_path, 0, 0, "write window,position,token,logprob CSV here"},
         {"--scale", OPT_STR, &scale, 0, 0, "RoPE scaling rule: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L]"},
-        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+        OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[2];
     int n_pos;

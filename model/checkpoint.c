@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "strbuf.h"
 #include "util.h"
 
 #define CKPT_FORMAT "pelab"
@@ -79,36 +80,6 @@ static int is_config_key(const char *key) {
 }
 
 /* ---- writing ---- */
-
-typedef struct {
-    char *s;
-    size_t len, cap;
-} StrBuf;
-
-static void sb_put(StrBuf *b, const char *s, size_t n) {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *ns = xmalloc(cap);
-        if (b->len) memcpy(ns, b->s, b->len);
-        free(b->s);
-        b->s = ns;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = 0;
-}
-
-static void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(StrBuf *b, const char *fmt, ...) {
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap); /* only short numeric fragments come through here */
-    va_end(ap);
-    if (n > 0) sb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
 
 /* quoted JSON string; s is valid UTF-8, so only quotes, backslashes and controls need escapes */
 static void sb_json_string(StrBuf *b, const char *s) {

@@ -86,30 +86,86 @@ FILE *fopen_regular(const char *path) {
     return f;
 }
 
-int read_file(const char *path, unsigned char **out, size_t *out_len) {
-    FILE *f = fopen_regular(path);
-    if (!f) return -1;
-    if (fseek(f, 0, SEEK_END) != 0) {
-        fclose(f);
-        return pelab_fail("%s: cannot seek: %s", path, strerror(errno));
-    }
+int read_open_file(FILE *f, const char *path, unsigned char **out, size_t *out_len) {
+    if (fseek(f, 0, SEEK_END) != 0) return pelab_fail("%s: cannot seek: %s", path, strerror(errno));
     long n = ftell(f);
-    if (n < 0) {
-        fclose(f);
-        return pelab_fail("%s: cannot tell size: %s", path, strerror(errno));
-    }
+    if (n < 0) return pelab_fail("%s: cannot tell size: %s", path, strerror(errno));
     rewind(f);
     unsigned char *buf = xmalloc((size_t)n + 1);
     if (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
         free(buf);
         return pelab_fail("%s: short read", path);
     }
-    fclose(f);
     buf[n] = 0;
     *out = buf;
     *out_len = (size_t)n;
     return 0;
+}
+
+int read_file(const char *path, unsigned char **out, size_t *out_len) {
+    FILE *f = fopen_regular(path);
+    if (!f) return -1;
+    int rc = read_open_file(f, path, out, out_len);
+    fclose(f);
+    return rc;
+}
+
+/* the directory part of path ("." when there is none), malloc'ed */
+static char *dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    while (slash && slash > path && slash[-1] == '/') slash--; /* "a//b" */
+    if (!slash) return strdup(".");
+    if (slash == path) return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+/* dir must be an existing directory this process can create files in */
+static int check_writable_dir(const char *path, const char *dir) {
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (errno == ENOENT) return pelab_fail("%s: directory %s does not exist", path, dir);
+        return pelab_fail("%s: cannot use directory %s: %s", path, dir, strerror(errno));
+    }
+    if (!S_ISDIR(st.st_mode)) return pelab_fail("%s: %s is not a directory", path, dir);
+    if (access(dir, W_OK | X_OK) != 0) return pelab_fail("%s: cannot create files in %s: %s", path, dir, strerror(errno));
+    return 0;
+}
+
+int check_output_file(const char *path) {
+    if (!*path) return pelab_fail("an empty path");
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return pelab_fail("%s: is a directory, expected a file path", path);
+    } else if (errno != ENOENT && errno != ENOTDIR) {
+        return pelab_fail("%s: %s", path, strerror(errno));
+    }
+    char *dir = dir_of(path);
+    if (!dir) return pelab_fail("%s: out of memory", path);
+    int rc = check_writable_dir(path, dir);
+    free(dir);
+    return rc;
+}
+
+int check_output_dir(const char *path) {
+    if (!*path) return pelab_fail("an empty path");
+    /* the nearest part of the path that exists must be a directory we can write in (mkdir -p does the rest) */
+    char *dir = strdup(path);
+    if (!dir) return pelab_fail("%s: out of memory", path);
+    struct stat st;
+    int rc = 0;
+    while (stat(dir, &st) != 0) {
+        if (errno != ENOENT && errno != ENOTDIR) { /* ENOTDIR: a file on the way, named by the check below */
+            rc = pelab_fail("%s: %s: %s", path, dir, strerror(errno));
+            break;
+        }
+        char *up = dir_of(dir);
+        free(dir);
+        dir = up;
+        if (!dir) return pelab_fail("%s: out of memory", path);
+    }
+    if (rc == 0) rc = check_writable_dir(path, dir);
+    free(dir);
+    return rc;
 }
 
 void rng_seed(Rng *r, uint64_t seed) { r->state = seed ? seed : 0x9E3779B97F4A7C15ull; }

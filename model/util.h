@@ -24,6 +24,15 @@ void *calloc_check(size_t n, size_t size, const char *file, int line);
 FILE *fopen_regular(const char *path);
 /* Read a whole regular file into memory; returns -1 with pelab_errmsg naming the file. */
 int read_file(const char *path, unsigned char **out, size_t *out_len);
+/* the same from an open stream (from its start); path names it in messages */
+int read_open_file(FILE *f, const char *path, unsigned char **out, size_t *out_len);
+
+/* Before any work: can a file be written at path (atomically or not)? Not a directory, its
+ * directory exists and is writable. -1 with one line naming the path and the problem. */
+int check_output_file(const char *path);
+/* the same for a directory that will be created if missing (mkdir -p): path, or its nearest
+ * existing ancestor, is a writable directory */
+int check_output_dir(const char *path);
 
 /* xorshift64* (llama2.c's generator, so its samplers can be reproduced exactly). */
 typedef struct { uint64_t state; } Rng;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../model/util.h"
 
@@ -12,15 +13,22 @@ void args_usage(FILE *f, const char *cmd, const char *synopsis, const OptSpec *o
         const OptSpec *o = &opts[i];
         char def[64] = "";
         switch (o->type) {
-        case OPT_INT: snprintf(def, sizeof def, " (default %d)", *(int *)o->dst); break;
+        case OPT_INT:
+        case OPT_THREADS: snprintf(def, sizeof def, " (default %d)", *(int *)o->dst); break;
         case OPT_FLOAT: snprintf(def, sizeof def, " (default %g)", *(float *)o->dst); break;
         case OPT_U64: snprintf(def, sizeof def, " (default %llu)", *(unsigned long long *)o->dst); break;
         case OPT_STR:
+        case OPT_OUT_FILE:
+        case OPT_OUT_DIR:
             if (*(const char **)o->dst) snprintf(def, sizeof def, " (default %s)", *(const char **)o->dst);
             break;
         case OPT_FLAG: break;
         }
-        const char *metavar = o->type == OPT_FLAG ? "" : o->type == OPT_STR ? " S" : " N";
+        const char *metavar = o->type == OPT_FLAG       ? ""
+                              : o->type == OPT_STR      ? " S"
+                              : o->type == OPT_OUT_FILE ? " PATH"
+                              : o->type == OPT_OUT_DIR  ? " DIR"
+                                                        : " N";
         fprintf(f, "  %s%-*s %s%s\n", o->name, (int)(18 - strlen(o->name)), metavar, o->help, def);
     }
 }
@@ -65,8 +73,19 @@ void args_parse(const char *cmd, const char *synopsis, int argc, char **argv, in
             if (i + 1 >= argc) pelab_die("%s: flag %s needs a value: %s", cmd, name, o->help);
             val = argv[++i];
         }
-        if (o->type == OPT_STR) {
+        if (o->type == OPT_STR || o->type == OPT_OUT_FILE || o->type == OPT_OUT_DIR) {
             *(const char **)o->dst = val;
+            continue;
+        }
+        if (o->type == OPT_THREADS) {
+            double x;
+            int limit = threads_limit();
+            if (!parse_number(val, OPT_INT, &x) || !(x >= 0))
+                pelab_die("%s: %s %s: expected a thread count (0: all cores)", cmd, name, val);
+            if (x > limit)
+                pelab_die("%s: %s %s: at most %d (4 x the %d online CPUs); more threads than cores only slow pelab down",
+                          cmd, name, val, limit, limit / 4);
+            *(int *)o->dst = (int)x;
             continue;
         }
         if (o->type == OPT_U64) { /* exact: a double would merge seeds above 2^53 */
@@ -87,4 +106,15 @@ void args_parse(const char *cmd, const char *synopsis, int argc, char **argv, in
         else *(unsigned long long *)o->dst = (unsigned long long)x;
     }
     if (n_pos) *n_pos = np;
+    for (int k = 0; k < n_opts; k++) {
+        const OptSpec *o = &opts[k];
+        const char *path = o->type == OPT_OUT_FILE || o->type == OPT_OUT_DIR ? *(const char **)o->dst : NULL;
+        if (path && (o->type == OPT_OUT_FILE ? check_output_file(path) : check_output_dir(path)) != 0)
+            pelab_die("%s: %s %s", cmd, o->name, pelab_errmsg);
+    }
+}
+
+int threads_limit(void) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return 4 * (int)(cpus > 0 ? cpus : 1);
 }

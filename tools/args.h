@@ -4,20 +4,30 @@
 
 #include <stdio.h>
 
-typedef enum { OPT_INT, OPT_FLOAT, OPT_STR, OPT_FLAG, OPT_U64 } OptType;
+/* OPT_OUT_FILE / OPT_OUT_DIR: a path this command will write (a file, or a directory it creates),
+ * checked once every flag is parsed, before any work: a missing directory fails in a second, not
+ * after hours of training. OPT_THREADS: an int in [0, threads_limit()]. */
+typedef enum { OPT_INT, OPT_FLOAT, OPT_STR, OPT_FLAG, OPT_U64, OPT_OUT_FILE, OPT_OUT_DIR, OPT_THREADS } OptType;
 
 typedef struct {
     const char *name; /* "--lr", or "-n" */
     OptType type;
-    void *dst;        /* int*, float*, const char**, int* (flag: set to 1), unsigned long long* */
+    void *dst;        /* int*, float*, const char** (str, out-file, out-dir), int* (flag: set to 1; threads),
+                         unsigned long long* */
     double lo, hi;    /* accepted range for numbers */
     const char *help;
 } OptSpec;
 
 /* Parses argv[first..argc) into the table; other non-flag words go to positional (up to max_pos).
- * --help prints usage to stdout and exits 0. A bad flag or value: one line on stderr, exit 1. */
+ * --help prints usage to stdout and exits 0. A bad flag or value, or an output path that cannot
+ * be written (given or default): one line on stderr, exit 1. */
 void args_parse(const char *cmd, const char *synopsis, int argc, char **argv, int first, const OptSpec *opts,
                 int n_opts, const char **positional, int max_pos, int *n_pos);
 void args_usage(FILE *f, const char *cmd, const char *synopsis, const OptSpec *opts, int n_opts);
+
+/* the most --threads accepted: a few times the online CPUs (more only slows every parallel region) */
+int threads_limit(void);
+/* one row of a command's table: --threads N */
+#define OPT_THREADS_ROW(dst) {"--threads", OPT_THREADS, (dst), 0, 0, "threads (0: all cores)"}
 
 #endif

@@ -494,11 +494,11 @@ int cmd_bench(int argc, char **argv) {
         {"--eval-mult", OPT_STR, &mult, 0, 0, "evaluation lengths, multiples of each config's T (none: skip)"},
         {"--eval-extra", OPT_STR, &extra, 0, 0, "more evaluation lengths, config S only (none: skip)"},
         {"--eval-tokens", OPT_INT, &eval_tokens, 1, 1 << 26, "predictions per evaluation repetition (>= 1 window)"},
-        {"--json", OPT_STR, &json_path, 0, 0, "also write every figure as JSON to this file"},
+        {"--json", OPT_OUT_FILE, &json_path, 0, 0, "also write every figure as JSON to this file"},
         {"--no-fork", OPT_FLAG, &in_process, 0, 0, "run every workload in this process (peak RSS: running max)"},
         {"--pos", OPT_STR, &spec, 0, 0, "position scheme of the benchmarked model"},
         {"--schemes", OPT_STR, &schemes, 0, 0, "compare training speed of these schemes with rope instead"},
-        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+        OPT_THREADS_ROW(&threads),
     };
     args_parse("bench", "[flags]", argc, argv, 1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
     static const char *const config_names[] = {"S", "M"}, *const workload_names[] = {"train", "sample", "eval"};

@@ -15,6 +15,7 @@
 #include "../infer/eval.h"
 #include "../infer/passkey.h"
 #include "../model/pos/pos.h"
+#include "../model/strbuf.h"
 #include "args.h"
 #include "commands.h"
 #include "compare.h"
@@ -222,55 +223,73 @@ void compare_run_all(const Compare *c, const char *only) {
     if (only && !found) pelab_die("%s: --only %s: no such run (runs are SCHEME_sSEED)", c->name, only);
 }
 
-/* a word for the shell, in single quotes when it needs them */
-static void shell_quote(char *buf, size_t cap, const char *w) {
-    size_t n = strlen(buf);
+/* a word for the shell, in single quotes when it needs them (a quote inside becomes '\'') */
+static void shell_quote(StrBuf *b, const char *w) {
     if (*w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=+") == strlen(w)) {
-        snprintf(buf + n, cap - n, "%s", w);
+        sb_puts(b, w);
         return;
     }
-    if (n + 1 < cap) buf[n++] = '\'', buf[n] = 0;
-    for (; *w && n + 5 < cap; w++) {
-        if (*w == '\'') n += (size_t)snprintf(buf + n, cap - n, "'\\''");
-        else buf[n++] = *w, buf[n] = 0;
+    sb_put(b, "'", 1);
+    for (; *w; w++) {
+        if (*w == '\'') sb_puts(b, "'\\''");
+        else sb_put(b, w, 1);
     }
-    if (n + 1 < cap) buf[n++] = '\'', buf[n] = 0;
+    sb_put(b, "'", 1);
 }
 
 void compare_set_cmdline(Compare *c, int argc, char **argv) {
-    snprintf(c->cmdline, sizeof c->cmdline, "pelab");
+    sb_free(&c->cmdline);
+    sb_puts(&c->cmdline, "pelab");
     for (int i = 0; i < argc; i++) {
-        strncat(c->cmdline, " ", sizeof c->cmdline - strlen(c->cmdline) - 1);
-        shell_quote(c->cmdline, sizeof c->cmdline, argv[i]);
+        sb_put(&c->cmdline, " ", 1);
+        shell_quote(&c->cmdline, argv[i]);
+    }
+}
+
+/* the path of this executable, however long */
+static char *self_exe(void) {
+    for (size_t cap = 256;; cap *= 2) {
+        char *buf = xmalloc(cap);
+        ssize_t n = readlink("/proc/self/exe", buf, cap);
+        if (n < 0) {
+            free(buf);
+            return NULL;
+        }
+        if ((size_t)n < cap) {
+            buf[n] = 0;
+            return buf;
+        }
+        free(buf);
     }
 }
 
 /* --jobs: one self-contained command per run (its fine-tune included): cd to here, this binary,
- * these flags, --only NAME */
+ * these flags, --only NAME. Built in a growing buffer: a long path is never cut short. */
 static void write_jobs(const Compare *c, const char *path, int argc, char **argv) {
-    char exe[1024], cwd[1024], base[4096] = "cd ";
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) snprintf(exe, sizeof exe, "pelab");
-    else exe[n] = 0;
-    if (!getcwd(cwd, sizeof cwd)) pelab_die("compare: getcwd: %s", strerror(errno));
-    shell_quote(base, sizeof base, cwd);
-    strncat(base, " && ", sizeof base - strlen(base) - 1);
-    shell_quote(base, sizeof base, exe);
-    strncat(base, " compare", sizeof base - strlen(base) - 1);
+    char *exe = self_exe(), *cwd = getcwd(NULL, 0); /* glibc allocates a buffer of the right size */
+    if (!cwd) pelab_die("compare: getcwd: %s", strerror(errno));
+    StrBuf base = {0};
+    sb_puts(&base, "cd ");
+    shell_quote(&base, cwd);
+    sb_puts(&base, " && ");
+    shell_quote(&base, exe ? exe : "pelab");
+    sb_puts(&base, " compare");
+    free(exe), free(cwd);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--jobs") == 0 || strcmp(a, "--only") == 0) { i++; continue; }
         if (strncmp(a, "--jobs=", 7) == 0 || strncmp(a, "--only=", 7) == 0 || strcmp(a, "--collect") == 0) continue;
-        strncat(base, " ", sizeof base - strlen(base) - 1);
-        shell_quote(base, sizeof base, a);
+        sb_put(&base, " ", 1);
+        shell_quote(&base, a);
     }
     FILE *f = fopen(path, "w");
     if (!f) pelab_die("compare: cannot open %s: %s", path, strerror(errno));
     int count = 0;
     for (int s = 0; s < c->n_schemes; s++)
         for (int k = 0; k < c->n_seeds; k++, count++)
-            fprintf(f, "%s --only %s_s%llu\n", base, c->tag[s], c->seed[k]);
+            fprintf(f, "%s --only %s_s%llu\n", sb_str(&base), c->tag[s], c->seed[k]);
     if (fclose(f) != 0) pelab_die("compare: cannot write %s: %s", path, strerror(errno));
+    sb_free(&base);
     printf("compare: wrote %d commands to %s; run them (e.g. parallel -j4 < %s), then: pelab compare ... --collect\n",
            count, path, path);
 }
@@ -366,7 +385,7 @@ int cmd_compare(int argc, char **argv) {
         {"--train-len", OPT_INT, &b->seq_len, 2, 1 << 16, "training length L"},
         {"--steps", OPT_INT, &steps, 1, 1 << 30, "training steps per run"},
         {"--seeds", OPT_STR, &seeds, 0, 0, "comma-separated seeds (init, batches, synthetic corpus)"},
-        {"--out", OPT_STR, &c.out, 0, 0, "output directory (runs/, plots/, report.md)"},
+        {"--out", OPT_OUT_DIR, &c.out, 0, 0, "output directory (runs/, plots/, report.md)"},
         {"--mult", OPT_STR, &c.mult, 0, 0, "evaluation lengths as multiples of L"},
         {"--rules", OPT_STR, &rules, 0, 0, "post-hoc scaling rules for rope (default pi:S,ntk:S,yarn:S,dynamic-ntk, "
                                            "S = largest mult, and pi:F for the fine-tune; none: no rules)"},
@@ -379,7 +398,7 @@ int cmd_compare(int argc, char **argv) {
                                                                 "accuracy by length too)"},
         {"--eval-tokens", OPT_INT, &c.eval_tokens, 0, 1 << 30, "held-out tokens evaluated per length (0: all)"},
         {"--synth-bytes", OPT_INT, &synth_bytes, 1000, 1 << 30, "bytes of a synthetic corpus"},
-        {"--jobs", OPT_STR, &jobs, 0, 0, "write one shell command per run (and its fine-tune) to this file instead of "
+        {"--jobs", OPT_OUT_FILE, &jobs, 0, 0, "write one shell command per run (and its fine-tune) to this file instead of "
                                          "running"},
         {"--only", OPT_STR, &only, 0, 0, "run only SCHEME_sSEED (what --jobs commands use); no report"},
         {"--collect", OPT_FLAG, &collect, 0, 0, "build the report from the finished CSVs, no training"},
@@ -391,7 +410,7 @@ int cmd_compare(int argc, char **argv) {
         {"--batch", OPT_INT, &b->batch, 1, 1 << 16, "batch size"},
         {"--lr", OPT_FLOAT, &b->lr, 0, 10, "peak learning rate"},
         {"--warmup", OPT_INT, &b->warmup, -1, 1 << 30, "warmup steps (-1: 5% of steps)"},
-        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+        OPT_THREADS_ROW(&threads),
     };
     args_parse("compare", "--out DIR [--schemes a,b] [--train-len L] [--steps N] [--seeds 1,2,3] [flags]", argc, argv,
                1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);

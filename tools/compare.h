@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "../model/strbuf.h"
 #include "../train/train.h"
 
 enum { CMP_MAX_SCHEMES = 16, CMP_MAX_SEEDS = 16, CMP_MAX_RULES = 8, CMP_MAX_LENGTHS = 16, CMP_BUCKETS = 16 };
@@ -32,7 +33,7 @@ typedef struct {
     char finetune_rule[32];               /* "pi:S" */
     char finetune_label[40];              /* its rule column in the CSV and report: "pi:S+ft" */
     TrainConfig base;                     /* the shared training config (seq_len = L) */
-    char cmdline[4096];                   /* this invocation, shell-quoted */
+    StrBuf cmdline;                       /* this invocation, shell-quoted */
 } Compare;
 
 /* CSV columns of DIR/runs/NAME.csv; kind is length, bucket or passkey (loss = accuracy) */

@@ -50,11 +50,11 @@ int cmd_demo(int argc, char **argv) {
         {"--steps", OPT_INT, &steps, 1, 1 << 30, "training steps per scheme"},
         {"--seq-len", OPT_INT, &seq_len, 8, 4096, "training length L"},
         {"--schemes", OPT_STR, &schemes, 0, 0, "comma-separated position schemes"},
-        {"--out", OPT_STR, &c.out, 0, 0, "directory for the runs, report.md and plots"},
+        {"--out", OPT_OUT_DIR, &c.out, 0, 0, "directory for the runs, report.md and plots"},
         {"--dim", OPT_INT, &dim, 4, 4096, "model width (4 heads)"},
         {"--layers", OPT_INT, &layers, 1, 64, "layers"},
         {"--synth-bytes", OPT_INT, &synth_bytes, 1000, 1 << 30, "bytes of the synthetic corpus (10% held out)"},
-        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+        OPT_THREADS_ROW(&threads),
     };
     args_parse("demo", "[flags]", argc, argv, 1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
     set_threads(threads);

@@ -14,7 +14,7 @@ int cmd_import(int argc, char **argv) {
     const OptSpec opts[] = {
         {"--llama2c", OPT_STR, &model_path, 0, 0, "llama2.c model file (legacy format: 7-int header, float32)"},
         {"--tokenizer", OPT_STR, &tok_path, 0, 0, "its tokenizer.bin (stored inside the checkpoint)"},
-        {"--out", OPT_STR, &out, 0, 0, "pelab checkpoint to write"},
+        {"--out", OPT_OUT_FILE, &out, 0, 0, "pelab checkpoint to write"},
     };
     args_parse("import", "--llama2c MODEL.bin --tokenizer TOK.bin --out CKPT", argc, argv, 1, opts,
                sizeof opts / sizeof opts[0], NULL, 0, NULL);
@@ -83,8 +83,8 @@ static void vocabulary_as_llama2c(const Tokenizer *t, unsigned char **buf, size_
 int cmd_export(int argc, char **argv) {
     const char *out = NULL, *tok_out = NULL;
     const OptSpec opts[] = {
-        {"--llama2c", OPT_STR, &out, 0, 0, "llama2.c model file to write (legacy format)"},
-        {"--tokenizer-out", OPT_STR, &tok_out, 0, 0, "tokenizer.bin to write beside it (default: OUT's directory/tokenizer.bin)"},
+        {"--llama2c", OPT_OUT_FILE, &out, 0, 0, "llama2.c model file to write (legacy format)"},
+        {"--tokenizer-out", OPT_OUT_FILE, &tok_out, 0, 0, "tokenizer.bin to write beside it (default: OUT's directory/tokenizer.bin)"},
     };
     const char *pos_args[1];
     int n_pos;

@@ -6,9 +6,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../infer/eval.h"
+#include "../model/strbuf.h"
 #include "compare.h"
 
 enum { MAX_SERIES = CMP_MAX_SCHEMES * (2 + CMP_MAX_RULES), NF = 15 }; /* + none and the fine-tune */
@@ -164,6 +168,17 @@ static void fmt_limit(long v, const char *none, char *buf, size_t n) {
     else snprintf(buf, n, "%ld", v);
 }
 
+/* s as a gnuplot single-quoted string: a quote is doubled, and a newline (which would end the
+ * command) becomes a space; inside single quotes gnuplot runs no `backquoted` command */
+static void gp_string(FILE *f, const char *s) {
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'') fputs("''", f);
+        else fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+    }
+    fputc('\'', f);
+}
+
 /* plot data and one gnuplot script writing PNG and SVG of both plots */
 static int write_plots(const Compare *c, const Agg *a, const char *dir) {
     char path[1300];
@@ -218,8 +233,9 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
                 for (int l = 0; l < c->n_lengths && g == 0; l++) any |= a->s[i].n[EVAL_NONOVERLAP][l] > 0;
                 for (int k = 0; k < CMP_BUCKETS && g == 1; k++) any |= a->s[i].bn[k] > 0;
                 if (!any) continue;
-                fprintf(f, "%s'%s.dat' using 1:%d with linespoints title '%s'", first ? "" : ", \\\n     ",
-                        names[g], i + 2, a->s[i].label);
+                fprintf(f, "%s'%s.dat' using 1:%d with linespoints title ", first ? "" : ", \\\n     ", names[g],
+                        i + 2);
+                gp_string(f, a->s[i].label);
                 first = 0;
             }
             fprintf(f, "\nset output\n");
@@ -263,15 +279,52 @@ static void aggregate(const Compare *c, Agg *a) {
     }
 }
 
-/* runs gnuplot on DIR/plots/plots.gp unless it is missing (or PELAB_NO_GNUPLOT is set, as in the
- * tests: the path CI takes); *have_gp says whether it was found. 1 if the plots were drawn. */
+/* 1 if prog is an executable file in a directory of $PATH: looked up here, not by a shell */
+static int on_path(const char *prog) {
+    const char *path = getenv("PATH");
+    if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+    StrBuf full = {0};
+    int found = 0;
+    for (const char *p = path; !found;) {
+        size_t n = strcspn(p, ":");
+        full.len = 0;
+        if (n) sb_put(&full, p, n);
+        else sb_put(&full, ".", 1); /* an empty entry is the current directory */
+        sb_printf(&full, "/%s", prog);
+        struct stat st;
+        found = stat(sb_str(&full), &st) == 0 && S_ISREG(st.st_mode) && access(sb_str(&full), X_OK) == 0;
+        if (!p[n]) break;
+        p += n + 1;
+    }
+    sb_free(&full);
+    return found;
+}
+
+/* runs gnuplot on DIR/plots.gp unless it is missing (or PELAB_NO_GNUPLOT is set, as in the tests:
+ * the path CI takes); *have_gp says whether it was found. 1 if the plots were drawn. No shell is
+ * involved: the child changes to DIR itself and execs gnuplot with a fixed argv, so no quote, $()
+ * or newline in the directory's name can be run as a command. */
 static int run_gnuplot(const char *dir, int *have_gp) {
     const char *no_gp = getenv("PELAB_NO_GNUPLOT");
-    *have_gp = !(no_gp && *no_gp) && system("command -v gnuplot >/dev/null 2>&1") == 0;
+    *have_gp = !(no_gp && *no_gp) && on_path("gnuplot");
     if (!*have_gp) return 0;
-    char cmd[1500];
-    snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot plots.gp 2> gnuplot.log", dir);
-    return system(cmd) == 0;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return 0;
+    if (pid == 0) {
+        /* stdin from /dev/null (gnuplot would wait at a "pause"), stdout and stderr to gnuplot.log */
+        int log = chdir(dir) == 0 ? open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644) : -1;
+        int null = open("/dev/null", O_RDONLY);
+        if (log < 0 || null < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0) _exit(127);
+        char *const argv[] = {"gnuplot", "plots.gp", NULL};
+        execvp("gnuplot", argv);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return 0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 static void write_config(FILE *f, const Compare *c, const Agg *a) {
@@ -332,7 +385,7 @@ int compare_report(const Compare *c) {
     snprintf(path, sizeof path, "%s/report.md", c->out);
     FILE *f = fopen(path, "w");
     if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
-    fprintf(f, "# pelab %s report\n\n## Command\n\n```\n%s\n```\n\n## Configuration\n\n", c->name, c->cmdline);
+    fprintf(f, "# pelab %s report\n\n## Command\n\n```\n%s\n```\n\n## Configuration\n\n", c->name, sb_str(&c->cmdline));
     write_config(f, c, &a);
     fprintf(f, "\nLoss in nats/token, mean ± sample std over seeds; n/a: the scheme refuses or cannot compute the "
                "length; —: no data.\n\n## Results: non-overlapping windows\n\n");

@@ -198,6 +198,7 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
     if (tc.hidden == 0) tc.hidden = 3 * tc.dim;
     if (tc.steps < 1) return pelab_fail("--steps %ld: expected at least 1", tc.steps);
     if (!tc.out || !*tc.out) return pelab_fail("--out: a checkpoint path is required");
+    if (check_output_file(tc.out) != 0) return -1; /* before the data is read: not at the first checkpoint */
 
     int resumed = tc.resume && file_exists(tc.out);
     /* a run killed while writing its checkpoint leaves OUT.tmp.XXXXXX behind: the checkpoint itself is

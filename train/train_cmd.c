@@ -18,7 +18,7 @@ int cmd_train(int argc, char **argv) {
         {"--pos", OPT_STR, &tc.pos, 0, 0, pos_help},
         {"--tokenizer", OPT_STR, &tc.tokenizer, 0, 0,
          "tokenizer file (pelab tokenizer train, or a llama2.c tokenizer.bin); default: bytes, or --init's"},
-        {"--out", OPT_STR, &tc.out, 0, 0, "checkpoint path (safetensors)"},
+        {"--out", OPT_OUT_FILE, &tc.out, 0, 0, "checkpoint path (safetensors)"},
         {"--resume", OPT_FLAG, &tc.resume, 0, 0, "continue from --out if it exists (same flags as before)"},
         {"--init", OPT_STR, &tc.init, 0, 0, "start from this checkpoint's weights (fine-tune)"},
         {"--scale", OPT_STR, &tc.scale, 0, 0, "RoPE scaling rule to train with (with --init: fine-tune, e.g. pi:4)"},
@@ -48,7 +48,7 @@ int cmd_train(int argc, char **argv) {
         {"--ckpt-every", OPT_INT, &tc.ckpt_every, 0, 1 << 30, "checkpoint every N steps (0: only at the end)"},
         {"--log-every", OPT_INT, &tc.log_every, 1, 1 << 30, "progress line every N steps when not on a terminal"},
         {"--stop-after", OPT_INT, &stop_after, 0, 1 << 30, "checkpoint and stop after N steps of this run"},
-        {"--threads", OPT_INT, &threads, 0, 1024, "threads (0: all cores)"},
+        OPT_THREADS_ROW(&threads),
         {"--quiet", OPT_FLAG, &tc.quiet, 0, 0, "no progress output"},
     };
     args_parse("train", "[flags]  (Ctrl-C writes a checkpoint; rerun with --resume)", argc, argv, 1, opts,
