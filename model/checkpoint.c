@@ -18,7 +18,9 @@
 
 #define CKPT_FORMAT "pelab"
 #define CKPT_VERSION "1"
-#define CKPT_MAX_HEADER (100ull << 20)
+/* safetensors allows 100 MB; a pelab header is a few KB (the tokenizer is a tensor, not metadata)
+ * and a large Hugging Face one a few hundred KB: 16 MB leaves room and bounds a hostile header */
+#define CKPT_MAX_HEADER (16ull << 20)
 #define CKPT_ALIGN 8
 #define TOKENIZER_TENSOR "tokenizer"
 
@@ -488,7 +490,7 @@ int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Mod
     if (hlen > len - 8)
         return ckfail(name, "header length %llu exceeds the file size %zu (truncated or not a safetensors file)",
                       hlen, len);
-    if (hlen > CKPT_MAX_HEADER) return ckfail(name, "header length %llu exceeds the 100 MB limit", hlen);
+    if (hlen > CKPT_MAX_HEADER) return ckfail(name, "header length %llu exceeds the 16 MB limit", hlen);
 
     JsonDoc doc;
     if (json_parse(&doc, (const char *)buf + 8, (size_t)hlen) != 0)
@@ -527,16 +529,28 @@ int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Mod
 }
 
 int checkpoint_load(const char *path, Model *m, CkptMeta *meta, float **adam_m, float **adam_v) {
+    memset(m, 0, sizeof *m);
+    if (adam_m) *adam_m = NULL;
+    if (adam_v) *adam_v = NULL;
+    if (meta) meta->n = 0, meta->tokenizer_image = NULL, meta->tokenizer_len = 0;
+    FILE *f = fopen_regular(path);
+    if (!f) return -1;
+    /* the header length first: a forged one is refused before the file is read into memory */
+    unsigned char len_le[8];
+    if (fread(len_le, 1, 8, f) == 8) {
+        uint64_t hlen = 0;
+        for (int i = 0; i < 8; i++) hlen |= (uint64_t)len_le[i] << (8 * i);
+        if (hlen > CKPT_MAX_HEADER) {
+            fclose(f);
+            return ckfail(path, "header length %llu exceeds the 16 MB limit", (unsigned long long)hlen);
+        }
+    }
     unsigned char *buf;
     size_t len;
-    if (read_file(path, &buf, &len) != 0) {
-        memset(m, 0, sizeof *m);
-        if (adam_m) *adam_m = NULL;
-        if (adam_v) *adam_v = NULL;
-        if (meta) meta->n = 0, meta->tokenizer_image = NULL, meta->tokenizer_len = 0;
-        return -1;
-    }
-    int rc = checkpoint_parse(buf, len, path, m, meta, adam_m, adam_v);
+    int rc = read_open_file(f, path, &buf, &len);
+    fclose(f);
+    if (rc != 0) return -1;
+    rc = checkpoint_parse(buf, len, path, m, meta, adam_m, adam_v);
     free(buf);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,7 @@ typedef struct {
     const unsigned char *buf;
     size_t len, pos;
     JsonDoc *doc;
+    size_t n_values; /* nodes made so far, against JSON_MAX_VALUES */
 } Parser;
 
 static int fail_at(const Parser *p, size_t at, const char *what) {
@@ -116,6 +118,7 @@ static int parse_number(Parser *p, JsonNode *node) {
     }
     /* strtod/strtoll need a NUL-terminated copy: the input buffer may end right here */
     size_t n = p->pos - start;
+    if (n > JSON_MAX_NUMBER_LEN) return fail_at(p, start, "number literal longer than 64 characters");
     char *text = arena_alloc(p->doc, n + 1);
     memcpy(text, p->buf + start, n);
     text[n] = 0;
@@ -307,6 +310,11 @@ static int parse_container(Parser *p, JsonNode *node, int depth) {
 
 static int parse_value(Parser *p, JsonNode **out, int depth) {
     if (depth > JSON_MAX_DEPTH) return fail_at(p, p->pos, "nesting too deep");
+    if (++p->n_values > JSON_MAX_VALUES) {
+        char what[64];
+        snprintf(what, sizeof what, "more than %d values (the parser's limit)", JSON_MAX_VALUES);
+        return fail_at(p, p->pos, what);
+    }
     int c = peek(p);
     JsonNode *node;
     switch (c) {
@@ -336,7 +344,7 @@ static int parse_value(Parser *p, JsonNode **out, int depth) {
 
 int json_parse(JsonDoc *doc, const char *buf, size_t len) {
     memset(doc, 0, sizeof *doc);
-    Parser p = {(const unsigned char *)buf, len, 0, doc};
+    Parser p = {(const unsigned char *)buf, len, 0, doc, 0};
     skip_ws(&p);
     JsonNode *root;
     if (parse_value(&p, &root, 1) != 0) {

@@ -5,6 +5,7 @@
  * be valid UTF-8 and are decoded (escapes, \uXXXX with surrogate pairs) to NUL-terminated copies.
  * \u0000 is rejected so every decoded string is a plain C string. Duplicate object keys are
  * kept (json_get returns the first); callers that care check for them.
+ * Limits (depth, values, number length) are errors like any other.
  * Errors: -1 and one line in pelab_errmsg, "byte N: <problem>", N counted from the buffer start. */
 #ifndef PELAB_JSON_H
 #define PELAB_JSON_H
@@ -12,6 +13,11 @@
 #include <stddef.h>
 
 #define JSON_MAX_DEPTH 64
+/* Memory is bounded by the input, not amplified by it: at most JSON_MAX_VALUES values (about 100
+ * bytes of node each, so ~27 MB at the cap; a real checkpoint header has a few hundred) and number
+ * literals of at most JSON_MAX_NUMBER_LEN characters; strings take at most their raw length. */
+#define JSON_MAX_VALUES (1 << 18)
+#define JSON_MAX_NUMBER_LEN 64
 
 typedef enum { JSON_NULL, JSON_FALSE, JSON_TRUE, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT } JsonType;
 
