@@ -202,7 +202,11 @@ static void run_one(const Compare *c, int s, int k, int idx, int total) {
     if (compare_finetunes(c, s)) finetune_one(c, s, k, ckpt, trained, idx, total);
 }
 
+/* DIR/runs, created with its parents; DIR's length is bounded here so that every path built from it
+ * (run names, CSVs, plots) fits the fixed path buffers below */
 static void make_runs_dir(const Compare *c) {
+    if (strlen(c->out) > 1000)
+        pelab_die("%s: --out: the directory path is %zu bytes; at most 1000 are supported", c->name, strlen(c->out));
     char dir[1200];
     snprintf(dir, sizeof dir, "%s/runs", c->out);
     mkdir_p(c, dir);
@@ -446,6 +450,7 @@ int cmd_compare(int argc, char **argv) {
         write_jobs(&c, jobs, argc, argv);
         return 0;
     }
+    if (collect) make_runs_dir(&c); /* an empty report, if nothing ran yet: the directory may not exist */
     if (!collect) {
         compare_run_all(&c, only);
         if (only) return 0; /* parallel jobs: the report waits for --collect */
