@@ -23,23 +23,28 @@ int dataset_load_with(Dataset *d, const char *spec, const Tokenizer *tok, double
     } else if (read_file(spec, &bytes, &n) != 0) {
         return -1;
     }
-    if (!(val_frac > 0.0 && val_frac < 1.0)) {
-        free(bytes);
+    int rc = dataset_from_bytes(d, spec, bytes, n, tok, val_frac, window);
+    free(bytes);
+    return rc;
+}
+
+int dataset_from_bytes(Dataset *d, const char *name, const unsigned char *bytes, size_t n, const Tokenizer *tok,
+                       double val_frac, int window) {
+    memset(d, 0, sizeof *d);
+    if (!(val_frac > 0.0 && val_frac < 1.0))
         return pelab_fail("--val-frac %g: expected a fraction strictly between 0 and 1", val_frac);
-    }
     uint64_t fingerprint = fnv1a64(bytes, n, 0);
     Tokenizer byte_tok;
     tokenizer_init_byte(&byte_tok);
     int *ids = xmalloc(sizeof(int) * tokenizer_max_ids(n));
     n = tokenizer_encode(tok ? tok : &byte_tok, bytes, n, ids);
-    free(bytes);
     size_t n_val = (size_t)(n * val_frac);
     size_t need = (size_t)window + 1;
     if (n < 2 * need || n_val < need || n - n_val < need) {
         free(ids);
         return pelab_fail("%s: %zu tokens is too short for windows of %zu tokens in both the training and the "
                           "validation part (val-frac %g); need at least %zu",
-                          spec, n, need, val_frac, (size_t)(need / (val_frac < 0.5 ? val_frac : 1 - val_frac)) + 1);
+                          name, n, need, val_frac, (size_t)(need / (val_frac < 0.5 ? val_frac : 1 - val_frac)) + 1);
     }
     d->tokens = ids;
     d->n = n;
@@ -47,7 +52,7 @@ int dataset_load_with(Dataset *d, const char *spec, const Tokenizer *tok, double
     d->vocab_size = tok ? tok->vocab_size : 256;
     d->fingerprint = fingerprint;
     d->tok = tok;
-    snprintf(d->name, sizeof d->name, "%s", spec);
+    snprintf(d->name, sizeof d->name, "%s", name);
     return 0;
 }
 

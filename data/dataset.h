@@ -27,6 +27,9 @@ int dataset_load(Dataset *d, const char *spec, double val_frac, uint64_t synth_s
 /* the same with a tokenizer (NULL: bytes); the fingerprint stays that of the bytes */
 int dataset_load_with(Dataset *d, const char *spec, const Tokenizer *tok, double val_frac, uint64_t synth_seed,
                       size_t synth_bytes, int window);
+/* the same from the bytes of a text already in memory (name: for messages and d->name); bytes stay the caller's */
+int dataset_from_bytes(Dataset *d, const char *name, const unsigned char *bytes, size_t n, const Tokenizer *tok,
+                       double val_frac, int window);
 void dataset_free(Dataset *d);
 /* B random windows from the training part: inputs[b*T + t], targets = inputs shifted by one */
 void dataset_train_batch(const Dataset *d, Rng *rng, int B, int T, int *inputs, int *targets);

@@ -439,14 +439,15 @@ static int list_has(const char *list, const char *word) {
 
 /* every word of the comma-separated list is one of the allowed ones */
 static void list_check(const char *flag, const char *list, const char *const *allowed, int n_allowed) {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
+    char *buf = strdup(list); /* strtok_r writes into it; never a cut-short copy */
+    if (!buf) pelab_die("bench: out of memory");
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int ok = 0;
         for (int i = 0; i < n_allowed; i++) ok |= strcmp(t, allowed[i]) == 0;
         if (!ok) pelab_die("bench: %s %s: unknown '%s'", flag, list, t);
     }
+    free(buf);
 }
 
 enum { MAX_EVAL = 16, MAX_WORKS = 64 };

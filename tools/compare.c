@@ -300,14 +300,15 @@ static void write_jobs(const Compare *c, const char *path, int argc, char **argv
 
 /* split "a,b,c" into fixed-size slots; returns the count */
 static int split_list(const char *cmd, const char *flag, const char *list, char *out, size_t width, int max) {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", list);
+    char *buf = strdup(list); /* strtok_r writes into it; never a cut-short copy */
+    if (!buf) pelab_die("%s: out of memory", cmd);
     int n = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (n == max) pelab_die("%s: %s %s: more than %d entries", cmd, flag, list, max);
         if (strlen(t) >= width) pelab_die("%s: %s: '%s' is too long", cmd, flag, t);
         snprintf(out + (size_t)n++ * width, width, "%s", t);
     }
+    free(buf);
     return n;
 }
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rope_scaling.h"
+
 extern const PosScheme *const pos_registry[];
 
 const PosScheme *pos_find(const char *name) {
@@ -124,11 +126,19 @@ int pos_add_options(PosCtx *pc, const char *extra) {
 }
 
 int pos_set_scale(PosCtx *pc, const char *rule) {
-    char spec[1024], extra[128];
+    char spec[1024], extra[128], current[128];
+    RopeRule r;
     pos_spec(pc, spec, sizeof spec);
-    if (!strstr(spec, "scale=")) /* only the rotary family has scaling rules */
+    /* only the rotary family has scaling rules: its spec holds scale=RULE (sinusoidal's scale= is
+     * an amplitude, which --scale 2 must not set) */
+    const char *at = strstr(spec, ",scale=");
+    if (at) snprintf(current, sizeof current, "%.*s", (int)strcspn(at + 7, ","), at + 7);
+    if (!at || rope_rule_parse(current, &r) != 0)
         return pelab_fail("--scale %s: scaling rules apply to rotary schemes (rope, xpos, ...); this model uses %s",
                           rule, pc->scheme->name);
+    /* one whole rule: a comma would slip other options in ("pi:2,base=5") */
+    if (strlen(rule) >= sizeof extra - 6) return pelab_fail("--scale %.32s...: too long for a scaling rule", rule);
+    if (rope_rule_parse(rule, &r) != 0) return -1;
     snprintf(extra, sizeof extra, "scale=%s", rule);
     return pos_add_options(pc, extra);
 }
