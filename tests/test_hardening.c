@@ -390,7 +390,8 @@ static void check_threads(void) {
 /* 7. outputs are checked first: a bad output path is the error even when the input is missing too
  * (the input would be read first otherwise), and train fails in a second, not at its first save */
 static void check_outputs_first(const char *dir, const char *ckpt) {
-    char missing[512], file_dir[512];
+    char missing[512], file_dir[512], model_bin[512];
+    snprintf(model_bin, sizeof model_bin, "%s/x.bin", dir); /* never written: the check comes first */
     snprintf(missing, sizeof missing, "%s/no/such/dir/x.out", dir);
     snprintf(file_dir, sizeof file_dir, "%s/victim.txt/sub", dir); /* a file where a directory should be */
     const char *no_input = "/nonexistent-input.txt";
@@ -406,7 +407,7 @@ static void check_outputs_first(const char *dir, const char *ckpt) {
         {"--png", "probe", no_input, "attention", "--png", dir, NULL},
         {"--out", "import", "--llama2c", no_input, "--tokenizer", no_input, "--out", missing, NULL},
         {"--llama2c", "export", no_input, "--llama2c", missing, NULL},
-        {"--tokenizer-out", "export", ckpt, "--llama2c", "x.bin", "--tokenizer-out", dir, NULL},
+        {"--tokenizer-out", "export", ckpt, "--llama2c", model_bin, "--tokenizer-out", dir, NULL},
         {"--out", "tokenizer", "train", no_input, "--out", missing, NULL},
         {"--out", "compare", "--data", no_input, "--out", file_dir, NULL},
         {"--jobs", "compare", "--data", no_input, "--out", dir, "--jobs", missing, NULL},
