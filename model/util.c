@@ -280,7 +280,8 @@ static FILE *create_temp_beside(const char *path, char *tmp, int *err) {
 int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *ctx), const void *ctx) {
     size_t plen = strlen(path);
     char *tmp = xmalloc(plen + 5 + TMP_SUFFIX_LEN + 1);
-    snprintf(tmp, plen + 5 + TMP_SUFFIX_LEN + 1, "%s.tmp.XXXXXX", path); /* the name in messages */
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp.XXXXXX", 5 + TMP_SUFFIX_LEN + 1); /* the name in messages until one is made */
     const char *what = NULL; /* the failed step, if any */
     int err = 0, created = 0;
     FILE *f = create_temp_beside(path, tmp, &err);
