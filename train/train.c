@@ -222,6 +222,7 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
     Model model;
     float *adam_m = NULL, *adam_v = NULL;
     long step = 0;
+    float stored_train_loss = NAN, stored_val_loss = NAN; /* a finished run resumed reports its losses */
     Rng data_rng;
     rng_seed(&data_rng, tc.seed * 0x9E3779B97F4A7C15ull + 1);
     if (resumed) {
@@ -240,6 +241,9 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
         }
         step = strtol(s, NULL, 10);
         data_rng.state = strtoull(r, NULL, 10);
+        const char *tl = meta_get(&meta, "train_loss"), *vl = meta_get(&meta, "val_loss");
+        if (tl) stored_train_loss = strtof(tl, NULL);
+        if (vl) stored_val_loss = strtof(vl, NULL);
         if (!tc.quiet) fprintf(stderr, "resuming %s at step %ld\n", tc.out, step);
     } else if (tc.init) {
         if (checkpoint_load(tc.init, &model, NULL, NULL, NULL) != 0) goto fail_data;
@@ -289,7 +293,7 @@ int train_run(const TrainConfig *tc_in, TrainResult *res) {
     Progress prog;
     progress_init(&prog, step, tc.steps, tc.log_every);
     long last_good_step = resumed ? step : -1;
-    float train_loss = NAN, val_loss = NAN;
+    float train_loss = stored_train_loss, val_loss = stored_val_loss;
     double t0 = now_seconds();
     long steps_this_run = 0;
     int rc = 0;
