@@ -15,6 +15,9 @@ LIB_SRC  := $(wildcard model/*.c model/pos/*.c train/*.c infer/*.c data/*.c tool
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+# the fuzz harnesses with a plain main, so the tests replay tests/fuzz/regress/ (test_regress.c)
+HARNESSES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+REPLAY    := $(HARNESSES:%=$(BUILD)/replay/fuzz_%)
 
 all: $(BIN)
 
@@ -28,9 +31,13 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+$(BUILD)/replay/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay_main.o $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(ALL_LDLIBS)
+
 # Two threads: the machine's cores. The CLI tests run ./$(BIN).
-test: $(BUILD)/tests/run_tests $(BIN)
-	PELAB_BIN=./$(BIN) OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} ./$(BUILD)/tests/run_tests
+test: $(BUILD)/tests/run_tests $(BIN) $(REPLAY)
+	PELAB_BIN=./$(BIN) PELAB_REPLAY=./$(BUILD)/replay OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} ./$(BUILD)/tests/run_tests
 
 bench: $(BIN)
 	./$(BIN) bench
@@ -42,9 +49,10 @@ bench-torch: $(BIN)
 demo: $(BIN)
 	./$(BIN) demo
 
-# The tests under AddressSanitizer + UBSan, in their own build directory
+# The tests under AddressSanitizer + UBSan, in their own build directory (gcc leaves
+# float-cast-overflow out of -fsanitize=undefined: a NaN cast to int is UB all the same)
 sanitize:
-	$(MAKE) test OPTFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" BUILD=build-san BIN=build-san/pelab
+	$(MAKE) test OPTFLAGS="-O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer" BUILD=build-san BIN=build-san/pelab
 
 # coverage-guided fuzzing of every loader and parser (clang + libFuzzer, ASan + UBSan), each
 # harness FUZZ_SECONDS seconds; tests/fuzz/README.md
@@ -56,4 +64,6 @@ clean:
 	rm -rf build build-san build-fuzz pelab
 
 .PHONY: all test bench bench-torch demo sanitize fuzz clean
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/pelab.d
+# keep the harness objects make builds on the way to $(REPLAY)
+.SECONDARY: $(HARNESSES:%=$(BUILD)/tests/fuzz/fuzz_%.o) $(BUILD)/tests/fuzz/replay_main.o
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/pelab.d $(HARNESSES:%=$(BUILD)/tests/fuzz/fuzz_%.d)

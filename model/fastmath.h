@@ -12,7 +12,8 @@
 
 static inline float fast_expf(float x) {
     const float hi = 88.72283f, lo = -87.33654f;
-    float xc = x > hi ? hi : x < lo ? lo : x;
+    /* NaN fails both comparisons and takes hi: the int cast below must never see a NaN (UB) */
+    float xc = x < lo ? lo : x <= hi ? x : hi;
     /* n = round(x / ln2): adding and removing 1.5 * 2^23 rounds to nearest without a call */
     float n = (xc * 1.44269504f + 12582912.0f) - 12582912.0f;
     float r = xc - n * 0.693359375f;

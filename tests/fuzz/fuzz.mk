@@ -1,0 +1,94 @@
+# tests/fuzz/fuzz.mk: libFuzzer harnesses for every loader and parser (tests/fuzz/README.md).
+# Run from the repository root:
+#   make -f tests/fuzz/fuzz.mk run FUZZ_SECONDS=20            every harness, 20 s each (CI: make fuzz)
+#   make -f tests/fuzz/fuzz.mk run HARNESSES=json FUZZ_SECONDS=600
+#   make -f tests/fuzz/fuzz.mk build                          the binaries only (build-fuzz/fuzz_NAME)
+# The library sources are compiled once into build-fuzz/ with coverage and ASan + UBSan; each
+# harness is one C file linked against them. Needs clang with libFuzzer (README: CI packages).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 20
+FUZZ_DIR     ?= build-fuzz
+HARNESSES    ?= checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data
+
+ARCH     := $(shell $(FUZZ_CC) -print-multiarch 2>/dev/null)
+BLAS_INC ?= /usr/include/$(ARCH)/openblas-openmp
+BLAS_LIB ?= /usr/lib/$(ARCH)/openblas-openmp
+
+# tests/fuzz/ubsan.ignore: checks skipped until a reported fix lands (each entry says which)
+SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize-ignorelist=tests/fuzz/ubsan.ignore
+FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer $(SAN_FLAGS) -std=gnu11 -Wall -Wextra -fopenmp -I$(BLAS_INC)
+FUZZ_LIBS  := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -lm -fopenmp
+
+# everything a loader can reach; no command-line layer (*_cmd.c, tools/, pelab.c)
+LIB_SRC := $(filter-out %_cmd.c,$(wildcard model/*.c model/pos/*.c data/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
+LIB_A   := $(FUZZ_DIR)/libpelab-fuzz.a
+BINS    := $(HARNESSES:%=$(FUZZ_DIR)/fuzz_%)
+SEEDS   := $(FUZZ_DIR)/seeds/.stamp
+
+# per harness: the longest input (seeds are at most ~64 KB checkpoints) and its dictionary
+MAX_LEN_checkpoint        := 65536
+MAX_LEN_llama2c_model     := 65536
+MAX_LEN_llama2c_tokenizer := 16384
+MAX_LEN_bpe               := 4096
+MAX_LEN_json              := 8192
+MAX_LEN_pos_spec          := 600
+MAX_LEN_text_data         := 2048
+DICT_checkpoint        := tests/fuzz/checkpoint.dict
+DICT_llama2c_tokenizer := tests/fuzz/llama2c_tokenizer.dict
+DICT_bpe               := tests/fuzz/text_data.dict
+DICT_json              := tests/fuzz/json.dict
+DICT_pos_spec          := tests/fuzz/pos_spec.dict
+DICT_text_data         := tests/fuzz/text_data.dict
+
+all: build
+
+build: $(BINS)
+
+# library objects: coverage instrumentation without libFuzzer's main
+$(FUZZ_DIR)/obj/%.o: %.c tests/fuzz/ubsan.ignore
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(LIB_A): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(LIB_A)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(LIB_A) $(FUZZ_LIBS)
+
+# seed corpora from ./pelab (built by make_corpus.sh when missing) and ../shared/data
+$(SEEDS): tests/fuzz/make_corpus.sh $(wildcard pelab)
+	sh tests/fuzz/make_corpus.sh $(FUZZ_DIR)/seeds
+	@touch $@
+
+seeds: $(SEEDS)
+
+# one harness at a time (one core); every harness runs even after a failure, then the summary
+run: $(BINS) $(SEEDS)
+	@failed=""; \
+	for h in $(HARNESSES); do \
+	    case $$h in \
+	    checkpoint) len=$(MAX_LEN_checkpoint); dict=$(DICT_checkpoint);; \
+	    llama2c_model) len=$(MAX_LEN_llama2c_model); dict=;; \
+	    llama2c_tokenizer) len=$(MAX_LEN_llama2c_tokenizer); dict=$(DICT_llama2c_tokenizer);; \
+	    bpe) len=$(MAX_LEN_bpe); dict=$(DICT_bpe);; \
+	    json) len=$(MAX_LEN_json); dict=$(DICT_json);; \
+	    pos_spec) len=$(MAX_LEN_pos_spec); dict=$(DICT_pos_spec);; \
+	    text_data) len=$(MAX_LEN_text_data); dict=$(DICT_text_data);; \
+	    *) echo "fuzz: unknown harness $$h"; exit 2;; \
+	    esac; \
+	    echo "fuzz: $$h for $(FUZZ_SECONDS) s"; \
+	    FUZZ_DIR=$(FUZZ_DIR) sh tests/fuzz/run_harness.sh $$h $(FUZZ_SECONDS) $$len $$dict || failed="$$failed $$h"; \
+	done; \
+	echo "---- fuzz summary ($(FUZZ_SECONDS) s per harness) ----"; \
+	for h in $(HARNESSES); do cat $(FUZZ_DIR)/summary/$$h; done; \
+	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed (logs in $(FUZZ_DIR)/logs, inputs in $(FUZZ_DIR)/findings)"; exit 1; fi; \
+	echo "fuzz: all $(words $(HARNESSES)) harnesses clean"
+
+clean:
+	rm -rf $(FUZZ_DIR)
+
+.PHONY: all build seeds run clean
+.SECONDARY: $(LIB_OBJ)
+-include $(LIB_OBJ:.o=.d)

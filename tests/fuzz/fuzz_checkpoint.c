@@ -1,0 +1,91 @@
+/* fuzz_checkpoint.c: safetensors checkpoints (model/checkpoint.c, checkpoint_parse), the tokenizer
+ * stored inside them, and a forward pass of every model that loads.
+ *
+ * Two input forms, so that mutations are not wasted on float data:
+ *   raw     bytes 4..7 are zero (a header length below 4 GB: every real checkpoint): the file itself;
+ *   header  anything else: JSON header text, optionally a NUL and a tail. The harness builds the file:
+ *           the 8-byte length, the header, and a data section of zeros as long as the largest
+ *           data_offsets end in the header (at most 1 MB), with the tail copied to its end (where
+ *           pelab writes the tokenizer tensor). */
+#include <stdint.h>
+
+#include "../../model/checkpoint.h"
+#include "../../model/json.h"
+#include "fuzz_common.h"
+
+enum { MAX_SYNTH_DATA = 1 << 20 };
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc, (void)argv;
+    fuzz_single_thread();
+    return 0;
+}
+
+/* the data section length a header asks for: the largest data_offsets end, 0 if none or absurd */
+static size_t wanted_data_len(const unsigned char *hdr, size_t n) {
+    JsonDoc doc;
+    if (json_parse(&doc, (const char *)hdr, n) != 0) return 0;
+    long long end = 0;
+    if (doc.root->type == JSON_OBJECT)
+        for (const JsonNode *c = doc.root->child; c; c = c->next) {
+            const JsonNode *offs = json_get(c, "data_offsets"), *e = json_at(offs, 1);
+            if (offs && offs->type == JSON_ARRAY && e && e->type == JSON_NUMBER && e->is_int && e->int_value > end)
+                end = e->int_value;
+        }
+    json_free(&doc);
+    return end <= MAX_SYNTH_DATA ? (size_t)end : 0;
+}
+
+static void use_model(Model *m, CkptMeta *meta) {
+    Tokenizer tok;
+    if (tokenizer_from_image(&tok, meta_get(meta, "tokenizer"), meta->tokenizer_image, meta->tokenizer_len,
+                             "fuzz-checkpoint", m->cfg.vocab_size) == 0) {
+        FUZZ_CHECK(tok.vocab_size <= m->cfg.vocab_size, "tokenizer vocabulary %d > model %d", tok.vocab_size,
+                   m->cfg.vocab_size);
+        fuzz_check_tokenizer(&tok, (const unsigned char *)FUZZ_TEXT, sizeof FUZZ_TEXT - 1);
+        if (tok.kind == TOK_BPE) fuzz_check_bpe_roundtrip(&tok.bpe, (const unsigned char *)FUZZ_TEXT, sizeof FUZZ_TEXT - 1);
+        if (tok.kind == TOK_LLAMA2C) fuzz_check_l2c_encode(&tok.l2c, (const unsigned char *)FUZZ_TEXT, sizeof FUZZ_TEXT - 1);
+        tokenizer_free(&tok);
+    }
+    char spec[1024], lengths[256];
+    pos_spec(&m->pos, spec, sizeof spec);
+    pos_lengths(&m->pos, lengths, sizeof lengths);
+    (void)fuzz_forward(m, (unsigned)m->n_params);
+    /* what --scale does to a loaded model: re-create its scheme from the stored spec plus a rule */
+    if (pos_set_scale(&m->pos, "yarn:4") == 0) (void)fuzz_forward(m, 3);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    const unsigned char *file = data;
+    unsigned char *built = NULL;
+    size_t len = size;
+    int raw = size >= 8 && !data[4] && !data[5] && !data[6] && !data[7];
+    if (!raw) {
+        const unsigned char *nul = memchr(data, 0, size);
+        size_t hlen = nul ? (size_t)(nul - data) : size, tail_len = nul ? size - hlen - 1 : 0;
+        size_t dlen = wanted_data_len(data, hlen);
+        len = 8 + hlen + dlen;
+        built = calloc(len, 1);
+        for (int i = 0; i < 8; i++) built[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
+        memcpy(built + 8, data, hlen);
+        size_t t = tail_len < dlen ? tail_len : dlen;
+        if (t) memcpy(built + len - t, nul + 1, t);
+        file = built;
+    }
+    Model m;
+    CkptMeta meta;
+    float *adam_m, *adam_v;
+    if (checkpoint_parse(file, len, "fuzz-checkpoint", &m, &meta, &adam_m, &adam_v) == 0) {
+        FUZZ_CHECK((adam_m == NULL) == (adam_v == NULL), "one optimizer moment without the other");
+        use_model(&m, &meta);
+        free(adam_m), free(adam_v);
+        meta_free(&meta);
+        model_free(&m);
+        /* the callers that want neither metadata nor moments (no leak of what is skipped) */
+        FUZZ_CHECK(checkpoint_parse(file, len, "fuzz-checkpoint", &m, NULL, NULL, NULL) == 0,
+                   "loads with metadata, fails without: %s", pelab_errmsg);
+        model_free(&m);
+    }
+    free(built);
+    return 0;
+}

@@ -1,0 +1,172 @@
+/* fuzz_pos_spec.c: the --pos spec strings (model/pos/pos.c pos_init and every scheme's options) and
+ * the --scale rule strings (model/pos/rope_scaling.c rope_rule_parse, pos_set_scale).
+ *
+ * Input: SPEC, then a NUL or newline, then RULE, then optionally another separator and one byte
+ * choosing the model shape. A spec that parses is described back (pos_spec); the description must
+ * parse again and describe identically. The same for a rule on its own, and for the spec with the
+ * rule applied. Every scheme that parses also runs its hooks (input, q/k, score bias, backward) on
+ * a few positions, whose outputs must stay finite. */
+#include <math.h>
+#include <stdint.h>
+
+#include "../../model/pos/rope_scaling.h"
+#include "fuzz_common.h"
+
+static const int shapes[][5] = {/* dim, heads, kv heads, layers, seq_len */
+                                {32, 4, 2, 2, 64},
+                                {16, 2, 1, 1, 16},
+                                {64, 2, 2, 1, 128}};
+enum { N_SHAPES = sizeof shapes / sizeof shapes[0], MAX_PARAMS = 1 << 20 };
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc, (void)argv;
+    fuzz_single_thread();
+    return 0;
+}
+
+static void check_finite(const float *v, size_t n, const char *what, const char *spec) {
+    for (size_t i = 0; i < n; i++) FUZZ_CHECK(isfinite(v[i]), "%s: %s[%zu] = %g", spec, what, i, v[i]);
+}
+
+/* every hook of the scheme on a few positions, the last at 4 x the training length */
+static void run_hooks(PosCtx *pc, const char *spec) {
+    const PosScheme *s = pc->scheme;
+    enum { N = 8 };
+    int pos[N] = {0, 1, 2, 3, 5, 8, 13, 4 * pc->seq_len - 1};
+    size_t np = pos_n_params(pc);
+    if (np > MAX_PARAMS) return; /* a legal but big table (learned:max_len=16777216): not the parser's business */
+    float *params = calloc(np ? np : 1, sizeof(float)), *dparams = calloc(np ? np : 1, sizeof(float));
+    Rng rng;
+    rng_seed(&rng, 1);
+    if (s->init_params && np) s->init_params(pc, params, &rng);
+    if (s->after_update && np) s->after_update(pc, params);
+    pc->params = np ? params : NULL;
+    (void)pos_max_position(pc), (void)pos_computable_position(pc);
+    if (s->qk_dynamic_from) (void)s->qk_dynamic_from(pc);
+    char lengths[256];
+    pos_lengths(pc, lengths, sizeof lengths);
+    int n = N;
+    if (pos_check_positions(pc, pos, (size_t)n) != 0) n = 5; /* past the table, or not computable */
+    if (n == 5 && pos_check_positions(pc, pos, (size_t)n) != 0) goto done; /* learned:max_len=1 and so on */
+    int D = pc->dim, H = pc->n_heads, KVH = pc->n_kv_heads, hd = pc->head_dim;
+    float *x = malloc(sizeof(float) * (size_t)n * (size_t)(D > H * hd ? D : H * hd));
+    for (int i = 0; i < n * D; i++) x[i] = 0.5f - 0.01f * (float)(i % 97);
+    if (s->input_forward) {
+        s->input_forward(pc, x, pos, n);
+        check_finite(x, (size_t)n * D, "input", spec);
+        if (s->input_backward && np) s->input_backward(pc, x, pos, n, dparams);
+    }
+    if (s->qk_forward)
+        for (int l = 0; l < pc->n_layers; l++)
+            for (int is_key = 0; is_key < 2; is_key++) {
+                int heads = is_key ? KVH : H;
+                for (int i = 0; i < n * heads * hd; i++) x[i] = 0.25f + 0.01f * (float)(i % 89);
+                s->qk_forward(pc, x, pos, n, heads, is_key, l);
+                check_finite(x, (size_t)n * heads * hd, is_key ? "k" : "q", spec);
+                if (s->qk_backward) s->qk_backward(pc, x, pos, n, heads, is_key, l);
+                check_finite(x, (size_t)n * heads * hd, is_key ? "dk" : "dq", spec);
+            }
+    if (s->bias_row) {
+        float row[N], drow[N];
+        for (int l = 0; l < pc->n_layers; l++)
+            for (int h = 0; h < H; h++)
+                for (int q = 0; q < n; q++) {
+                    memset(row, 0, sizeof row);
+                    s->bias_row(pc, row, pos[q], pos, q + 1, h, l);
+                    check_finite(row, (size_t)q + 1, "bias", spec);
+                    for (int j = 0; j <= q; j++) drow[j] = 0.1f * (float)(j - q);
+                    if (s->bias_backward && np) s->bias_backward(pc, drow, pos[q], pos, q + 1, h, l, dparams);
+                }
+    }
+    if (np) check_finite(dparams, np, "dparams", spec);
+    free(x);
+done:
+    pc->params = NULL;
+    free(params), free(dparams);
+}
+
+/* pc parsed from some text: its description must parse again, describe identically, and run */
+static void check_roundtrip(PosCtx *pc, const int *shape) {
+    char text[1024], again[1024];
+    pos_spec(pc, text, sizeof text);
+    PosCtx pc2;
+    FUZZ_CHECK(pos_init(&pc2, text, shape[0], shape[1], shape[2], shape[3], shape[4]) == 0,
+               "the description '%s' does not parse: %s", text, pelab_errmsg);
+    pos_spec(&pc2, again, sizeof again);
+    FUZZ_CHECK(strcmp(text, again) == 0, "'%s' describes back as '%s'", text, again);
+    FUZZ_CHECK(pos_n_params(pc) == pos_n_params(&pc2), "'%s': parameter count changes", text);
+    run_hooks(&pc2, text);
+    pos_free(&pc2);
+}
+
+/* spec without its "scale=VALUE" option (into rest) and VALUE (into val); 0 if it has none */
+static int split_scale(const char *spec, char *rest, size_t rest_n, char *val, size_t val_n) {
+    const char *p = spec;
+    while ((p = strstr(p, "scale=")) && !(p > spec && (p[-1] == ',' || p[-1] == ':'))) p++;
+    if (!p) return 0;
+    size_t vlen = strcspn(p + 6, ",");
+    snprintf(val, val_n, "%.*s", (int)vlen, p + 6);
+    snprintf(rest, rest_n, "%.*s%s", (int)(p - spec), spec, p + 6 + vlen);
+    return 1;
+}
+
+/* --scale RULE succeeded on a scheme described as before: RULE is a rule, and the only change is
+ * the scheme's scale= option, now RULE (no other option smuggled in, no other scale= reused) */
+static void check_scale_applied(const char *before, const PosCtx *pc, const char *rule) {
+    RopeRule r;
+    FUZZ_CHECK(rope_rule_parse(rule, &r) == 0, "--scale '%s' accepted on %s but is not a rule: %s", rule, before,
+               pelab_errmsg);
+    char after[1024], rest_b[1024], rest_a[1024], val_b[512], val_a[512], want[64];
+    pos_spec(pc, after, sizeof after);
+    FUZZ_CHECK(split_scale(before, rest_b, sizeof rest_b, val_b, sizeof val_b) &&
+                   split_scale(after, rest_a, sizeof rest_a, val_a, sizeof val_a),
+               "--scale '%s': %s -> %s", rule, before, after);
+    rope_rule_describe(&r, want, sizeof want);
+    FUZZ_CHECK(strcmp(rest_a, rest_b) == 0 && strcmp(val_a, want) == 0, "--scale '%s' turned %s into %s", rule,
+               before, after);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    char *in = malloc(size + 1);
+    memcpy(in, data, size);
+    in[size] = 0;
+    size_t spec_len = 0; /* the spec ends at the first NUL or newline */
+    while (spec_len < size && in[spec_len] && in[spec_len] != '\n') spec_len++;
+    char *spec = in, *rule = spec_len < size ? in + spec_len + 1 : in + size;
+    spec[spec_len] = 0;
+    size_t rest = (size_t)(in + size - rule), rule_len = 0;
+    while (rule_len < rest && rule[rule_len] && rule[rule_len] != '\n') rule_len++;
+    const int *shape = shapes[0];
+    if (rule_len + 1 < rest) shape = shapes[(unsigned char)rule[rule_len + 1] % N_SHAPES];
+    rule[rule_len] = 0;
+
+    PosCtx pc;
+    int spec_ok = pos_init(&pc, spec, shape[0], shape[1], shape[2], shape[3], shape[4]) == 0;
+    if (spec_ok) {
+        check_roundtrip(&pc, shape);
+    } else {
+        FUZZ_CHECK(pelab_errmsg[0] != 0, "spec '%s' refused without a message", spec);
+        FUZZ_CHECK(pos_init(&pc, "rope", shape[0], shape[1], shape[2], shape[3], shape[4]) == 0, "rope: %s",
+                   pelab_errmsg);
+    }
+
+    RopeRule r, r2;
+    if (rope_rule_parse(rule, &r) == 0) {
+        char a[64], b[64];
+        rope_rule_describe(&r, a, sizeof a);
+        FUZZ_CHECK(rope_rule_parse(a, &r2) == 0, "rule '%s' describes as '%s', which does not parse: %s", rule, a,
+                   pelab_errmsg);
+        rope_rule_describe(&r2, b, sizeof b);
+        FUZZ_CHECK(strcmp(a, b) == 0, "rule '%s' describes as '%s', then as '%s'", rule, a, b);
+        FUZZ_CHECK(!rope_rule_is_dynamic(&r) == !rope_rule_is_dynamic(&r2), "rule '%s': dynamic changes", rule);
+    }
+    char before[1024];
+    pos_spec(&pc, before, sizeof before);
+    if (pos_set_scale(&pc, rule) == 0) {
+        check_scale_applied(before, &pc, rule);
+        check_roundtrip(&pc, shape);
+    }
+    pos_free(&pc);
+    free(in);
+    return 0;
+}

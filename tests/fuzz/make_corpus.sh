@@ -1,0 +1,174 @@
+#!/bin/sh
+# make_corpus.sh [OUT]: seed corpora for the fuzz harnesses (tests/fuzz/README.md), one directory
+# per harness under OUT (default build-fuzz/seeds), made fresh by ./pelab from tiny training runs,
+# plus the real files of ../shared/data when it exists. Run from the repository root; builds
+# ./pelab with make when it is missing. Deterministic: one thread, fixed seeds.
+set -eu
+
+OUT=${1:-build-fuzz/seeds}
+PELAB=${PELAB:-./pelab}
+SHARED=${SHARED:-../shared/data}
+
+if [ ! -x "$PELAB" ]; then
+    echo "make_corpus: $PELAB missing, building it with make"
+    make -s pelab
+fi
+
+rm -rf "$OUT"
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data; do mkdir -p "$OUT/$h"; done
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/pelab-corpus.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT INT TERM
+
+# tiny models: 1 layer, dim 8 (head_dim 4), L = 16, 2 steps: checkpoints of 15-40 KB
+train() { # NAME FLAGS...: a checkpoint $WORK/NAME.st
+    name=$1
+    shift
+    "$PELAB" train --steps 2 --dim 8 --layers 1 --heads 2 --seq-len 16 --batch 2 --synth-bytes 20000 --quiet \
+        --threads 1 --eval-windows 2 --out "$WORK/$name.st" "$@" >/dev/null
+}
+
+# header seed of a checkpoint (fuzz_checkpoint's header form): the JSON header, a NUL, then the
+# tokenizer tensor's bytes (the end of the file) when there is one
+header_seed() { # CKPT OUT
+    hlen=$(od -An -tu8 -N8 "$1" | tr -d ' ')
+    tail -c +9 "$1" | head -c "$hlen" >"$2"
+    tlen=$(tail -c +9 "$1" | head -c "$hlen" | sed -n 's/.*"tokenizer":{"dtype":"U8","shape":\[\([0-9]*\)\].*/\1/p')
+    if [ -n "$tlen" ]; then
+        printf '\000' >>"$2"
+        tail -c "$tlen" "$1" >>"$2"
+    fi
+}
+
+# --- text: the synthetic corpus, and what tokenizers are trained on ---
+"$PELAB" synth stories --seed 1 --bytes 20000 >"$WORK/stories.txt"
+"$PELAB" tokenizer train --vocab 300 "$WORK/stories.txt" --out "$WORK/bpe300.tok" >/dev/null
+"$PELAB" tokenizer train --vocab 512 "$WORK/stories.txt" --out "$WORK/bpe512.tok" >/dev/null
+"$PELAB" tokenizer train --vocab 256 "$WORK/stories.txt" --out "$WORK/bpe256.tok" >/dev/null
+
+# --- checkpoints: every scheme, options, every scaling rule, tokenizers, optimizer state ---
+for s in nope learned sinusoidal rope alibi t5 kerple xpos fope; do
+    train "$s" --pos "$s"
+    cp "$WORK/$s.st" "$OUT/checkpoint/raw-$s.st" # training checkpoints carry the AdamW moments
+    header_seed "$WORK/$s.st" "$OUT/checkpoint/hdr-$s"
+done
+i=0
+for spec in "rope:layout=half,fraction=0.5,base=500" "learned:max_len=32" "sinusoidal:base=500,scale=1" \
+    "t5:buckets=8,max_distance=32" "kerple:layers=separate" "xpos:scale_base=64,layout=half" \
+    "fope:sigma=0.1,sigma_mode=std,pad=official,seed=3" "fope:layout=interleaved,base=100"; do
+    i=$((i + 1))
+    train "opt$i" --pos "$spec"
+    header_seed "$WORK/opt$i.st" "$OUT/checkpoint/hdr-opt$i"
+done
+for rule in pi:4 ntk:4 dynamic-ntk dynamic-ntk:2 yarn:4 llama3:8 dynatan dynatan:32 dynatan-a dynatan-a:32; do
+    f=$(printf '%s' "$rule" | tr : _)
+    train "rule-$f" --pos rope --scale "$rule"
+    header_seed "$WORK/rule-$f.st" "$OUT/checkpoint/hdr-rope-$f"
+done
+train xpos-yarn --pos xpos --scale yarn:2
+header_seed "$WORK/xpos-yarn.st" "$OUT/checkpoint/hdr-xpos-yarn"
+train gqa --pos rope --heads 4 --kv-heads 1 --untied --hidden 12 --layers 2
+cp "$WORK/gqa.st" "$OUT/checkpoint/raw-gqa-untied.st"
+header_seed "$WORK/gqa.st" "$OUT/checkpoint/hdr-gqa-untied"
+train bpe --pos rope --tokenizer "$WORK/bpe300.tok"
+cp "$WORK/bpe.st" "$OUT/checkpoint/raw-bpe.st"
+header_seed "$WORK/bpe.st" "$OUT/checkpoint/hdr-bpe"
+
+# --- llama2.c: export a rope model (tied and untied) and import it back (a checkpoint with a
+# llama2c tokenizer and no optimizer state) ---
+"$PELAB" export "$WORK/rope.st" --llama2c "$WORK/l2c.bin" --tokenizer-out "$WORK/l2ctok.bin" >/dev/null
+train rope-untied --pos rope --untied --heads 4 --kv-heads 2
+"$PELAB" export "$WORK/rope-untied.st" --llama2c "$WORK/l2c-untied.bin" --tokenizer-out "$WORK/l2ctok2.bin" >/dev/null
+"$PELAB" import --llama2c "$WORK/l2c.bin" --tokenizer "$WORK/l2ctok.bin" --out "$WORK/imported.st" >/dev/null
+cp "$WORK/imported.st" "$OUT/checkpoint/raw-imported-llama2c.st"
+header_seed "$WORK/imported.st" "$OUT/checkpoint/hdr-imported-llama2c"
+cp "$WORK/l2c.bin" "$OUT/llama2c_model/export-tied.bin"
+cp "$WORK/l2c-untied.bin" "$OUT/llama2c_model/export-untied.bin"
+# the header form (64 bytes or fewer): header plus a fill pattern
+head -c 28 "$WORK/l2c.bin" >"$OUT/llama2c_model/hdr-tied"
+head -c 28 "$WORK/l2c-untied.bin" >"$OUT/llama2c_model/hdr-untied"
+{ head -c 28 "$WORK/l2c.bin"; printf '\315\314\314\075'; } >"$OUT/llama2c_model/hdr-tied-fill"
+cp "$WORK/l2ctok.bin" "$OUT/llama2c_tokenizer/export-byte.bin"
+
+# --- BPE files followed by text ---
+for v in 256 300 512; do
+    { cat "$WORK/bpe$v.tok"; head -c 600 "$WORK/stories.txt"; } >"$OUT/bpe/bpe$v-stories"
+done
+{ cat "$WORK/bpe300.tok"; printf 'caf\303\251 \342\202\254 \360\237\231\202 \000\001\377 123.45   x\n\n'; } >"$OUT/bpe/bpe300-utf8"
+cp "$WORK/bpe512.tok" "$OUT/bpe/bpe512-alone"
+
+# --- JSON: checkpoint headers and hand-written values ---
+for s in rope t5 bpe imported; do
+    hlen=$(od -An -tu8 -N8 "$WORK/$s.st" | tr -d ' ')
+    tail -c +9 "$WORK/$s.st" | head -c "$hlen" >"$OUT/json/header-$s.json"
+done
+printf '%s' '{"a":[1,-2.5e+3,0,-0,1E-7,123456789012345678901234567890],"b":{"c":null,"d":true,"e":false}}' >"$OUT/json/values.json"
+printf '%s' '["\u00e9\ud83d\ude00\n\t\"\\\/","caf\u00e9",""]' >"$OUT/json/escapes.json"
+printf '"caf\303\251 \342\202\254 \360\237\231\202"' >"$OUT/json/utf8.json"
+printf '%s' '[[[[[[[[[[[[[[[[{"k":[{"k":[]}]}]]]]]]]]]]]]]]]]' >"$OUT/json/nested.json"
+printf ' \n\t 9223372036854775807 ' >"$OUT/json/bigint.json"
+printf '{"__metadata__":{"format":"pelab"},"x":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}}' >"$OUT/json/tensor.json"
+
+# --- position specs and scaling rules: SPEC, newline, RULE ---
+n=0
+seed_spec() {
+    n=$((n + 1))
+    printf '%s\n%s' "$1" "$2" >"$OUT/pos_spec/spec$n"
+}
+for s in nope learned sinusoidal rope alibi t5 kerple xpos fope; do seed_spec "$s" none; done
+seed_spec "learned:max_len=128" pi:2
+seed_spec "sinusoidal:base=10000,scale=0.02" none
+seed_spec "rope:base=500000,layout=half,fraction=0.25,scale=yarn:8,orig_len=32" llama3:4
+seed_spec "rope:scale=dynamic-ntk:2" dynatan:100
+seed_spec "t5:buckets=32,max_distance=128" none
+seed_spec "kerple:layers=shared" none
+seed_spec "xpos:base=10000,layout=interleaved,fraction=1,scale=none,orig_len=64,scale_base=512" ntk:4
+seed_spec "fope:sigma=0.3,sigma_mode=gain,pad=identity,seed=1,base=10000,layout=half" none
+for r in none pi:4 ntk:4 dynamic-ntk dynamic-ntk:2 yarn:4 llama3:8 dynatan dynatan:256 dynatan-a dynatan-a:256; do
+    seed_spec rope "$r"
+    seed_spec "xpos:scale=$r" "$r"
+done
+printf 'rope:fraction=0.5\000pi:1.5\n\001' >"$OUT/pos_spec/shape1"
+printf 'fope:seed=7\npi:2\n\002' >"$OUT/pos_spec/shape2"
+
+# --- text data: window, validation fraction, tokenizer byte (0 byte, 1 bpe, 2 llama2c), text ---
+for tk in 0 1 2; do
+    { printf "\\017\\031\\00$tk"; head -c 3000 "$WORK/stories.txt"; } >"$OUT/text_data/stories-tok$tk"
+    { printf "\\003\\177\\00$tk"; printf 'Once upon a time.\n\n  She smiled. \n\n\ncaf\303\251 \342\202\254 \360\237\231\202\n\nThe end.\n\n'; } >"$OUT/text_data/docs-tok$tk"
+done
+
+# --- real data from ../shared/data, when present ---
+if [ -d "$SHARED" ]; then
+    if [ -f "$SHARED/stories260K/tok512.bin" ]; then
+        cat "$SHARED/stories260K/tok512.bin" >"$OUT/llama2c_tokenizer/stories260K-tok512.bin"
+    fi
+    if [ -f "$SHARED/stories260K/stories260K.bin" ]; then
+        # the real model is 1 MB, past -max_len: its header in the header form
+        head -c 28 "$SHARED/stories260K/stories260K.bin" >"$OUT/llama2c_model/stories260K-hdr"
+    fi
+    if [ -f "$SHARED/stories260K/stories260K.bin" ] && [ -f "$SHARED/stories260K/tok512.bin" ]; then
+        if "$PELAB" import --llama2c "$SHARED/stories260K/stories260K.bin" --tokenizer "$SHARED/stories260K/tok512.bin" \
+            --out "$WORK/s260k.st" >/dev/null; then
+            header_seed "$WORK/s260k.st" "$OUT/checkpoint/hdr-stories260K"
+        fi
+    fi
+    for f in "$SHARED"/hf-configs/*.json; do
+        if [ -f "$f" ]; then cat "$f" >"$OUT/json/hf-$(basename "$f")"; fi
+    done
+    if [ -f "$SHARED/tinyshakespeare/input.txt" ]; then
+        { printf '\037\031\000'; head -c 4000 "$SHARED/tinyshakespeare/input.txt"; } >"$OUT/text_data/shakespeare-byte"
+        { printf '\037\031\001'; head -c 4000 "$SHARED/tinyshakespeare/input.txt"; } >"$OUT/text_data/shakespeare-bpe"
+        "$PELAB" tokenizer train --vocab 400 "$SHARED/tinyshakespeare/input.txt" --out "$WORK/shak.tok" >/dev/null
+        { cat "$WORK/shak.tok"; head -c 2000 "$SHARED/tinyshakespeare/input.txt"; } >"$OUT/bpe/shakespeare400"
+    fi
+    if [ -f "$SHARED/tinystories/valid_prefix.txt" ]; then
+        { printf '\037\031\002'; head -c 4000 "$SHARED/tinystories/valid_prefix.txt"; } >"$OUT/text_data/tinystories-l2c"
+        { printf '\007\040\000'; head -c 2000 "$SHARED/tinystories/valid_prefix.txt"; } >"$OUT/text_data/tinystories-byte"
+    fi
+    echo "make_corpus: added the real files of $SHARED"
+else
+    echo "make_corpus: $SHARED not found: seeds from ./pelab only (no stories260K, tinyshakespeare, tinystories)"
+fi
+
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data; do
+    printf 'make_corpus: %-18s %3d seeds, %7d bytes\n' "$h" "$(ls "$OUT/$h" | wc -l)" "$(cat "$OUT/$h"/* | wc -c)"
+done
