@@ -11,7 +11,7 @@ BIN      ?= pelab
 ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -fopenmp -I$(BLAS_INC) -MMD -MP
 ALL_LDLIBS := $(OPTFLAGS) $(LDFLAGS) -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -lm -fopenmp
 
-LIB_SRC  := $(wildcard model/*.c model/pos/*.c train/*.c infer/*.c data/*.c tools/*.c)
+LIB_SRC  := $(wildcard core/*.c model/*.c model/pos/*.c data/*.c io/*.c train/*.c infer/*.c tools/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)

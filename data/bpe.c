@@ -11,7 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../model/util.h"
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/hash.h"
+#include "../core/mem.h"
 
 static const char MAGIC[8] = {'P', 'E', 'L', 'A', 'B', 'B', 'P', 'E'};
 enum { HEADER_BYTES = 16, MAX_MERGES = BPE_MAX_VOCAB - 256 };

@@ -3,6 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/hash.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
 #include "synth.h"
 
 int dataset_load(Dataset *d, const char *spec, double val_frac, uint64_t synth_seed, size_t synth_bytes,

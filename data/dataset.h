@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../model/util.h"
+#include "../core/rng.h"
 #include "tokenizer.h"
 
 typedef struct {

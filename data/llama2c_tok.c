@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/util.h"
+#include "../core/error.h"
+#include "../core/hash.h"
+#include "../core/mem.h"
 
 static int32_t read_i32(const unsigned char *p) {
     return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);

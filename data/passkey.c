@@ -1,5 +1,8 @@
 /* passkey.c: passkey documents (format in passkey.h) and the training mix. */
 #include "passkey.h"
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -20,6 +20,7 @@
 #ifndef PELAB_PASSKEY_H
 #define PELAB_PASSKEY_H
 
+#include "../core/rng.h"
 #include "dataset.h"
 
 #define PASSKEY_DIGITS 5

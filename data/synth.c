@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/util.h"
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 #define PICK(rng, a) ((a)[rng_below((rng), COUNT(a))])

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/util.h"
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
 
 void tokenizer_init_byte(Tokenizer *t) {
     memset(t, 0, sizeof *t);

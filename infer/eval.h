@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "../model/checkpoint.h"
+#include "../io/checkpoint.h"
 #include "../model/model.h"
 #include "score.h"
 

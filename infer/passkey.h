@@ -8,6 +8,7 @@
 #ifndef PELAB_INFER_PASSKEY_H
 #define PELAB_INFER_PASSKEY_H
 
+#include "../core/rng.h"
 #include "../data/passkey.h"
 #include "../model/model.h"
 #include "decode.h"

@@ -1,14 +1,15 @@
 #define _GNU_SOURCE /* memmem */
 #include "probe.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
 #include "../data/synth.h"
 #include "../model/layers.h"
-#include "../tools/png.h"
 #include "decode.h"
 
 /* ---- distance ---- */
@@ -166,8 +167,7 @@ int probe_permutation(Model *m, const int *tokens, size_t n, int seg_len, FILE *
 
 /* ---- attention ---- */
 
-int probe_attention(Model *m, const int *tokens, int n, int layer, int head, const char *csv_path,
-                    const char *png_path, FILE *f) {
+int probe_attention(Model *m, const int *tokens, int n, int layer, int head, float *weights, double *mean_dist) {
     const ModelConfig *c = &m->cfg;
     if (layer < 0 || layer >= c->n_layers) return pelab_fail("--layer %d: expected 0..%d", layer, c->n_layers - 1);
     if (head < 0 || head >= c->n_heads) return pelab_fail("--head %d: expected 0..%d", head, c->n_heads - 1);
@@ -177,27 +177,14 @@ int probe_attention(Model *m, const int *tokens, int n, int layer, int head, con
     int rc = model_forward(m, tokens, NULL, pos, 1, n);
     free(pos);
     if (rc != 0) return -1;
+    /* att_probs: [layer][head][query][key] */
     const float *att = m->acts.att_probs + (size_t)layer * c->n_heads * n * n + (size_t)head * n * n;
-    FILE *csv = fopen(csv_path, "w");
-    if (!csv) return pelab_fail("%s: cannot open for writing: %s", csv_path, strerror(errno));
-    unsigned char *img = xmalloc((size_t)n * n);
-    double mean_dist = 0;
-    for (int i = 0; i < n; i++) {
-        for (int j = 0; j < n; j++) {
-            float w = att[(size_t)i * n + j];
-            fprintf(csv, "%s%.6g", j ? "," : "", w);
-            img[(size_t)i * n + j] = (unsigned char)(255.0 * (1.0 - sqrt(w)) + 0.5); /* dark = attended */
-            mean_dist += w * (i - j);
-        }
-        fputc('\n', csv);
-    }
-    if (fclose(csv) != 0) rc = pelab_fail("%s: write failed", csv_path);
-    if (rc == 0 && png_path) rc = png_write_gray(png_path, img, n, n);
-    if (rc == 0)
-        fprintf(f, "attention layer %d head %d over %d tokens: %s%s%s; mean attended distance %.1f tokens\n", layer,
-                head, n, csv_path, png_path ? ", " : "", png_path ? png_path : "", mean_dist / n);
-    free(img);
-    return rc;
+    memcpy(weights, att, sizeof(float) * (size_t)n * n);
+    double dist = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j <= i; j++) dist += att[(size_t)i * n + j] * (i - j);
+    *mean_dist = dist / n;
+    return 0;
 }
 
 /* ---- cache checklist ---- */

@@ -18,10 +18,9 @@ int probe_distance(Model *m, const int *distances, int n_dist, int trials, unsig
  * Near zero means the order of the context is not reaching the model. */
 int probe_permutation(Model *m, const int *tokens, size_t n, int seg_len, FILE *f, double *kl, double *dlogprob);
 
-/* Attention matrix of one layer and head over the first n tokens: CSV and PNG (gray = sqrt of the
- * weight, so faint long-range attention stays visible). */
-int probe_attention(Model *m, const int *tokens, int n, int layer, int head, const char *csv_path,
-                    const char *png_path, FILE *f);
+/* Attention weights of one layer and head over the first n tokens (positions 0..n-1): weights
+ * [n, n], row i the query at i (zero past the diagonal); mean_dist the mean attended distance. */
+int probe_attention(Model *m, const int *tokens, int n, int layer, int head, float *weights, double *mean_dist);
 
 /* A diagnosis checklist on real text; returns the number of failed checks. */
 int probe_cache(Model *m, const int *tokens, size_t n, int len, FILE *f);

@@ -1,4 +1,6 @@
 #include "sampler.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 #ifndef PELAB_SAMPLER_H
 #define PELAB_SAMPLER_H
 
-#include "../model/util.h"
+#include "../core/rng.h"
 
 typedef struct {
     float prob;

@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include "../core/error.h"
+#include "../core/mem.h"
 #include "../model/layers.h"
 #include "decode.h"
 

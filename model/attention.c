@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/mem.h"
 #include "fastmath.h"
 
 /* softmax of row[0..n) in place; every loop vectorizes (8 partial sums: a fixed order, so the

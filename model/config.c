@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "util.h"
+#include "../core/error.h"
 
 int config_validate(const ModelConfig *c) {
     if (c->vocab_size < 2 || c->vocab_size > (1 << 24)) return pelab_fail("vocab_size %d: expected 2..16777216", c->vocab_size);

@@ -1,7 +1,7 @@
 #include "layers.h"
 
+#include "../core/sys.h"
 #include "fastmath.h"
-#include "util.h"
 
 #include <cblas.h>
 #include <math.h>

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
 #include "attention.h"
 #include "layers.h"
 

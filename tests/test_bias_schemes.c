@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
 #include "../model/attention.h"
 #include "../model/model.h"
 #include "test.h"

@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
 #include "../data/bpe.h"
 #include "../data/synth.h"
-#include "../model/util.h"
 #include "test.h"
 
 /* ---- helpers ---- */

@@ -7,9 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../model/checkpoint.h"
-#include "../model/json.h"
-#include "../model/util.h"
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
+#include "../io/checkpoint.h"
+#include "../io/json.h"
 #include "test.h"
 
 #define CK_NAME "ck.safetensors"

@@ -6,8 +6,10 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "../core/error.h"
+#include "../core/files.h"
 #include "../infer/score.h"
-#include "../model/checkpoint.h"
+#include "../io/checkpoint.h"
 #include "test.h"
 
 /* runs a shell command; returns its exit status, stdout+stderr in out */
@@ -84,6 +86,22 @@ void test_cli(void) {
     CHECK(rc == 0 && strstr(out, "0 checks failed"), "pelab probe cache (exit %d): %s", rc, out);
     snprintf(cmd, sizeof cmd, "./pelab probe %s/cli.safetensors spin", dir);
     expect_pelab_error(cmd, "spin");
+    /* the attention probe's files: one causal row per token (CSV) and a PNG with its signature */
+    snprintf(cmd, sizeof cmd, "./pelab probe %s/cli.safetensors attention --text %s/text.txt --len 16 --csv %s/att.csv "
+             "--png %s/att.png --threads 1", dir, dir, dir, dir);
+    rc = run_pelab(cmd, out, sizeof out);
+    char att_csv[512], att_png[512];
+    snprintf(att_csv, sizeof att_csv, "%s/att.csv", dir);
+    snprintf(att_png, sizeof att_png, "%s/att.png", dir);
+    unsigned char *csv_text = NULL, *png_bytes = NULL;
+    size_t csv_len = 0, png_len = 0;
+    int files_ok = read_file(att_csv, &csv_text, &csv_len) == 0 && read_file(att_png, &png_bytes, &png_len) == 0;
+    int csv_rows = 0;
+    for (size_t i = 0; files_ok && i < csv_len; i++) csv_rows += csv_text[i] == '\n';
+    CHECK(rc == 0 && strstr(out, "mean attended distance") && files_ok && csv_rows == 16 && png_len > 8 &&
+              memcmp(png_bytes, "\x89PNG", 4) == 0,
+          "pelab probe attention writes 16 CSV rows and a PNG (exit %d, %d rows): %s", rc, csv_rows, out);
+    free(csv_text), free(png_bytes);
 
     /* Ctrl-C writes a checkpoint, exits 130, and --resume carries on from it */
     snprintf(cmd, sizeof cmd,

@@ -19,7 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../model/util.h"
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/rng.h"
+#include "../core/sys.h"
 #include "test.h"
 
 typedef struct {

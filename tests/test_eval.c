@@ -7,10 +7,13 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/rng.h"
 #include "../infer/eval.h"
 #include "../infer/score.h"
-#include "../model/checkpoint.h"
-#include "../model/json.h"
+#include "../io/checkpoint.h"
+#include "../io/json.h"
 #include "test.h"
 
 /* a deterministic stream over the tiny vocabulary (13) with some structure */

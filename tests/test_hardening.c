@@ -16,14 +16,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "../model/json.h"
-#include "../model/util.h"
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
+#include "../core/sys.h"
+#include "../io/json.h"
 #include "test.h"
 
 typedef struct {

@@ -10,12 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/rng.h"
 #include "../data/tokenizer.h"
 #include "../infer/generate.h"
-#include "../model/checkpoint.h"
-#include "../model/llama2c.h"
+#include "../io/checkpoint.h"
+#include "../io/llama2c.h"
 #include "../model/model.h"
-#include "../model/util.h"
 #include "test.h"
 
 /* ---- a hand-made tokenizer.bin image ---- */

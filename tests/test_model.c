@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
 #include "../infer/decode.h"
-#include "../model/model.h"
 #include "../model/fastmath.h"
+#include "../model/model.h"
 #include "test.h"
 
 /* a tiny model whose weights are large enough that every gradient path is exercised */

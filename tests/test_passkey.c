@@ -8,9 +8,12 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
 #include "../infer/generate.h"
 #include "../infer/passkey.h"
-#include "../model/checkpoint.h"
+#include "../io/checkpoint.h"
 #include "../model/layers.h"
 #include "../train/train.h"
 #include "test.h"

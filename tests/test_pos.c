@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../core/error.h"
 #include "../model/pos/pos.h"
 #include "test.h"
 

@@ -4,9 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
 #include "../infer/probe.h"
+#include "../io/png.h"
 #include "../model/model.h"
-#include "../tools/png.h"
 #include "test.h"
 
 /* parse our own PNG back: signature, IHDR, one IDAT of stored deflate blocks, IEND */
@@ -67,28 +70,21 @@ static void probes_on_tiny_models(void) {
     CHECK(probe_cache(&m, toks, N, 8, devnull) == 0, "cache checklist passes on a correct model");
     CHECK(probe_cache(&m, toks, 5, 8, devnull) == 1, "cache checklist fails a text shorter than the window");
 
-    char csv[256], png[256];
-    snprintf(csv, sizeof csv, "%s/att.csv", test_tmpdir());
-    snprintf(png, sizeof png, "%s/att.png", test_tmpdir());
-    CHECK(probe_attention(&m, toks, 12, 1, 2, csv, png, devnull) == 0, "attention probe: %s", pelab_errmsg);
-    FILE *f = fopen(csv, "r");
-    int rows_ok = f != NULL, row = 0;
-    char line[4096];
-    while (f && fgets(line, sizeof line, f)) {
+    float att[12 * 12];
+    double mean_dist;
+    CHECK(probe_attention(&m, toks, 12, 1, 2, att, &mean_dist) == 0, "attention probe: %s", pelab_errmsg);
+    int rows_ok = 1;
+    for (int row = 0; row < 12; row++) {
         double sum = 0, upper = 0;
-        int col = 0;
-        for (char *p = line; *p && *p != '\n'; col++) {
-            double w = strtod(p, &p);
-            sum += w;
-            if (col > row) upper += fabs(w);
-            if (*p == ',') p++;
+        for (int col = 0; col < 12; col++) {
+            sum += att[row * 12 + col];
+            if (col > row) upper += fabs(att[row * 12 + col]);
         }
-        rows_ok &= col == 12 && fabs(sum - 1) < 1e-4 && upper == 0;
-        row++;
+        rows_ok &= fabs(sum - 1) < 1e-4 && upper == 0;
     }
-    if (f) fclose(f);
-    CHECK(rows_ok && row == 12, "attention CSV: 12 causal rows summing to 1");
-    CHECK(probe_attention(&m, toks, 12, 5, 0, csv, png, devnull) == -1 && strstr(pelab_errmsg, "--layer"),
+    CHECK(rows_ok && mean_dist >= 0 && mean_dist <= 11, "attention weights: 12 causal rows summing to 1 (mean distance %.2f)",
+          mean_dist);
+    CHECK(probe_attention(&m, toks, 12, 5, 0, att, &mean_dist) == -1 && strstr(pelab_errmsg, "--layer"),
           "attention probe: bad layer refused: %s", pelab_errmsg);
 
     int dist[2] = {4, 16};

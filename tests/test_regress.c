@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../model/util.h"
+#include "../core/files.h"
 #include "test.h"
 
 #define REGRESS_DIR "tests/fuzz/regress"

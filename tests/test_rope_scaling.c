@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
 #include "../infer/decode.h"
 #include "../model/model.h"
 #include "../model/pos/rope_scaling.h"

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/rng.h"
 #include "../model/pos/fope.h"
 #include "../model/pos/rotary.h"
 #include "test.h"

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/rng.h"
 #include "../infer/generate.h"
 #include "../infer/sampler.h"
 #include "test.h"

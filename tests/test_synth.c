@@ -3,8 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/hash.h"
 #include "../data/synth.h"
-#include "../model/util.h"
 #include "test.h"
 
 #define BIG (200 * 1000)

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/checkpoint.h"
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
+#include "../io/checkpoint.h"
 #include "../train/adamw.h"
 #include "../train/train.h"
 #include "test.h"

@@ -5,7 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../model/util.h"
+#include "../core/error.h"
+#include "../core/files.h"
+#include "commands.h"
 
 void args_usage(FILE *f, const char *cmd, const char *synopsis, const OptSpec *opts, int n_opts) {
     fprintf(f, "usage: pelab %s %s\n", cmd, synopsis);

@@ -15,8 +15,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
+#include "../core/sys.h"
 #include "../infer/decode.h"
 #include "../infer/eval.h"
+#include "../io/fields.h"
 #include "../model/model.h"
 #include "../train/adamw.h"
 #include "args.h"

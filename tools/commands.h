@@ -17,6 +17,9 @@ int cmd_export(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 
+/* Print the recorded error (or msg) as "pelab: ..." and exit(1): only the command layer exits. */
+void pelab_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
 /* --threads N for OpenMP and OpenBLAS alike (0: leave the default, all cores) */
 void set_threads(int n);
 

@@ -1,55 +1,8 @@
-/* compare.h: `pelab compare` (and `pelab demo`, a one-seed compare), shared between the driver
- * (compare.c: train + evaluate each (scheme, seed) run into DIR/runs/NAME.csv, and the PI fine-tune
- * of the RoPE runs into DIR/runs/NAME_ft-piS.csv) and the report (report.c: read the CSVs back,
- * aggregate over seeds, write DIR/report.md and the gnuplot scripts / plots). */
+/* compare.h: the `pelab compare` driver, shared with `pelab demo` (a one-seed compare). */
 #ifndef PELAB_COMPARE_H
 #define PELAB_COMPARE_H
 
-#include <stdio.h>
-
-#include "../model/strbuf.h"
-#include "../train/train.h"
-
-enum { CMP_MAX_SCHEMES = 16, CMP_MAX_SEEDS = 16, CMP_MAX_RULES = 8, CMP_MAX_LENGTHS = 16, CMP_BUCKETS = 16 };
-
-typedef struct {
-    const char *name;                     /* "compare" or "demo": messages and the report title */
-    const char *out;                      /* DIR */
-    const char *data;                     /* file or synth:NAME */
-    const char *mult;                     /* "0.5,1,2,..." as given */
-    int n_schemes, n_seeds, n_rules, n_lengths;
-    char scheme[CMP_MAX_SCHEMES][128];    /* specs as given ("rope", "alibi", "rope:base=500") */
-    char tag[CMP_MAX_SCHEMES][128];       /* file-name form of the spec */
-    unsigned long long seed[CMP_MAX_SEEDS];
-    char rule[CMP_MAX_RULES][64];         /* post-hoc rules for the rope models */
-    int lens[CMP_MAX_LENGTHS];            /* evaluation lengths, mult x L */
-    float passkey_frac;
-    int eval_tokens;                      /* held-out tokens per length (0: all) */
-    int nonoverlap_only;                  /* skip the sliding-window protocol (the demo) */
-    int fresh;                            /* retrain runs whose CSV exists (the demo) */
-    int finetune_steps;                   /* PI fine-tune of each rope run (0: none) */
-    float finetune_scale;                 /* its S: trained with pi:S at length S x L */
-    float finetune_lr;                    /* its peak learning rate */
-    char finetune_rule[32];               /* "pi:S" */
-    char finetune_label[40];              /* its rule column in the CSV and report: "pi:S+ft" */
-    TrainConfig base;                     /* the shared training config (seq_len = L) */
-    StrBuf cmdline;                       /* this invocation, shell-quoted */
-} Compare;
-
-/* CSV columns of DIR/runs/NAME.csv; kind is length, bucket or passkey (loss = accuracy) */
-#define CMP_CSV_COLUMNS \
-    "kind,scheme,seed,rule,train_len,length,protocol,loss,status,bucket,pos_lo,pos_hi,n,accepted,computable"
-
-/* "DIR/runs/TAG_sSEED" + ext */
-void compare_run_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n);
-/* the PI fine-tune of that run: "DIR/runs/TAG_sSEED_ft-piS" + ext */
-void compare_finetune_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n);
-/* 1 if scheme i takes the post-hoc scaling rules (the RoPE models) */
-int compare_is_rope(const Compare *c, int i);
-/* 1 if scheme i's runs are also PI fine-tuned */
-int compare_finetunes(const Compare *c, int i);
-/* the fine-tune's training length, S x L */
-int compare_finetune_len(const Compare *c);
+#include "compare_plan.h"
 
 /* Setup shared by compare and demo; each dies with one line (prefixed by c->name) on bad input.
  * Schemes: "rope,alibi" -> scheme[] and tag[]. Command line: argv (argv[0] = the subcommand)
@@ -61,11 +14,5 @@ void compare_set_finetune(Compare *c);
 /* Trains and evaluates every (scheme, seed) run (only: just the run named SCHEME_sSEED, NULL: all),
  * skipping finished ones unless c->fresh. Progress on stderr. */
 void compare_run_all(const Compare *c, const char *only);
-
-/* Reads every finished CSV, writes DIR/report.md and DIR/plots/; runs gnuplot when present.
- * -1 with pelab_errmsg on I/O failure. */
-int compare_report(const Compare *c);
-/* the mean non-overlapping loss per series and length as an aligned text table */
-void compare_print_table(const Compare *c, FILE *out);
 
 #endif

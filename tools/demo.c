@@ -6,12 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/mem.h"
 #include "../infer/eval.h"
 #include "../infer/generate.h"
-#include "../model/checkpoint.h"
+#include "../io/checkpoint.h"
 #include "args.h"
 #include "commands.h"
 #include "compare.h"
+#include "report.h"
 
 static void print_byte(int id, void *ctx) {
     (void)ctx;

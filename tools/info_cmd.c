@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/checkpoint.h"
+#include "../core/error.h"
+#include "../io/checkpoint.h"
 #include "args.h"
 #include "commands.h"
 

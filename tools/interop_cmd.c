@@ -1,11 +1,14 @@
 /* interop_cmd.c: `pelab import --llama2c` and `pelab export --llama2c`: llama2.c's legacy model
- * file and tokenizer.bin <-> a pelab checkpoint (model/llama2c.h, data/llama2c_tok.h). */
+ * file and tokenizer.bin <-> a pelab checkpoint (io/llama2c.h, data/llama2c_tok.h). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
 #include "../data/tokenizer.h"
-#include "../model/checkpoint.h"
-#include "../model/llama2c.h"
+#include "../io/checkpoint.h"
+#include "../io/llama2c.h"
 #include "args.h"
 #include "commands.h"
 

@@ -11,9 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/error.h"
+#include "../core/strbuf.h"
 #include "../infer/eval.h"
-#include "../model/strbuf.h"
-#include "compare.h"
+#include "compare_plan.h"
+#include "report.h"
 
 enum { MAX_SERIES = CMP_MAX_SCHEMES * (2 + CMP_MAX_RULES), NF = 15 }; /* + none and the fine-tune */
 enum { F_KIND, F_SCHEME, F_SEED, F_RULE, F_TRAIN_LEN, F_LENGTH, F_PROTOCOL, F_LOSS, F_STATUS, F_BUCKET, F_LO, F_HI,

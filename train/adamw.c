@@ -1,4 +1,5 @@
 #include "adamw.h"
+#include "../core/sys.h"
 
 #include <math.h>
 

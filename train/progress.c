@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "../model/util.h"
+#include "../core/sys.h"
 
 void progress_init(Progress *p, long step0, long total, int every) {
     p->tty = isatty(fileno(stderr));

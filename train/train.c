@@ -6,8 +6,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/hash.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
+#include "../core/sys.h"
 #include "../data/passkey.h"
-#include "../model/checkpoint.h"
+#include "../io/checkpoint.h"
 #include "adamw.h"
 #include "progress.h"
 

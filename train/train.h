@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "../core/rng.h"
 #include "../data/dataset.h"
 #include "../model/model.h"
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../../core/mem.h"
 #include "pos.h"
 
 typedef struct {

@@ -25,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/error.h"
+#include "../../core/mem.h"
+#include "../../core/rng.h"
 #include "rotary.h"
 
 typedef struct Fope Fope;

@@ -15,9 +15,13 @@
  * a < 0. That is also what the reference forward computes (it clamps .data before every use).
  * Below 0.01 the derivative of the clamp is 0, and the backward says so. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/error.h"
+#include "../../core/mem.h"
+#include "../../core/rng.h"
 #include "pos.h"
 
 #define KERPLE_MIN 0.01f

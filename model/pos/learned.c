@@ -1,9 +1,14 @@
 /* learned.c: learned absolute position embeddings (GPT-2): x[t] += P[pos[t]].
  * The table has max_len rows (default: the training length); a position past it is an error,
  * never a read past the array (checked by pos_check_positions through max_position). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/error.h"
+#include "../../core/mem.h"
+#include "../../core/rng.h"
+#include "../../core/sys.h"
 #include "pos.h"
 
 typedef struct {

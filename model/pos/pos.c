@@ -2,9 +2,11 @@
 #include "pos.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/error.h"
 #include "rope_scaling.h"
 
 extern const PosScheme *const pos_registry[];

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "../util.h"
+#include "../../core/rng.h"
 
 typedef struct PosCtx PosCtx;
 

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/error.h"
+#include "../../core/mem.h"
 #include "pos.h"
 #include "rotary.h"
 

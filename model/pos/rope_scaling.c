@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util.h"
+#include "../../core/error.h"
 
 static int parse_factor(const char *name, const char *arg, double lo, double *out) {
     char *end;

@@ -1,6 +1,8 @@
 #include "rotary.h"
 
-#include "../util.h"
+#include "../../core/error.h"
+#include "../../core/mem.h"
+#include "../../core/sys.h"
 
 void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_heads, const SinCosTable *t,
                   int head_slots, int head_div, float sin_sign) {

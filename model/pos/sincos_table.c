@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util.h"
+#include "../../core/error.h"
+#include "../../core/mem.h"
 
 void sincos_table_init(SinCosTable *t, const double *freq, int n_freq) {
     memset(t, 0, sizeof *t);

@@ -1,9 +1,13 @@
 /* sinusoidal.c: fixed sinusoidal input encoding (Vaswani et al. 2017, section 3.5), interleaved:
  * x[t][2i] += scale * sin(pos * w_i), x[t][2i+1] += scale * cos(pos * w_i), w_i = base^(-2i/dim). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/error.h"
+#include "../../core/mem.h"
+#include "../../core/sys.h"
 #include "pos.h"
 #include "sincos_table.h"
 

@@ -9,9 +9,13 @@
  * everything from max_distance on falls in the last bucket. Keys after the query (which the causal
  * mask hides anyway) collapse to distance 0. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/error.h"
+#include "../../core/mem.h"
+#include "../../core/rng.h"
 #include "pos.h"
 
 typedef struct {

@@ -19,8 +19,8 @@ SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fsan
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer $(SAN_FLAGS) -std=gnu11 -Wall -Wextra -fopenmp -I$(BLAS_INC)
 FUZZ_LIBS  := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -lm -fopenmp
 
-# everything a loader can reach; no command-line layer (*_cmd.c, tools/, pelab.c)
-LIB_SRC := $(filter-out %_cmd.c,$(wildcard model/*.c model/pos/*.c data/*.c))
+# everything a loader can reach: the engine folders, never the command layer (tools/, pelab.c)
+LIB_SRC := $(wildcard core/*.c model/*.c model/pos/*.c data/*.c io/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 LIB_A   := $(FUZZ_DIR)/libpelab-fuzz.a
 BINS    := $(HARNESSES:%=$(FUZZ_DIR)/fuzz_%)

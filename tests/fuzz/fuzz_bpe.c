@@ -8,6 +8,7 @@
  * file must parse back to the same merges). */
 #include <stdint.h>
 
+#include "../../core/error.h"
 #include "../../data/synth.h"
 #include "fuzz_common.h"
 

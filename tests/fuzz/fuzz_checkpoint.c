@@ -1,4 +1,4 @@
-/* fuzz_checkpoint.c: safetensors checkpoints (model/checkpoint.c, checkpoint_parse), the tokenizer
+/* fuzz_checkpoint.c: safetensors checkpoints (io/checkpoint.c, checkpoint_parse), the tokenizer
  * stored inside them, and a forward pass of every model that loads.
  *
  * Two input forms, so that mutations are not wasted on float data:
@@ -9,8 +9,9 @@
  *           pelab writes the tokenizer tensor). */
 #include <stdint.h>
 
-#include "../../model/checkpoint.h"
-#include "../../model/json.h"
+#include "../../core/error.h"
+#include "../../io/checkpoint.h"
+#include "../../io/json.h"
 #include "fuzz_common.h"
 
 enum { MAX_SYNTH_DATA = 1 << 20 };

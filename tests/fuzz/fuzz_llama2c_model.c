@@ -1,4 +1,4 @@
-/* fuzz_llama2c_model.c: llama2.c's legacy model file (model/llama2c.c, llama2c_parse_model), then
+/* fuzz_llama2c_model.c: llama2.c's legacy model file (io/llama2c.c, llama2c_parse_model), then
  * the export check and a forward pass of every model that loads.
  *
  * Two input forms (every valid file is longer than 64 bytes):
@@ -9,7 +9,8 @@
  *           lets through, instead of dying at the length check. */
 #include <stdint.h>
 
-#include "../../model/llama2c.h"
+#include "../../core/error.h"
+#include "../../io/llama2c.h"
 #include "fuzz_common.h"
 
 enum { HEADER = 28, MAX_HEADER_INPUT = 64, MAX_SYNTH = 1 << 20 };

@@ -5,6 +5,7 @@
  * decode; without byte fallback the pieces spell the text (fuzz_check_l2c_encode). */
 #include <stdint.h>
 
+#include "../../core/error.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {

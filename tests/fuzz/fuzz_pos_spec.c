@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "../../core/error.h"
+#include "../../core/rng.h"
 #include "../../model/pos/rope_scaling.h"
 #include "fuzz_common.h"
 

@@ -8,6 +8,8 @@
  * window inside the stream with targets = inputs shifted by one. */
 #include <stdint.h>
 
+#include "../../core/error.h"
+#include "../../core/rng.h"
 #include "../../data/dataset.h"
 #include "../../data/synth.h"
 #include "fuzz_common.h"

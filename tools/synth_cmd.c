@@ -2,10 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../model/util.h"
-#include "../tools/args.h"
-#include "../tools/commands.h"
-#include "synth.h"
+#include "../core/error.h"
+#include "../data/synth.h"
+#include "args.h"
+#include "commands.h"
 
 int cmd_synth(int argc, char **argv) {
     unsigned long long seed = 1;

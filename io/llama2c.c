@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
 
 enum { HEADER_INTS = 7, MAX_DIM = 1 << 20 };
 #define LLAMA2C_POS "rope"      /* interleaved pairs, base 10000: run.c's rotation */

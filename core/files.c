@@ -1,56 +1,20 @@
-#include "util.h"
+/* files.c: reading regular files without blocking, output checks, atomic writes. */
+#include "files.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-char pelab_errmsg[512];
+#include "error.h"
+#include "mem.h"
 
-int pelab_fail(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(pelab_errmsg, sizeof pelab_errmsg, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-void pelab_die(const char *fmt, ...) {
-    fflush(stdout);
-    fprintf(stderr, "pelab: ");
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n");
-    exit(1);
-}
-
-void *malloc_check(size_t size, const char *file, int line) {
-    void *p = malloc(size ? size : 1);
-    if (!p) {
-        fprintf(stderr, "pelab: out of memory allocating %zu bytes (%s:%d)\n", size, file, line);
-        exit(1);
-    }
-    return p;
-}
-
-void *calloc_check(size_t n, size_t size, const char *file, int line) {
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) {
-        fprintf(stderr, "pelab: out of memory allocating %zu x %zu bytes (%s:%d)\n", n, size, file, line);
-        exit(1);
-    }
-    return p;
-}
-
+#include "rng.h"
+#include "sys.h"
 FILE *fopen_regular(const char *path) {
     /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -166,62 +130,6 @@ int check_output_dir(const char *path) {
     if (rc == 0) rc = check_writable_dir(path, dir);
     free(dir);
     return rc;
-}
-
-void rng_seed(Rng *r, uint64_t seed) { r->state = seed ? seed : 0x9E3779B97F4A7C15ull; }
-
-uint32_t rng_u32(Rng *r) {
-    r->state ^= r->state >> 12;
-    r->state ^= r->state << 25;
-    r->state ^= r->state >> 27;
-    return (uint32_t)((r->state * 0x2545F4914F6CDD1Dull) >> 32);
-}
-
-float rng_f32(Rng *r) { return (rng_u32(r) >> 8) / 16777216.0f; }
-
-float rng_normal(Rng *r) {
-    double u1 = (rng_u32(r) + 1.0) / 4294967297.0; /* (0,1]: log never sees 0 */
-    double u2 = rng_u32(r) / 4294967296.0;
-    return (float)(sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
-}
-
-uint64_t rng_below(Rng *r, uint64_t n) {
-    uint64_t x = ((uint64_t)rng_u32(r) << 32) | rng_u32(r);
-    return n ? x % n : 0;
-}
-
-void csv_field(FILE *f, const char *s, char end) {
-    if (strpbrk(s, ",\"\n")) {
-        fputc('"', f);
-        for (; *s; s++) {
-            if (*s == '"') fputc('"', f);
-            fputc(*s, f);
-        }
-        fputc('"', f);
-    } else fputs(s, f);
-    fputc(end, f);
-}
-
-double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-uint64_t fnv1a64(const void *data, size_t n, uint64_t h) {
-    const unsigned char *p = data;
-    if (!h) h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-long peak_rss_kb(void) {
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
-    return ru.ru_maxrss;
 }
 
 int write_all(FILE *f, const void *p, size_t n) { return n == 0 || fwrite(p, 1, n, f) == n ? 0 : -1; }
@@ -358,15 +266,4 @@ static int write_bytes_body(FILE *f, const void *ctx) {
 int write_bytes_atomic(const char *path, const void *buf, size_t len) {
     Bytes b = {buf, len};
     return write_file_atomic(path, write_bytes_body, &b);
-}
-
-void json_field(FILE *f, const char *sep, const char *key, const char *s) {
-    fprintf(f, "%s\"%s\": \"", sep, key);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
 }

@@ -4,11 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
+#include "../core/sys.h"
 #include "../data/tokenizer.h"
-#include "../tools/args.h"
-#include "../tools/commands.h"
+#include "../infer/score.h"
+#include "args.h"
+#include "commands.h"
 #include "load.h"
-#include "score.h"
 
 int cmd_score(int argc, char **argv) {
     int len = 0, threads = 0;

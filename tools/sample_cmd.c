@@ -4,10 +4,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../core/sys.h"
 #include "../data/tokenizer.h"
-#include "../tools/args.h"
-#include "../tools/commands.h"
-#include "generate.h"
+#include "../infer/generate.h"
+#include "args.h"
+#include "commands.h"
 #include "load.h"
 
 typedef struct {

@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tools/args.h"
-#include "../tools/commands.h"
+#include "../core/error.h"
+#include "../core/sys.h"
+#include "../infer/passkey.h"
+#include "args.h"
+#include "commands.h"
 #include "load.h"
-#include "passkey.h"
 
 enum { MAX_LIST = 64 };
 

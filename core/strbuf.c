@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "mem.h"
 
 void sb_put(StrBuf *b, const char *s, size_t n) {
     if (b->len + n + 1 > b->cap) {

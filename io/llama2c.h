@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "model.h"
+#include "../model/model.h"
 
 /* builds *m from a file image; -1 with one line naming name and the problem */
 int llama2c_parse_model(const unsigned char *buf, size_t len, const char *name, Model *m);

@@ -6,10 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
+#include "../core/sys.h"
 #include "../data/tokenizer.h"
-#include "../tools/args.h"
-#include "../tools/commands.h"
-#include "eval.h"
+#include "../infer/eval.h"
+#include "../io/fields.h"
+#include "args.h"
+#include "commands.h"
 
 enum { MAX_RULES = 16, MAX_LENGTHS = 64 };
 

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "../core/error.h"
+#include "../core/mem.h"
 
 /* ---- arena: nodes and strings of one document, freed together ---- */
 

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/util.h"
+#include "../core/error.h"
+#include "../core/mem.h"
 
 static unsigned long crc_table[256];
 

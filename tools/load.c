@@ -1,6 +1,8 @@
 #include "load.h"
 
-#include "../model/checkpoint.h"
+#include "../core/error.h"
+#include "../io/checkpoint.h"
+#include "commands.h"
 
 void load_model_or_die(const char *path, const char *scale, Model *m, Tokenizer *tok) {
     CkptMeta meta;

@@ -12,9 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
+#include "../core/strbuf.h"
 #include "json.h"
-#include "strbuf.h"
-#include "util.h"
 
 #define CKPT_FORMAT "pelab"
 #define CKPT_VERSION "1"

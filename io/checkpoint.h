@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "model.h"
+#include "../model/model.h"
 
 #define CKPT_META_MAX 64
 typedef struct {

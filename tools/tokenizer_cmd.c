@@ -5,10 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/util.h"
-#include "../tools/args.h"
-#include "../tools/commands.h"
-#include "bpe.h"
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
+#include "../core/sys.h"
+#include "../data/bpe.h"
+#include "args.h"
+#include "commands.h"
 
 static const char USAGE[] = "usage: pelab tokenizer SUBCOMMAND ...   (pelab tokenizer SUBCOMMAND --help for its flags)\n"
                             "  train --vocab N FILE --out TOK   learn a byte-level BPE tokenizer from FILE\n"

@@ -1,10 +1,11 @@
 /* train_cmd.c: `pelab train` flags -> TrainConfig -> train_run. */
 #include <stdio.h>
 
+#include "../core/error.h"
 #include "../model/pos/pos.h"
-#include "../tools/args.h"
-#include "../tools/commands.h"
-#include "train.h"
+#include "../train/train.h"
+#include "args.h"
+#include "commands.h"
 
 int cmd_train(int argc, char **argv) {
     TrainConfig tc;

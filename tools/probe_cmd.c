@@ -1,13 +1,20 @@
 /* probe_cmd.c: `pelab probe CKPT distance|permutation|attention|cache`. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
 #include "../data/synth.h"
 #include "../data/tokenizer.h"
-#include "../tools/args.h"
-#include "../tools/commands.h"
+#include "../infer/probe.h"
+#include "../io/png.h"
+#include "args.h"
+#include "commands.h"
 #include "load.h"
-#include "probe.h"
 
 /* the text to probe with: --text FILE, or the built-in corpus (seed 12345, not a training seed) */
 static int *probe_text(const char *path, const Tokenizer *tok, size_t *n) {
@@ -38,6 +45,33 @@ static int parse_list(const char *s, int *out, int max) {
         if (*end && *end != ',') pelab_die("probe: --distances: unexpected '%s'", end);
     }
     return n;
+}
+
+/* the attention probe's files: the weights as CSV, and a PNG with gray = sqrt of the weight (dark
+ * = attended), so faint long-range attention stays visible */
+static int attention_files(Model *m, const int *ids, int n, int layer, int head, const char *csv_path,
+                           const char *png_path) {
+    float *w = xmalloc(sizeof(float) * (size_t)n * n);
+    double mean_dist;
+    int rc = probe_attention(m, ids, n, layer, head, w, &mean_dist);
+    FILE *csv = rc == 0 ? fopen(csv_path, "w") : NULL;
+    if (rc == 0 && !csv) rc = pelab_fail("%s: cannot open for writing: %s", csv_path, strerror(errno));
+    unsigned char *img = xmalloc((size_t)n * n);
+    for (int i = 0; csv && i < n; i++) {
+        for (int j = 0; j < n; j++) {
+            float wij = w[(size_t)i * n + j];
+            fprintf(csv, "%s%.6g", j ? "," : "", wij);
+            img[(size_t)i * n + j] = (unsigned char)(255.0 * (1.0 - sqrt(wij)) + 0.5);
+        }
+        fputc('\n', csv);
+    }
+    if (csv && fclose(csv) != 0) rc = pelab_fail("%s: write failed", csv_path);
+    if (rc == 0 && png_path) rc = png_write_gray(png_path, img, n, n);
+    if (rc == 0)
+        printf("attention layer %d head %d over %d tokens: %s%s%s; mean attended distance %.1f tokens\n", layer, head,
+               n, csv_path, png_path ? ", " : "", png_path ? png_path : "", mean_dist);
+    free(img), free(w);
+    return rc;
 }
 
 int cmd_probe(int argc, char **argv) {
@@ -83,7 +117,7 @@ int cmd_probe(int argc, char **argv) {
             rc = probe_permutation(&m, ids, n, len / 4, stdout, &kl, &dl);
         } else if (strcmp(what, "attention") == 0) {
             if ((size_t)len > n) len = (int)n;
-            rc = probe_attention(&m, ids, len, layer, head, csv, png, stdout);
+            rc = attention_files(&m, ids, len, layer, head, csv, png);
         } else if (strcmp(what, "cache") == 0) {
             int failed = probe_cache(&m, ids, n, len, stdout);
             free(ids);

@@ -1,0 +1,16 @@
+/* report.h: the report of a compare or demo (report.c): reads DIR/runs/ back, aggregates over
+ * seeds, writes DIR/report.md and DIR/plots/. */
+#ifndef PELAB_REPORT_H
+#define PELAB_REPORT_H
+
+#include <stdio.h>
+
+#include "compare_plan.h"
+
+/* Reads every finished CSV, writes DIR/report.md and DIR/plots/; runs gnuplot when present.
+ * -1 with pelab_errmsg on I/O failure. */
+int compare_report(const Compare *c);
+/* the mean non-overlapping loss per series and length as an aligned text table */
+void compare_print_table(const Compare *c, FILE *out);
+
+#endif
