@@ -136,6 +136,16 @@ static int check_resume_meta(const CkptMeta *stored, const TrainConfig *tc, cons
     return 0;
 }
 
+/* the position scheme the flags describe: --pos, then --scale */
+static int scheme_from_flags(const TrainConfig *tc, PosCtx *pc) {
+    if (pos_init(pc, tc->pos, tc->dim, tc->heads, tc->kv_heads, tc->layers, tc->seq_len) != 0) return -1;
+    if (tc->scale && pos_set_scale(pc, tc->scale) != 0) {
+        pos_free(pc);
+        return -1;
+    }
+    return 0;
+}
+
 /* the architecture flags of this run must describe the checkpoint being resumed */
 static int check_resume_model(const Model *m, const TrainConfig *tc) {
     const ModelConfig *c = &m->cfg;
@@ -148,12 +158,8 @@ static int check_resume_model(const Model *m, const TrainConfig *tc) {
             return pelab_fail("%s: cannot resume: %s is %d in the checkpoint but %d now", tc->out, f[i].flag,
                               f[i].stored, f[i].now);
     if (tc->init) return 0; /* the scheme came from the --init checkpoint (train.init is compared) */
-    PosCtx want;
-    if (pos_init(&want, tc->pos, c->dim, c->n_heads, c->n_kv_heads, c->n_layers, c->seq_len) != 0) return -1;
-    if (tc->scale && pos_set_scale(&want, tc->scale) != 0) {
-        pos_free(&want);
-        return -1;
-    }
+    PosCtx want; /* the shape flags equal the checkpoint's: the flags' scheme is comparable */
+    if (scheme_from_flags(tc, &want) != 0) return -1;
     char a[256], b[256];
     pos_spec(&want, a, sizeof a);
     pos_spec(&m->pos, b, sizeof b);
@@ -195,205 +201,320 @@ static int training_tokenizer(const TrainConfig *tc, int resuming, Tokenizer *to
     return rc;
 }
 
-int train_run(const TrainConfig *tc_in, TrainResult *res) {
-    TrainConfig tc = *tc_in;
-    memset(res, 0, sizeof *res);
-    res->val_loss = NAN;
-    int warmup = tc.warmup < 0 ? (int)(tc.steps / 20) : tc.warmup; /* the flag (-1 = 5%) is what is stored */
-    if (tc.kv_heads == 0) tc.kv_heads = tc.heads;
-    if (tc.hidden == 0) tc.hidden = 3 * tc.dim;
-    if (tc.steps < 1) return pelab_fail("--steps %ld: expected at least 1", tc.steps);
-    if (!tc.out || !*tc.out) return pelab_fail("--out: a checkpoint path is required");
-    if (check_output_file(tc.out) != 0) return -1; /* before the data is read: not at the first checkpoint */
+/* --- setup: every flag first, then the tokenizer, the data and the model --- */
 
-    int resumed = tc.resume && file_exists(tc.out);
-    /* a run killed while writing its checkpoint leaves OUT.tmp.XXXXXX behind: the checkpoint itself is
-     * whole (the old one or the new one), the temporary file only takes disk space */
-    int stale = remove_stale_temps(tc.out);
-    if (stale && !tc.quiet) fprintf(stderr, "removed %d temporary file%s left by a killed run (%s.tmp.*)\n", stale,
-                                    stale > 1 ? "s" : "", tc.out);
-    Tokenizer tok;
-    if (training_tokenizer(&tc, resumed, &tok) != 0) return -1;
-    if (tc.passkey_frac > 0 && tok.kind != TOK_BYTE) {
-        tokenizer_free(&tok);
+/* the model shape the flags ask for (a new run, or the checkpoint a resumed run must match) */
+static ModelConfig flag_model_config(const TrainConfig *tc, int vocab_size) {
+    return (ModelConfig){.vocab_size = vocab_size, .dim = tc->dim, .n_layers = tc->layers, .n_heads = tc->heads,
+                         .n_kv_heads = tc->kv_heads, .hidden_dim = tc->hidden, .seq_len = tc->seq_len,
+                         .norm_eps = 1e-5f, .tied = tc->tied};
+}
+
+/* randomized positions go up to rand_pos - 1: the scheme must accept and compute all of them */
+static int check_positions_fit(const PosCtx *pc, int rand_pos) {
+    long table = pos_max_position(pc), computable = pos_computable_position(pc);
+    if (rand_pos > 0 && table >= 0 && rand_pos > table)
+        return pelab_fail("--rand-pos %d: positions up to %d are past the end of the %s position table (%ld "
+                          "positions); use --rand-pos <= %ld",
+                          rand_pos, rand_pos - 1, pc->scheme->name, table, table);
+    if (rand_pos > 0 && computable >= 0 && rand_pos > computable)
+        return pelab_fail("--rand-pos %d: positions up to %d are past the %ld positions the %s scheme can compute "
+                          "in float32",
+                          rand_pos, rand_pos - 1, computable, pc->scheme->name);
+    return 0;
+}
+
+/* the run's own flags: lengths, counts, shares. The optimizer's floats (lr, wd, clip, betas) are
+ * not bounded here: `pelab train` bounds its flags, and a run they make diverge is stopped by the
+ * NaN checks (the tests drive those with lr 1e30 and wd NaN). */
+static int check_run_flags(const TrainConfig *tc) {
+    if (tc->steps < 1) return pelab_fail("--steps %ld: expected at least 1", tc->steps);
+    if (!tc->out || !*tc->out) return pelab_fail("--out: a checkpoint path is required");
+    if (!tc->data || !*tc->data) return pelab_fail("--data: a file or synth:NAME is required");
+    if (tc->seq_len < 1) return pelab_fail("--seq-len %d: expected at least 1", tc->seq_len);
+    if (tc->batch < 1) return pelab_fail("--batch %d: expected at least 1", tc->batch);
+    if (tc->warmup < -1) return pelab_fail("--warmup %d: expected -1 (5%% of --steps) or more", tc->warmup);
+    if (!(tc->val_frac > 0.0f && tc->val_frac < 1.0f))
+        return pelab_fail("--val-frac %g: expected a fraction strictly between 0 and 1", tc->val_frac);
+    if (tc->synth_bytes < 1) return pelab_fail("--synth-bytes %ld: expected at least 1", tc->synth_bytes);
+    if (tc->eval_every < 0 || tc->ckpt_every < 0 || tc->log_every < 0 || tc->stop_after < 0)
+        return pelab_fail("--eval-every %d, --ckpt-every %d, --log-every %d, --stop-after %ld: expected 0 or more",
+                          tc->eval_every, tc->ckpt_every, tc->log_every, tc->stop_after);
+    if (tc->eval_windows < 1) return pelab_fail("--eval-windows %d: expected at least 1", tc->eval_windows);
+    if (tc->rand_pos < 0 || (tc->rand_pos > 0 && tc->rand_pos < tc->seq_len))
+        return pelab_fail("--rand-pos %d: expected at least --seq-len %d distinct positions", tc->rand_pos,
+                          tc->seq_len);
+    if (!(tc->passkey_frac >= 0.0f && tc->passkey_frac <= 1.0f))
+        return pelab_fail("--passkey-frac %g: expected a share from 0 to 1", tc->passkey_frac);
+    return 0;
+}
+
+/* passkey rows need the byte tokenizer (--tokenizer, --init or the resumed checkpoint may bring
+ * another) and room for a document. The tokenizer first: no --seq-len can fix that one. */
+static int check_passkey(const TrainConfig *tc, const Tokenizer *tok) {
+    if (tc->passkey_frac > 0 && tok->kind != TOK_BYTE)
         return pelab_fail("--passkey-frac: passkey documents are byte-level; this run uses the %s tokenizer",
-                          tokenizer_kind_name(&tok));
+                          tokenizer_kind_name(tok));
+    if (tc->passkey_frac > 0 && tc->seq_len + 1 < PASSKEY_MIN_LEN)
+        return pelab_fail("--passkey-frac: a passkey document needs --seq-len >= %d, got %d", PASSKEY_MIN_LEN - 1,
+                          tc->seq_len);
+    return 0;
+}
+
+/* the shape and scheme flags, when they describe the model (not with --init, whose checkpoint
+ * brings both). The vocabulary is the tokenizer's, checked when the model is built. */
+static int check_model_flags(const TrainConfig *tc) {
+    if (tc->init) return 0;
+    ModelConfig cfg = flag_model_config(tc, 256);
+    if (config_validate(&cfg) != 0) return -1;
+    PosCtx pc;
+    if (scheme_from_flags(tc, &pc) != 0) return -1;
+    int rc = check_positions_fit(&pc, tc->rand_pos);
+    pos_free(&pc);
+    return rc;
+}
+
+/* a run killed while writing its checkpoint leaves OUT.tmp.XXXXXX behind: the checkpoint itself is
+ * whole (the old one or the new one), the temporary file only takes disk space */
+static void remove_leftovers(const TrainConfig *tc) {
+    int stale = remove_stale_temps(tc->out);
+    if (stale && !tc->quiet)
+        fprintf(stderr, "removed %d temporary file%s left by a killed run (%s.tmp.*)\n", stale, stale > 1 ? "s" : "",
+                tc->out);
+}
+
+/* continue from cfg.out: weights, moments, step, data position, and the losses it stored */
+static int resume_model(Trainer *tr) {
+    const TrainConfig *tc = &tr->cfg;
+    CkptMeta meta;
+    if (checkpoint_load(tc->out, &tr->model, &meta, &tr->adam_m, &tr->adam_v) != 0) return -1;
+    meta_free(&meta); /* the tokenizer image: training_tokenizer already read it */
+    if (!tr->adam_m) return pelab_fail("%s: cannot resume: the checkpoint has no optimizer state", tc->out);
+    if (check_resume_meta(&meta, tc, &tr->data, tc->out) != 0 || check_resume_model(&tr->model, tc) != 0) return -1;
+    const char *s = meta_get(&meta, "step"), *r = meta_get(&meta, "data_rng");
+    if (!s || !r) return pelab_fail("%s: cannot resume: missing step or data_rng metadata", tc->out);
+    tr->step = tr->last_good_step = strtol(s, NULL, 10);
+    tr->data_rng.state = strtoull(r, NULL, 10);
+    const char *tl = meta_get(&meta, "train_loss"), *vl = meta_get(&meta, "val_loss");
+    if (tl) tr->train_loss = strtof(tl, NULL); /* a finished run resumed reports its losses */
+    if (vl) tr->val_loss = strtof(vl, NULL);
+    if (!tc->quiet) fprintf(stderr, "resuming %s at step %ld\n", tc->out, tr->step);
+    return 0;
+}
+
+/* fine-tuning: cfg.init's weights and scheme, with the --scale rule and the new training length */
+static int init_model(Trainer *tr) {
+    const TrainConfig *tc = &tr->cfg;
+    if (checkpoint_load(tc->init, &tr->model, NULL, NULL, NULL) != 0) return -1;
+    /* a rotary rule keeps the original L (orig_len) while seq_len changes */
+    if (tc->scale && pos_set_scale(&tr->model.pos, tc->scale) != 0) return -1;
+    tr->model.cfg.seq_len = tc->seq_len;
+    return 0;
+}
+
+static int create_model(Trainer *tr) {
+    const TrainConfig *tc = &tr->cfg;
+    ModelConfig cfg = flag_model_config(tc, tr->data.vocab_size);
+    if (model_create(&tr->model, &cfg, tc->pos) != 0) return -1;
+    if (tc->scale && pos_set_scale(&tr->model.pos, tc->scale) != 0) return -1;
+    model_init_weights(&tr->model, tc->seed);
+    return 0;
+}
+
+static int load_model(Trainer *tr, int resuming) {
+    const TrainConfig *tc = &tr->cfg;
+    int rc = resuming ? resume_model(tr) : tc->init ? init_model(tr) : create_model(tr);
+    if (rc != 0) return -1;
+    if (tr->model.cfg.vocab_size < tr->data.vocab_size)
+        return pelab_fail("model vocab %d is smaller than the data's %d", tr->model.cfg.vocab_size,
+                          tr->data.vocab_size);
+    /* with --init the scheme is the checkpoint's: the flags could not be checked against it */
+    return check_positions_fit(&tr->model.pos, tc->rand_pos);
+}
+
+/* the moments (zero for a new run), activations and one batch */
+static void alloc_training(Trainer *tr) {
+    Model *m = &tr->model;
+    int B = tr->cfg.batch, T = tr->cfg.seq_len;
+    if (!tr->adam_m) {
+        tr->adam_m = xcalloc(m->n_params, sizeof(float));
+        tr->adam_v = xcalloc(m->n_params, sizeof(float));
     }
-    Dataset data;
-    if (dataset_load_with(&data, tc.data, &tok, tc.val_frac, tc.seed, (size_t)tc.synth_bytes, tc.seq_len) != 0) {
-        tokenizer_free(&tok);
+    model_alloc_train(m, B, T);
+    tr->inputs = xmalloc(sizeof(int) * B * T);
+    tr->targets = xmalloc(sizeof(int) * B * T);
+    tr->positions = xmalloc(sizeof(int) * B * T);
+    for (int i = 0; i < B * T; i++) tr->positions[i] = i % T;
+}
+
+static void print_summary(const Trainer *tr) {
+    const Model *m = &tr->model;
+    const Dataset *d = &tr->data;
+    char spec[256];
+    pos_spec(&m->pos, spec, sizeof spec);
+    fprintf(stderr, "model: %zu parameters, dim %d, %d layers, %d heads (%d kv), hidden %d, pos %s\n", m->n_params,
+            m->cfg.dim, m->cfg.n_layers, m->cfg.n_heads, m->cfg.n_kv_heads, m->cfg.hidden_dim, spec);
+    fprintf(stderr, "data: %s, %zu train + %zu validation tokens; batch %d x %d, %ld steps\n", d->name, d->n_train,
+            d->n - d->n_train, tr->cfg.batch, tr->cfg.seq_len, tr->cfg.steps);
+}
+
+int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
+    memset(tr, 0, sizeof *tr);
+    tokenizer_init_byte(&tr->tok);
+    tr->train_loss = tr->val_loss = NAN;
+    tr->last_good_step = -1;
+    TrainConfig *tc = &tr->cfg;
+    *tc = *tc_in;
+    if (tc->kv_heads == 0) tc->kv_heads = tc->heads;
+    if (tc->hidden == 0) tc->hidden = 3 * tc->dim;
+    tr->warmup = tc->warmup < 0 ? (int)(tc->steps / 20) : tc->warmup; /* the flag (-1 = 5%) is what is stored */
+    if (check_run_flags(tc) != 0 || check_model_flags(tc) != 0) return -1;
+    if (check_output_file(tc->out) != 0) return -1; /* before the data is read: not at the first checkpoint */
+
+    int resuming = tc->resume && file_exists(tc->out);
+    remove_leftovers(tc);
+    if (training_tokenizer(tc, resuming, &tr->tok) != 0 || check_passkey(tc, &tr->tok) != 0) return -1;
+    if (dataset_load_with(&tr->data, tc->data, &tr->tok, tc->val_frac, tc->seed, (size_t)tc->synth_bytes,
+                          tc->seq_len) != 0)
+        return -1;
+    rng_seed(&tr->data_rng, tc->seed * 0x9E3779B97F4A7C15ull + 1);
+    if (load_model(tr, resuming) != 0) return -1;
+    alloc_training(tr);
+    if (!tc->quiet) print_summary(tr);
+    tr->opt = (AdamWConfig){.beta1 = tc->beta1, .beta2 = tc->beta2, .eps = 1e-8f, .weight_decay = tc->wd};
+    progress_init(&tr->prog, tr->step, tc->steps, tc->log_every);
+    tr->t0 = now_seconds();
+    return 0;
+}
+
+void trainer_free(Trainer *tr) {
+    free(tr->inputs), free(tr->targets), free(tr->positions);
+    free(tr->adam_m), free(tr->adam_v);
+    model_free(&tr->model);
+    dataset_free(&tr->data);
+    tokenizer_free(&tr->tok);
+    tr->inputs = tr->targets = tr->positions = NULL;
+    tr->adam_m = tr->adam_v = NULL;
+}
+
+/* --- the loop's parts --- */
+
+/* the next batch: corpus windows mixed with passkey rows, and their positions */
+static void next_batch(Trainer *tr) {
+    const TrainConfig *tc = &tr->cfg;
+    int B = tc->batch, T = tc->seq_len;
+    passkey_mix_batch(&tr->data, &tr->data_rng, tc->passkey_frac, B, T, tr->inputs, tr->targets); /* frac 0: corpus only */
+    if (tc->rand_pos > 0)
+        for (int b = 0; b < B; b++) sample_sorted_positions(&tr->data_rng, tc->rand_pos, T, tr->positions + b * T);
+}
+
+int trainer_step(Trainer *tr) {
+    const TrainConfig *tc = &tr->cfg;
+    Model *m = &tr->model;
+    int B = tc->batch, T = tc->seq_len;
+    next_batch(tr);
+    model_zero_grad(m);
+    if (model_forward(m, tr->inputs, tr->targets, tr->positions, B, T) != 0) return -1;
+    tr->train_loss = m->mean_loss;
+    if (!isfinite(tr->train_loss)) {
+        nan_message("loss", tr->train_loss, tr->step + 1, tc->out, tr->last_good_step);
         return -1;
     }
-
-    Model model;
-    float *adam_m = NULL, *adam_v = NULL;
-    long step = 0;
-    float stored_train_loss = NAN, stored_val_loss = NAN; /* a finished run resumed reports its losses */
-    Rng data_rng;
-    rng_seed(&data_rng, tc.seed * 0x9E3779B97F4A7C15ull + 1);
-    if (resumed) {
-        CkptMeta meta;
-        if (checkpoint_load(tc.out, &model, &meta, &adam_m, &adam_v) != 0) goto fail_data;
-        meta_free(&meta); /* the tokenizer image: training_tokenizer already read it */
-        if (!adam_m) {
-            pelab_fail("%s: cannot resume: the checkpoint has no optimizer state", tc.out);
-            goto fail_model;
-        }
-        if (check_resume_meta(&meta, &tc, &data, tc.out) != 0 || check_resume_model(&model, &tc) != 0) goto fail_model;
-        const char *s = meta_get(&meta, "step"), *r = meta_get(&meta, "data_rng");
-        if (!s || !r) {
-            pelab_fail("%s: cannot resume: missing step or data_rng metadata", tc.out);
-            goto fail_model;
-        }
-        step = strtol(s, NULL, 10);
-        data_rng.state = strtoull(r, NULL, 10);
-        const char *tl = meta_get(&meta, "train_loss"), *vl = meta_get(&meta, "val_loss");
-        if (tl) stored_train_loss = strtof(tl, NULL);
-        if (vl) stored_val_loss = strtof(vl, NULL);
-        if (!tc.quiet) fprintf(stderr, "resuming %s at step %ld\n", tc.out, step);
-    } else if (tc.init) {
-        if (checkpoint_load(tc.init, &model, NULL, NULL, NULL) != 0) goto fail_data;
-        /* fine-tuning may change the training length; a rotary rule keeps the original L (orig_len) */
-        if (tc.scale && pos_set_scale(&model.pos, tc.scale) != 0) goto fail_model;
-        model.cfg.seq_len = tc.seq_len;
-    } else {
-        ModelConfig cfg = {.vocab_size = data.vocab_size, .dim = tc.dim, .n_layers = tc.layers, .n_heads = tc.heads,
-                           .n_kv_heads = tc.kv_heads, .hidden_dim = tc.hidden, .seq_len = tc.seq_len,
-                           .norm_eps = 1e-5f, .tied = tc.tied};
-        if (model_create(&model, &cfg, tc.pos) != 0) goto fail_data;
-        if (tc.scale && pos_set_scale(&model.pos, tc.scale) != 0) goto fail_model;
-        model_init_weights(&model, tc.seed);
+    model_backward(m);
+    float grad_norm = clip_grad_norm(m->grads_mem, m->n_params, tc->clip);
+    if (!isfinite(grad_norm)) {
+        nan_message("gradient norm", grad_norm, tr->step + 1, tc->out, tr->last_good_step);
+        return -1;
     }
-    if (model.cfg.vocab_size < data.vocab_size) {
-        pelab_fail("model vocab %d is smaller than the data's %d", model.cfg.vocab_size, data.vocab_size);
-        goto fail_model;
-    }
-    if (!adam_m) {
-        adam_m = xcalloc(model.n_params, sizeof(float));
-        adam_v = xcalloc(model.n_params, sizeof(float));
-    }
+    tr->opt.lr = lr_schedule(tr->step, tc->steps, tr->warmup, tc->lr, tc->min_lr_frac);
+    adamw_update(m, tr->adam_m, tr->adam_v, &tr->opt, tr->step + 1);
+    if (m->pos.scheme->after_update && m->tensors[T_POS].numel) m->pos.scheme->after_update(&m->pos, m->params.pos);
+    if (tc->loss_log) tc->loss_log[tr->step] = tr->train_loss;
+    tr->step++;
+    tr->steps_this_run++;
+    tr->tokens_per_s = (double)tr->steps_this_run * B * T / (now_seconds() - tr->t0);
+    if (!tc->quiet) progress_step(&tr->prog, tr->step, tr->train_loss, tr->opt.lr, tr->tokens_per_s);
+    return 0;
+}
 
-    int B = tc.batch, T = tc.seq_len;
-    model_alloc_train(&model, B, T);
-    int *inputs = xmalloc(sizeof(int) * B * T), *targets = xmalloc(sizeof(int) * B * T);
-    int *positions = xmalloc(sizeof(int) * B * T);
-    for (int i = 0; i < B * T; i++) positions[i] = i % T;
+float trainer_evaluate(Trainer *tr) {
+    tr->val_loss = evaluate_loss(&tr->model, &tr->data, tr->cfg.seq_len, tr->cfg.eval_windows);
+    if (!tr->cfg.quiet) progress_note(&tr->prog, "step %ld: validation loss %.4f", tr->step, tr->val_loss);
+    return tr->val_loss;
+}
 
-    if (!tc.quiet) {
-        char spec[256];
-        pos_spec(&model.pos, spec, sizeof spec);
-        fprintf(stderr, "model: %zu parameters, dim %d, %d layers, %d heads (%d kv), hidden %d, pos %s\n",
-                model.n_params, model.cfg.dim, model.cfg.n_layers, model.cfg.n_heads, model.cfg.n_kv_heads,
-                model.cfg.hidden_dim, spec);
-        fprintf(stderr, "data: %s, %zu train + %zu validation tokens; batch %d x %d, %ld steps\n", data.name,
-                data.n_train, data.n - data.n_train, B, T, tc.steps);
+int trainer_checkpoint(Trainer *tr) {
+    const TrainConfig *tc = &tr->cfg;
+    const Model *m = &tr->model;
+    size_t bad = first_non_finite(m->params_mem, m->n_params);
+    if (bad < m->n_params) {
+        nan_message("a weight", m->params_mem[bad], tr->step, tc->out, tr->last_good_step);
+        return -1;
     }
+    if (save(tc->out, &tr->model, tc, &tr->data, tr->adam_m, tr->adam_v, tr->step, &tr->data_rng, tr->train_loss,
+             tr->val_loss) != 0)
+        return -1;
+    tr->last_good_step = tr->step;
+    if (!tc->quiet) progress_note(&tr->prog, "step %ld: checkpoint written to %s", tr->step, tc->out);
+    return 0;
+}
 
-    struct sigaction sa = {0}, old_int, old_term;
+/* --- the run --- */
+
+static int due(long step, int every) { return every > 0 && step % every == 0; }
+
+/* Ctrl-C and SIGTERM set stop_requested; the previous handlers go into old[2] */
+static void catch_stop_signals(struct sigaction old[2]) {
+    struct sigaction sa = {0};
     sa.sa_handler = on_sigint;
     sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C during a long step or save ends the process */
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGINT, &sa, &old[0]);
+    sigaction(SIGTERM, &sa, &old[1]);
     stop_requested = 0;
+}
 
-    Progress prog;
-    progress_init(&prog, step, tc.steps, tc.log_every);
-    long last_good_step = resumed ? step : -1;
-    float train_loss = stored_train_loss, val_loss = stored_val_loss;
-    double t0 = now_seconds();
-    long steps_this_run = 0;
+static void restore_signals(const struct sigaction old[2]) {
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
+}
+
+int train_run(const TrainConfig *tc, TrainResult *res) {
+    memset(res, 0, sizeof *res);
+    res->val_loss = NAN;
+    Trainer tr;
+    if (trainer_setup(&tr, tc) != 0) {
+        trainer_free(&tr);
+        return -1;
+    }
+    struct sigaction old[2];
+    catch_stop_signals(old);
     int rc = 0;
-    AdamWConfig opt = {.beta1 = tc.beta1, .beta2 = tc.beta2, .eps = 1e-8f, .weight_decay = tc.wd};
-
-    if (tc.rand_pos > 0 && tc.rand_pos < T) {
-        pelab_fail("--rand-pos %d: expected at least --seq-len %d distinct positions", tc.rand_pos, T);
-        rc = -1;
-        goto done;
-    }
-    if (tc.passkey_frac > 0 && T + 1 < PASSKEY_MIN_LEN) {
-        pelab_fail("--passkey-frac: a passkey document needs --seq-len >= %d, got %d", PASSKEY_MIN_LEN - 1, T);
-        rc = -1;
-        goto done;
-    }
-    while (step < tc.steps) {
-        passkey_mix_batch(&data, &data_rng, tc.passkey_frac, B, T, inputs, targets); /* frac 0: corpus only */
-        if (tc.rand_pos > 0)
-            for (int b = 0; b < B; b++) sample_sorted_positions(&data_rng, tc.rand_pos, T, positions + b * T);
-        model_zero_grad(&model);
-        if (model_forward(&model, inputs, targets, positions, B, T) != 0) {
+    while (tr.step < tc->steps) {
+        if (trainer_step(&tr) != 0) {
             rc = -1;
             break;
         }
-        train_loss = model.mean_loss;
-        if (!isfinite(train_loss)) {
-            nan_message("loss", train_loss, step + 1, tc.out, last_good_step);
+        int last = tr.step == tc->steps;
+        int stopping = stop_requested || (tc->stop_after > 0 && tr.steps_this_run >= tc->stop_after);
+        if (due(tr.step, tc->eval_every) || last) trainer_evaluate(&tr);
+        if ((due(tr.step, tc->ckpt_every) || last || stopping) && trainer_checkpoint(&tr) != 0) {
             rc = -1;
             break;
-        }
-        model_backward(&model);
-        float grad_norm = clip_grad_norm(model.grads_mem, model.n_params, tc.clip);
-        if (!isfinite(grad_norm)) {
-            nan_message("gradient norm", grad_norm, step + 1, tc.out, last_good_step);
-            rc = -1;
-            break;
-        }
-        opt.lr = lr_schedule(step, tc.steps, warmup, tc.lr, tc.min_lr_frac);
-        adamw_update(&model, adam_m, adam_v, &opt, step + 1);
-        if (model.pos.scheme->after_update && model.tensors[T_POS].numel)
-            model.pos.scheme->after_update(&model.pos, model.params.pos);
-        if (tc.loss_log) tc.loss_log[step] = train_loss;
-        step++;
-        steps_this_run++;
-        res->tokens_per_s = (double)steps_this_run * B * T / (now_seconds() - t0);
-        if (!tc.quiet) progress_step(&prog, step, train_loss, opt.lr, res->tokens_per_s);
-
-        int last = step == tc.steps;
-        int stopping = stop_requested || (tc.stop_after > 0 && steps_this_run >= tc.stop_after);
-        if ((tc.eval_every > 0 && step % tc.eval_every == 0) || last) {
-            val_loss = evaluate_loss(&model, &data, T, tc.eval_windows);
-            if (!tc.quiet) progress_note(&prog, "step %ld: validation loss %.4f", step, val_loss);
-        }
-        if ((tc.ckpt_every > 0 && step % tc.ckpt_every == 0) || last || stopping) {
-            size_t bad = first_non_finite(model.params_mem, model.n_params);
-            if (bad < model.n_params) { /* never write a poisoned checkpoint over a good one */
-                nan_message("a weight", model.params_mem[bad], step, tc.out, last_good_step);
-                rc = -1;
-                break;
-            }
-            if (save(tc.out, &model, &tc, &data, adam_m, adam_v, step, &data_rng, train_loss, val_loss) != 0) {
-                rc = -1;
-                break;
-            }
-            last_good_step = step;
-            if (!tc.quiet) progress_note(&prog, "step %ld: checkpoint written to %s", step, tc.out);
         }
         if (stopping) {
             res->interrupted = 1;
             res->signal = stop_requested;
-            if (!tc.quiet)
-                progress_note(&prog, "stopped at step %ld; continue with the same command plus --resume", step);
+            if (!tc->quiet)
+                progress_note(&tr.prog, "stopped at step %ld; continue with the same command plus --resume", tr.step);
             break;
         }
     }
-done:
-    if (!tc.quiet) progress_done(&prog);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    res->step = step;
-    res->train_loss = train_loss;
-    res->val_loss = val_loss;
-    free(inputs), free(targets), free(positions);
-    free(adam_m), free(adam_v);
-    model_free(&model);
-    dataset_free(&data);
-    tokenizer_free(&tok);
+    if (!tc->quiet) progress_done(&tr.prog);
+    restore_signals(old);
+    res->step = tr.step;
+    res->train_loss = tr.train_loss;
+    res->val_loss = tr.val_loss;
+    res->tokens_per_s = tr.tokens_per_s;
+    trainer_free(&tr);
     return rc;
-
-fail_model:
-    free(adam_m), free(adam_v);
-    model_free(&model);
-fail_data:
-    dataset_free(&data);
-    tokenizer_free(&tok);
-    return -1;
 }

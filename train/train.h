@@ -8,6 +8,8 @@
 #include "../core/rng.h"
 #include "../data/dataset.h"
 #include "../model/model.h"
+#include "adamw.h"
+#include "progress.h"
 
 typedef struct {
     const char *data;   /* file path or synth:NAME */
@@ -42,8 +44,46 @@ typedef struct {
 } TrainResult;
 
 void train_config_defaults(TrainConfig *tc);
-/* -1 with pelab_errmsg on bad input, NaN loss, or I/O failure */
+/* The whole run: trainer_setup, then trainer_step until the last step, with trainer_evaluate and
+ * trainer_checkpoint at their intervals; Ctrl-C / SIGTERM / stop_after checkpoint and stop.
+ * -1 with pelab_errmsg on bad input, NaN loss, or I/O failure */
 int train_run(const TrainConfig *tc, TrainResult *res);
+
+/* One run in progress: what train_run's loop steps. */
+typedef struct {
+    TrainConfig cfg;         /* the caller's, kv_heads and hidden resolved */
+    int warmup;              /* warmup steps (cfg.warmup -1: 5% of the steps) */
+    Tokenizer tok;
+    Dataset data;
+    Model model;
+    float *adam_m, *adam_v;  /* AdamW moments, [n_params] each */
+    AdamWConfig opt;         /* opt.lr: the last step's */
+    Rng data_rng;            /* batches, passkey rows and random positions; saved in the checkpoint */
+    int *inputs, *targets;   /* [batch * seq_len] */
+    int *positions;          /* [batch * seq_len]: 0..T-1 per row, or sampled with rand_pos */
+    long step;               /* steps completed (resume: counted from the checkpoint's) */
+    long steps_this_run;
+    long last_good_step;     /* step of the last checkpoint written or resumed, -1 if none */
+    float train_loss;        /* last step's (resume of a finished run: the stored one) */
+    float val_loss;          /* last validation, NaN if none */
+    double t0;               /* when this run's first step began */
+    double tokens_per_s;     /* this run's */
+    Progress prog;
+} Trainer;
+
+/* Every TrainConfig field is checked before a file is read or memory allocated; then the
+ * tokenizer, the data, and the model (resumed from cfg.out, fine-tuned from cfg.init, or new).
+ * Free with trainer_free whether it succeeds or not. -1 with pelab_errmsg. */
+int trainer_setup(Trainer *tr, const TrainConfig *tc);
+/* one optimizer step on a fresh batch; -1 (naming the step and the last good checkpoint) on a
+ * non-finite loss or gradient norm */
+int trainer_step(Trainer *tr);
+/* validation loss over cfg.eval_windows windows, kept in tr->val_loss */
+float trainer_evaluate(Trainer *tr);
+/* atomic save of weights, moments and data position to cfg.out; -1 without writing if a weight
+ * is not finite (a good checkpoint is never overwritten by a poisoned one) */
+int trainer_checkpoint(Trainer *tr);
+void trainer_free(Trainer *tr);
 
 /* T distinct position ids from [0, max), increasing (randomized positions) */
 void sample_sorted_positions(Rng *rng, int max, int T, int *out);
