@@ -487,6 +487,10 @@ static void test_train_with_tokenizer(void) {
     snprintf(cmd, sizeof cmd, "./pelab train --data %s/tt.txt --tokenizer %s/tt.bpe --passkey-frac 0.5 %s --out %s/x.safetensors",
              dir, dir, tiny, dir);
     expect_pelab_error(cmd, "byte-level");
+    /* refused once the tokenizer is read, before the data (which here does not exist), naming its kind */
+    snprintf(cmd, sizeof cmd, "./pelab train --data %s/missing.txt --tokenizer %s/tt.bpe --passkey-frac 0.5 %s --out %s/x.safetensors",
+             dir, dir, tiny, dir);
+    expect_pelab_error(cmd, "this run uses the bpe tokenizer");
     snprintf(cmd, sizeof cmd, "./pelab passkey %s/tt.safetensors", dir);
     expect_pelab_error(cmd, "byte-level");
     /* export of a BPE model: its vocabulary as tokenizer.bin pieces, " " among them (run.c's

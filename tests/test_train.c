@@ -264,7 +264,48 @@ static void pi_finetune(void) {
           pelab_errmsg);
 }
 
+/* every flag is checked before the data is read or memory allocated: with data that does not
+ * exist, the error names the flag and the Trainer holds no allocation. The flags alone are checked
+ * before the output folder is touched (a killed run's temporary file stays); the passkey length
+ * after the tokenizer, which may refuse passkey rows whatever the length. */
+static void flags_checked_first(void) {
+    char out[256], stale[300], cmd[1024];
+    snprintf(out, sizeof out, "%s/early.safetensors", test_tmpdir());
+    snprintf(stale, sizeof stale, "%s.tmp.abcdef", out); /* a killed run's leftover: setup removes it */
+    struct { const char *pos; int seq_len, rand_pos; float passkey_frac; int flags_only; const char *needle; } bad[] = {
+        {"rope", 32, 8, 0, 1, "--rand-pos 8: expected at least --seq-len 32"},
+        {"rope", 32, -1, 0, 1, "--rand-pos -1"},
+        {"learned", 32, 256, 0, 1, "--rand-pos 256: positions up to 255 are past the end of the learned"},
+        {"rope", 64, 0, 1.5f, 1, "--passkey-frac 1.5"},
+        {"rope", 64, 0, NAN, 1, "--passkey-frac nan"},
+        {"rope", 16, 0, 0.5f, 0, "--passkey-frac: a passkey document needs --seq-len >= 43, got 16"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(stale, "w");
+        if (f) fclose(f);
+        TrainConfig tc;
+        small_config(&tc, out);
+        tc.data = "/nonexistent/corpus.txt";
+        tc.pos = bad[i].pos, tc.seq_len = bad[i].seq_len;
+        tc.rand_pos = bad[i].rand_pos, tc.passkey_frac = bad[i].passkey_frac;
+        Trainer tr;
+        int rc = trainer_setup(&tr, &tc);
+        CHECK(rc == -1 && strstr(pelab_errmsg, bad[i].needle), "bad flag %zu refused before the data: %s", i,
+              pelab_errmsg);
+        CHECK(!tr.data.tokens && !tr.model.params_mem && !tr.adam_m && !tr.inputs,
+              "bad flag %zu refused before any allocation", i);
+        trainer_free(&tr);
+        f = fopen(stale, "r");
+        if (bad[i].flags_only) CHECK(f != NULL, "bad flag %zu refused before the output folder is touched", i);
+        if (f) fclose(f);
+        remove(stale);
+    }
+    snprintf(cmd, sizeof cmd, "./pelab train --data /nonexistent/corpus.txt --seq-len 32 --rand-pos 8 --out %s", out);
+    expect_pelab_error(cmd, "--rand-pos 8");
+}
+
 void test_train(void) {
+    flags_checked_first();
     randomized_positions();
     pi_finetune();
     optimizer_by_hand();
