@@ -18,12 +18,20 @@
 
 enum { MAX_RULES = 16, MAX_LENGTHS = 64 };
 
+/* one `pelab eval`: the models (one per rule), the tokens, the results; large, so on the heap */
 typedef struct {
     const char *model_path, *data_path, *seed, *tokenizer;
     size_t n_tokens, n_file;
     int train_len, n_rules, n_lengths;
+    char rule_buf[1024];         /* --scale, split in place: rules[] point into it */
     const char *rules[MAX_RULES];
     char scheme[MAX_RULES][512], lengths_str[MAX_RULES][160];
+    Model models[MAX_RULES];
+    CkptMeta meta;               /* the first rule's metadata: seed points into it */
+    Tokenizer tok;
+    int lens[MAX_LENGTHS];
+    unsigned char *text;         /* the --data file */
+    int *tokens;                 /* [n_file] its tokens, the first n_tokens evaluated */
     EvalLength res[MAX_RULES][MAX_LENGTHS];
 } Run;
 
@@ -238,6 +246,78 @@ static void write_file(const char *path, int json, const Run *run) {
     if (fclose(f) != 0) pelab_die("%s: write failed: %s", path, strerror(errno));
 }
 
+/* one model per rule, loaded up front so a bad rule fails before any work; then the tokenizer */
+static void load_rules(Run *run, const char *scale) {
+    snprintf(run->rule_buf, sizeof run->rule_buf, "%s", scale);
+    for (char *save = NULL, *tok = strtok_r(run->rule_buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (run->n_rules == MAX_RULES) pelab_die("eval: --scale %s: more than %d rules", scale, MAX_RULES);
+        int r = run->n_rules++;
+        run->rules[r] = tok;
+        if (eval_load_rule(run->model_path, tok, &run->models[r], r ? NULL : &run->meta) != 0)
+            pelab_die("%s", pelab_errmsg);
+        pos_spec(&run->models[r].pos, run->scheme[r], sizeof run->scheme[r]);
+        pos_lengths(&run->models[r].pos, run->lengths_str[r], sizeof run->lengths_str[r]);
+    }
+    if (run->n_rules == 0) pelab_die("eval: --scale %s: expected rules such as none,pi:4", scale);
+    run->seed = meta_get(&run->meta, "train.seed") ? meta_get(&run->meta, "train.seed") : "";
+    run->train_len = run->models[0].cfg.seq_len;
+    if (tokenizer_from_image(&run->tok, meta_get(&run->meta, "tokenizer"), run->meta.tokenizer_image,
+                             run->meta.tokenizer_len, run->model_path, run->models[0].cfg.vocab_size) != 0)
+        pelab_die("%s", pelab_errmsg);
+    meta_free(&run->meta); /* the tokenizer keeps its own copy */
+}
+
+/* the --data file through the checkpoint's tokenizer, cut at max_tokens (0: all) */
+static void load_tokens(Run *run, int max_tokens) {
+    if (read_file(run->data_path, &run->text, &run->n_file) != 0) pelab_die("%s", pelab_errmsg);
+    run->tokenizer = tokenizer_kind_name(&run->tok);
+    run->tokens = xmalloc(sizeof(int) * tokenizer_max_ids(run->n_file));
+    run->n_file = tokenizer_encode(&run->tok, run->text, run->n_file, run->tokens);
+    run->n_tokens = max_tokens > 0 && run->n_file > (size_t)max_tokens ? (size_t)max_tokens : run->n_file;
+    if (run->n_tokens < 2) pelab_die("eval: %s: need at least 2 tokens, got %zu", run->data_path, run->n_tokens);
+}
+
+/* speed of one rule x length on stderr */
+static void report_length(const Run *run, int r, int l) {
+    const EvalLength *e = &run->res[r][l];
+    char st[64];
+    eval_status_str(e, st, sizeof st);
+    if (e->status != EVAL_OK) {
+        fprintf(stderr, "eval: rule %-8s length %6d: %s\n", run->rules[r], run->lens[l], st);
+        return;
+    }
+    const ScoreResult *a = &e->proto[EVAL_NONOVERLAP], *b = &e->proto[EVAL_SLIDING];
+    fprintf(stderr, "eval: rule %-8s length %6d: nonoverlap %zu tokens %.2f s (%.0f tok/s)", run->rules[r],
+            run->lens[l], a->n_scored, e->seconds[0], a->n_scored / fmax(e->seconds[0], 1e-9));
+    if (e->stride == e->len) fprintf(stderr, "  sliding S=%d: the same windows\n", e->stride);
+    else /* sliding feeds about len/S times the tokens it scores */
+        fprintf(stderr, "  sliding S=%d %zu windows %.2f s (%.0f scored tok/s)\n", e->stride, b->n_windows,
+                e->seconds[1], b->n_scored / fmax(e->seconds[1], 1e-9));
+}
+
+/* every rule at every length, on the same tokens */
+static void evaluate_all(Run *run, int stride, int buckets) {
+    double t_all = now_seconds();
+    for (int r = 0; r < run->n_rules; r++)
+        for (int l = 0; l < run->n_lengths; l++) {
+            int len = run->lens[l], s = stride > 0 && stride < len ? stride : stride > 0 ? len : 0;
+            if (eval_length(&run->models[r], run->tokens, run->n_tokens, len, s, buckets, &run->res[r][l]) != 0)
+                pelab_die("eval: rule %s, length %d: %s", run->rules[r], len, pelab_errmsg);
+            report_length(run, r, l);
+        }
+    fprintf(stderr, "eval: done in %.1f s, peak RSS %ld MB\n", now_seconds() - t_all, peak_rss_kb() / 1024);
+}
+
+static void run_free(Run *run) {
+    for (int r = 0; r < run->n_rules; r++) {
+        for (int l = 0; l < run->n_lengths; l++) eval_length_free(&run->res[r][l]);
+        model_free(&run->models[r]);
+    }
+    free(run->text), free(run->tokens);
+    tokenizer_free(&run->tok);
+    free(run);
+}
+
 int cmd_eval(int argc, char **argv) {
     const char *data = NULL, *lengths = NULL, *mult = NULL, *scale = "none", *csv_path = NULL,
                *json_path = NULL;
@@ -263,77 +343,21 @@ int cmd_eval(int argc, char **argv) {
     if (lengths && mult) pelab_die("eval: give --lengths or --mult, not both");
     set_threads(threads);
 
-    static Run run; /* large (results per rule and length): not on the stack */
-    run.model_path = pos_args[0];
-    run.data_path = data;
-    /* split the rules; load one model per rule up front so a bad rule fails before any work */
-    static char rule_buf[1024];
-    snprintf(rule_buf, sizeof rule_buf, "%s", scale);
-    static Model models[MAX_RULES];
-    static CkptMeta meta;
-    for (char *save = NULL, *tok = strtok_r(rule_buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (run.n_rules == MAX_RULES) pelab_die("eval: --scale %s: more than %d rules", scale, MAX_RULES);
-        int r = run.n_rules++;
-        run.rules[r] = tok;
-        if (eval_load_rule(run.model_path, tok, &models[r], r ? NULL : &meta) != 0) pelab_die("%s", pelab_errmsg);
-        pos_spec(&models[r].pos, run.scheme[r], sizeof run.scheme[r]);
-        pos_lengths(&models[r].pos, run.lengths_str[r], sizeof run.lengths_str[r]);
-    }
-    if (run.n_rules == 0) pelab_die("eval: --scale %s: expected rules such as none,pi:4", scale);
-    run.seed = meta_get(&meta, "train.seed") ? meta_get(&meta, "train.seed") : "";
-    run.train_len = models[0].cfg.seq_len;
-    Tokenizer tok;
-    if (tokenizer_from_image(&tok, meta_get(&meta, "tokenizer"), meta.tokenizer_image, meta.tokenizer_len,
-                             run.model_path, models[0].cfg.vocab_size) != 0)
-        pelab_die("%s", pelab_errmsg);
-    meta_free(&meta); /* the tokenizer keeps its own copy */
+    Run *run = xcalloc(1, sizeof *run);
+    run->model_path = pos_args[0];
+    run->data_path = data;
+    tokenizer_init_byte(&run->tok);
+    load_rules(run, scale);
+    run->n_lengths = eval_parse_lengths(lengths, mult ? mult : "0.5,1,2,4,8", run->train_len, run->lens, MAX_LENGTHS);
+    if (run->n_lengths < 0) pelab_die("eval: %s", pelab_errmsg);
+    load_tokens(run, max_tokens);
+    evaluate_all(run, stride, buckets);
 
-    int lens[MAX_LENGTHS];
-    run.n_lengths = eval_parse_lengths(lengths, mult ? mult : "0.5,1,2,4,8", run.train_len, lens, MAX_LENGTHS);
-    if (run.n_lengths < 0) pelab_die("eval: %s", pelab_errmsg);
-
-    unsigned char *text;
-    if (read_file(data, &text, &run.n_file) != 0) pelab_die("%s", pelab_errmsg);
-    run.tokenizer = tokenizer_kind_name(&tok);
-    int *tokens = xmalloc(sizeof(int) * tokenizer_max_ids(run.n_file));
-    run.n_file = tokenizer_encode(&tok, text, run.n_file, tokens);
-    run.n_tokens = max_tokens > 0 && run.n_file > (size_t)max_tokens ? (size_t)max_tokens : run.n_file;
-    if (run.n_tokens < 2) pelab_die("eval: %s: need at least 2 tokens, got %zu", data, run.n_tokens);
-
-    double t_all = now_seconds();
-    for (int r = 0; r < run.n_rules; r++)
-        for (int l = 0; l < run.n_lengths; l++) {
-            int s = stride > 0 && stride < lens[l] ? stride : stride > 0 ? lens[l] : 0;
-            EvalLength *e = &run.res[r][l];
-            if (eval_length(&models[r], tokens, run.n_tokens, lens[l], s, buckets, e) != 0)
-                pelab_die("eval: rule %s, length %d: %s", run.rules[r], lens[l], pelab_errmsg);
-            char st[64];
-            eval_status_str(e, st, sizeof st);
-            if (e->status != EVAL_OK) {
-                fprintf(stderr, "eval: rule %-8s length %6d: %s\n", run.rules[r], lens[l], st);
-                continue;
-            }
-            const ScoreResult *a = &e->proto[EVAL_NONOVERLAP], *b = &e->proto[EVAL_SLIDING];
-            fprintf(stderr, "eval: rule %-8s length %6d: nonoverlap %zu tokens %.2f s (%.0f tok/s)", run.rules[r],
-                    lens[l], a->n_scored, e->seconds[0], a->n_scored / fmax(e->seconds[0], 1e-9));
-            if (e->stride == e->len) fprintf(stderr, "  sliding S=%d: the same windows\n", e->stride);
-            else /* sliding feeds about len/S times the tokens it scores */
-                fprintf(stderr, "  sliding S=%d %zu windows %.2f s (%.0f scored tok/s)\n", e->stride, b->n_windows,
-                        e->seconds[1], b->n_scored / fmax(e->seconds[1], 1e-9));
-        }
-    fprintf(stderr, "eval: done in %.1f s, peak RSS %ld MB\n", now_seconds() - t_all, peak_rss_kb() / 1024);
-
-    print_header(&run);
-    print_table(&run);
-    print_buckets(&run);
-    if (csv_path) write_file(csv_path, 0, &run);
-    if (json_path) write_file(json_path, 1, &run);
-
-    for (int r = 0; r < run.n_rules; r++) {
-        for (int l = 0; l < run.n_lengths; l++) eval_length_free(&run.res[r][l]);
-        model_free(&models[r]);
-    }
-    free(text), free(tokens);
-    tokenizer_free(&tok);
+    print_header(run);
+    print_table(run);
+    print_buckets(run);
+    if (csv_path) write_file(csv_path, 0, run);
+    if (json_path) write_file(json_path, 1, run);
+    run_free(run);
     return 0;
 }
