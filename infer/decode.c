@@ -5,8 +5,6 @@
 
 #include "../core/error.h"
 #include "../core/mem.h"
-#include "../core/sys.h"
-#include "../model/attention.h"
 #include "../model/layers.h"
 
 void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk) {
@@ -26,7 +24,7 @@ void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk) {
     c->ln = xmalloc(chunk * D * sizeof(float));
     c->q = xmalloc(chunk * qdim * sizeof(float));
     c->att_out = xmalloc(chunk * qdim * sizeof(float));
-    c->proj = xmalloc(chunk * D * sizeof(float));
+    c->res_mid = xmalloc(chunk * D * sizeof(float));
     c->gate = xmalloc(chunk * F * sizeof(float));
     c->up = xmalloc(chunk * F * sizeof(float));
     c->act = xmalloc(chunk * F * sizeof(float));
@@ -40,54 +38,38 @@ void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk) {
 void kvcache_reset(KVCache *c) { c->len = 0; }
 
 void kvcache_free(KVCache *c) {
-    void *bufs[] = {c->k, c->v, c->pos, c->x, c->ln, c->q, c->att_out, c->proj, c->gate, c->up, c->act,
+    void *bufs[] = {c->k, c->v, c->pos, c->x, c->ln, c->q, c->att_out, c->res_mid, c->gate, c->up, c->act,
                     c->att_probs, c->lnf, c->tokens};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(c, 0, sizeof *c);
 }
 
-/* one block of nb <= chunk tokens */
-static void decode_block(Model *m, KVCache *c, const int *tokens, const int *pos, int nb, float *logits,
+/* one chunk of nb <= chunk tokens: every layer appends its keys and values after the cached ones */
+static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos, int nb, float *logits,
                          int all_logits) {
     const ModelConfig *cfg = &m->cfg;
     const ParamTensors *p = &m->params;
     const PosScheme *ps = m->pos.scheme;
-    int D = cfg->dim, F = cfg->hidden_dim, V = cfg->vocab_size, H = cfg->n_heads, KVH = cfg->n_kv_heads;
-    int hd = m->head_dim, qdim = H * hd, kvdim = c->kvdim, group = H / KVH, start = c->len, nk = start + nb;
+    int D = cfg->dim, V = cfg->vocab_size, kvdim = c->kvdim, start = c->len;
+    size_t layer_cache = (size_t)c->max_len * kvdim;
 
     memmove(c->pos + start, pos, nb * sizeof(int)); /* may already be in place (recomputation) */
     memmove(c->tokens + start, tokens, nb * sizeof(int));
     embedding_forward(c->x, tokens, p->tok_emb, nb, D);
     if (ps->input_forward) ps->input_forward(&m->pos, c->x, pos, nb);
 
+    /* the residual stream enters and leaves every layer in c->x; no rstd kept */
+    LayerActs layer = {.n_seq = 1, .n = nb, .pos = pos, .in = c->x, .ln1 = c->ln, .q = c->q,
+                       .key_pos = c->pos, .n_keys = start + nb, .past = start, .att_probs = c->att_probs,
+                       .att_out = c->att_out, .res_mid = c->res_mid, .ln2 = c->ln, .gate = c->gate,
+                       .up = c->up, .act = c->act, .res_out = c->x};
     for (int l = 0; l < cfg->n_layers; l++) {
-        float *kcache = c->k + (size_t)l * c->max_len * kvdim, *vcache = c->v + (size_t)l * c->max_len * kvdim;
-        float *k_new = kcache + (size_t)start * kvdim, *v_new = vcache + (size_t)start * kvdim;
-        rmsnorm_forward(c->ln, NULL, c->x, p->attn_norm + l * D, nb, D, cfg->norm_eps);
-        matmul_forward(c->q, c->ln, p->wq + (size_t)l * qdim * D, nb, D, qdim);
-        matmul_forward(k_new, c->ln, p->wk + (size_t)l * kvdim * D, nb, D, kvdim);
-        matmul_forward(v_new, c->ln, p->wv + (size_t)l * kvdim * D, nb, D, kvdim);
-        if (ps->qk_forward) {
-            ps->qk_forward(&m->pos, c->q, pos, nb, H, 0, l);
-            ps->qk_forward(&m->pos, k_new, pos, nb, KVH, 1, l);
-        }
-#pragma omp parallel for schedule(static) if ((size_t)nb * nk * qdim >= PAR_MIN_WORK)
-        for (int h = 0; h < H; h++) {
-            int kvh = h / group;
-            attention_head_forward(c->att_out + h * hd, qdim, c->att_probs + (size_t)h * c->chunk * c->max_len, nk,
-                                   c->q + h * hd, qdim, nb, kcache + kvh * hd, kvdim, vcache + kvh * hd, kvdim, nk,
-                                   start, pos, c->pos, h, l, &m->pos, hd);
-        }
-        matmul_forward(c->proj, c->att_out, p->wo + (size_t)l * D * qdim, nb, qdim, D);
-        residual_forward(c->x, c->x, c->proj, (size_t)nb * D);
-        rmsnorm_forward(c->ln, NULL, c->x, p->mlp_norm + l * D, nb, D, cfg->norm_eps);
-        matmul_forward(c->gate, c->ln, p->w1 + (size_t)l * F * D, nb, D, F);
-        matmul_forward(c->up, c->ln, p->w3 + (size_t)l * F * D, nb, D, F);
-        swiglu_forward(c->act, c->gate, c->up, (size_t)nb * F);
-        matmul_forward(c->proj, c->act, p->w2 + (size_t)l * D * F, nb, F, D);
-        residual_forward(c->x, c->x, c->proj, (size_t)nb * D);
+        float *keys = c->k + l * layer_cache, *values = c->v + l * layer_cache;
+        layer.keys = keys, layer.values = values;
+        layer.k = keys + (size_t)start * kvdim, layer.v = values + (size_t)start * kvdim;
+        block_forward(m, l, &layer);
     }
-    c->len = nk;
+    c->len = start + nb;
     if (all_logits) {
         rmsnorm_forward(c->lnf, NULL, c->x, p->final_norm, nb, D, cfg->norm_eps);
         matmul_forward(logits, c->lnf, p->lm_head, nb, D, V);
@@ -118,7 +100,7 @@ int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int 
         c->len = 0;
         for (int done = 0; done < old; done += c->chunk) {
             int nb = old - done < c->chunk ? old - done : c->chunk;
-            decode_block(m, c, c->tokens + done, c->pos + done, nb, NULL, 0);
+            decode_chunk(m, c, c->tokens + done, c->pos + done, nb, NULL, 0);
         }
     } else if (pos_check_positions(&m->pos, pos, n) != 0) {
         return -1;
@@ -127,7 +109,7 @@ int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int 
         int nb = n - done < c->chunk ? n - done : c->chunk;
         int last_block = done + nb == n;
         float *out = all_logits ? logits + (size_t)done * m->cfg.vocab_size : (last_block ? logits : NULL);
-        decode_block(m, c, tokens + done, pos + done, nb, out, all_logits);
+        decode_chunk(m, c, tokens + done, pos + done, nb, out, all_logits);
     }
     return 0;
 }

@@ -19,9 +19,10 @@ typedef struct {
                         * computed at each token's own step (what HF does; an experiment toggle) */
     float *v;      /* [L, max_len, kvdim] */
     int *pos;      /* [max_len] position id of every cached token */
-    /* per-block scratch */
-    float *x, *ln, *q, *att_out, *proj, *gate, *up, *act;
-    float *att_probs; /* [H, chunk, max_len] */
+    /* per-chunk scratch, reused by every layer (see LayerActs) */
+    float *x;         /* [chunk, D] the residual stream */
+    float *ln, *q, *att_out, *res_mid, *gate, *up, *act;
+    float *att_probs; /* [H, nb, cached length] of the last chunk; room for H * chunk * max_len */
     float *lnf;       /* [chunk, D] */
 } KVCache;
 

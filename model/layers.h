@@ -1,6 +1,9 @@
-/* layers.h: each layer's forward and backward, side by side (llm.c style).
- * Shapes: N rows (tokens), row-major. Backward functions ACCUMULATE (+=) into parameter
- * gradients and, unless stated otherwise, into input gradients. */
+/* layers.h: the decoder's layers except attention (attention.h), forward and backward side by
+ * side (llm.c style); block_forward in model.c chains them. Shapes: N rows (tokens), row-major.
+ * Backward functions accumulate (+=) into parameter gradients. Input gradients: rmsnorm_backward
+ * adds (the residual stream's gradient flows past it), matmul_backward adds or overwrites as asked,
+ * swiglu_backward and crossentropy_backward overwrite. Loops with fewer than PAR_MIN_WORK
+ * elements (core/sys.h) run on one thread. */
 #ifndef PELAB_LAYERS_H
 #define PELAB_LAYERS_H
 
@@ -8,16 +11,19 @@
 
 /* out[N, D] = tok_emb[inp[n]] */
 void embedding_forward(float *out, const int *inp, const float *tok_emb, int N, int D);
+/* dtok_emb[inp[n]] += dout[n]; serial, since two rows may share a token */
 void embedding_backward(float *dtok_emb, const float *dout, const int *inp, int N, int D);
 
-/* out = x * rstd * gain, rstd = 1/sqrt(mean(x^2) + eps) */
+/* out = x * rstd * gain, rstd = 1/sqrt(mean(x^2) + eps); rstd [N] may be NULL (decoding keeps none) */
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain, int N, int D, float eps);
+/* dinp += d(out)/d(inp) dout, dgain += sum over rows */
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp, const float *gain,
                       const float *rstd, int N, int D);
 
-/* out[N, OC] = inp[N, C] @ w[OC, C]^T  (cblas_sgemm) */
+/* out[N, OC] = inp[N, C] @ w[OC, C]^T  (cblas_sgemm; sgemv for one row, as when decoding a token) */
 void matmul_forward(float *out, const float *inp, const float *w, int N, int C, int OC);
-/* dinp[N, C] (+)= dout @ w (overwrite if accumulate_dinp is 0); dw[OC, C] += dout^T @ inp */
+/* dinp[N, C] (+)= dout @ w (overwrite if accumulate_dinp is 0; skipped if dinp is NULL);
+ * dw[OC, C] += dout^T @ inp */
 void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w, int N, int C,
                      int OC, int accumulate_dinp);
 
@@ -26,11 +32,11 @@ void swiglu_forward(float *act, const float *gate, const float *up, size_t n);
 /* writes dgate, dup (overwrite) */
 void swiglu_backward(float *dgate, float *dup, const float *dact, const float *gate, const float *up, size_t n);
 
-/* out += inp (residual add) */
+/* out = a + b (out may be a or b). No backward: the gradient reaches both inputs unchanged. */
 void residual_forward(float *out, const float *a, const float *b, size_t n);
 
-/* Softmax cross-entropy over V classes for N rows. losses[n] = -log p(target). Returns mean.
- * targets < 0 are ignored (loss 0, no gradient). */
+/* Softmax cross-entropy over V classes for N rows. losses[n] = -log p(target); returns the mean
+ * over the counted rows. targets < 0 are ignored (loss 0, no gradient). */
 float crossentropy_forward(float *losses, const float *logits, const int *targets, int N, int V);
 /* Overwrites logits with d(mean loss)/d(logits) = (softmax - onehot) / n_counted. */
 void crossentropy_backward(float *logits, const int *targets, int N, int V);

@@ -158,6 +158,106 @@ void model_zero_grad(Model *m) {
     if (m->grads_mem) memset(m->grads_mem, 0, m->n_params * sizeof(float));
 }
 
+/* layer l's slice of a stacked parameter block (the weights, or their gradients) */
+typedef struct {
+    float *attn_norm, *wq, *wk, *wv, *wo, *mlp_norm, *w1, *w2, *w3;
+} LayerWeights;
+
+static LayerWeights layer_weights(const Model *m, const ParamTensors *p, int l) {
+    const ModelConfig *c = &m->cfg;
+    size_t D = c->dim, F = c->hidden_dim, qdim = (size_t)c->n_heads * m->head_dim;
+    size_t kvdim = (size_t)c->n_kv_heads * m->head_dim;
+    return (LayerWeights){.attn_norm = p->attn_norm + l * D, .wq = p->wq + l * qdim * D, .wk = p->wk + l * kvdim * D,
+                          .wv = p->wv + l * kvdim * D, .wo = p->wo + l * D * qdim, .mlp_norm = p->mlp_norm + l * D,
+                          .w1 = p->w1 + l * F * D, .w2 = p->w2 + l * D * F, .w3 = p->w3 + l * F * D};
+}
+
+/* the layer's attention: its queries against the keys the view names */
+static Attention layer_attention(const Model *m, int layer, const LayerActs *a) {
+    return (Attention){.q = a->q, .k = a->keys, .v = a->values, .out = a->att_out, .probs = a->att_probs,
+                       .qpos = a->pos, .kpos = a->key_pos, .n_seq = a->n_seq, .nq = a->n, .nk = a->n_keys,
+                       .q_offset = a->past, .n_heads = m->cfg.n_heads, .n_kv_heads = m->cfg.n_kv_heads,
+                       .head_dim = m->head_dim, .layer = layer};
+}
+
+void block_forward(const Model *m, int layer, const LayerActs *a) {
+    const ModelConfig *c = &m->cfg;
+    const PosScheme *ps = m->pos.scheme;
+    int N = a->n_seq * a->n, D = c->dim, F = c->hidden_dim, H = c->n_heads, KVH = c->n_kv_heads;
+    int qdim = H * m->head_dim, kvdim = KVH * m->head_dim;
+    LayerWeights w = layer_weights(m, &m->params, layer);
+    Attention att = layer_attention(m, layer, a);
+
+    /* attention: res_mid = in + wo attn(q, k, v) */
+    rmsnorm_forward(a->ln1, a->ln1_rstd, a->in, w.attn_norm, N, D, c->norm_eps);
+    matmul_forward(a->q, a->ln1, w.wq, N, D, qdim); /* [N, D] -> [N, H*hd] */
+    matmul_forward(a->k, a->ln1, w.wk, N, D, kvdim);
+    matmul_forward(a->v, a->ln1, w.wv, N, D, kvdim);
+    if (ps->qk_forward) {
+        ps->qk_forward(&m->pos, a->q, a->pos, N, H, 0, layer);
+        ps->qk_forward(&m->pos, a->k, a->pos, N, KVH, 1, layer);
+    }
+    attention_forward(&att, &m->pos); /* -> att_out [N, H*hd], att_probs */
+    matmul_forward(a->res_mid, a->att_out, w.wo, N, qdim, D);
+    residual_forward(a->res_mid, a->res_mid, a->in, (size_t)N * D);
+
+    /* MLP: res_out = res_mid + w2(silu(w1 x) * w3 x), x = rmsnorm(res_mid) */
+    rmsnorm_forward(a->ln2, a->ln2_rstd, a->res_mid, w.mlp_norm, N, D, c->norm_eps);
+    matmul_forward(a->gate, a->ln2, w.w1, N, D, F); /* [N, D] -> [N, F] */
+    matmul_forward(a->up, a->ln2, w.w3, N, D, F);
+    swiglu_forward(a->act, a->gate, a->up, (size_t)N * F);
+    matmul_forward(a->res_out, a->act, w.w2, N, F, D);
+    residual_forward(a->res_out, a->res_out, a->res_mid, (size_t)N * D);
+}
+
+void block_backward(Model *m, int layer, const LayerActs *a) {
+    const ModelConfig *c = &m->cfg;
+    const PosScheme *ps = m->pos.scheme;
+    int N = a->n_seq * a->n, D = c->dim, F = c->hidden_dim, H = c->n_heads, KVH = c->n_kv_heads;
+    int qdim = H * m->head_dim, kvdim = KVH * m->head_dim;
+    LayerWeights w = layer_weights(m, &m->params, layer), dw = layer_weights(m, &m->grads, layer);
+    Attention att = layer_attention(m, layer, a);
+    GradScratch *s = &m->scratch;
+    float *dpos = m->tensors[T_POS].numel ? m->grads.pos : NULL;
+
+    /* MLP; d_res flows through the residual unchanged, rmsnorm_backward adds the branch's share */
+    matmul_backward(s->d_act, dw.w2, s->d_res, a->act, w.w2, N, F, D, 0);
+    swiglu_backward(s->d_gate, s->d_up, s->d_act, a->gate, a->up, (size_t)N * F);
+    matmul_backward(s->d_ln, dw.w1, s->d_gate, a->ln2, w.w1, N, D, F, 0);
+    matmul_backward(s->d_ln, dw.w3, s->d_up, a->ln2, w.w3, N, D, F, 1);
+    rmsnorm_backward(s->d_res, dw.mlp_norm, s->d_ln, a->res_mid, w.mlp_norm, a->ln2_rstd, N, D);
+
+    /* attention */
+    matmul_backward(s->d_att_out, dw.wo, s->d_res, a->att_out, w.wo, N, qdim, D, 0);
+    attention_backward(&att, s->d_att_out, s->d_q, s->d_k, s->d_v, s->d_scores, dpos, &m->pos);
+    if (ps->qk_backward) {
+        ps->qk_backward(&m->pos, s->d_q, a->pos, N, H, 0, layer);
+        ps->qk_backward(&m->pos, s->d_k, a->pos, N, KVH, 1, layer);
+    }
+    matmul_backward(s->d_ln, dw.wq, s->d_q, a->ln1, w.wq, N, D, qdim, 0);
+    matmul_backward(s->d_ln, dw.wk, s->d_k, a->ln1, w.wk, N, D, kvdim, 1);
+    matmul_backward(s->d_ln, dw.wv, s->d_v, a->ln1, w.wv, N, D, kvdim, 1);
+    rmsnorm_backward(s->d_res, dw.attn_norm, s->d_ln, a->in, w.attn_norm, a->ln1_rstd, N, D);
+}
+
+/* layer l's slices of the training activations for the current [B, T] batch */
+static LayerActs train_layer_acts(const Model *m, int l) {
+    const ModelConfig *c = &m->cfg;
+    const ActTensors *a = &m->acts;
+    int B = m->cur_B, T = m->cur_T;
+    size_t BT = (size_t)B * T, D = c->dim, F = c->hidden_dim, H = c->n_heads;
+    size_t qdim = H * m->head_dim, kvdim = (size_t)c->n_kv_heads * m->head_dim;
+    float *k = a->k + l * BT * kvdim, *v = a->v + l * BT * kvdim;
+    /* each row attends to its own sequence's rows: keys are the layer's k, v themselves */
+    return (LayerActs){.n_seq = B, .n = T, .pos = m->positions, .in = l == 0 ? a->x0 : a->res_out + (l - 1) * BT * D,
+                       .ln1 = a->ln1 + l * BT * D, .ln1_rstd = a->ln1_rstd + l * BT, .q = a->q + l * BT * qdim,
+                       .k = k, .v = v, .keys = k, .values = v, .key_pos = m->positions, .n_keys = T, .past = 0,
+                       .att_probs = a->att_probs + l * BT * H * T, .att_out = a->att_out + l * BT * qdim,
+                       .res_mid = a->res_mid + l * BT * D, .ln2 = a->ln2 + l * BT * D, .ln2_rstd = a->ln2_rstd + l * BT,
+                       .gate = a->h_gate + l * BT * F, .up = a->h_up + l * BT * F, .act = a->h_act + l * BT * F,
+                       .res_out = a->res_out + l * BT * D};
+}
+
 int model_forward(Model *m, const int *inputs, const int *targets, const int *positions, int B, int T) {
     const ModelConfig *c = &m->cfg;
     if (!m->acts_mem || B < 1 || T < 1 || B > m->B || T > m->T)
@@ -178,42 +278,16 @@ int model_forward(Model *m, const int *inputs, const int *targets, const int *po
     memcpy(m->positions, positions, BT * sizeof(int));
     if (targets) memcpy(m->targets, targets, BT * sizeof(int));
 
-    int D = c->dim, F = c->hidden_dim, V = c->vocab_size, H = c->n_heads, KVH = c->n_kv_heads, hd = m->head_dim;
-    int qdim = H * hd, kvdim = KVH * hd;
+    int D = c->dim, V = c->vocab_size;
     const PosScheme *ps = m->pos.scheme;
     ParamTensors *p = &m->params;
     ActTensors *a = &m->acts;
 
     embedding_forward(a->x0, inputs, p->tok_emb, (int)BT, D);
     if (ps->input_forward) ps->input_forward(&m->pos, a->x0, positions, (int)BT);
-
     for (int l = 0; l < c->n_layers; l++) {
-        const float *in = l == 0 ? a->x0 : a->res_out + (l - 1) * BT * D;
-        float *ln1 = a->ln1 + l * BT * D, *q = a->q + l * BT * qdim, *k = a->k + l * BT * kvdim;
-        float *v = a->v + l * BT * kvdim, *att_out = a->att_out + l * BT * qdim;
-        float *res_mid = a->res_mid + l * BT * D, *ln2 = a->ln2 + l * BT * D;
-        float *gate = a->h_gate + l * BT * F, *up = a->h_up + l * BT * F, *act = a->h_act + l * BT * F;
-        float *res_out = a->res_out + l * BT * D;
-
-        rmsnorm_forward(ln1, a->ln1_rstd + l * BT, in, p->attn_norm + l * D, (int)BT, D, c->norm_eps);
-        matmul_forward(q, ln1, p->wq + (size_t)l * qdim * D, (int)BT, D, qdim);
-        matmul_forward(k, ln1, p->wk + (size_t)l * kvdim * D, (int)BT, D, kvdim);
-        matmul_forward(v, ln1, p->wv + (size_t)l * kvdim * D, (int)BT, D, kvdim);
-        if (ps->qk_forward) {
-            ps->qk_forward(&m->pos, q, positions, (int)BT, H, 0, l);
-            ps->qk_forward(&m->pos, k, positions, (int)BT, KVH, 1, l);
-        }
-        attention_forward(att_out, a->att_probs + l * (size_t)B * H * T * T, q, k, v, positions, B, T, H, KVH, hd,
-                          l, &m->pos);
-        matmul_forward(res_mid, att_out, p->wo + (size_t)l * D * qdim, (int)BT, qdim, D);
-        residual_forward(res_mid, res_mid, in, BT * D);
-
-        rmsnorm_forward(ln2, a->ln2_rstd + l * BT, res_mid, p->mlp_norm + l * D, (int)BT, D, c->norm_eps);
-        matmul_forward(gate, ln2, p->w1 + (size_t)l * F * D, (int)BT, D, F);
-        matmul_forward(up, ln2, p->w3 + (size_t)l * F * D, (int)BT, D, F);
-        swiglu_forward(act, gate, up, BT * F);
-        matmul_forward(res_out, act, p->w2 + (size_t)l * D * F, (int)BT, F, D);
-        residual_forward(res_out, res_out, res_mid, BT * D);
+        LayerActs layer = train_layer_acts(m, l);
+        block_forward(m, l, &layer);
     }
     const float *last = a->res_out + (c->n_layers - 1) * BT * D;
     rmsnorm_forward(a->lnf, a->lnf_rstd, last, p->final_norm, (int)BT, D, c->norm_eps);
@@ -224,16 +298,12 @@ int model_forward(Model *m, const int *inputs, const int *targets, const int *po
 
 void model_backward(Model *m) {
     const ModelConfig *c = &m->cfg;
-    int B = m->cur_B, T = m->cur_T;
-    size_t BT = (size_t)B * T;
-    int D = c->dim, F = c->hidden_dim, V = c->vocab_size, H = c->n_heads, KVH = c->n_kv_heads, hd = m->head_dim;
-    int qdim = H * hd, kvdim = KVH * hd;
+    size_t BT = (size_t)m->cur_B * m->cur_T;
+    int D = c->dim, V = c->vocab_size;
     const PosScheme *ps = m->pos.scheme;
     ParamTensors *p = &m->params, *g = &m->grads;
     ActTensors *a = &m->acts;
     GradScratch *s = &m->scratch;
-    const int *pos = m->positions;
-    float *dpos = m->tensors[T_POS].numel ? g->pos : NULL;
 
     int threads = omp_get_max_threads(); /* attention_backward gives each thread a T x T slice */
     if (threads > s->score_threads) {
@@ -246,43 +316,11 @@ void model_backward(Model *m) {
     const float *last = a->res_out + (c->n_layers - 1) * BT * D;
     memset(s->d_res, 0, BT * D * sizeof(float));
     rmsnorm_backward(s->d_res, g->final_norm, s->d_ln, last, p->final_norm, a->lnf_rstd, (int)BT, D);
-
     for (int l = c->n_layers - 1; l >= 0; l--) {
-        const float *in = l == 0 ? a->x0 : a->res_out + (l - 1) * BT * D;
-        const float *ln1 = a->ln1 + l * BT * D, *q = a->q + l * BT * qdim, *k = a->k + l * BT * kvdim;
-        const float *v = a->v + l * BT * kvdim, *att_out = a->att_out + l * BT * qdim;
-        const float *res_mid = a->res_mid + l * BT * D, *ln2 = a->ln2 + l * BT * D;
-        const float *gate = a->h_gate + l * BT * F, *up = a->h_up + l * BT * F, *act = a->h_act + l * BT * F;
-
-        /* MLP: res_out = res_mid + w2(silu(w1 x) * w3 x), x = rmsnorm(res_mid); d_res flows through */
-        matmul_backward(s->d_act, g->w2 + (size_t)l * D * F, s->d_res, act, p->w2 + (size_t)l * D * F, (int)BT, F,
-                        D, 0);
-        swiglu_backward(s->d_gate, s->d_up, s->d_act, gate, up, BT * F);
-        matmul_backward(s->d_ln, g->w1 + (size_t)l * F * D, s->d_gate, ln2, p->w1 + (size_t)l * F * D, (int)BT, D,
-                        F, 0);
-        matmul_backward(s->d_ln, g->w3 + (size_t)l * F * D, s->d_up, ln2, p->w3 + (size_t)l * F * D, (int)BT, D, F,
-                        1);
-        rmsnorm_backward(s->d_res, g->mlp_norm + l * D, s->d_ln, res_mid, p->mlp_norm + l * D,
-                         a->ln2_rstd + l * BT, (int)BT, D);
-
-        /* attention: res_mid = in + wo(attn(q, k, v)) */
-        matmul_backward(s->d_att_out, g->wo + (size_t)l * D * qdim, s->d_res, att_out,
-                        p->wo + (size_t)l * D * qdim, (int)BT, qdim, D, 0);
-        attention_backward(s->d_q, s->d_k, s->d_v, dpos, s->d_scores, s->d_att_out,
-                           a->att_probs + l * (size_t)B * H * T * T, q, k, v, pos, B, T, H, KVH, hd, l, &m->pos);
-        if (ps->qk_backward) {
-            ps->qk_backward(&m->pos, s->d_q, pos, (int)BT, H, 0, l);
-            ps->qk_backward(&m->pos, s->d_k, pos, (int)BT, KVH, 1, l);
-        }
-        matmul_backward(s->d_ln, g->wq + (size_t)l * qdim * D, s->d_q, ln1, p->wq + (size_t)l * qdim * D, (int)BT,
-                        D, qdim, 0);
-        matmul_backward(s->d_ln, g->wk + (size_t)l * kvdim * D, s->d_k, ln1, p->wk + (size_t)l * kvdim * D,
-                        (int)BT, D, kvdim, 1);
-        matmul_backward(s->d_ln, g->wv + (size_t)l * kvdim * D, s->d_v, ln1, p->wv + (size_t)l * kvdim * D,
-                        (int)BT, D, kvdim, 1);
-        rmsnorm_backward(s->d_res, g->attn_norm + l * D, s->d_ln, in, p->attn_norm + l * D, a->ln1_rstd + l * BT,
-                         (int)BT, D);
+        LayerActs layer = train_layer_acts(m, l);
+        block_backward(m, l, &layer);
     }
-    if (ps->input_backward && dpos) ps->input_backward(&m->pos, s->d_res, pos, (int)BT, dpos);
+    if (ps->input_backward && m->tensors[T_POS].numel)
+        ps->input_backward(&m->pos, s->d_res, m->positions, (int)BT, g->pos);
     embedding_backward(g->tok_emb, s->d_res, m->inputs, (int)BT, D);
 }

@@ -77,6 +77,31 @@ typedef struct {
     int score_threads; /* threads d_scores was sized for (regrown if OpenMP gets more) */
 } GradScratch;
 
+/* Where one decoder layer reads and writes (block_forward, block_backward). Its N = n_seq * n rows
+ * are n_seq sequences of n new tokens. Training: the B x T batch, every activation in layer l's
+ * slice of ActTensors, kept for the backward. Decoding: one chunk of new tokens in scratch rows
+ * that the next layer reuses (no rstd kept: ln1_rstd, ln2_rstd NULL; ln2 may be ln1, res_out may
+ * be in), its keys and values written into the KV cache after the cached prefix. */
+typedef struct {
+    int n_seq, n;               /* training B, T; decoding 1, the chunk's length */
+    const int *pos;             /* [N] position ids of the rows */
+    const float *in;            /* [N, D] residual stream entering the layer */
+    float *ln1, *ln1_rstd;      /* [N, D], [N] */
+    float *q;                   /* [N, H*hd]   after the q/k transform */
+    float *k, *v;               /* [N, KVH*hd] the rows' own keys (after the transform), values */
+    /* what the queries attend to, per sequence: n_keys keys, the rows' own at index past.. past+n-1
+     * (training: k, v themselves with past 0; decoding: the layer's cache, past = cached length) */
+    const float *keys, *values; /* [n_seq*n_keys, KVH*hd] */
+    const int *key_pos;         /* [n_seq*n_keys] */
+    int n_keys, past;
+    float *att_probs;           /* [n_seq, H, n, n_keys] */
+    float *att_out;             /* [N, H*hd] probs @ v, before the output projection */
+    float *res_mid;             /* [N, D] residual after attention */
+    float *ln2, *ln2_rstd;      /* [N, D], [N] */
+    float *gate, *up, *act;     /* [N, F] w1 x, w3 x, silu(gate) * up */
+    float *res_out;             /* [N, D] residual after the MLP */
+} LayerActs;
+
 typedef struct Model {
     ModelConfig cfg;
     PosCtx pos;
@@ -113,5 +138,13 @@ int model_forward(Model *m, const int *inputs, const int *targets, const int *po
 void model_zero_grad(Model *m);
 /* Backward of the last forward (which must have had targets); accumulates into grads. */
 void model_backward(Model *m);
+
+/* One decoder layer, the sequence both the training forward and the KV-cache decoder run:
+ *   res_mid = in + wo attn(q, k, v),   q, k = transform(wq x, wk x), v = wv x,  x = rmsnorm(in)
+ *   res_out = res_mid + w2 (silu(w1 x) * w3 x),                    x = rmsnorm(res_mid)
+ * block_backward takes the training layout (past 0, keys = k) and accumulates into m->grads;
+ * m->scratch.d_res holds the gradient of res_out on entry and that of in on return. */
+void block_forward(const Model *m, int layer, const LayerActs *a);
+void block_backward(Model *m, int layer, const LayerActs *a);
 
 #endif

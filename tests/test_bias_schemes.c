@@ -35,7 +35,9 @@ static void zero_content_probs(const PosCtx *pc, int head, float probs[9]) {
     float q[3 * HD] = {0}, k[3 * HD], v[3 * HD], out[3 * HD];
     int pos[3] = {0, 1, 2};
     for (int i = 0; i < 3 * HD; i++) k[i] = 0.3f * (float)(i % 5) - 0.5f, v[i] = (float)i;
-    attention_head_forward(out, HD, probs, 3, q, HD, 3, k, HD, v, HD, 3, 0, pos, pos, head, 0, pc, HD);
+    AttnHead a = {.q = q, .k = k, .v = v, .out = out, .probs = probs, .ldq = HD, .ldkv = HD, .qpos = pos,
+                  .kpos = pos, .nq = 3, .nk = 3, .q_offset = 0, .hd = HD, .head = head, .layer = 0};
+    attention_head_forward(&a, pc);
 }
 
 static void test_alibi(void) {
@@ -115,7 +117,9 @@ static void test_alibi(void) {
     int pos[3] = {5, 7, 9}; /* explicit, non-contiguous ids: distances 4 and 2 */
     for (int i = 0; i < HD; i++) q[i] = 0.1f * (float)(i % 7) - 0.3f;
     for (int i = 0; i < 3 * HD; i++) k[i] = 0.05f * (float)(i % 11) - 0.2f, v[i] = 1.0f;
-    attention_head_forward(out, HD, p1, 3, q, HD, 1, k, HD, v, HD, 3, 2, pos + 2, pos, 1, 0, &pc, HD);
+    AttnHead a = {.q = q, .k = k, .v = v, .out = out, .probs = p1, .ldq = HD, .ldkv = HD, .qpos = pos + 2,
+                  .kpos = pos, .nq = 1, .nk = 3, .q_offset = 2, .hd = HD, .head = 1, .layer = 0};
+    attention_head_forward(&a, &pc);
     double s[3], mx = -1e30, sum = 0;
     for (int j = 0; j < 3; j++) {
         double dot = 0;

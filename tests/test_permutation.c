@@ -28,9 +28,12 @@ static void sublayer(PosCtx *pc, const float *x, const float *wq, const float *w
         pc->scheme->qk_forward(pc, q, pos, N, H, 0, 0);
         pc->scheme->qk_forward(pc, k, pos, N, H, 1, 0);
     }
-    for (int h = 0; h < H; h++)
-        attention_head_forward(out + h * HD, D, probs, N, q + h * HD, D, N, k + h * HD, D, v + h * HD, D, N,
-                               N /* q_offset >= nk: no causal mask */, pos, pos, h, 0, pc, HD);
+    for (int h = 0; h < H; h++) {
+        AttnHead a = {.q = q + h * HD, .k = k + h * HD, .v = v + h * HD, .out = out + h * HD, .probs = probs,
+                      .ldq = D, .ldkv = D, .qpos = pos, .kpos = pos, .nq = N, .nk = N,
+                      .q_offset = N /* >= nk: no causal mask */, .hd = HD, .head = h, .layer = 0};
+        attention_head_forward(&a, pc);
+    }
 }
 
 /* max |out(P x) - P out(x)| for a fixed permutation P */
