@@ -8,7 +8,9 @@
  * and randomized positions all go through the same hooks. A NULL hook means "not used".
  * A scheme declares what it is: its options (a PosOption table that pos.c parses, checks, lists
  * and writes back) and its capabilities (POS_CAP_*); it writes no parsing code.
- * Adding a scheme = its file in model/pos/, one X(name) line in registry.c, its tests. */
+ * Adding a scheme = its file in model/pos/, one X(name) line in registry.c, and its
+ * reference-vector test: tests/test_schemes.c runs the shared checks on every registered scheme
+ * (its default spec and the test_specs it lists). */
 #ifndef PELAB_POS_H
 #define PELAB_POS_H
 
