@@ -11,7 +11,8 @@
     X(t5)              \
     X(kerple)          \
     X(xpos)            \
-    X(fope)
+    X(fope)            \
+    /* a new scheme: one X(name) line above this one */
 
 #define DECLARE(name) extern const PosScheme pos_##name;
 POS_SCHEMES(DECLARE)
