@@ -114,13 +114,16 @@ static void rules_follow_capability(void) {
     for (int i = 0; i < 5; i++) {
         snprintf(c.scheme[0], sizeof c.scheme[0], "%s", specs[i][0]);
         c.finetune_steps = 5;
-        CHECK(compare_takes_rules(&c, 0) == (specs[i][1][0] == '1') && compare_finetunes(&c, 0) == (specs[i][1][0] == '1'),
+        int want = specs[i][1][0] == '1';
+        CHECK(compare_takes_rules(&c, 0) == want && compare_finetunes(&c, 0) == want,
               "compare: %s takes rules and is fine-tuned: %s", specs[i][0], specs[i][1]);
     }
     /* end to end without training (--collect): xPos gets the rule rows and its fine-tune, FoPE none */
     static char out[1 << 16], args[1024];
-    snprintf(args, sizeof args, "--schemes xpos,fope --seeds 1 --train-len 16 --mult 1,2 --rules pi:2 --finetune-steps 5 "
-             "--out %s/cmp-xpos --collect", test_tmpdir());
+    snprintf(args, sizeof args,
+             "--schemes xpos,fope --seeds 1 --train-len 16 --mult 1,2 --rules pi:2 --finetune-steps 5 "
+             "--out %s/cmp-xpos --collect",
+             test_tmpdir());
     int rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "\nxpos+pi:2 ") && strstr(out, "\nxpos+pi:2+ft ") && !strstr(out, "fope+"),
           "compare plans xpos's rules and fine-tune, none for fope (exit %d): %s", rc, out);

@@ -14,7 +14,7 @@ int cmd_train(int argc, char **argv) {
     /* every scheme's options from its table; args_usage appends " (default rope)" on a line of its own */
     char schemes[4096], pos_flag_help[4200];
     pos_help(schemes, sizeof schemes, "                       ");
-    snprintf(pos_flag_help, sizeof pos_flag_help, "position scheme NAME[:k=v,...], one of:\n%s\n                    ", schemes);
+    snprintf(pos_flag_help, sizeof pos_flag_help, "position scheme NAME[:k=v,...], one of:\n%s\n%20s", schemes, "");
     const OptSpec opts[] = {
         {"--data", OPT_STR, &tc.data, 0, 0, "text file or synth:NAME (bytes are tokens unless --tokenizer)"},
         {"--pos", OPT_STR, &tc.pos, 0, 0, pos_flag_help},

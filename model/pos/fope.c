@@ -63,8 +63,8 @@ void fope_head_row(const double *freq, int n_in, int n_out, const double *A, con
 static const PosOption fope_options[] = {
     POS_DOUBLE("base", Fope, core.base, 10000, 1.0001, 1e12, "the RoPE frequencies the bank is cut from",
                .flags = POS_OPT_SHORTEST),
-    POS_WORD("layout", Fope, core.layout.half_layout, 1, "pairs (2j, 2j+1), or (j, j + head_dim/2) as the official code",
-             "interleaved", "half"),
+    POS_WORD("layout", Fope, core.layout.half_layout, 1,
+             "pairs (2j, 2j+1), or (j, j + head_dim/2) as the official code", "interleaved", "half"),
     POS_DOUBLE("sigma", Fope, sigma, 0.3, 0, 10, "scale of the coefficients' noise", .flags = POS_OPT_SHORTEST),
     POS_WORD("sigma_mode", Fope, sigma_is_std, 0, "sigma is a xavier-normal gain (official) or the std (the paper)",
              "gain", "std"),

@@ -293,7 +293,8 @@ int pos_set_scale(PosCtx *pc, const char *rule) {
         size_t used = 0;
         names[0] = 0;
         for (int i = 0; i < pos_count(); i++)
-            if (pos_at(i)->caps & POS_CAP_RULES) put(names, sizeof names, &used, "%s%s", used ? ", " : "", pos_at(i)->name);
+            if (pos_at(i)->caps & POS_CAP_RULES)
+                put(names, sizeof names, &used, "%s%s", used ? ", " : "", pos_at(i)->name);
         return pelab_fail("--scale %s: scaling rules apply to rotary schemes (%s); this model uses %s", rule, names,
                           s->name);
     }

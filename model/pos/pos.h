@@ -41,8 +41,9 @@ typedef struct {
 } PosOption;
 
 /* offsetof(T, f), refusing to compile unless field f has type C (an offset alone checks nothing) */
-#define POS_AT(T, f, C) \
-    (offsetof(T, f) + 0 * sizeof(struct { int f_has_type : __builtin_types_compatible_p(__typeof__(((T *)0)->f), C) ? 1 : -1; }))
+#define POS_AT(T, f, C)                                                                                   \
+    (offsetof(T, f) +                                                                                     \
+     0 * sizeof(struct { int f_has_type : __builtin_types_compatible_p(__typeof__(((T *)0)->f), C) ? 1 : -1; }))
 /* table rows; trailing designated initializers (.flags = ...) are passed through */
 #define POS_DOUBLE(key, T, f, dflt, low, high, text, ...)                                                  \
     {.name = key, .type = POS_OPT_DOUBLE, .offset = POS_AT(T, f, double), .def = dflt, .lo = low, .hi = high, \
@@ -50,8 +51,9 @@ typedef struct {
 #define POS_INT(key, T, f, dflt, low, high, text, ...)                                                  \
     {.name = key, .type = POS_OPT_INT, .offset = POS_AT(T, f, int), .def = dflt, .lo = low, .hi = high, \
      .help = text, __VA_ARGS__}
-#define POS_WORD(key, T, f, dflt, text, ...) \
-    {.name = key, .type = POS_OPT_WORD, .offset = POS_AT(T, f, int), .def = dflt, .help = text, .words = {__VA_ARGS__}}
+#define POS_WORD(key, T, f, dflt, text, ...)                                                     \
+    {.name = key, .type = POS_OPT_WORD, .offset = POS_AT(T, f, int), .def = dflt, .help = text, \
+     .words = {__VA_ARGS__}}
 #define POS_RULE(key, T, f, text) {.name = key, .type = POS_OPT_RULE, .offset = POS_AT(T, f, RopeRule), .help = text}
 /* .options and .n_options of a PosScheme from a static table */
 #define POS_OPTIONS(table) .options = table, .n_options = (int)(sizeof table / sizeof table[0])
