@@ -28,7 +28,8 @@ int count_lines(const char *s);
 /* the command must exit 1 with one line "pelab: ..." containing needle */
 void expect_pelab_error(const char *cmd, const char *needle);
 
-/* from test_model.c: the checks every position scheme must pass */
+/* from test_model.c: the checks every position scheme must pass (tests/test_schemes.c runs them on
+ * every registered scheme) */
 struct Model;
 /* vocab 13, dim 16, 2 layers, 4 heads, hidden 20, seq_len 8; weights ~N(0, 0.35^2), gains ~1 */
 int tiny_model(struct Model *m, const char *spec, int n_kv_heads, int tied, unsigned long long seed);
@@ -41,6 +42,8 @@ void gradcheck(const char *spec, int n_kv_heads, int tied);
 void kvcache_check(const char *spec, int n_kv_heads);
 /* future attention weights exactly 0; changing token t changes no earlier logit */
 void causality_check(const char *spec);
-/* all of the above, with and without grouped-query attention */
-void check_scheme_generic(const char *spec);
+/* from test_permutation.c: max |out(P x) - P out(x)| of one attention sublayer without the mask
+ * (the scheme's input map, q/k map and score bias included) for a fixed permutation P; -1 if the
+ * spec does not parse */
+float equivariance_gap(const char *spec);
 #endif

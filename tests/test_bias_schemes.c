@@ -1,7 +1,7 @@
 /* test_bias_schemes.c: the score-bias schemes (ALiBi, T5, KERPLE) against the reference vectors
  * of docs/position-encodings.md (sections 3, 5, 9; numbers from testvectors/pe_testvectors.out),
- * driven through the PosScheme interface and the real attention kernel, plus the generic checks
- * (gradients incl. pos.weight, KV cache, causality) every scheme must pass. */
+ * driven through the PosScheme interface and the real attention kernel. (The shared checks,
+ * gradients incl. pos.weight, KV cache and causality: test_schemes.c, from the registry.) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -380,7 +380,4 @@ void test_bias_schemes(void) {
     test_t5();
     test_kerple();
     kerple_shared_vs_separate();
-    /* gradients (pos.weight included), KV cache vs full forward, causality with exact-zero future */
-    static const char *specs[] = {"alibi", "t5", "t5:buckets=8,max_distance=16", "kerple", "kerple:layers=separate"};
-    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) check_scheme_generic(specs[i]);
 }

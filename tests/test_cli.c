@@ -147,6 +147,23 @@ void test_cli(void) {
     snprintf(cmd, sizeof cmd, "./pelab score %s/learned.safetensors %s/text.txt --len 64", dir, dir);
     expect_pelab_error(cmd, "--len 64");
 
+    /* --scale reaches a rotary scheme's rule, never sinusoidal's own scale= (its amplitude) */
+    snprintf(cmd, sizeof cmd,
+             "./pelab train --pos sinusoidal --steps 2 --dim 32 --layers 1 --heads 2 --seq-len 32 --batch 2 "
+             "--synth-bytes 20000 --quiet --out %s/sin.safetensors",
+             dir);
+    CHECK(run_pelab(cmd, out, sizeof out) == 0, "train sinusoidal: %s", out);
+    const char *not_rules[] = {"1", "pi:2"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "./pelab score %s/sin.safetensors %s/text.txt --scale %s", dir, dir, not_rules[i]);
+        expect_pelab_error(cmd, "rotary");
+        snprintf(cmd, sizeof cmd, "./pelab sample %s/sin.safetensors -n 4 --scale %s", dir, not_rules[i]);
+        expect_pelab_error(cmd, "rotary");
+    }
+    snprintf(cmd, sizeof cmd, "./pelab score %s/cli.safetensors %s/text.txt --len 64 --scale pi:2", dir, dir);
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, ",scale=pi:2,orig_len=32"), "score --scale pi:2 on rope sets its rule: %s", out);
+
     /* score agrees with the training forward's mean loss on the same windows */
     char path[512];
     snprintf(path, sizeof path, "%s/cli.safetensors", dir);

@@ -3,13 +3,16 @@
  * per scheme and rule (the fine-tune too); the fine-tune changes the model; a rerun skips finished
  * runs without touching their CSVs; --jobs writes one runnable command per run; --collect rebuilds
  * the report from the CSVs alone (and says so when gnuplot is missing, as in CI). `pelab demo`
- * on a micro config: the table on stdout, report.md with the table and the command. */
+ * on a micro config: the table on stdout, report.md with the table and the command. Which runs get
+ * the scaling rules and the fine-tune: the schemes that declare POS_CAP_RULES (xPos too). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "../model/pos/pos.h"
+#include "../tools/compare_plan.h"
 #include "test.h"
 
 /* runs "PELAB SUBCOMMAND ARGS" (PELAB_BIN: the binary under test); stdout+stderr into out */
@@ -96,7 +99,38 @@ static void check_demo(const char *dir) {
     CHECK(rc == 0 && strstr(out, "] train rope seed 1") && !strstr(out, "skip "), "a demo rerun trains again: %s", out);
 }
 
+/* the capability decides, not the name: every scheme as registered, and with options */
+static void rules_follow_capability(void) {
+    static Compare c;
+    c.n_schemes = 0;
+    for (int i = 0; i < pos_count() && c.n_schemes < CMP_MAX_SCHEMES; i++) {
+        snprintf(c.scheme[c.n_schemes], sizeof c.scheme[0], "%s", pos_at(i)->name);
+        int want = (pos_at(i)->caps & POS_CAP_RULES) != 0;
+        CHECK(compare_takes_rules(&c, c.n_schemes) == want, "compare: %s takes rules: %d", pos_at(i)->name, want);
+        c.n_schemes++;
+    }
+    const char *specs[][2] = {{"xpos:scale_base=64", "1"}, {"rope:base=500", "1"}, {"fope:layout=half", "0"},
+                              {"sinusoidal:scale=1", "0"}, {"ropes", "0"}};
+    for (int i = 0; i < 5; i++) {
+        snprintf(c.scheme[0], sizeof c.scheme[0], "%s", specs[i][0]);
+        c.finetune_steps = 5;
+        int want = specs[i][1][0] == '1';
+        CHECK(compare_takes_rules(&c, 0) == want && compare_finetunes(&c, 0) == want,
+              "compare: %s takes rules and is fine-tuned: %s", specs[i][0], specs[i][1]);
+    }
+    /* end to end without training (--collect): xPos gets the rule rows and its fine-tune, FoPE none */
+    static char out[1 << 16], args[1024];
+    snprintf(args, sizeof args,
+             "--schemes xpos,fope --seeds 1 --train-len 16 --mult 1,2 --rules pi:2 --finetune-steps 5 "
+             "--out %s/cmp-xpos --collect",
+             test_tmpdir());
+    int rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "\nxpos+pi:2 ") && strstr(out, "\nxpos+pi:2+ft ") && !strstr(out, "fope+"),
+          "compare plans xpos's rules and fine-tune, none for fope (exit %d): %s", rc, out);
+}
+
 void test_compare(void) {
+    rules_follow_capability();
     static char out[1 << 16], args[2048], path[512], jobs[512];
     const char *dir = test_tmpdir();
     const char *micro = "--schemes rope,alibi --seeds 1,2 --dim 16 --layers 1 --heads 2 --train-len 16 --steps 20 "

@@ -1,5 +1,6 @@
-/* test_model.c: finite-difference gradient checks of every parameter tensor for every scheme,
- * KV-cache decoding vs the full forward, causality, the learned table's hard limit. */
+/* test_model.c: the checks every scheme gets (tests/test_schemes.c runs them on the registry):
+ * finite-difference gradient checks of every parameter tensor, KV-cache decoding vs the full
+ * forward, causality; and the learned table's hard limit, fast_expf, robustness. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -199,14 +200,6 @@ static void learned_limit_check(void) {
     model_free(&m);
 }
 
-void check_scheme_generic(const char *spec) {
-    gradcheck(spec, 4, 1);
-    gradcheck(spec, 2, 0); /* grouped-query attention, separate head */
-    kvcache_check(spec, 4);
-    kvcache_check(spec, 1);
-    causality_check(spec);
-}
-
 /* targets are validated; the score-gradient scratch follows the thread count */
 static void robustness(void) {
     Model m;
@@ -233,8 +226,6 @@ static void robustness(void) {
     model_free(&m);
 }
 
-static const char *all_specs[] = {"nope", "learned", "sinusoidal", "rope", "rope:layout=half,base=500", NULL};
-
 /* fast_expf against libm: relative error within 2 ulp over the whole range, the edges exact */
 static void fast_exp_check(void) {
     double worst = 0;
@@ -252,13 +243,6 @@ static void fast_exp_check(void) {
 
 void test_model(void) {
     fast_exp_check();
-    for (int i = 0; all_specs[i]; i++) {
-        gradcheck(all_specs[i], 4, i % 2);
-        gradcheck(all_specs[i], 2, (i + 1) % 2); /* grouped-query attention */
-        kvcache_check(all_specs[i], 4);
-        kvcache_check(all_specs[i], 1);
-        causality_check(all_specs[i]);
-    }
     learned_limit_check();
     robustness();
     Model m;

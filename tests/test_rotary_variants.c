@@ -1,6 +1,6 @@
 /* test_rotary_variants.c: xPos and FoPE (model/pos/xpos.c, fope.c) against
  * ../shared/docs/position-encodings.md sections 7 and 9, plus the partial-rotary vector of
- * section 4; the generic gradient / KV-cache / causality checks for both schemes. */
+ * section 4. (The shared checks of both schemes: test_schemes.c, from the registry.) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,8 +367,4 @@ void test_rotary_variants(void) {
     fope_scheme_maps();
     fope_rope_limit_and_relativity();
     specs_and_errors();
-    check_scheme_generic("xpos");
-    check_scheme_generic("xpos:layout=half,scale_base=64");
-    check_scheme_generic("fope");
-    check_scheme_generic("fope:pad=official,sigma=0.1");
 }

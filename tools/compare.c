@@ -100,8 +100,9 @@ static void evaluate_model(const Compare *c, int s, int k, Model *m, const char 
     }
 }
 
-/* One checkpoint into the CSV: a trained model as stored and under each post-hoc rule (rope), or
- * a fine-tuned one as stored (its rule is in the checkpoint), labelled finetune_label. */
+/* One checkpoint into the CSV: a trained model as stored and under each post-hoc rule (when its
+ * scheme takes rules), or a fine-tuned one as stored (its rule is in the checkpoint), labelled
+ * finetune_label. */
 static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, int finetuned, FILE *f) {
     Dataset d;
     /* the very data the run trained on (at L: the same split); its held-out tail is the evaluation text */
@@ -110,7 +111,7 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, int f
     const int *held = d.tokens + d.n_train;
     size_t n_held = d.n - d.n_train;
     if (c->eval_tokens > 0 && n_held > (size_t)c->eval_tokens) n_held = (size_t)c->eval_tokens;
-    int n_rules = !finetuned && compare_is_rope(c, s) ? 1 + c->n_rules : 1;
+    int n_rules = !finetuned && compare_takes_rules(c, s) ? 1 + c->n_rules : 1;
     for (int r = 0; r < n_rules; r++) {
         const char *rule = r == 0 ? "none" : c->rule[r - 1];
         Model m;
@@ -155,8 +156,8 @@ static int skip_finished(const char *csv) {
     return 1;
 }
 
-/* The PI recipe on a trained rope run: its weights, pi:S, length S x L, a short budget.
- * base_retrained: the run was (re)trained just now, so an older fine-tune of it is stale. */
+/* The PI recipe on a trained run whose scheme takes rules: its weights, pi:S, length S x L, a
+ * short budget. base_retrained: the run was (re)trained just now, so an older fine-tune of it is stale. */
 static void finetune_one(const Compare *c, int s, int k, const char *base_ckpt, int base_retrained, int idx,
                          int total) {
     char ckpt[1200], csv[1200];
@@ -381,9 +382,9 @@ int cmd_compare(int argc, char **argv) {
         {"--seeds", OPT_STR, &seeds, 0, 0, "comma-separated seeds (init, batches, synthetic corpus)"},
         {"--out", OPT_OUT_DIR, &c.out, 0, 0, "output directory (runs/, plots/, report.md)"},
         {"--mult", OPT_STR, &c.mult, 0, 0, "evaluation lengths as multiples of L"},
-        {"--rules", OPT_STR, &rules, 0, 0, "post-hoc scaling rules for rope (default pi:S,ntk:S,yarn:S,dynamic-ntk, "
+        {"--rules", OPT_STR, &rules, 0, 0, "post-hoc scaling rules for the schemes that take them (default pi:S,ntk:S,yarn:S,dynamic-ntk, "
                                            "S = largest mult, and pi:F for the fine-tune; none: no rules)"},
-        {"--finetune-steps", OPT_INT, &c.finetune_steps, -1, 1 << 30, "PI fine-tune of each rope run: steps at F x L "
+        {"--finetune-steps", OPT_INT, &c.finetune_steps, -1, 1 << 30, "PI fine-tune of each run that takes rules: steps at F x L "
                                                                        "(-1: 10% of --steps; 0: no fine-tune)"},
         {"--finetune-scale", OPT_FLOAT, &c.finetune_scale, -1, 1 << 10, "its factor F: pi:F at length F x L (-1: min(4, "
                                                                          "largest mult); 0: no fine-tune)"},

@@ -1,7 +1,7 @@
 /* compare_plan.h: what a `pelab compare` (or `pelab demo`) is made of: its schemes, seeds, rules,
  * lengths and training config, and where each run's files go. Shared by the driver (compare.c:
  * train + evaluate each (scheme, seed) run into DIR/runs/NAME.csv, and the PI fine-tune of the
- * RoPE runs into DIR/runs/NAME_ft-piS.csv) and the report (report.c), which never call each
+ * runs whose scheme takes scaling rules into DIR/runs/NAME_ft-piS.csv) and the report (report.c), which never call each
  * other's insides: both read this plan. */
 #ifndef PELAB_COMPARE_PLAN_H
 #define PELAB_COMPARE_PLAN_H
@@ -22,13 +22,13 @@ typedef struct {
     char scheme[CMP_MAX_SCHEMES][128];    /* specs as given ("rope", "alibi", "rope:base=500") */
     char tag[CMP_MAX_SCHEMES][128];       /* file-name form of the spec */
     unsigned long long seed[CMP_MAX_SEEDS];
-    char rule[CMP_MAX_RULES][64];         /* post-hoc rules for the rope models */
+    char rule[CMP_MAX_RULES][64];         /* post-hoc rules for the models that take them (rope, xpos) */
     int lens[CMP_MAX_LENGTHS];            /* evaluation lengths, mult x L */
     float passkey_frac;
     int eval_tokens;                      /* held-out tokens per length (0: all) */
     int nonoverlap_only;                  /* skip the sliding-window protocol (the demo) */
     int fresh;                            /* retrain runs whose CSV exists (the demo) */
-    int finetune_steps;                   /* PI fine-tune of each rope run (0: none) */
+    int finetune_steps;                   /* PI fine-tune of each run that takes rules (0: none) */
     float finetune_scale;                 /* its S: trained with pi:S at length S x L */
     float finetune_lr;                    /* its peak learning rate */
     char finetune_rule[32];               /* "pi:S" */
@@ -45,9 +45,9 @@ typedef struct {
 void compare_run_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n);
 /* the PI fine-tune of that run: "DIR/runs/TAG_sSEED_ft-piS" + ext */
 void compare_finetune_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n);
-/* 1 if scheme i takes the post-hoc scaling rules (the RoPE models) */
-int compare_is_rope(const Compare *c, int i);
-/* 1 if scheme i's runs are also PI fine-tuned */
+/* 1 if scheme i takes the post-hoc scaling rules (its scheme declares POS_CAP_RULES: rope, xpos) */
+int compare_takes_rules(const Compare *c, int i);
+/* 1 if scheme i's runs are also PI fine-tuned (the schemes that take rules) */
 int compare_finetunes(const Compare *c, int i);
 /* the fine-tune's training length, S x L */
 int compare_finetune_len(const Compare *c);

@@ -267,7 +267,7 @@ static void aggregate(const Compare *c, Agg *a) {
     memset(a, 0, sizeof *a);
     for (int l = 0; l < c->n_lengths; l++) a->lmax = c->lens[l] > a->lmax ? c->lens[l] : a->lmax;
     for (int s = 0; s < c->n_schemes; s++) {
-        for (int r = 0; r <= (compare_is_rope(c, s) ? c->n_rules : 0); r++)
+        for (int r = 0; r <= (compare_takes_rules(c, s) ? c->n_rules : 0); r++)
             series_get(a, s, r ? c->rule[r - 1] : "none", c);
         if (compare_finetunes(c, s)) series_get(a, s, c->finetune_label, c);
         for (int k = 0; k < c->n_seeds; k++) {
@@ -345,11 +345,11 @@ static void write_config(FILE *f, const Compare *c, const Agg *a) {
     for (int k = 0; k < c->n_seeds; k++) fprintf(f, " %llu", c->seed[k]);
     fprintf(f, "; lengths (--mult %s):", c->mult);
     for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d", c->lens[l]);
-    fprintf(f, "\n- post-hoc scaling rules on the rope models:");
+    fprintf(f, "\n- post-hoc scaling rules on the models that take them:");
     for (int r = 0; r < c->n_rules; r++) fprintf(f, " %s", c->rule[r]);
     fprintf(f, "%s\n", c->n_rules ? "" : " none");
     if (a->n_expected[1])
-        fprintf(f, "- PI fine-tune of each rope run (rule `%s`): from its checkpoint, trained with `--scale %s` at "
+        fprintf(f, "- PI fine-tune of each run that takes rules (rule `%s`): from its checkpoint, trained with `--scale %s` at "
                    "length %d for %d steps, batch %d, lr %g, warmup 5%%; evaluated as it is\n", c->finetune_label,
                 c->finetune_rule, compare_finetune_len(c), c->finetune_steps, b->batch, c->finetune_lr);
     else fprintf(f, "- no PI fine-tuning\n");

@@ -11,12 +11,13 @@ int cmd_train(int argc, char **argv) {
     TrainConfig tc;
     train_config_defaults(&tc);
     int steps = (int)tc.steps, synth_bytes = (int)tc.synth_bytes, stop_after = 0, threads = 0, untied = 0;
-    char names[256], pos_help[320];
-    pos_list(names, sizeof names);
-    snprintf(pos_help, sizeof pos_help, "position scheme NAME[:k=v,...]: %s", names);
+    /* every scheme's options from its table; args_usage appends " (default rope)" on a line of its own */
+    char schemes[4096], pos_flag_help[4200];
+    pos_help(schemes, sizeof schemes, "                       ");
+    snprintf(pos_flag_help, sizeof pos_flag_help, "position scheme NAME[:k=v,...], one of:\n%s\n%20s", schemes, "");
     const OptSpec opts[] = {
         {"--data", OPT_STR, &tc.data, 0, 0, "text file or synth:NAME (bytes are tokens unless --tokenizer)"},
-        {"--pos", OPT_STR, &tc.pos, 0, 0, pos_help},
+        {"--pos", OPT_STR, &tc.pos, 0, 0, pos_flag_help},
         {"--tokenizer", OPT_STR, &tc.tokenizer, 0, 0,
          "tokenizer file (pelab tokenizer train, or a llama2.c tokenizer.bin); default: bytes, or --init's"},
         {"--out", OPT_OUT_FILE, &tc.out, 0, 0, "checkpoint path (safetensors)"},

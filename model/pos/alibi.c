@@ -42,7 +42,6 @@ static void alibi_bias_row(const PosCtx *pc, float *row, int qpos, const int *kp
 
 const PosScheme pos_alibi = {
     .name = "alibi",
-    .options_help = "no options (slopes: the official fairseq rule for any head count)",
     .prepare = alibi_prepare,
     .bias_row = alibi_bias_row,
 };

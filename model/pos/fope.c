@@ -21,9 +21,7 @@
 #include "fope.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "../../core/error.h"
 #include "../../core/mem.h"
@@ -60,39 +58,20 @@ void fope_head_row(const double *freq, int n_in, int n_out, const double *A, con
     for (int o = n_out; o < n_pairs; o++) C[o] = 1.0, S[o] = pad_official ? 1.0 : 0.0;
 }
 
-static int fope_create(PosCtx *pc) {
-    Fope *s = xcalloc(1, sizeof *s);
-    rotary_core_defaults(&s->core);
-    s->core.layout.half_layout = 1; /* the official code's rotate_half */
-    s->sigma = 0.3;
-    s->seed = 1;
-    pc->state = s;
-    return 0;
-}
-
-static int fope_set_option(PosCtx *pc, const char *key, const char *val) {
-    Fope *s = pc->state;
-    if (strcmp(key, "sigma") == 0) return pos_parse_double("fope", key, val, 0.0, 10.0, &s->sigma);
-    if (strcmp(key, "seed") == 0) return pos_parse_int("fope", key, val, 0, 2147483647L, &s->seed);
-    if (strcmp(key, "sigma_mode") == 0) {
-        if (strcmp(val, "gain") == 0) s->sigma_is_std = 0;
-        else if (strcmp(val, "std") == 0) s->sigma_is_std = 1;
-        else return pelab_fail("--pos fope: option sigma_mode=%s: expected gain or std", val);
-        return 0;
-    }
-    if (strcmp(key, "pad") == 0) {
-        if (strcmp(val, "identity") == 0) s->pad_official = 0;
-        else if (strcmp(val, "official") == 0) s->pad_official = 1;
-        else return pelab_fail("--pos fope: option pad=%s: expected identity or official", val);
-        return 0;
-    }
-    /* FoPE clips its own low frequencies; fraction and scaling rules would change that bank */
-    if (strcmp(key, "base") == 0 || strcmp(key, "layout") == 0)
-        return rotary_core_set_option(&s->core, "fope", key, val);
-    return pelab_fail("--pos fope: unknown option '%s' (expected sigma=F, sigma_mode=gain|std, pad=identity|official, "
-                      "seed=N, base=F, layout=half|interleaved)",
-                      key);
-}
+/* the shared rotary base and layout (the official rotate_half by default); FoPE clips its own low
+ * frequencies, so fraction and scaling rules, which would change that bank, are not options */
+static const PosOption fope_options[] = {
+    POS_DOUBLE("base", Fope, core.base, 10000, 1.0001, 1e12, "the RoPE frequencies the bank is cut from",
+               .flags = POS_OPT_SHORTEST),
+    POS_WORD("layout", Fope, core.layout.half_layout, 1,
+             "pairs (2j, 2j+1), or (j, j + head_dim/2) as the official code", "interleaved", "half"),
+    POS_DOUBLE("sigma", Fope, sigma, 0.3, 0, 10, "scale of the coefficients' noise", .flags = POS_OPT_SHORTEST),
+    POS_WORD("sigma_mode", Fope, sigma_is_std, 0, "sigma is a xavier-normal gain (official) or the std (the paper)",
+             "gain", "std"),
+    POS_WORD("pad", Fope, pad_official, 0, "zero-frequency pairs: C=1, S=0, or C=S=1 as the official code",
+             "identity", "official"),
+    POS_INT("seed", Fope, seed, 1, 0, 2147483647, "seed of the fixed random coefficients"),
+};
 
 static void fope_layer_row(const void *ctx, long pos, int n, double *cos_out, double *sin_out) {
     const FopeLayerCtx *lc = ctx;
@@ -117,6 +96,7 @@ static void fope_init_coefs(double *m, const FopeSetup *b, double noise_std, Rng
 
 static int fope_prepare(PosCtx *pc) {
     Fope *s = pc->state;
+    s->core.fraction = 1.0; /* every pair is mapped, positional or padded */
     if (rotary_core_prepare(&s->core, "fope", pc->head_dim, pc->seq_len) != 0) return -1;
     FopeSetup *b = &s->setup;
     b->n_pairs = s->core.layout.rot_pairs;
@@ -157,24 +137,6 @@ static int fope_prepare(PosCtx *pc) {
     return 0;
 }
 
-/* the shortest decimal that reads back as x: sigma=0.3, not 0.29999999999999999 */
-static void shortest_double(char *buf, size_t n, double x) {
-    for (int digits = 15; digits <= 17; digits++) {
-        snprintf(buf, n, "%.*g", digits, x);
-        if (strtod(buf, NULL) == x) return;
-    }
-}
-
-static void fope_describe(const PosCtx *pc, char *buf, size_t n) {
-    const Fope *s = pc->state;
-    char base[32], sigma[32];
-    shortest_double(base, sizeof base, s->core.base);
-    shortest_double(sigma, sizeof sigma, s->sigma);
-    snprintf(buf, n, "base=%s,layout=%s,sigma=%s,sigma_mode=%s,pad=%s,seed=%d", base,
-             s->core.layout.half_layout ? "half" : "interleaved", sigma, s->sigma_is_std ? "std" : "gain",
-             s->pad_official ? "official" : "identity", s->seed);
-}
-
 static int fope_reserve(PosCtx *pc, long n_positions) {
     Fope *s = pc->state;
     for (int l = 0; l < s->n_tables; l++)
@@ -200,29 +162,25 @@ static void fope_qk_backward(const PosCtx *pc, float *dv, const int *pos, int n,
     fope_apply(pc, dv, pos, n, n_heads, is_key, layer, -1.0f);
 }
 
-static void fope_destroy(PosCtx *pc) {
+static void fope_release(PosCtx *pc) {
     Fope *s = pc->state;
-    if (s) {
-        for (int l = 0; l < s->n_tables; l++) sincos_table_free(&s->tables[l]);
-        free(s->tables);
-        free(s->layer_ctx);
-        free(s->coef_cos);
-        free(s->coef_sin);
-        rotary_core_free(&s->core);
-    }
-    free(s);
+    for (int l = 0; l < s->n_tables; l++) sincos_table_free(&s->tables[l]);
+    free(s->tables);
+    free(s->layer_ctx);
+    free(s->coef_cos);
+    free(s->coef_sin);
+    rotary_core_free(&s->core);
 }
 
 const PosScheme pos_fope = {
     .name = "fope",
-    .options_help = "sigma=F (0.3), sigma_mode=gain|std (gain), pad=identity|official (identity), seed=N (1), "
-                    "base=F (10000), layout=half|interleaved (half)",
-    .create = fope_create,
-    .set_option = fope_set_option,
+    .caps = POS_CAP_ROTARY,
+    POS_OPTIONS(fope_options),
+    .state_size = sizeof(Fope),
+    .test_specs = {"fope:pad=official,sigma=0.1"},
     .prepare = fope_prepare,
-    .describe = fope_describe,
     .reserve = fope_reserve,
     .qk_forward = fope_qk_forward,
     .qk_backward = fope_qk_backward,
-    .destroy = fope_destroy,
+    .release = fope_release,
 };

@@ -15,12 +15,7 @@
  * a < 0. That is also what the reference forward computes (it clamps .data before every use).
  * Below 0.01 the derivative of the clamp is 0, and the backward says so. */
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "../../core/error.h"
-#include "../../core/mem.h"
 #include "../../core/rng.h"
 #include "pos.h"
 
@@ -30,27 +25,10 @@ typedef struct {
     int shared; /* 1: one [2, H] block for all layers */
 } Kerple;
 
-static int kerple_create(PosCtx *pc) {
-    Kerple *s = xcalloc(1, sizeof(Kerple));
-    s->shared = 1;
-    pc->state = s;
-    return 0;
-}
-
-static int kerple_set_option(PosCtx *pc, const char *key, const char *val) {
-    Kerple *s = pc->state;
-    if (strcmp(key, "layers") == 0) {
-        if (strcmp(val, "separate") == 0) s->shared = 0;
-        else if (strcmp(val, "shared") == 0) s->shared = 1;
-        else return pelab_fail("--pos kerple: option layers=%s: expected separate or shared", val);
-        return 0;
-    }
-    return pelab_fail("--pos kerple: unknown option '%s' (expected layers=separate|shared)", key);
-}
-
-static void kerple_describe(const PosCtx *pc, char *buf, size_t n) {
-    snprintf(buf, n, "layers=%s", ((const Kerple *)pc->state)->shared ? "shared" : "separate");
-}
+static const PosOption kerple_options[] = {
+    POS_WORD("layers", Kerple, shared, 1, "one (p, a) block per layer, or one for all (the authors' code)",
+             "separate", "shared"),
+};
 
 static int kerple_n_blocks(const PosCtx *pc) { return ((const Kerple *)pc->state)->shared ? 1 : pc->n_layers; }
 
@@ -110,10 +88,10 @@ static void kerple_bias_backward(const PosCtx *pc, const float *drow, int qpos, 
 
 const PosScheme pos_kerple = {
     .name = "kerple",
-    .options_help = "layers=shared|separate (shared, as the authors' code)",
-    .create = kerple_create,
-    .set_option = kerple_set_option,
-    .describe = kerple_describe,
+    .caps = POS_CAP_LEARNED,
+    POS_OPTIONS(kerple_options),
+    .state_size = sizeof(Kerple),
+    .test_specs = {"kerple:layers=separate"},
     .param_shape = kerple_param_shape,
     .init_params = kerple_init_params,
     .after_update = kerple_after_update,

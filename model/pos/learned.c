@@ -1,12 +1,6 @@
 /* learned.c: learned absolute position embeddings (GPT-2): x[t] += P[pos[t]].
  * The table has max_len rows (default: the training length); a position past it is an error,
  * never a read past the array (checked by pos_check_positions through max_position). */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "../../core/error.h"
-#include "../../core/mem.h"
 #include "../../core/rng.h"
 #include "../../core/sys.h"
 #include "pos.h"
@@ -15,22 +9,10 @@ typedef struct {
     int max_len;
 } Learned;
 
-static int learned_create(PosCtx *pc) {
-    Learned *s = xcalloc(1, sizeof *s);
-    s->max_len = pc->seq_len;
-    pc->state = s;
-    return 0;
-}
-
-static int learned_set_option(PosCtx *pc, const char *key, const char *val) {
-    Learned *s = pc->state;
-    if (strcmp(key, "max_len") == 0) return pos_parse_int("learned", key, val, 1, 1 << 24, &s->max_len);
-    return pelab_fail("--pos learned: unknown option '%s' (expected max_len=N)", key);
-}
-
-static void learned_describe(const PosCtx *pc, char *buf, size_t n) {
-    snprintf(buf, n, "max_len=%d", ((const Learned *)pc->state)->max_len);
-}
+static const PosOption learned_options[] = {
+    POS_INT("max_len", Learned, max_len, 0, 1, 1 << 24, "rows of the table: a position past it is an error",
+            .flags = POS_OPT_TRAIN_LEN),
+};
 
 static void learned_param_shape(const PosCtx *pc, int *ndim, int shape[4]) {
     *ndim = 2;
@@ -64,10 +46,9 @@ static void learned_input_backward(const PosCtx *pc, const float *dx, const int 
 
 const PosScheme pos_learned = {
     .name = "learned",
-    .options_help = "max_len=N (default: the training length)",
-    .create = learned_create,
-    .set_option = learned_set_option,
-    .describe = learned_describe,
+    .caps = POS_CAP_LEARNED,
+    POS_OPTIONS(learned_options),
+    .state_size = sizeof(Learned),
     .param_shape = learned_param_shape,
     .init_params = learned_init_params,
     .max_position = learned_max_position,

@@ -3,5 +3,5 @@
 
 const PosScheme pos_nope = {
     .name = "nope",
-    .options_help = "no options",
+    .caps = POS_CAP_POSITION_FREE,
 };

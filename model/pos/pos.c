@@ -1,48 +1,218 @@
-/* pos.c: parsing "NAME[:k=v,...]" and the generic parts of the position-scheme interface. */
+/* pos.c: the generic parts of the position-scheme interface: the registry's look-ups, and every
+ * scheme's options from its declared table: parsed from "NAME[:k=v,...]", checked, listed for
+ * --help and written back as the canonical spec. */
 #include "pos.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../core/error.h"
+#include "../../core/mem.h"
 #include "rope_scaling.h"
 
-extern const PosScheme *const pos_registry[];
-
 const PosScheme *pos_find(const char *name) {
-    for (int i = 0; pos_registry[i]; i++)
-        if (strcmp(pos_registry[i]->name, name) == 0) return pos_registry[i];
+    for (int i = 0; i < pos_count(); i++)
+        if (strcmp(pos_at(i)->name, name) == 0) return pos_at(i);
     return NULL;
 }
 
+const PosScheme *pos_find_spec(const char *spec) {
+    char name[64];
+    size_t len = strcspn(spec, ":");
+    if (len >= sizeof name) return NULL;
+    memcpy(name, spec, len);
+    name[len] = 0;
+    return pos_find(name);
+}
+
+/* printf at buf + *used, never past n; *used counts what was asked for, so it may pass n */
+static void put(char *buf, size_t n, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t n, size_t *used, const char *fmt, ...) {
+    if (*used >= n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *used, n - *used, fmt, ap);
+    va_end(ap);
+    if (k > 0) *used += (size_t)k;
+}
+
 void pos_list(char *buf, size_t n) {
+    size_t used = 0;
     buf[0] = 0;
-    for (int i = 0; pos_registry[i]; i++) {
-        size_t used = strlen(buf);
-        snprintf(buf + used, n - used, "%s%s", i ? ", " : "", pos_registry[i]->name);
+    for (int i = 0; i < pos_count(); i++) put(buf, n, &used, "%s%s", i ? ", " : "", pos_at(i)->name);
+}
+
+/* --- one option ------------------------------------------------------------------------------ */
+
+static void *field(const PosCtx *pc, const PosOption *o) { return (char *)pc->state + o->offset; }
+
+static size_t field_size(const PosOption *o) {
+    switch (o->type) {
+    case POS_OPT_DOUBLE: return sizeof(double);
+    case POS_OPT_RULE: return sizeof(RopeRule);
+    default: return sizeof(int);
     }
 }
 
-int pos_parse_double(const char *scheme, const char *key, const char *val, double lo, double hi, double *out) {
-    char *end;
-    errno = 0;
-    double x = strtod(val, &end);
-    if (errno || end == val || *end || !(x >= lo && x <= hi))
-        return pelab_fail("--pos %s: option %s=%s: expected a number in [%g, %g]", scheme, key, val, lo, hi);
-    *out = x;
-    return 0;
+static int n_words(const PosOption *o) {
+    int n = 0;
+    while (n < (int)(sizeof o->words / sizeof o->words[0]) && o->words[n]) n++;
+    return n;
 }
 
-int pos_parse_int(const char *scheme, const char *key, const char *val, long lo, long hi, int *out) {
+/* "F", "N", "interleaved|half", "RULE" */
+static void value_kind(const PosOption *o, char *buf, size_t n) {
+    size_t used = 0;
+    buf[0] = 0;
+    switch (o->type) {
+    case POS_OPT_DOUBLE: put(buf, n, &used, "F"); break;
+    case POS_OPT_INT: put(buf, n, &used, "N"); break;
+    case POS_OPT_RULE: put(buf, n, &used, "RULE"); break;
+    case POS_OPT_WORD:
+        for (int w = 0; w < n_words(o); w++) put(buf, n, &used, "%s%s", w ? "|" : "", o->words[w]);
+        break;
+    }
+}
+
+/* the default as --help shows it */
+static void default_text(const PosOption *o, char *buf, size_t n) {
+    switch (o->type) {
+    case POS_OPT_DOUBLE: snprintf(buf, n, "%g", o->def); break;
+    case POS_OPT_INT:
+        if (o->flags & POS_OPT_TRAIN_LEN) snprintf(buf, n, "the training length");
+        else snprintf(buf, n, "%.0f", o->def);
+        break;
+    case POS_OPT_WORD: snprintf(buf, n, "%s", o->words[(int)o->def]); break;
+    case POS_OPT_RULE: snprintf(buf, n, "none"); break;
+    }
+}
+
+static void set_default(const PosCtx *pc, const PosOption *o) {
+    switch (o->type) {
+    case POS_OPT_DOUBLE: *(double *)field(pc, o) = o->def; break;
+    case POS_OPT_INT: *(int *)field(pc, o) = o->flags & POS_OPT_TRAIN_LEN ? pc->seq_len : (int)o->def; break;
+    case POS_OPT_WORD: *(int *)field(pc, o) = (int)o->def; break;
+    case POS_OPT_RULE: rope_rule_parse("none", field(pc, o)); break;
+    }
+}
+
+static int parse_value(const PosCtx *pc, const PosOption *o, const char *val) {
+    const char *scheme = pc->scheme->name;
     char *end;
     errno = 0;
-    long x = strtol(val, &end, 10);
-    if (errno || end == val || *end || x < lo || x > hi)
-        return pelab_fail("--pos %s: option %s=%s: expected an integer in [%ld, %ld]", scheme, key, val, lo, hi);
-    *out = (int)x;
-    return 0;
+    switch (o->type) {
+    case POS_OPT_DOUBLE: {
+        double x = strtod(val, &end);
+        if (errno || end == val || *end || !(x >= o->lo && x <= o->hi))
+            return pelab_fail("--pos %s: option %s=%s: expected a number in [%g, %g]", scheme, o->name, val, o->lo,
+                              o->hi);
+        *(double *)field(pc, o) = x;
+        return 0;
+    }
+    case POS_OPT_INT: {
+        long x = strtol(val, &end, 10);
+        if (errno || end == val || *end || x < (long)o->lo || x > (long)o->hi)
+            return pelab_fail("--pos %s: option %s=%s: expected an integer in [%ld, %ld]", scheme, o->name, val,
+                              (long)o->lo, (long)o->hi);
+        *(int *)field(pc, o) = (int)x;
+        return 0;
+    }
+    case POS_OPT_WORD: {
+        char expected[128];
+        size_t used = 0;
+        expected[0] = 0;
+        for (int w = 0; w < n_words(o); w++) {
+            if (strcmp(val, o->words[w]) == 0) {
+                *(int *)field(pc, o) = w;
+                return 0;
+            }
+            put(expected, sizeof expected, &used, "%s%s", w == 0 ? "" : w == n_words(o) - 1 ? " or " : ", ",
+                o->words[w]);
+        }
+        return pelab_fail("--pos %s: option %s=%s: expected %s", scheme, o->name, val, expected);
+    }
+    case POS_OPT_RULE: return rope_rule_parse(val, field(pc, o));
+    }
+    return -1;
+}
+
+/* the shortest decimal that reads back as x: sigma=0.3, not 0.29999999999999999 */
+static void shortest_double(char *buf, size_t n, double x) {
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, n, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x) return;
+    }
+}
+
+/* the value as the canonical spec spells it */
+static void value_text(const PosCtx *pc, const PosOption *o, char *buf, size_t n) {
+    const void *v = field(pc, o);
+    switch (o->type) {
+    case POS_OPT_DOUBLE:
+        if (o->flags & POS_OPT_SHORTEST) shortest_double(buf, n, *(const double *)v);
+        else snprintf(buf, n, "%.17g", *(const double *)v);
+        break;
+    case POS_OPT_INT: snprintf(buf, n, "%d", *(const int *)v); break;
+    case POS_OPT_WORD: snprintf(buf, n, "%s", o->words[*(const int *)v]); break;
+    case POS_OPT_RULE: rope_rule_describe(v, buf, n); break;
+    }
+}
+
+static const PosOption *find_option(const PosScheme *s, const char *name) {
+    for (int i = 0; i < s->n_options; i++)
+        if (strcmp(s->options[i].name, name) == 0) return &s->options[i];
+    return NULL;
+}
+
+static const PosOption *rule_option(const PosScheme *s) {
+    for (int i = 0; i < s->n_options; i++)
+        if (s->options[i].type == POS_OPT_RULE) return &s->options[i];
+    return NULL;
+}
+
+/* --- a scheme's options ------------------------------------------------------------------- */
+
+void pos_options_summary(const PosScheme *s, char *buf, size_t n) {
+    size_t used = 0;
+    buf[0] = 0;
+    if (s->n_options == 0) put(buf, n, &used, "no options");
+    for (int i = 0; i < s->n_options; i++) {
+        char kind[128], def[64];
+        value_kind(&s->options[i], kind, sizeof kind);
+        default_text(&s->options[i], def, sizeof def);
+        put(buf, n, &used, "%s%s=%s (%s)", i ? ", " : "", s->options[i].name, kind, def);
+    }
+}
+
+void pos_help(char *buf, size_t n, const char *indent) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < pos_count(); i++) {
+        const PosScheme *s = pos_at(i);
+        put(buf, n, &used, "%s%s%-11s %s", i ? "\n" : "", indent, s->name, s->n_options ? "" : "no options");
+        for (int k = 0; k < s->n_options; k++) {
+            const PosOption *o = &s->options[k];
+            char kind[128], opt[160], def[64];
+            value_kind(o, kind, sizeof kind);
+            snprintf(opt, sizeof opt, "%s=%s", o->name, kind);
+            default_text(o, def, sizeof def);
+            /* the first option beside the name, the others under it */
+            put(buf, n, &used, "%s%-*s%-24s %s (default %s)", k ? "\n" : "", k ? (int)strlen(indent) + 12 : 0, "",
+                opt, o->help, def);
+        }
+    }
+}
+
+/* one line for an option that is not "key=value" with a key of this scheme */
+static int option_error(const PosScheme *s, const char *key, int has_key) {
+    char summary[400];
+    pos_options_summary(s, summary, sizeof summary);
+    if (!has_key) return pelab_fail("--pos %s: option '%s': expected key=value (%s)", s->name, key, summary);
+    if (!s->n_options) return pelab_fail("--pos %s: option '%s': this scheme has no options", s->name, key);
+    return pelab_fail("--pos %s: unknown option '%s' (expected %s)", s->name, key, summary);
 }
 
 int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads, int n_layers, int seq_len) {
@@ -66,23 +236,17 @@ int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads,
     pc->head_dim = dim / n_heads;
     pc->n_layers = n_layers;
     pc->seq_len = seq_len;
-    if (s->create && s->create(pc) != 0) return -1;
+    if (s->state_size) pc->state = xcalloc(1, s->state_size);
+    for (int i = 0; i < s->n_options; i++) set_default(pc, &s->options[i]);
     char *saveptr = NULL;
     for (char *tok = opts ? strtok_r(opts, ",", &saveptr) : NULL; tok; tok = strtok_r(NULL, ",", &saveptr)) {
         char *eq = strchr(tok, '=');
-        if (!eq || eq == tok) {
+        int has_key = eq && eq != tok;
+        if (has_key) *eq = 0;
+        const PosOption *o = has_key ? find_option(s, tok) : NULL;
+        if (!o || parse_value(pc, o, eq + 1) != 0) {
             pos_free(pc);
-            return pelab_fail("--pos %s: option '%s': expected key=value (%s)", s->name, tok,
-                              s->options_help ? s->options_help : "this scheme has no options");
-        }
-        *eq = 0;
-        if (!s->set_option) {
-            pos_free(pc);
-            return pelab_fail("--pos %s: option '%s': this scheme has no options", s->name, tok);
-        }
-        if (s->set_option(pc, tok, eq + 1) != 0) {
-            pos_free(pc);
-            return -1;
+            return o ? -1 : option_error(s, tok, has_key);
         }
     }
     if (s->prepare && s->prepare(pc) != 0) {
@@ -93,15 +257,21 @@ int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads,
 }
 
 void pos_free(PosCtx *pc) {
-    if (pc->scheme && pc->scheme->destroy) pc->scheme->destroy(pc);
-    else free(pc->state);
+    if (pc->scheme && pc->scheme->release && pc->state) pc->scheme->release(pc);
+    free(pc->state);
     pc->state = NULL;
 }
 
 void pos_spec(const PosCtx *pc, char *buf, size_t n) {
-    char opts[400] = "";
-    if (pc->scheme->describe) pc->scheme->describe(pc, opts, sizeof opts);
-    snprintf(buf, n, "%s%s%s", pc->scheme->name, opts[0] ? ":" : "", opts);
+    const PosScheme *s = pc->scheme;
+    size_t used = 0;
+    buf[0] = 0;
+    put(buf, n, &used, "%s", s->name);
+    for (int i = 0; i < s->n_options; i++) {
+        char val[128];
+        value_text(pc, &s->options[i], val, sizeof val);
+        put(buf, n, &used, "%c%s=%s", i ? ',' : ':', s->options[i].name, val);
+    }
 }
 
 size_t pos_n_params(const PosCtx *pc) {
@@ -114,35 +284,34 @@ size_t pos_n_params(const PosCtx *pc) {
     return n;
 }
 
-int pos_add_options(PosCtx *pc, const char *extra) {
-    char spec[1024];
-    pos_spec(pc, spec, sizeof spec);
-    size_t used = strlen(spec);
-    snprintf(spec + used, sizeof spec - used, "%s%s", strchr(spec, ':') ? "," : ":", extra);
-    PosCtx fresh;
-    if (pos_init(&fresh, spec, pc->dim, pc->n_heads, pc->n_kv_heads, pc->n_layers, pc->seq_len) != 0) return -1;
-    fresh.params = pc->params;
+/* a fresh state with pc's options, the rule replaced, prepared again: the tables follow the rule */
+int pos_set_scale(PosCtx *pc, const char *rule) {
+    const PosScheme *s = pc->scheme;
+    const PosOption *ro = rule_option(s);
+    if (!(s->caps & POS_CAP_RULES) || !ro) {
+        char names[128];
+        size_t used = 0;
+        names[0] = 0;
+        for (int i = 0; i < pos_count(); i++)
+            if (pos_at(i)->caps & POS_CAP_RULES)
+                put(names, sizeof names, &used, "%s%s", used ? ", " : "", pos_at(i)->name);
+        return pelab_fail("--scale %s: scaling rules apply to rotary schemes (%s); this model uses %s", rule, names,
+                          s->name);
+    }
+    RopeRule r;
+    if (rope_rule_parse(rule, &r) != 0) return -1;
+    PosCtx fresh = *pc;
+    fresh.state = xcalloc(1, s->state_size);
+    for (int i = 0; i < s->n_options; i++)
+        memcpy(field(&fresh, &s->options[i]), field(pc, &s->options[i]), field_size(&s->options[i]));
+    *(RopeRule *)field(&fresh, ro) = r;
+    if (s->prepare && s->prepare(&fresh) != 0) {
+        pos_free(&fresh);
+        return -1;
+    }
     pos_free(pc);
     *pc = fresh;
     return 0;
-}
-
-int pos_set_scale(PosCtx *pc, const char *rule) {
-    char spec[1024], extra[128], current[128];
-    RopeRule r;
-    pos_spec(pc, spec, sizeof spec);
-    /* only the rotary family has scaling rules: its spec holds scale=RULE (sinusoidal's scale= is
-     * an amplitude, which --scale 2 must not set) */
-    const char *at = strstr(spec, ",scale=");
-    if (at) snprintf(current, sizeof current, "%.*s", (int)strcspn(at + 7, ","), at + 7);
-    if (!at || rope_rule_parse(current, &r) != 0)
-        return pelab_fail("--scale %s: scaling rules apply to rotary schemes (rope, xpos, ...); this model uses %s",
-                          rule, pc->scheme->name);
-    /* one whole rule: a comma would slip other options in ("pi:2,base=5") */
-    if (strlen(rule) >= sizeof extra - 6) return pelab_fail("--scale %.32s...: too long for a scaling rule", rule);
-    if (rope_rule_parse(rule, &r) != 0) return -1;
-    snprintf(extra, sizeof extra, "scale=%s", rule);
-    return pos_add_options(pc, extra);
 }
 
 long pos_computable_position(const PosCtx *pc) {

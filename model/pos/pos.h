@@ -6,7 +6,11 @@
  *   3. score bias:   s[i][j] += b_h(pos_i, pos_j)     (ALiBi, T5, KERPLE)
  * Every token carries an explicit position id, so training, KV-cache decoding, sliding windows
  * and randomized positions all go through the same hooks. A NULL hook means "not used".
- * Adding a scheme = one file in model/pos/, one line in pos_registry.c, its tests. */
+ * A scheme declares what it is: its options (a PosOption table that pos.c parses, checks, lists
+ * and writes back) and its capabilities (POS_CAP_*); it writes no parsing code.
+ * Adding a scheme = its file in model/pos/, one X(name) line in registry.c, and its
+ * reference-vector test: tests/test_schemes.c runs the shared checks on every registered scheme
+ * (its default spec and the test_specs it lists). */
 #ifndef PELAB_POS_H
 #define PELAB_POS_H
 
@@ -16,17 +20,66 @@
 
 typedef struct PosCtx PosCtx;
 
+/* One option of a scheme, "name=value" in its spec. Values live in the scheme's state block
+ * (state_size bytes, zeroed, defaults written) at offset: a double, an int (INT, and WORD as the
+ * index of its word) or a RopeRule (RULE: the rotary scaling rule, rope_scaling.h). */
+typedef enum { POS_OPT_DOUBLE, POS_OPT_INT, POS_OPT_WORD, POS_OPT_RULE } PosOptType;
+
+enum {
+    POS_OPT_TRAIN_LEN = 1, /* INT: the default is the model's training length (seq_len) */
+    POS_OPT_SHORTEST = 2,  /* DOUBLE: written back in the fewest digits that read back exactly (else %.17g) */
+};
+
+typedef struct {
+    const char *name;
+    PosOptType type;
+    size_t offset;
+    double def, lo, hi;    /* default and accepted range (DOUBLE, INT); WORD: def = index of the default */
+    const char *help;      /* one line, for --help */
+    unsigned flags;        /* POS_OPT_* */
+    const char *words[4];  /* WORD: the accepted words */
+} PosOption;
+
+/* offsetof(T, f), refusing to compile unless field f has type C (an offset alone checks nothing) */
+#define POS_AT(T, f, C)                                                                                   \
+    (offsetof(T, f) +                                                                                     \
+     0 * sizeof(struct { int f_has_type : __builtin_types_compatible_p(__typeof__(((T *)0)->f), C) ? 1 : -1; }))
+/* table rows; trailing designated initializers (.flags = ...) are passed through */
+#define POS_DOUBLE(key, T, f, dflt, low, high, text, ...)                                                  \
+    {.name = key, .type = POS_OPT_DOUBLE, .offset = POS_AT(T, f, double), .def = dflt, .lo = low, .hi = high, \
+     .help = text, __VA_ARGS__}
+#define POS_INT(key, T, f, dflt, low, high, text, ...)                                                  \
+    {.name = key, .type = POS_OPT_INT, .offset = POS_AT(T, f, int), .def = dflt, .lo = low, .hi = high, \
+     .help = text, __VA_ARGS__}
+#define POS_WORD(key, T, f, dflt, text, ...)                                                     \
+    {.name = key, .type = POS_OPT_WORD, .offset = POS_AT(T, f, int), .def = dflt, .help = text, \
+     .words = {__VA_ARGS__}}
+#define POS_RULE(key, T, f, text) {.name = key, .type = POS_OPT_RULE, .offset = POS_AT(T, f, RopeRule), .help = text}
+/* .options and .n_options of a PosScheme from a static table */
+#define POS_OPTIONS(table) .options = table, .n_options = (int)(sizeof table / sizeof table[0])
+
+/* Capabilities, declared by each scheme (tests/test_schemes.c checks them against its hooks) */
+enum {
+    POS_CAP_POSITION_FREE = 1 << 0, /* no hook sees a position: unmasked attention is permutation-equivariant */
+    POS_CAP_ROTARY = 1 << 1,        /* maps each (q, k) pair by position (qk_forward) */
+    POS_CAP_RULES = 1 << 2,         /* takes a scaling rule (its POS_OPT_RULE option): --scale RULE */
+    POS_CAP_LEARNED = 1 << 3,       /* has learned parameters (param_shape) */
+    POS_CAP_DYNAMIC = 1 << 4,       /* may follow the current length past L (qk_dynamic_from) */
+};
+
+enum { POS_MAX_TEST_SPECS = 10 };
+
 typedef struct PosScheme {
     const char *name;
-    const char *options_help; /* one line: "base=F (10000), layout=interleaved|half" */
-    /* allocate pc->state with defaults (may be NULL when the scheme has no state) */
-    int (*create)(PosCtx *pc);
-    /* one key=value option; -1 with pelab_errmsg naming the option and what was expected */
-    int (*set_option)(PosCtx *pc, const char *key, const char *val);
-    /* after options and model shape are known: validate, precompute tables */
+    unsigned caps;           /* POS_CAP_* */
+    const PosOption *options; /* in canonical order: pos_spec writes them so */
+    int n_options;
+    size_t state_size;       /* bytes of pc->state that pos_init allocates before the options; 0: none */
+    /* specs the shared tests run besides the default (layouts, options, rules) */
+    const char *test_specs[POS_MAX_TEST_SPECS];
+    /* after options and model shape are known: validate, precompute tables (may allocate pc->state
+     * itself when state_size is 0) */
     int (*prepare)(PosCtx *pc);
-    /* canonical options, "k=v,k=v" (all options, defaults included); "" if none */
-    void (*describe)(const PosCtx *pc, char *buf, size_t n);
     /* learned parameters: one tensor "pos.weight" of this shape; ndim 0 = none */
     void (*param_shape)(const PosCtx *pc, int *ndim, int shape[4]);
     void (*init_params)(const PosCtx *pc, float *params, Rng *rng);
@@ -56,7 +109,8 @@ typedef struct PosScheme {
     /* dparams += d(loss)/d(params) given drow = d(loss)/d(row) (the softmax-input gradient) */
     void (*bias_backward)(const PosCtx *pc, const float *drow, int qpos, const int *kpos, int nk, int head,
                           int layer, float *dparams);
-    void (*destroy)(PosCtx *pc);
+    /* free what prepare allocated inside the state; pos_free then frees the state block itself */
+    void (*release)(PosCtx *pc);
 } PosScheme;
 
 struct PosCtx {
@@ -67,31 +121,34 @@ struct PosCtx {
     void *state;         /* scheme-private options and tables */
 };
 
-/* Registry */
+/* Registry (registry.c), in registration order */
+int pos_count(void);
+const PosScheme *pos_at(int i);
 const PosScheme *pos_find(const char *name);
+/* the scheme a spec "NAME[:k=v,...]" names, NULL if none */
+const PosScheme *pos_find_spec(const char *spec);
 void pos_list(char *buf, size_t n); /* "nope, learned, ..." */
+/* "base=F (10000), layout=interleaved|half (interleaved), ..." or "no options" */
+void pos_options_summary(const PosScheme *s, char *buf, size_t n);
+/* every scheme and its options with their help, one line each, each line starting with indent */
+void pos_help(char *buf, size_t n, const char *indent);
 
-/* Parse "NAME[:k=v,...]" and set up pc for a model of this shape. */
+/* Parse "NAME[:k=v,...]" (a later key overrides an earlier one) and set up pc for a model of this
+ * shape. */
 int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads, int n_layers, int seq_len);
 void pos_free(PosCtx *pc);
-/* Re-create pc with extra options appended to its current spec (a later key overrides an earlier
- * one), keeping its parameter pointer: how --scale RULE reaches a loaded model. */
-int pos_add_options(PosCtx *pc, const char *extra);
-/* set a rotary scheme's scaling rule; a clear error for schemes without one */
+/* set the scaling rule of a scheme that takes one (POS_CAP_RULES), keeping its other options and
+ * its parameter pointer: how --scale RULE reaches a loaded model; one line for the others */
 int pos_set_scale(PosCtx *pc, const char *rule);
 /* largest accepted position + 1 for numbers that stay finite in float32, -1 if unlimited */
 long pos_computable_position(const PosCtx *pc);
 /* "training L; accepted N|unbounded; computable N|unbounded" */
 void pos_lengths(const PosCtx *pc, char *buf, size_t n);
-/* "name:k=v,..." with every option spelled out */
+/* "name:k=v,..." with every option spelled out (the canonical spec stored in checkpoints) */
 void pos_spec(const PosCtx *pc, char *buf, size_t n);
 size_t pos_n_params(const PosCtx *pc);
 long pos_max_position(const PosCtx *pc);
 /* check every position is >= 0 and accepted; grows tables. -1 with a clear message otherwise. */
 int pos_check_positions(PosCtx *pc, const int *pos, size_t n);
-
-/* option parsing helpers for scheme files */
-int pos_parse_double(const char *scheme, const char *key, const char *val, double lo, double hi, double *out);
-int pos_parse_int(const char *scheme, const char *key, const char *val, long lo, long hi, int *out);
 
 #endif

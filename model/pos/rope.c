@@ -2,13 +2,11 @@
  * pos * theta_j, theta_j = base^(-2j/rot_dim), so q(m).k(n) depends only on m - n.
  * layout=interleaved pairs dims (2j, 2j+1) (llama2.c, Meta); layout=half pairs (j, j + rot_dim/2)
  * (HF, NeoX). fraction=F rotates only the first F of each head's dims (GPT-NeoX partial rotary).
- * scale=RULE applies a context-extension rule (rope_scaling.h). Keys are cached after rotation,
- * except under a dynamic rule, where the decoder keeps them un-rotated and re-rotates. */
+ * scale=RULE applies a context-extension rule (rope_scaling.h). Keys are cached after rotation.
+ * A dynamic rule (dynamic-ntk) past L changes every position's rotation with the length, so
+ * qk_dynamic_from tells the KV-cache decoder to recompute the whole prefix at each step. */
 #include <stdlib.h>
-#include <string.h>
 
-#include "../../core/error.h"
-#include "../../core/mem.h"
 #include "pos.h"
 #include "rotary.h"
 
@@ -17,21 +15,7 @@ typedef struct {
     SinCosTable table; /* [pos][pair]: attn_factor * (cos, sin) of the angle */
 } Rope;
 
-static int rope_create(PosCtx *pc) {
-    Rope *s = xcalloc(1, sizeof *s);
-    rotary_core_defaults(&s->core);
-    pc->state = s;
-    return 0;
-}
-
-static int rope_set_option(PosCtx *pc, const char *key, const char *val) {
-    int rc = rotary_core_set_option(&((Rope *)pc->state)->core, "rope", key, val);
-    if (rc == 1)
-        return pelab_fail("--pos rope: unknown option '%s' (expected base=F, layout=interleaved|half, fraction=F, "
-                          "scale=RULE, orig_len=N)",
-                          key);
-    return rc;
-}
+static const PosOption rope_options[] = {ROTARY_OPTIONS(Rope)};
 
 static void rope_row(const void *ctx, long pos, int n, double *angle, double *amp) {
     const RotaryCore *c = ctx;
@@ -43,10 +27,6 @@ static int rope_prepare(PosCtx *pc) {
     if (rotary_core_prepare(&s->core, "rope", pc->head_dim, pc->seq_len) != 0) return -1;
     sincos_table_init_fn(&s->table, s->core.layout.rot_pairs, rope_row, &s->core);
     return 0;
-}
-
-static void rope_describe(const PosCtx *pc, char *buf, size_t n) {
-    rotary_core_describe(&((const Rope *)pc->state)->core, buf, n);
 }
 
 static int rope_reserve(PosCtx *pc, long n_positions) {
@@ -70,26 +50,25 @@ static void rope_qk_backward(const PosCtx *pc, float *dv, const int *pos, int n,
     rotary_apply(&s->core.layout, dv, pos, n, n_heads, &s->table, 0, 1, -1.0f);
 }
 
-static void rope_destroy(PosCtx *pc) {
+static void rope_release(PosCtx *pc) {
     Rope *s = pc->state;
-    if (s) {
-        sincos_table_free(&s->table);
-        rotary_core_free(&s->core);
-    }
-    free(s);
+    sincos_table_free(&s->table);
+    rotary_core_free(&s->core);
 }
 
 const PosScheme pos_rope = {
     .name = "rope",
-    .options_help = "base=F (10000), layout=interleaved|half (interleaved), fraction=F (1), scale=RULE (none), "
-                    "orig_len=N (the rule's original length; default the training length)",
-    .create = rope_create,
-    .set_option = rope_set_option,
+    .caps = POS_CAP_ROTARY | POS_CAP_RULES | POS_CAP_DYNAMIC,
+    POS_OPTIONS(rope_options),
+    .state_size = sizeof(Rope),
+    .test_specs = {"rope:layout=half,base=500", "rope:scale=pi:4", "rope:scale=ntk:4", "rope:scale=yarn:4",
+                   "rope:scale=llama3:4", "rope:scale=dynatan", "rope:scale=dynatan-a",
+                   /* dynamic: the shared checks leave out the KV cache (test_rope_scaling.c decodes past L) */
+                   "rope:scale=dynamic-ntk:2,fraction=0.5"},
     .prepare = rope_prepare,
-    .describe = rope_describe,
     .reserve = rope_reserve,
     .qk_dynamic_from = rope_dynamic_from,
     .qk_forward = rope_qk_forward,
     .qk_backward = rope_qk_backward,
-    .destroy = rope_destroy,
+    .release = rope_release,
 };

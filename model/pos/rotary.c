@@ -31,27 +31,6 @@ void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_
 
 #include "pos.h"
 
-void rotary_core_defaults(RotaryCore *c) {
-    memset(c, 0, sizeof *c);
-    c->base = 10000.0;
-    c->fraction = 1.0;
-    c->attn_factor = 1.0;
-}
-
-int rotary_core_set_option(RotaryCore *c, const char *scheme, const char *key, const char *val) {
-    if (strcmp(key, "base") == 0) return pos_parse_double(scheme, key, val, 1.0001, 1e12, &c->base);
-    if (strcmp(key, "fraction") == 0) return pos_parse_double(scheme, key, val, 1e-9, 1.0, &c->fraction);
-    if (strcmp(key, "layout") == 0) {
-        if (strcmp(val, "interleaved") == 0) c->layout.half_layout = 0;
-        else if (strcmp(val, "half") == 0) c->layout.half_layout = 1;
-        else return pelab_fail("--pos %s: option layout=%s: expected interleaved or half", scheme, val);
-        return 0;
-    }
-    if (strcmp(key, "scale") == 0) return rope_rule_parse(val, &c->rule);
-    if (strcmp(key, "orig_len") == 0) return pos_parse_int(scheme, key, val, 1, 1 << 30, &c->orig_len);
-    return 1;
-}
-
 int rotary_core_prepare(RotaryCore *c, const char *scheme, int head_dim, int train_len) {
     int rot_dim = 2 * (int)(head_dim * c->fraction / 2.0 + 1e-9); /* whole pairs */
     if (rot_dim < 2)
@@ -65,13 +44,6 @@ int rotary_core_prepare(RotaryCore *c, const char *scheme, int head_dim, int tra
     c->rule_len = c->train_len;
     rope_rule_freqs(&c->rule, rot_dim, c->base, c->train_len, c->train_len, c->freq, &c->attn_factor);
     return 0;
-}
-
-void rotary_core_describe(const RotaryCore *c, char *buf, size_t n) {
-    char rule[64];
-    rope_rule_describe(&c->rule, rule, sizeof rule);
-    snprintf(buf, n, "base=%.17g,layout=%s,fraction=%.17g,scale=%s,orig_len=%d", c->base,
-             c->layout.half_layout ? "half" : "interleaved", c->fraction, rule, c->train_len);
 }
 
 int rotary_core_set_length(RotaryCore *c, long n) {

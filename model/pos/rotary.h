@@ -23,28 +23,35 @@ void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_
 
 #endif
 
+#include "pos.h"
 #include "rope_scaling.h"
 
 /* The options and frequencies every rotary scheme shares: base, layout, partial rotary
- * fraction and the scaling rule. Schemes embed one and build their tables from it. */
+ * fraction and the scaling rule. Schemes embed one as `core` and build their tables from it. */
 typedef struct {
     double base;
     double fraction;   /* share of each head's dims that rotate (GPT-NeoX partial rotary) */
     RopeRule rule;
     RotaryLayout layout;
-    int orig_len;      /* option orig_len: the rules' original length L (0: the training length) */
+    int orig_len;      /* option orig_len: the rules' original length L (0 where there is no such option) */
     int train_len;     /* L in force */
     long rule_len;     /* dynamic rules: the length freq was computed for */
     double *freq;      /* [rot_pairs] per-pair frequency under the rule */
     double attn_factor;
 } RotaryCore;
 
-void rotary_core_defaults(RotaryCore *c);
-/* handles base=, layout=, fraction=, scale=; returns 1 if the key is not one of them */
-int rotary_core_set_option(RotaryCore *c, const char *scheme, const char *key, const char *val);
+/* the rows of the shared options in the option table of a scheme whose state T embeds a RotaryCore
+ * named core, in canonical order */
+#define ROTARY_OPTIONS(T)                                                                                      \
+    POS_DOUBLE("base", T, core.base, 10000, 1.0001, 1e12, "pair j turns by base^(-2j/rot_dim) per position"), \
+    POS_WORD("layout", T, core.layout.half_layout, 0, "pairs (2j, 2j+1) as llama2.c, or (j, j + rot_dim/2) as HF", \
+             "interleaved", "half"),                                                                           \
+    POS_DOUBLE("fraction", T, core.fraction, 1, 1e-9, 1, "share of each head's dims that rotate (partial rotary)"), \
+    POS_RULE("scale", T, core.rule,                                                                            \
+             "scaling rule: none, pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L], dynatan-a[:L]"),  \
+    POS_INT("orig_len", T, core.orig_len, 0, 1, 1 << 30, "the rules' original length L", .flags = POS_OPT_TRAIN_LEN)
+
 int rotary_core_prepare(RotaryCore *c, const char *scheme, int head_dim, int train_len);
-/* "base=..,layout=..,fraction=..,scale=.." */
-void rotary_core_describe(const RotaryCore *c, char *buf, size_t n);
 /* dynamic rules: recompute freq for a sequence of n positions; 1 if it changed (rebuild tables) */
 int rotary_core_set_length(RotaryCore *c, long n);
 /* -1, or the length past which a dynamic rule changes the frequencies (qk_dynamic_from) */

@@ -9,9 +9,7 @@
  * everything from max_distance on falls in the last bucket. Keys after the query (which the causal
  * mask hides anyway) collapse to distance 0. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "../../core/error.h"
 #include "../../core/mem.h"
@@ -23,20 +21,10 @@ typedef struct {
     int *bucket_of; /* [max_distance]: bucket of distance 0 .. max_distance-1 */
 } T5;
 
-static int t5_create(PosCtx *pc) {
-    T5 *s = xcalloc(1, sizeof *s);
-    s->n_buckets = 32;
-    s->max_distance = 128;
-    pc->state = s;
-    return 0;
-}
-
-static int t5_set_option(PosCtx *pc, const char *key, const char *val) {
-    T5 *s = pc->state;
-    if (strcmp(key, "buckets") == 0) return pos_parse_int("t5", key, val, 2, 1 << 16, &s->n_buckets);
-    if (strcmp(key, "max_distance") == 0) return pos_parse_int("t5", key, val, 2, 1 << 20, &s->max_distance);
-    return pelab_fail("--pos t5: unknown option '%s' (expected buckets=N, max_distance=N)", key);
-}
+static const PosOption t5_options[] = {
+    POS_INT("buckets", T5, n_buckets, 32, 2, 1 << 16, "distance buckets: half exact, half log-spaced"),
+    POS_INT("max_distance", T5, max_distance, 128, 2, 1 << 20, "distances from here on share the last bucket"),
+};
 
 /* The exact-distance branch is taken before the logarithm: HF evaluates log(0) = -inf for small
  * distances and discards it with torch.where, which C must not imitate. Double precision; the
@@ -61,11 +49,6 @@ static int t5_prepare(PosCtx *pc) {
     s->bucket_of = xmalloc((size_t)s->max_distance * sizeof(int));
     for (int d = 0; d < s->max_distance; d++) s->bucket_of[d] = t5_bucket(d, s->n_buckets, s->max_distance);
     return 0;
-}
-
-static void t5_describe(const PosCtx *pc, char *buf, size_t n) {
-    const T5 *s = pc->state;
-    snprintf(buf, n, "buckets=%d,max_distance=%d", s->n_buckets, s->max_distance);
 }
 
 static void t5_param_shape(const PosCtx *pc, int *ndim, int shape[4]) {
@@ -102,22 +85,18 @@ static void t5_bias_backward(const PosCtx *pc, const float *drow, int qpos, cons
     for (int j = 0; j < nk; j++) dparams[(size_t)t5_lookup(s, (long)qpos - kpos[j]) * H + head] += drow[j];
 }
 
-static void t5_destroy(PosCtx *pc) {
-    T5 *s = pc->state;
-    if (s) free(s->bucket_of);
-    free(s);
-}
+static void t5_release(PosCtx *pc) { free(((T5 *)pc->state)->bucket_of); }
 
 const PosScheme pos_t5 = {
     .name = "t5",
-    .options_help = "buckets=N (32), max_distance=N (128)",
-    .create = t5_create,
-    .set_option = t5_set_option,
+    .caps = POS_CAP_LEARNED,
+    POS_OPTIONS(t5_options),
+    .state_size = sizeof(T5),
+    .test_specs = {"t5:buckets=8,max_distance=16"},
     .prepare = t5_prepare,
-    .describe = t5_describe,
     .param_shape = t5_param_shape,
     .init_params = t5_init_params,
     .bias_row = t5_bias_row,
     .bias_backward = t5_bias_backward,
-    .destroy = t5_destroy,
+    .release = t5_release,
 };

@@ -9,11 +9,8 @@
  * base=, layout=, fraction=, scale=, orig_len= are the shared rotary options; scaling rules change the angle
  * (and YaRN's attention factor), never the decay, which always uses the raw position. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "../../core/error.h"
 #include "../../core/mem.h"
 #include "pos.h"
 #include "rotary.h"
@@ -37,24 +34,10 @@ struct Xpos {
     SinCosTable q_table, k_table; /* [pos][pair]: scale * attn_factor * (cos, sin) */
 };
 
-static int xpos_create(PosCtx *pc) {
-    Xpos *s = xcalloc(1, sizeof *s);
-    rotary_core_defaults(&s->core); /* interleaved, as torchscale */
-    s->scale_base = 512.0;
-    pc->state = s;
-    return 0;
-}
-
-static int xpos_set_option(PosCtx *pc, const char *key, const char *val) {
-    Xpos *s = pc->state;
-    if (strcmp(key, "scale_base") == 0) return pos_parse_double("xpos", key, val, 1e-3, 1e12, &s->scale_base);
-    int rc = rotary_core_set_option(&s->core, "xpos", key, val);
-    if (rc == 1)
-        return pelab_fail("--pos xpos: unknown option '%s' (expected scale_base=F, base=F, layout=interleaved|half, "
-                          "fraction=F, scale=RULE, orig_len=N)",
-                          key);
-    return rc;
-}
+static const PosOption xpos_options[] = {
+    ROTARY_OPTIONS(Xpos),
+    POS_DOUBLE("scale_base", Xpos, scale_base, 512, 1e-3, 1e12, "gamma: pair j decays as zeta_j^(distance/gamma)"),
+};
 
 static void xpos_row(const void *ctx, long pos, int n, double *angle, double *amp) {
     const XposSide *side = ctx;
@@ -85,13 +68,6 @@ static int xpos_prepare(PosCtx *pc) {
     return 0;
 }
 
-static void xpos_describe(const PosCtx *pc, char *buf, size_t n) {
-    const Xpos *s = pc->state;
-    char core[300];
-    rotary_core_describe(&s->core, core, sizeof core);
-    snprintf(buf, n, "%s,scale_base=%.17g", core, s->scale_base);
-}
-
 static int xpos_reserve(PosCtx *pc, long n_positions) {
     Xpos *s = pc->state;
     if (rotary_core_set_length(&s->core, n_positions)) {
@@ -119,29 +95,25 @@ static void xpos_qk_backward(const PosCtx *pc, float *dv, const int *pos, int n,
     rotary_apply(&s->core.layout, dv, pos, n, n_heads, is_key ? &s->k_table : &s->q_table, 0, 1, -1.0f);
 }
 
-static void xpos_destroy(PosCtx *pc) {
+static void xpos_release(PosCtx *pc) {
     Xpos *s = pc->state;
-    if (s) {
-        sincos_table_free(&s->q_table);
-        sincos_table_free(&s->k_table);
-        rotary_core_free(&s->core);
-        free(s->log_zeta);
-    }
-    free(s);
+    sincos_table_free(&s->q_table);
+    sincos_table_free(&s->k_table);
+    rotary_core_free(&s->core);
+    free(s->log_zeta);
 }
 
 const PosScheme pos_xpos = {
     .name = "xpos",
-    .options_help = "scale_base=F (512), base=F (10000), layout=interleaved|half (interleaved), fraction=F (1), "
-                    "scale=RULE (none), orig_len=N (the rule's original length; default the training length)",
-    .create = xpos_create,
-    .set_option = xpos_set_option,
+    .caps = POS_CAP_ROTARY | POS_CAP_RULES | POS_CAP_DYNAMIC,
+    POS_OPTIONS(xpos_options),
+    .state_size = sizeof(Xpos),
+    .test_specs = {"xpos:layout=half,scale_base=64"},
     .prepare = xpos_prepare,
-    .describe = xpos_describe,
     .reserve = xpos_reserve,
     .qk_dynamic_from = xpos_dynamic_from,
     .computable_position = xpos_computable_position,
     .qk_forward = xpos_qk_forward,
     .qk_backward = xpos_qk_backward,
-    .destroy = xpos_destroy,
+    .release = xpos_release,
 };
