@@ -27,6 +27,9 @@ void args_usage(FILE *f, const char *cmd, const char *synopsis, const OptSpec *o
 
 /* the most --threads accepted: a few times the online CPUs (more only slows every parallel region) */
 int threads_limit(void);
+/* the --scale flag's help, the same in every command that takes one */
+#define SCALE_RULE_HELP                                                                                    \
+    "scaling rule, for a scheme that takes one: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L]"
 /* one row of a command's table: --threads N */
 #define OPT_THREADS_ROW(dst) {"--threads", OPT_THREADS, (dst), 0, 0, "threads (0: all cores)"}
 

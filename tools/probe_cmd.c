@@ -88,7 +88,7 @@ int cmd_probe(int argc, char **argv) {
         {"--csv", OPT_OUT_FILE, &csv, 0, 0, "attention: CSV output"},
         {"--png", OPT_OUT_FILE, &png, 0, 0, "attention: PNG output"},
         {"--len", OPT_INT, &len, 0, 1 << 20, "tokens to use (0: the training length)"},
-        {"--scale", OPT_STR, &scale, 0, 0, "RoPE scaling rule"},
+        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[2];

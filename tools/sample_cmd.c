@@ -43,7 +43,7 @@ int cmd_sample(int argc, char **argv) {
         {"--top-p", OPT_FLOAT, &top_p, 0, 1, "nucleus sampling mass (0 or 1: off)"},
         {"--seed", OPT_U64, &seed, 0, 1.8e19, "random seed (0: from the clock, printed on stderr)"},
         {"--no-cache", OPT_FLAG, &no_cache, 0, 0, "recompute the full forward at every step"},
-        {"--scale", OPT_STR, &scale, 0, 0, "RoPE scaling rule: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L]"},
+        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[1];

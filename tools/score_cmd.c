@@ -21,7 +21,7 @@ int cmd_score(int argc, char **argv) {
     const OptSpec opts[] = {
         {"--len", OPT_INT, &len, 0, 1 << 24, "window length (0: the model's training length)"},
         {"--per-token", OPT_OUT_FILE, &per_token_path, 0, 0, "write window,position,token,logprob CSV here"},
-        {"--scale", OPT_STR, &scale, 0, 0, "RoPE scaling rule: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L]"},
+        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[2];

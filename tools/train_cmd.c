@@ -23,7 +23,7 @@ int cmd_train(int argc, char **argv) {
         {"--out", OPT_OUT_FILE, &tc.out, 0, 0, "checkpoint path (safetensors)"},
         {"--resume", OPT_FLAG, &tc.resume, 0, 0, "continue from --out if it exists (same flags as before)"},
         {"--init", OPT_STR, &tc.init, 0, 0, "start from this checkpoint's weights (fine-tune)"},
-        {"--scale", OPT_STR, &tc.scale, 0, 0, "RoPE scaling rule to train with (with --init: fine-tune, e.g. pi:4)"},
+        {"--scale", OPT_STR, &tc.scale, 0, 0, "scaling rule to train with, for a scheme that takes one (with --init: fine-tune, e.g. pi:4)"},
         {"--rand-pos", OPT_INT, &tc.rand_pos, 0, 1 << 30, "randomized positions: sorted distinct ids from [0, N) (0: off)"},
         {"--passkey-frac", OPT_FLOAT, &tc.passkey_frac, 0, 1, "share of rows that are passkey documents (pelab passkey)"},
         {"--dim", OPT_INT, &tc.dim, 2, 65536, "model width"},
