@@ -21,3 +21,12 @@ void *calloc_check(size_t n, size_t size, const char *file, int line) {
     }
     return p;
 }
+
+void *realloc_check(void *p, size_t size, const char *file, int line) {
+    void *q = realloc(p, size ? size : 1);
+    if (!q) {
+        fprintf(stderr, "pelab: out of memory allocating %zu bytes (%s:%d)\n", size, file, line);
+        exit(1);
+    }
+    return q;
+}

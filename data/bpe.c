@@ -137,16 +137,6 @@ const unsigned char *bpe_piece(const Bpe *b, int id, size_t *len) {
 
 /* ---- training ---- */
 
-/* realloc or report and exit, as xmalloc does */
-static void *grow(void *p, size_t bytes) {
-    void *q = realloc(p, bytes ? bytes : 1);
-    if (!q) {
-        fprintf(stderr, "pelab: out of memory allocating %zu bytes (%s)\n", bytes, __FILE__);
-        exit(1);
-    }
-    return q;
-}
-
 typedef struct {
     int left, right;
     int64_t count;   /* adjacent occurrences, weighted by chunk frequency */
@@ -214,9 +204,9 @@ static void count_chunks(Trainer *t, const unsigned char *text, size_t n) {
         else {
             if (t->n_words == t->cap_words) {
                 t->cap_words = t->cap_words ? 2 * t->cap_words : 1024;
-                t->off = grow(t->off, (size_t)t->cap_words * sizeof *t->off);
-                t->len = grow(t->len, (size_t)t->cap_words * sizeof *t->len);
-                t->freq = grow(t->freq, (size_t)t->cap_words * sizeof *t->freq);
+                t->off = xrealloc(t->off, (size_t)t->cap_words * sizeof *t->off);
+                t->len = xrealloc(t->len, (size_t)t->cap_words * sizeof *t->len);
+                t->freq = xrealloc(t->freq, (size_t)t->cap_words * sizeof *t->freq);
             }
             w = t->n_words++;
             t->off[w] = s, t->len[w] = len, t->freq[w] = 1;
@@ -246,7 +236,7 @@ static int pair_get_or_add(Trainer *t, int left, int right) {
     if (p >= 0) return p;
     if (t->n_pairs == t->cap_pairs) {
         t->cap_pairs = t->cap_pairs ? 2 * t->cap_pairs : 4096;
-        t->pairs = grow(t->pairs, (size_t)t->cap_pairs * sizeof *t->pairs);
+        t->pairs = xrealloc(t->pairs, (size_t)t->cap_pairs * sizeof *t->pairs);
     }
     if (2 * ((size_t)t->n_pairs + 1) > t->pair_mask) { /* keep the load at most 1/2 */
         size_t cap = (t->pair_mask + 1) * 2;
@@ -268,7 +258,7 @@ static void pair_note_word(Pair *p, int w) {
     if (p->last_word == w) return; /* a word is added while it is processed, so this dedupes */
     if (p->n_words == p->cap_words) {
         p->cap_words = p->cap_words ? 2 * p->cap_words : 4;
-        p->words = grow(p->words, (size_t)p->cap_words * sizeof *p->words);
+        p->words = xrealloc(p->words, (size_t)p->cap_words * sizeof *p->words);
     }
     p->words[p->n_words++] = w;
     p->last_word = w;
@@ -284,7 +274,7 @@ static int heap_before(const Trainer *t, HeapEntry a, HeapEntry b) {
 static void heap_push(Trainer *t, HeapEntry e) {
     if (t->heap_n == t->heap_cap) {
         t->heap_cap = t->heap_cap ? 2 * t->heap_cap : 4096;
-        t->heap = grow(t->heap, t->heap_cap * sizeof *t->heap);
+        t->heap = xrealloc(t->heap, t->heap_cap * sizeof *t->heap);
     }
     size_t i = t->heap_n++;
     while (i > 0 && heap_before(t, e, t->heap[(i - 1) / 2])) {
