@@ -43,8 +43,9 @@ static double loss_at(Model *m, const int *in, const int *tg, const int *pos, in
 
 /* Central differences, eps 2e-3 on float32 weights of size ~0.35. Tolerance, per tensor:
  * ||analytic - numeric|| <= 2e-2 * ||numeric|| + 1e-4 * sqrt(n), and every element within
- * 3e-3 + 5e-2 * |numeric|. A wrong backward (sign, transpose, missing term) fails by O(1). */
-void gradcheck(const char *spec, int n_kv_heads, int tied) {
+ * 3e-3 + 5e-2 * |numeric|. A wrong backward (sign, transpose, missing term) fails by O(1).
+ * mask_every > 0: every mask_every-th target is -1 (a prompt token of a task: no loss). */
+static void gradcheck_masked(const char *spec, int n_kv_heads, int tied, int mask_every) {
     Model m;
     if (tiny_model(&m, spec, n_kv_heads, tied, 42) != 0) {
         CHECK(0, "gradcheck %s: model_create failed: %s", spec, pelab_errmsg);
@@ -56,7 +57,7 @@ void gradcheck(const char *spec, int n_kv_heads, int tied) {
     rng_seed(&rng, 7);
     for (int i = 0; i < B * T; i++) {
         in[i] = (int)rng_below(&rng, 13);
-        tg[i] = (int)rng_below(&rng, 13);
+        tg[i] = mask_every > 0 && i % mask_every == 0 ? -1 : (int)rng_below(&rng, 13);
         pos[i] = (i % T) + (i / T) * 2; /* row 1 starts at position 2: explicit ids matter */
     }
     model_alloc_train(&m, B, T);
@@ -89,11 +90,52 @@ void gradcheck(const char *spec, int n_kv_heads, int tied) {
         }
         double rel_ok = sqrt(err2) <= 2e-2 * sqrt(num2) + 1e-4 * sqrt((double)ti->numel);
         CHECK(rel_ok && elem_ok && num2 > 0,
-              "gradcheck %s kv=%d tied=%d tensor %s: |err| %.3g vs |grad| %.3g, worst element %zu off by %.3g",
-              spec, n_kv_heads, tied, ti->name, sqrt(err2), sqrt(num2), worst_i, worst);
+              "gradcheck %s kv=%d tied=%d mask 1/%d tensor %s: |err| %.3g vs |grad| %.3g, worst element %zu off by "
+              "%.3g",
+              spec, n_kv_heads, tied, mask_every, ti->name, sqrt(err2), sqrt(num2), worst_i, worst);
     }
     free(analytic);
     model_free(&m);
+}
+
+void gradcheck(const char *spec, int n_kv_heads, int tied) { gradcheck_masked(spec, n_kv_heads, tied, 0); }
+
+/* Training on answers only: targets < 0 carry no loss and no gradient, and the mean is over the
+ * counted tokens. The masked loss equals the mean of the unmasked run's per-token losses over the
+ * kept tokens; an all-masked batch has loss 0 and zero gradients; the masked gradient passes the
+ * central-difference check (every 3rd target masked, rope and alibi). */
+static void masked_loss_check(void) {
+    enum { B = 2, T = 6 };
+    Model m;
+    if (tiny_model(&m, "rope", 2, 1, 9) != 0) {
+        CHECK(0, "masked loss: %s", pelab_errmsg);
+        return;
+    }
+    int in[B * T], tg[B * T], masked[B * T], none[B * T], pos[B * T];
+    for (int i = 0; i < B * T; i++) {
+        in[i] = (i * 5 + 1) % 13, tg[i] = (i * 3 + 2) % 13, pos[i] = i % T;
+        masked[i] = i % T < 4 ? -1 : tg[i]; /* a prompt of 4 tokens, an answer of 2, per row */
+        none[i] = -1;
+    }
+    model_alloc_train(&m, B, T);
+    model_forward(&m, in, tg, pos, B, T);
+    double kept = 0;
+    for (int i = 0; i < B * T; i++)
+        if (masked[i] >= 0) kept += m.acts.losses[i];
+    kept /= 4;
+    model_forward(&m, in, masked, pos, B, T);
+    CHECK(fabs(m.mean_loss - kept) < 1e-6, "masked loss = mean over the 4 answer tokens: %.7f vs %.7f", m.mean_loss,
+          kept);
+    model_zero_grad(&m);
+    model_forward(&m, in, none, pos, B, T);
+    model_backward(&m);
+    float worst = 0;
+    for (size_t i = 0; i < m.n_params; i++) worst = fabsf(m.grads_mem[i]) > worst ? fabsf(m.grads_mem[i]) : worst;
+    CHECK(m.mean_loss == 0.0f && worst == 0.0f, "all targets masked: loss %g, largest gradient %g (both 0)",
+          m.mean_loss, worst);
+    model_free(&m);
+    gradcheck_masked("rope", 2, 0, 3);
+    gradcheck_masked("alibi", 4, 1, 3);
 }
 
 /* KV-cache decoding in several chunkings equals the full (training) forward at every position */
@@ -242,6 +284,7 @@ static void fast_exp_check(void) {
 }
 
 void test_model(void) {
+    masked_loss_check();
     fast_exp_check();
     learned_limit_check();
     robustness();
