@@ -18,6 +18,7 @@ static const Command commands[] = {
     {"passkey", cmd_passkey, "passkey retrieval accuracy by length and depth"},
     {"info", cmd_info, "config, parameters, position scheme and lengths of a checkpoint"},
     {"synth", cmd_synth, "write a built-in synthetic corpus to stdout"},
+    {"task", cmd_task, "length-generalization tasks: list them, show examples"},
     {"tokenizer", cmd_tokenizer, "train a byte-level BPE tokenizer; encode and decode with it"},
     {"demo", cmd_demo, "the built-in end-to-end run: train, evaluate past L, sample"},
     {"probe", cmd_probe, "diagnostics: distance, permutation, attention map, cache checklist"},

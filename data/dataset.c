@@ -9,10 +9,34 @@
 #include "../core/mem.h"
 #include "../core/rng.h"
 #include "synth.h"
+#include "task.h"
 
 int dataset_load(Dataset *d, const char *spec, double val_frac, uint64_t synth_seed, size_t synth_bytes,
                  int window) {
     return dataset_load_with(d, spec, NULL, val_frac, synth_seed, synth_bytes, window);
+}
+
+/* "task:SPEC": synth_bytes of task examples back to back (data/task.h), the loss counted on the
+ * answers only; byte-level, like the task texts */
+static int dataset_load_task(Dataset *d, const char *spec, const Tokenizer *tok, double val_frac, uint64_t seed,
+                             size_t n_bytes, int window) {
+    if (tok && tok->kind != TOK_BYTE)
+        return pelab_fail("--data %s: task data is byte-level; this run uses the %s tokenizer", spec,
+                          tokenizer_kind_name(tok));
+    TaskSpec task;
+    if (task_parse(&task, spec + 5) != 0) return -1;
+    Rng rng;
+    rng_seed(&rng, seed);
+    char *text;
+    unsigned char *mask;
+    if (task_stream(&task, &rng, n_bytes, &text, &mask) != 0) return -1;
+    int rc = dataset_from_bytes(d, spec, (const unsigned char *)text, n_bytes, tok, val_frac, window);
+    if (rc == 0) {
+        /* counted[i]: predicting byte i counts; the byte tokenizer keeps one token per byte */
+        dataset_set_counted(d, mask);
+    }
+    free(text), free(mask);
+    return rc;
 }
 
 int dataset_load_with(Dataset *d, const char *spec, const Tokenizer *tok, double val_frac, uint64_t synth_seed,
@@ -20,6 +44,7 @@ int dataset_load_with(Dataset *d, const char *spec, const Tokenizer *tok, double
     memset(d, 0, sizeof *d);
     unsigned char *bytes = NULL;
     size_t n = 0;
+    if (strncmp(spec, "task:", 5) == 0) return dataset_load_task(d, spec, tok, val_frac, synth_seed, synth_bytes, window);
     if (strncmp(spec, "synth:", 6) == 0) {
         char *text;
         if (synth_generate(spec + 6, synth_seed, synth_bytes, &text) != 0) return -1;
@@ -63,8 +88,18 @@ int dataset_from_bytes(Dataset *d, const char *name, const unsigned char *bytes,
 
 void dataset_free(Dataset *d) {
     free(d->tokens);
+    free(d->counted);
     memset(d, 0, sizeof *d);
 }
+
+void dataset_set_counted(Dataset *d, const unsigned char *counted) {
+    free(d->counted);
+    d->counted = xmalloc(d->n);
+    memcpy(d->counted, counted, d->n);
+}
+
+/* the target for predicting token i: -1 when it does not count */
+static int target_at(const Dataset *d, size_t i) { return d->counted && !d->counted[i] ? -1 : d->tokens[i]; }
 
 void dataset_train_batch(const Dataset *d, Rng *rng, int B, int T, int *inputs, int *targets) {
     size_t n_starts = d->n_train - (size_t)T; /* window [s, s+T] inclusive stays in the train part */
@@ -72,7 +107,7 @@ void dataset_train_batch(const Dataset *d, Rng *rng, int B, int T, int *inputs, 
         size_t s = (size_t)rng_below(rng, n_starts);
         for (int t = 0; t < T; t++) {
             inputs[b * T + t] = d->tokens[s + t];
-            targets[b * T + t] = d->tokens[s + t + 1];
+            targets[b * T + t] = target_at(d, s + t + 1);
         }
     }
 }
@@ -83,6 +118,6 @@ void dataset_val_window(const Dataset *d, size_t w, int T, int *inputs, int *tar
     size_t s = d->n_train + w * (size_t)T;
     for (int t = 0; t < T; t++) {
         inputs[t] = d->tokens[s + t];
-        targets[t] = d->tokens[s + t + 1];
+        targets[t] = target_at(d, s + t + 1);
     }
 }

@@ -17,10 +17,13 @@ typedef struct {
     int vocab_size;
     uint64_t fingerprint; /* FNV-1a of the bytes: resume refuses a different data set */
     const Tokenizer *tok; /* what made the tokens; NULL: bytes */
+    unsigned char *counted; /* [n] or NULL (all): 1 if predicting token i counts in the loss (a task's
+                               answer tokens); windows give target -1 where it does not */
     char name[256];
 } Dataset;
 
-/* spec: a file path, or "synth:NAME" (synth_bytes of corpus NAME from synth_seed).
+/* spec: a file path, "synth:NAME" (synth_bytes of corpus NAME from synth_seed), or "task:SPEC"
+ * (synth_bytes of task examples from synth_seed, data/task.h; the loss counts only answer tokens).
  * val_frac of the stream (its end) is held out. Needs enough tokens for windows of T+1 in both parts. */
 int dataset_load(Dataset *d, const char *spec, double val_frac, uint64_t synth_seed, size_t synth_bytes,
                  int window);
@@ -31,7 +34,10 @@ int dataset_load_with(Dataset *d, const char *spec, const Tokenizer *tok, double
 int dataset_from_bytes(Dataset *d, const char *name, const unsigned char *bytes, size_t n, const Tokenizer *tok,
                        double val_frac, int window);
 void dataset_free(Dataset *d);
-/* B random windows from the training part: inputs[b*T + t], targets = inputs shifted by one */
+/* train on some tokens only: counted[i] (n of them, d->n) says whether predicting token i counts */
+void dataset_set_counted(Dataset *d, const unsigned char *counted);
+/* B random windows from the training part: inputs[b*T + t], targets = inputs shifted by one
+ * (-1 where d->counted says the token does not count) */
 void dataset_train_batch(const Dataset *d, Rng *rng, int B, int T, int *inputs, int *targets);
 /* number of evenly spaced validation windows of T+1 tokens available */
 size_t dataset_val_windows(const Dataset *d, int T);

@@ -78,7 +78,7 @@ float evaluate_loss(Model *m, const Dataset *d, int T, int max_windows) {
     int B = m->B;
     int *in = xmalloc(sizeof(int) * B * T), *tg = xmalloc(sizeof(int) * B * T), *pos = xmalloc(sizeof(int) * B * T);
     for (int i = 0; i < B * T; i++) pos[i] = i % T;
-    double total = 0.0;
+    double total = 0.0, weight_sum = 0.0;
     for (size_t w0 = 0; w0 < n; w0 += B) {
         int nb = (int)(n - w0 < (size_t)B ? n - w0 : (size_t)B);
         for (int b = 0; b < nb; b++) /* windows spread evenly over the held-out part */
@@ -87,10 +87,17 @@ float evaluate_loss(Model *m, const Dataset *d, int T, int max_windows) {
             total = NAN;
             break;
         }
-        total += (double)m->mean_loss * nb;
+        /* a batch's mean is over its counted targets: with a loss mask (task answers) weigh it by them */
+        double weight = nb;
+        if (d->counted) {
+            weight = 0;
+            for (int i = 0; i < nb * T; i++) weight += tg[i] >= 0;
+        }
+        total += (double)m->mean_loss * weight;
+        weight_sum += weight;
     }
     free(in), free(tg), free(pos);
-    return n ? (float)(total / n) : NAN;
+    return weight_sum > 0 ? (float)(total / weight_sum) : NAN;
 }
 
 /* the training hyperparameters a resumed run must share with the run it continues */

@@ -1,0 +1,110 @@
+/* task.h: synthetic tasks for length-generalization experiments (issue 12): each example is a
+ * prompt and an answer in printable ASCII, so the byte tokenizer (vocabulary 256) and the training
+ * pipeline consume them as they are. Deterministic from the Rng; every task has an oracle that
+ * answers any well-formed prompt, so a checker never trusts the generator.
+ *
+ * Format: "NAME: BODY|ANSWER\n". The prompt ends at '|' (included); the answer span is ANSWER and
+ * the end marker '\n', so a model trained on the span learns where to stop and an exact match
+ * requires that it stops. Symbols are a..z then A..Z (vocab=N takes the first N).
+ *
+ *   copy            copy: abcd|abcd\n                 the body
+ *   reverse         reverse: abcd|dcba\n              the body backwards
+ *   sort            sort: dbca|abcd\n                 the body's bytes in increasing order
+ *   add             add: 123+989|2111\n               the sum, least significant digit first (rev=1,
+ *                                                     the default: each answer digit then depends only
+ *                                                     on digits already seen and the carry, as the
+ *                                                     model writes it); rev=0: 1112
+ *   parity          parity: 10110|1\n                 1 if the number of ones is odd
+ *   selective_copy  selective_copy: .a..c.b.|acb\n    the symbols, without the '.' noise
+ *   count           count: a abacab|3\n               occurrences of the first symbol in the string
+ *                                                     after the space, in decimal
+ *   flipflop        flipflop: w1i0w0i1r|0\n           w = write the bit, i = ignore it, r = read: the
+ *                                                     last written bit (Liu et al. 2023)
+ *   mqar            mqar: a1b7c3,cb|37\n              key-value pairs (distinct keys, digit values),
+ *                                                     ',' then queried keys: their values in order
+ *   passkey         <data/passkey.h's document>\nKey:| 12345\n   (no "NAME: " and no '|': the
+ *                                                     prompt ends with "\nKey:", the answer is " 12345"
+ *                                                     and '\n'; len counts every byte, '\n' included)
+ *
+ * A spec is NAME[:k=v,...]. Every option takes one value or a range lo-hi, drawn uniformly per
+ * example (training); one of them is the task's length (len, or pairs for mqar), which
+ * task_example can also fix (evaluation). Options marked "single" take one value only. */
+#ifndef PELAB_TASK_H
+#define PELAB_TASK_H
+
+#include <stddef.h>
+
+#include "../core/rng.h"
+#include "../core/strbuf.h"
+
+#define TASK_MAX_OPTS 4
+
+typedef struct {
+    const char *name;
+    double lo, hi;         /* accepted values */
+    double def_lo, def_hi; /* the default (a range when they differ) */
+    int integer;           /* 0: a real number (depth) */
+    int single;            /* 1: a range is refused (the oracle needs the one value) */
+    const char *help;
+} TaskOpt;
+
+struct TaskSpec;
+typedef struct TaskDef {
+    const char *name, *desc;
+    int framed;  /* 1: "NAME: " BODY "|" around the generator's body; 0: it writes the whole prompt */
+    int len_opt; /* index in opts of the length option */
+    int n_opts;
+    TaskOpt opts[TASK_MAX_OPTS];
+    /* appends the body (framed) or the whole prompt, from the example's drawn option values */
+    int (*generate)(const double *val, Rng *rng, StrBuf *out);
+    /* appends the answer (without '\n') to a body (framed) or prompt of n bytes; -1 with
+     * pelab_errmsg if malformed */
+    int (*solve)(const struct TaskSpec *t, const char *body, size_t n, StrBuf *answer);
+} TaskDef;
+
+typedef struct TaskSpec {
+    const TaskDef *def;
+    double lo[TASK_MAX_OPTS], hi[TASK_MAX_OPTS];
+} TaskSpec;
+
+typedef struct {
+    char *text;          /* owned, NUL-terminated: prompt, answer, '\n' */
+    size_t n;            /* bytes of text */
+    size_t answer_start; /* prompt = text[0, answer_start) */
+    size_t answer_len;   /* answer = text[answer_start, n), the final '\n' included */
+    int len;             /* the length option's value for this example */
+    double depth;        /* passkey: the key depth in [0, 1] asked for; -1 for other tasks */
+} TaskExample;
+
+/* the registry, in `pelab task list` order */
+int task_count(void);
+const TaskDef *task_def(int i);
+const TaskDef *task_find(const char *name);
+/* "copy, reverse, ..." */
+const char *task_names(void);
+
+/* Parses NAME[:k=v,...] strictly; unnamed options keep their defaults. -1 with one line naming
+ * the option and what was expected. */
+int task_parse(TaskSpec *t, const char *spec);
+/* the canonical spec, every option written out: "copy:len=4-16,vocab=26" */
+void task_format(const TaskSpec *t, char *out, size_t cap);
+
+/* One example; len = -1 draws the length from the spec's range, otherwise it is fixed (any value
+ * the option accepts). Free with task_example_free. -1 with pelab_errmsg on a bad len. */
+int task_example(const TaskSpec *t, Rng *rng, int len, TaskExample *ex);
+void task_example_free(TaskExample *ex);
+
+/* The oracle's answer to a prompt (what follows it, '\n' included) into answer; -1 if the prompt
+ * is not one of this task's. */
+int task_solve(const TaskSpec *t, const char *prompt, size_t n, StrBuf *answer);
+/* Compares n bytes a model produced after ex's prompt with the oracle's answer: returns 1 on an
+ * exact match (n == answer_len and every byte right), 0 otherwise, -1 on error. *n_correct: bytes
+ * right at their position (of min(n, answer_len)). An evaluator passes answer_len greedy bytes. */
+int task_check(const TaskSpec *t, const TaskExample *ex, const char *answer, size_t n, int *n_correct);
+
+/* A training stream of exactly n_bytes: examples (lengths drawn from the spec) back to back, the
+ * last one cut. mask[i] = 1 where text[i] is an answer byte ('\n' included), 0 in prompts. Both
+ * owned by the caller (free). */
+int task_stream(const TaskSpec *t, Rng *rng, size_t n_bytes, char **text, unsigned char **mask);
+
+#endif

@@ -1,0 +1,335 @@
+/* test_task.c: the length-generalization tasks: deterministic, lengths as asked, every oracle
+ * right on hand-made prompts, strict specs, and a stream whose mask is exactly the answers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../data/dataset.h"
+#include "../data/passkey.h"
+#include "../data/task.h"
+#include "test.h"
+
+static int parse_ok(TaskSpec *t, const char *spec) {
+    int rc = task_parse(t, spec);
+    CHECK(rc == 0, "task_parse(%s): %s", spec, pelab_errmsg);
+    return rc == 0;
+}
+
+/* the oracle's answer to a hand-made prompt equals want (NULL: the prompt must be refused) */
+static void expect_answer(const char *spec, const char *prompt, const char *want) {
+    TaskSpec t;
+    if (!parse_ok(&t, spec)) return;
+    StrBuf ans = {0};
+    int rc = task_solve(&t, prompt, strlen(prompt), &ans);
+    if (want)
+        CHECK(rc == 0 && strcmp(sb_str(&ans), want) == 0, "%s on '%s': got rc %d '%s', want '%s' (%s)", spec, prompt,
+              rc, sb_str(&ans), want, pelab_errmsg);
+    else CHECK(rc == -1 && strstr(pelab_errmsg, "malformed"), "%s accepted malformed '%s'", spec, prompt);
+    sb_free(&ans);
+}
+
+static void test_hand_made(void) {
+    expect_answer("copy", "copy: abca|", "abca\n");
+    expect_answer("reverse", "reverse: abcd|", "dcba\n");
+    expect_answer("sort", "sort: dbcab|", "abbcd\n");
+    expect_answer("add", "add: 123+989|", "2111\n"); /* 1112, least significant digit first */
+    expect_answer("add:rev=0", "add: 123+989|", "1112\n");
+    expect_answer("add:rev=0", "add: 999+1|", "1000\n");
+    expect_answer("add", "add: 0+0|", "0\n");
+    expect_answer("add:rev=0", "add: 5+17|", "22\n");
+    expect_answer("parity", "parity: 10110|", "1\n");
+    expect_answer("parity", "parity: 0110|", "0\n");
+    expect_answer("selective_copy", "selective_copy: .a..c.b.|", "acb\n");
+    expect_answer("count", "count: a abacab|", "3\n");
+    expect_answer("count", "count: z abacab|", "0\n");
+    expect_answer("count", "count: a aaaaaaaaaaaa|", "12\n");
+    expect_answer("flipflop", "flipflop: w1i0w0i1r|", "0\n");
+    expect_answer("flipflop", "flipflop: w1i0i0r|", "1\n");
+    expect_answer("mqar", "mqar: a1b7c3,cb|", "37\n");
+    expect_answer("mqar", "mqar: a1B7c3,Ba|", "71\n");
+    char doc[128];
+    PasskeyDoc pd;
+    CHECK(passkey_document(doc, 90, 0.5, 12345, &pd) == 0, "passkey_document: %s", pelab_errmsg);
+    doc[pd.prompt_len] = 0;
+    expect_answer("passkey", doc, " 12345\n");
+
+    expect_answer("add", "add: 12+|", NULL);
+    expect_answer("add", "add: 1a+2|", NULL);
+    expect_answer("parity", "parity: 102|", NULL);
+    expect_answer("flipflop", "flipflop: i1r|", NULL);
+    expect_answer("flipflop", "flipflop: w1x0r|", NULL);
+    expect_answer("mqar", "mqar: a1a2,a|", NULL);
+    expect_answer("mqar", "mqar: a1b2,c|", NULL);
+    expect_answer("count", "count: ab|", NULL);
+    expect_answer("copy", "copy abcd|", NULL);
+    expect_answer("copy", "copy: abcd", NULL);
+    expect_answer("passkey", "Find the key.\nThe sky is blue.\nKey:", NULL);
+}
+
+static int printable(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 32 && s[i] < 127) || s[i] == '\n')) return 0;
+    return 1;
+}
+
+/* every task at its shortest, default and 4x longest default lengths, several seeds: its own
+ * answer passes the oracle, a corrupted or cut one fails with the right per-byte count */
+static void test_oracle_accepts_own_answers(void) {
+    for (int i = 0; i < task_count(); i++) {
+        TaskSpec t;
+        if (!parse_ok(&t, task_def(i)->name)) continue;
+        const TaskOpt *lo = &t.def->opts[t.def->len_opt];
+        int lens[] = {-1, (int)lo->lo, (int)lo->def_hi, 4 * (int)lo->def_hi};
+        int bad = 0;
+        for (int seed = 1; seed <= 5; seed++)
+            for (int k = 0; k < 4; k++) {
+                int len = lens[k] > lo->hi ? (int)lo->hi : lens[k];
+                Rng rng;
+                rng_seed(&rng, (uint64_t)seed);
+                TaskExample ex;
+                if (task_example(&t, &rng, len, &ex) != 0) {
+                    CHECK(0, "%s len %d: %s", t.def->name, len, pelab_errmsg);
+                    continue;
+                }
+                char *ans = ex.text + ex.answer_start;
+                size_t an = ex.answer_len;
+                int right = -1, right2 = -1, right3 = -1;
+                bad += !(ex.n == strlen(ex.text) && printable(ex.text, ex.n) && an >= 2 && ex.text[ex.n - 1] == '\n');
+                bad += !(len == -1 || ex.len == len);
+                bad += task_check(&t, &ex, ans, an, &right) != 1 || right != (int)an;
+                char *wrong = malloc(an + 1);
+                memcpy(wrong, ans, an + 1);
+                size_t at = (size_t)seed % an;
+                wrong[at] = wrong[at] == '7' ? '8' : '7';
+                bad += task_check(&t, &ex, wrong, an, &right2) != 0 || right2 != (int)an - 1;
+                bad += task_check(&t, &ex, ans, an - 1, &right3) != 0 || right3 != (int)an - 1;
+                free(wrong);
+                task_example_free(&ex);
+            }
+        CHECK(bad == 0, "%s: %d failures of the oracle on its own examples", t.def->name, bad);
+    }
+}
+
+static void test_determinism(void) {
+    for (int i = 0; i < task_count(); i++) {
+        TaskSpec t;
+        if (!parse_ok(&t, task_def(i)->name)) continue;
+        char *a, *b, *c;
+        unsigned char *ma, *mb, *mc;
+        Rng r1, r2, r3;
+        rng_seed(&r1, 7), rng_seed(&r2, 7), rng_seed(&r3, 8);
+        if (task_stream(&t, &r1, 3000, &a, &ma) || task_stream(&t, &r2, 3000, &b, &mb) ||
+            task_stream(&t, &r3, 3000, &c, &mc)) {
+            CHECK(0, "%s stream: %s", t.def->name, pelab_errmsg);
+            continue;
+        }
+        CHECK(memcmp(a, b, 3000) == 0 && memcmp(ma, mb, 3000) == 0, "%s: seed 7 twice differs", t.def->name);
+        CHECK(memcmp(a, c, 3000) != 0, "%s: seeds 7 and 8 give the same stream", t.def->name);
+        free(a), free(b), free(c), free(ma), free(mb), free(mc);
+    }
+}
+
+/* the mask is 1 from the '|' (excluded) to the '\n' (included), for a framed task read blindly */
+static void test_stream_mask(void) {
+    TaskSpec t;
+    if (!parse_ok(&t, "mqar:pairs=1-20")) return;
+    char *text;
+    unsigned char *mask;
+    Rng rng;
+    rng_seed(&rng, 3);
+    if (task_stream(&t, &rng, 5000, &text, &mask) != 0) {
+        CHECK(0, "stream: %s", pelab_errmsg);
+        return;
+    }
+    int in_answer = 0, bad = 0, answers = 0;
+    for (size_t i = 0; i < 5000; i++) {
+        bad += mask[i] != in_answer;
+        if (text[i] == '|') in_answer = 1, answers++;
+        if (text[i] == '\n') in_answer = 0;
+    }
+    CHECK(bad == 0 && answers > 50 && strlen(text) == 5000, "mask off the answers at %d bytes (%d answers)", bad,
+          answers);
+    free(text), free(mask);
+
+    /* passkey (no '|'): the mask agrees with the examples regenerated from the same seed */
+    if (!parse_ok(&t, "passkey:len=45-100")) return;
+    rng_seed(&rng, 4);
+    if (task_stream(&t, &rng, 3000, &text, &mask) != 0) {
+        CHECK(0, "passkey stream: %s", pelab_errmsg);
+        return;
+    }
+    Rng again;
+    rng_seed(&again, 4);
+    bad = 0;
+    for (size_t used = 0; used < 3000;) {
+        TaskExample ex;
+        if (task_example(&t, &again, -1, &ex) != 0) break;
+        for (size_t k = 0; k < ex.n && used < 3000; k++, used++)
+            bad += text[used] != ex.text[k] || mask[used] != (k >= ex.answer_start);
+        task_example_free(&ex);
+    }
+    CHECK(bad == 0, "passkey stream: %d bytes disagree with the examples", bad);
+    free(text), free(mask);
+}
+
+static void test_lengths(void) {
+    TaskSpec t;
+    const char *specs[] = {"copy:len=3-5", "add:len=2-4", "mqar:pairs=3-5,queries=2", "passkey:len=50-52",
+                           "flipflop:len=3-5"};
+    for (int s = 0; s < 5; s++) {
+        if (!parse_ok(&t, specs[s])) continue;
+        Rng rng;
+        rng_seed(&rng, 11);
+        int seen[3] = {0}, bad = 0;
+        for (int k = 0; k < 200; k++) {
+            TaskExample ex;
+            if (task_example(&t, &rng, -1, &ex) != 0) {
+                bad++;
+                continue;
+            }
+            int lo = (int)t.lo[t.def->len_opt];
+            if (ex.len >= lo && ex.len <= lo + 2) seen[ex.len - lo]++;
+            else bad++;
+            /* the length is what it says: symbols, digits, pairs, bytes, instructions */
+            const char *body = strchr(ex.text, ' ') + 1;
+            size_t want = s == 0 ? (size_t)ex.len + 1                  /* copy: the answer */
+                          : s == 1 ? (size_t)(2 * ex.len + 1)         /* add: A+B */
+                          : s == 2 ? (size_t)(2 * ex.len + 1 + 2)     /* mqar: pairs, ',', 2 queries */
+                          : s == 3 ? (size_t)ex.len                   /* passkey: every byte */
+                                   : (size_t)(2 * ex.len - 1);        /* flipflop: pairs and r */
+            size_t got = s == 0 ? ex.answer_len : s == 3 ? ex.n : ex.answer_start - 1 - (size_t)(body - ex.text);
+            bad += got != want;
+            task_example_free(&ex);
+        }
+        CHECK(bad == 0 && seen[0] && seen[1] && seen[2], "%s: %d out of range or wrong size; seen %d %d %d", specs[s],
+              bad, seen[0], seen[1], seen[2]);
+    }
+    /* a fixed length for evaluation, past the training range, and one the option refuses */
+    if (parse_ok(&t, "copy:len=3-5")) {
+        Rng rng;
+        rng_seed(&rng, 1);
+        TaskExample ex;
+        CHECK(task_example(&t, &rng, 80, &ex) == 0 && ex.len == 80 && ex.answer_len == 81, "copy len 80");
+        task_example_free(&ex);
+        CHECK(task_example(&t, &rng, 0, &ex) == -1 && strstr(pelab_errmsg, "len 0"), "copy len 0: %s", pelab_errmsg);
+    }
+    if (parse_ok(&t, "passkey:depth=0.25")) {
+        Rng rng;
+        rng_seed(&rng, 1);
+        TaskExample ex;
+        CHECK(task_example(&t, &rng, 200, &ex) == 0 && ex.depth == 0.25 && ex.n == 200, "passkey depth 0.25");
+        task_example_free(&ex);
+    }
+}
+
+static void expect_parse_error(const char *spec, const char *needle) {
+    TaskSpec t;
+    CHECK(task_parse(&t, spec) == -1 && strstr(pelab_errmsg, needle) && !strchr(pelab_errmsg, '\n'),
+          "'%s' -> one line naming '%s', got '%s'", spec, needle, pelab_errmsg);
+}
+
+static void test_parse(void) {
+    expect_parse_error("nope", "unknown task 'nope'");
+    expect_parse_error("copy:foo=3", "unknown option 'foo'");
+    expect_parse_error("copy:len=0", "len=0: expected an integer or a range lo-hi in [1, 65536]");
+    expect_parse_error("copy:len=32-8", "len=32-8: a range lo-hi needs lo <= hi");
+    expect_parse_error("copy:len=4.5", "len=4.5");
+    expect_parse_error("copy:vocab=53", "vocab=53");
+    expect_parse_error("copy:len=8-", "len=8-");
+    expect_parse_error("copy:len", "expected k=v");
+    expect_parse_error("copy:", "empty option");
+    expect_parse_error("copy:len=4,", "empty option");
+    expect_parse_error("copy:len=4,len=5", "given twice");
+    expect_parse_error("add:rev=0-1", "rev=0-1: expected an integer in [0, 1]");
+    expect_parse_error("passkey:depth=1.5", "depth=1.5");
+    expect_parse_error("passkey:len=44", "len=44");
+
+    TaskSpec t, u;
+    char a[256], b[256];
+    if (parse_ok(&t, "mqar:pairs=4-16") && parse_ok(&t, "passkey:depth=random,len=100")) {
+        task_format(&t, a, sizeof a);
+        CHECK(strcmp(a, "passkey:len=100,depth=0-1") == 0, "format: %s", a);
+    }
+    for (int i = 0; i < task_count(); i++)
+        if (parse_ok(&t, task_def(i)->name)) {
+            task_format(&t, a, sizeof a);
+            if (parse_ok(&u, a)) task_format(&u, b, sizeof b);
+            CHECK(strcmp(a, b) == 0 && strncmp(a, task_def(i)->name, strlen(task_def(i)->name)) == 0,
+                  "format round trip: %s vs %s", a, b);
+        }
+    CHECK(task_find("copy") && !task_find("cop") && task_def(task_count()) == NULL, "task_find / task_def bounds");
+}
+
+static void test_task_cli(void) {
+    static char out[16384], again[16384];
+    int rc = run_pelab("./pelab task list", out, sizeof out);
+    int missing = 0;
+    for (int i = 0; i < task_count(); i++) missing += !strstr(out, task_def(i)->name);
+    CHECK(rc == 0 && missing == 0 && strstr(out, "default 4-16"), "task list (exit %d, %d missing): %s", rc, missing,
+          out);
+    rc = run_pelab("./pelab task show copy --seed 1 --n 2", out, sizeof out);
+    run_pelab("./pelab task show copy --seed 1 --n 2", again, sizeof again);
+    CHECK(rc == 0 && count_lines(out) == 5 && strstr(out, "|[[") && strstr(out, "\\n]]") && strcmp(out, again) == 0,
+          "task show copy (exit %d): %s", rc, out);
+    rc = run_pelab("./pelab task show passkey:depth=0 --len 60 --n 1", out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "depth 0.000") && strstr(out, "len 60"), "task show passkey (exit %d): %s", rc, out);
+    expect_pelab_error("./pelab task show nope", "unknown task 'nope'");
+    expect_pelab_error("./pelab task show copy:len=32-8", "lo <= hi");
+    expect_pelab_error("./pelab task show copy --len 0", "len 0");
+    expect_pelab_error("./pelab task frob", "unknown subcommand 'frob'");
+}
+
+/* --data task:SPEC: the stream's answers are the only counted targets, in training batches and in
+ * validation windows; other tokenizers are refused; training runs with --rand-pos */
+static void test_task_data(void) {
+    Dataset d;
+    int rc = dataset_load(&d, "task:copy:len=4-8,vocab=8", 0.1, 3, 20000, 16);
+    CHECK(rc == 0 && d.counted && d.n == 20000, "task data loads with a loss mask: %s", rc ? pelab_errmsg : "");
+    if (rc != 0) return;
+    enum { B = 64, T = 16 };
+    int in[B * T], tg[B * T], counted = 0, wrong = 0;
+    Rng rng;
+    rng_seed(&rng, 5);
+    dataset_train_batch(&d, &rng, B, T, in, tg);
+    for (int i = 0; i < B * T; i++) {
+        if (tg[i] < 0) continue;
+        counted++;
+        /* a counted target follows the '|' or an answer byte: never a prompt symbol after a space */
+        wrong += !(in[i] == '|' || (in[i] >= 'a' && in[i] <= 'h'));
+        wrong += !((tg[i] >= 'a' && tg[i] <= 'h') || tg[i] == '\n');
+    }
+    CHECK(counted > B * T / 4 && counted < B * T * 3 / 4 && wrong == 0,
+          "task batches: %d of %d targets counted (the answers), %d misplaced", counted, B * T, wrong);
+    int val_counted = 0;
+    dataset_val_window(&d, 0, T, in, tg);
+    for (int i = 0; i < T; i++) val_counted += tg[i] >= 0;
+    CHECK(val_counted > 0 && val_counted < T, "task validation window: %d of %d targets counted", val_counted, T);
+    dataset_free(&d);
+    CHECK(dataset_load(&d, "task:frob", 0.1, 3, 20000, 16) == -1 && strstr(pelab_errmsg, "frob"),
+          "an unknown task in --data is refused: %s", pelab_errmsg);
+
+    static char out[16384];
+    rc = run_pelab("./pelab train --data task:copy:len=4-8,vocab=8 --synth-bytes 40000 --dim 16 --layers 1 --heads 2 "
+                   "--seq-len 32 --rand-pos 128 --batch 4 --steps 6 --eval-every 3 --threads 1 --out /dev/null/x 2>&1",
+                   out, sizeof out);
+    CHECK(rc != 0 && strstr(out, "/dev/null"), "task training checks its output first: %s", out);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "./pelab train --data task:copy:len=4-8,vocab=8 --synth-bytes 40000 --dim 16 --layers 1 --heads 2 "
+             "--seq-len 32 --rand-pos 128 --batch 4 --steps 6 --eval-every 3 --threads 1 --out %s/task.safetensors",
+             test_tmpdir());
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "val_loss") && !strstr(out, "val_loss nan"),
+          "pelab train on task:copy with --rand-pos (exit %d): %s", rc, out);
+}
+
+void test_task(void) {
+    test_task_data();
+    test_hand_made();
+    test_oracle_accepts_own_answers();
+    test_determinism();
+    test_stream_mask();
+    test_lengths();
+    test_parse();
+    test_task_cli();
+}
