@@ -7,6 +7,8 @@
 #include "../data/dataset.h"
 #include "../data/passkey.h"
 #include "../data/task.h"
+#include "../infer/task_eval.h"
+#include "../model/model.h"
 #include "test.h"
 
 static int parse_ok(TaskSpec *t, const char *spec) {
@@ -321,9 +323,83 @@ static void test_task_data(void) {
     rc = run_pelab(cmd, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "val_loss") && !strstr(out, "val_loss nan"),
           "pelab train on task:copy with --rand-pos (exit %d): %s", rc, out);
+    snprintf(cmd, sizeof cmd,
+             "./pelab task eval %s/task.safetensors --task copy:vocab=8 --n 5 --lens 4,40 --csv %s/task.csv --threads 1",
+             test_tmpdir(), test_tmpdir());
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && count_lines(out) == 4 && strstr(out, "exact match") && strstr(out, "(past L)"),
+          "pelab task eval: a row per length, past L marked (exit %d): %s", rc, out);
+    snprintf(cmd, sizeof cmd, "cat %s/task.csv", test_tmpdir());
+    run_pelab(cmd, out, sizeof out);
+    CHECK(count_lines(out) == 3 && strstr(out, "\"copy:len=4-16,vocab=8\",40,"), "task eval CSV: %s", out);
+}
+
+/* the greedy answer by full recomputation: the reference for the KV-cache evaluator */
+static int reference_exact(Model *m, const TaskSpec *t, int len, int n, unsigned long long seed, long *correct) {
+    Rng rng;
+    rng_seed(&rng, seed);
+    int exact = 0;
+    *correct = 0;
+    for (int i = 0; i < n; i++) {
+        TaskExample ex;
+        task_example(t, &rng, len, &ex);
+        int total = (int)ex.n, *tok = malloc(sizeof(int) * total), *pos = malloc(sizeof(int) * total);
+        char *answer = malloc(ex.answer_len);
+        for (int k = 0; k < total; k++) tok[k] = (unsigned char)ex.text[k], pos[k] = k;
+        for (size_t k = 0; k < ex.answer_len; k++) {
+            int T = (int)(ex.answer_start + k);
+            model_alloc_train(m, 1, T);
+            model_forward(m, tok, NULL, pos, 1, T);
+            const float *row = m->acts.logits + (size_t)(T - 1) * 256;
+            int best = 0;
+            for (int v = 1; v < 256; v++) best = row[v] > row[best] ? v : best;
+            answer[k] = (char)best, tok[T] = best;
+        }
+        int c = 0;
+        exact += task_check(t, &ex, answer, ex.answer_len, &c) == 1;
+        *correct += c;
+        free(tok), free(pos), free(answer);
+        task_example_free(&ex);
+    }
+    return exact;
+}
+
+/* task_eval_length on an untrained byte-level model equals the same greedy answers recomputed in
+ * full; its counts are consistent; a model that is not byte-level is refused */
+static void test_task_eval(void) {
+    ModelConfig c = {.vocab_size = 256, .dim = 16, .n_layers = 1, .n_heads = 2, .n_kv_heads = 2, .hidden_dim = 24,
+                     .seq_len = 32, .norm_eps = 1e-5f, .tied = 1};
+    Model m;
+    if (model_create(&m, &c, "rope") != 0) {
+        CHECK(0, "task eval model: %s", pelab_errmsg);
+        return;
+    }
+    model_init_weights(&m, 4);
+    TaskSpec t;
+    task_parse(&t, "parity");
+    TaskScore s, again;
+    int rc = task_eval_length(&m, &t, 6, 24, 7, &s);
+    task_eval_length(&m, &t, 6, 24, 7, &again);
+    long ref_correct;
+    int ref_exact = reference_exact(&m, &t, 6, 24, 7, &ref_correct);
+    CHECK(rc == 0 && s.n == 24 && s.answer_bytes == 24 * 2 && s.max_positions == (long)strlen("parity: 101010|1\n") &&
+              s.exact == ref_exact && s.correct_bytes == ref_correct && memcmp(&s, &again, sizeof s) == 0,
+          "task eval = full recomputation: exact %d vs %d, bytes %ld vs %ld of %ld, positions %ld: %s", s.exact,
+          ref_exact, s.correct_bytes, ref_correct, s.answer_bytes, s.max_positions, rc ? pelab_errmsg : "");
+    task_parse(&t, "copy:vocab=4");
+    rc = task_eval_length(&m, &t, 40, 3, 2, &s);
+    CHECK(rc == 0 && s.max_positions > c.seq_len && s.correct_bytes <= s.answer_bytes,
+          "task eval runs past the training length (%ld positions): %s", s.max_positions, rc ? pelab_errmsg : "");
+    model_free(&m);
+    c.vocab_size = 300;
+    model_create(&m, &c, "rope");
+    CHECK(task_eval_length(&m, &t, 4, 1, 1, &s) == -1 && strstr(pelab_errmsg, "byte-level"),
+          "task eval refuses a model that is not byte-level: %s", pelab_errmsg);
+    model_free(&m);
 }
 
 void test_task(void) {
+    test_task_eval();
     test_task_data();
     test_hand_made();
     test_oracle_accepts_own_answers();

@@ -1,15 +1,20 @@
 /* task_cmd.c: `pelab task list|show`: the length-generalization tasks (data/task.h) and examples. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
 #include "../data/task.h"
+#include "../infer/task_eval.h"
+#include "../io/fields.h"
 #include "args.h"
 #include "commands.h"
+#include "load.h"
 
 static const char USAGE[] = "usage: pelab task SUBCOMMAND ...   (pelab task SUBCOMMAND --help for its flags)\n"
                             "  list                                   every task, its format and options\n"
-                            "  show SPEC [--seed N] [--n K] [--len N]  K examples, the answer in [[ ]]\n";
+                            "  show SPEC [--seed N] [--n K] [--len N]  K examples, the answer in [[ ]]\n"
+                            "  eval CKPT --task SPEC [--lens A,B,...]  greedy answers: exact match and byte accuracy\n";
 
 static void print_range(double lo, double hi) {
     printf(lo == hi ? "%g" : "%g-%g", lo, hi);
@@ -72,8 +77,77 @@ static int show(int argc, char **argv) {
     return 0;
 }
 
+/* greedy answers of a trained model at each length: one table row per length, and a CSV */
+static int eval(int argc, char **argv) {
+    const char *task = NULL, *lens = NULL, *csv = NULL, *scale = NULL;
+    unsigned long long seed = 1;
+    int n = 100, threads = 0;
+    const OptSpec opts[] = {
+        {"--task", OPT_STR, &task, 0, 0, "task SPEC (pelab task list); its length range is ignored"},
+        {"--lens", OPT_STR, &lens, 0, 0, "lengths to test, comma-separated (default: the spec's lo, hi, 2 hi, 4 hi)"},
+        {"--n", OPT_INT, &n, 1, 1 << 20, "examples per length"},
+        {"--seed", OPT_U64, &seed, 0, 1.8e19, "example seed (different from training's: held-out examples)"},
+        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
+        {"--csv", OPT_OUT_FILE, &csv, 0, 0, "also write the table as CSV"},
+        OPT_THREADS_ROW(&threads),
+    };
+    const char *pos[1];
+    int n_pos;
+    args_parse("task eval", "CKPT --task SPEC [flags]", argc, argv, 2, opts, sizeof opts / sizeof opts[0], pos, 1,
+               &n_pos);
+    if (n_pos != 1 || !task) pelab_die("task eval: expected a checkpoint and --task SPEC (see pelab task eval --help)");
+    TaskSpec t;
+    if (task_parse(&t, task) != 0) pelab_die("%s", pelab_errmsg);
+    int len[32], n_len = 0;
+    if (lens) {
+        char *copy = strdup(lens), *save = NULL;
+        for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+            char *end;
+            long v = strtol(w, &end, 10);
+            if (*end || v < 1 || v > 1 << 16 || n_len == 32) pelab_die("--lens %s: expected up to 32 lengths >= 1", lens);
+            len[n_len++] = (int)v;
+        }
+        free(copy);
+    } else {
+        int lo = (int)t.lo[t.def->len_opt], hi = (int)t.hi[t.def->len_opt];
+        int defaults[4] = {lo, hi, 2 * hi, 4 * hi};
+        for (int i = 0; i < 4; i++)
+            if (i == 0 || defaults[i] != defaults[i - 1]) len[n_len++] = defaults[i];
+    }
+    set_threads(threads);
+    Model m;
+    Tokenizer tok;
+    load_model_or_die(pos[0], scale, &m, &tok);
+    if (tok.kind != TOK_BYTE) pelab_die("task eval: %s uses the %s tokenizer; tasks are byte-level", pos[0],
+                                        tokenizer_kind_name(&tok));
+    FILE *f = csv ? fopen(csv, "w") : NULL;
+    if (csv && !f) pelab_die("%s: cannot open for writing", csv);
+    if (f) fprintf(f, "task,length,positions,n,exact_match,byte_accuracy\n");
+    char canon[256];
+    task_format(&t, canon, sizeof canon);
+    printf("# %s on %s, %d examples per length, seed %llu, training length %d\n", canon, pos[0], n, seed,
+           m.cfg.seq_len);
+    printf("%8s %10s %12s %14s\n", "length", "positions", "exact match", "byte accuracy");
+    for (int i = 0; i < n_len; i++) {
+        TaskScore s;
+        if (task_eval_length(&m, &t, len[i], n, seed, &s) != 0) pelab_die("task eval: length %d: %s", len[i],
+                                                                          pelab_errmsg);
+        double em = (double)s.exact / s.n, acc = (double)s.correct_bytes / s.answer_bytes;
+        printf("%8d %10ld %11.1f%% %13.1f%%%s\n", len[i], s.max_positions, 100 * em, 100 * acc,
+               s.max_positions > m.cfg.seq_len ? "  (past L)" : "");
+        if (f) {
+            csv_field(f, canon, ',');
+            fprintf(f, "%d,%ld,%d,%.6f,%.6f\n", len[i], s.max_positions, s.n, em, acc);
+        }
+    }
+    if (f && fclose(f) != 0) pelab_die("%s: write failed", csv);
+    tokenizer_free(&tok);
+    model_free(&m);
+    return 0;
+}
+
 int cmd_task(int argc, char **argv) {
-    if (argc < 2) pelab_die("task: expected a subcommand: list or show (see pelab task --help)");
+    if (argc < 2) pelab_die("task: expected a subcommand: list, show or eval (see pelab task --help)");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
         fputs(USAGE, stdout);
@@ -81,5 +155,6 @@ int cmd_task(int argc, char **argv) {
     }
     if (strcmp(sub, "list") == 0) return list(argc, argv);
     if (strcmp(sub, "show") == 0) return show(argc, argv);
-    pelab_die("task: unknown subcommand '%s' (list, show)", sub);
+    if (strcmp(sub, "eval") == 0) return eval(argc, argv);
+    pelab_die("task: unknown subcommand '%s' (list, show, eval)", sub);
 }

@@ -1,0 +1,68 @@
+/* task_eval.c: greedy answers to task examples through the KV cache, scored by the oracle. */
+#include "task_eval.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../core/rng.h"
+#include "decode.h"
+
+static int argmax(const float *row, int V) {
+    int best = 0;
+    for (int i = 1; i < V; i++)
+        if (row[i] > row[best]) best = i;
+    return best;
+}
+
+/* one example: the model's answer_len greedy bytes after the prompt into answer */
+static int answer_one(Model *m, const TaskExample *ex, char *answer, float *logits) {
+    int total = (int)(ex->answer_start + ex->answer_len);
+    int *tokens = xmalloc(sizeof(int) * total), *pos = xmalloc(sizeof(int) * total);
+    for (int i = 0; i < total; i++) tokens[i] = (unsigned char)ex->text[i], pos[i] = i;
+    KVCache kv;
+    kvcache_init(&kv, m, total, 64);
+    int n_prompt = (int)ex->answer_start, rc = decode_forward(m, &kv, tokens, pos, n_prompt, logits, 0);
+    for (size_t k = 0; rc == 0 && k < ex->answer_len; k++) {
+        int next = argmax(logits, m->cfg.vocab_size);
+        answer[k] = (char)next;
+        /* the answer's last byte needs no successor */
+        if (k + 1 < ex->answer_len) rc = decode_forward(m, &kv, &next, pos + n_prompt + k, 1, logits, 0);
+    }
+    kvcache_free(&kv);
+    free(tokens), free(pos);
+    return rc;
+}
+
+int task_eval_length(Model *m, const TaskSpec *t, int len, int n, unsigned long long seed, TaskScore *score) {
+    memset(score, 0, sizeof *score);
+    score->len = len;
+    if (m->cfg.vocab_size != 256)
+        return pelab_fail("task %s: the model's vocabulary has %d tokens; tasks are byte-level (256)", t->def->name,
+                          m->cfg.vocab_size);
+    Rng rng;
+    rng_seed(&rng, seed);
+    float *logits = xmalloc(sizeof(float) * m->cfg.vocab_size);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        TaskExample ex;
+        if ((rc = task_example(t, &rng, len, &ex)) != 0) break;
+        char *answer = xmalloc(ex.answer_len + 1);
+        rc = answer_one(m, &ex, answer, logits);
+        int correct = 0, exact = rc == 0 ? task_check(t, &ex, answer, ex.answer_len, &correct) : -1;
+        if (exact < 0) rc = -1;
+        else {
+            score->n++;
+            score->exact += exact;
+            score->answer_bytes += (long)ex.answer_len;
+            score->correct_bytes += correct;
+            long reach = (long)ex.n;
+            if (reach > score->max_positions) score->max_positions = reach;
+        }
+        free(answer);
+        task_example_free(&ex);
+    }
+    free(logits);
+    return rc;
+}

@@ -1,0 +1,24 @@
+/* task_eval.h: how well a model does a task (data/task.h): greedy answers to generated examples,
+ * scored by the task's oracle, at one length at a time. Byte-level models only (task texts are
+ * bytes, one token each). */
+#ifndef PELAB_TASK_EVAL_H
+#define PELAB_TASK_EVAL_H
+
+#include "../data/task.h"
+#include "../model/model.h"
+
+typedef struct {
+    int len;             /* the task's length option */
+    int n;               /* examples scored */
+    int exact;           /* answers right to the last byte (the closing '\n' included) */
+    long answer_bytes;   /* answer bytes asked for, over all examples */
+    long correct_bytes;  /* of those, right at their position */
+    long max_positions;  /* the longest example, prompt + answer: the positions this length reaches */
+} TaskScore;
+
+/* n examples of length len from seed: each prompt through the KV cache at positions 0.., then
+ * answer_len greedy tokens, each fed back. -1 with pelab_errmsg if the model is not byte-level or
+ * the scheme refuses a position (a learned table too short). */
+int task_eval_length(Model *m, const TaskSpec *t, int len, int n, unsigned long long seed, TaskScore *score);
+
+#endif
