@@ -49,14 +49,12 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
                          int all_logits) {
     const ModelConfig *cfg = &m->cfg;
     const ParamTensors *p = &m->params;
-    const PosScheme *ps = m->pos.scheme;
     int D = cfg->dim, V = cfg->vocab_size, kvdim = c->kvdim, start = c->len;
     size_t layer_cache = (size_t)c->max_len * kvdim;
 
     memmove(c->pos + start, pos, nb * sizeof(int)); /* may already be in place (recomputation) */
     memmove(c->tokens + start, tokens, nb * sizeof(int));
-    embedding_forward(c->x, tokens, p->tok_emb, nb, D);
-    if (ps->input_forward) ps->input_forward(&m->pos, c->x, pos, nb);
+    model_embed(m, c->x, tokens, pos, nb);
 
     /* the residual stream enters and leaves every layer in c->x; no rstd kept */
     LayerActs layer = {.n_seq = 1, .n = nb, .pos = pos, .in = c->x, .ln1 = c->ln, .q = c->q,

@@ -258,6 +258,16 @@ static LayerActs train_layer_acts(const Model *m, int l) {
                        .res_out = a->res_out + l * BT * D};
 }
 
+void model_embed(const Model *m, float *x, const int *tokens, const int *pos, int n) {
+    int D = m->cfg.dim;
+    const PosScheme *ps = m->pos.scheme;
+    embedding_forward(x, tokens, m->params.tok_emb, n, D);
+    float token_scale = ps->token_scale ? ps->token_scale(&m->pos) : 1.0f;
+    if (token_scale != 1.0f)
+        for (size_t i = 0; i < (size_t)n * D; i++) x[i] *= token_scale;
+    if (ps->input_forward) ps->input_forward(&m->pos, x, pos, n);
+}
+
 int model_forward(Model *m, const int *inputs, const int *targets, const int *positions, int B, int T) {
     const ModelConfig *c = &m->cfg;
     if (!m->acts_mem || B < 1 || T < 1 || B > m->B || T > m->T)
@@ -279,12 +289,10 @@ int model_forward(Model *m, const int *inputs, const int *targets, const int *po
     if (targets) memcpy(m->targets, targets, BT * sizeof(int));
 
     int D = c->dim, V = c->vocab_size;
-    const PosScheme *ps = m->pos.scheme;
     ParamTensors *p = &m->params;
     ActTensors *a = &m->acts;
 
-    embedding_forward(a->x0, inputs, p->tok_emb, (int)BT, D);
-    if (ps->input_forward) ps->input_forward(&m->pos, a->x0, positions, (int)BT);
+    model_embed(m, a->x0, inputs, positions, (int)BT);
     for (int l = 0; l < c->n_layers; l++) {
         LayerActs layer = train_layer_acts(m, l);
         block_forward(m, l, &layer);
@@ -322,5 +330,8 @@ void model_backward(Model *m) {
     }
     if (ps->input_backward && m->tensors[T_POS].numel)
         ps->input_backward(&m->pos, s->d_res, m->positions, (int)BT, g->pos);
+    float token_scale = ps->token_scale ? ps->token_scale(&m->pos) : 1.0f;
+    if (token_scale != 1.0f) /* x0 = token_scale * emb + p: d emb = token_scale * d x0 */
+        for (size_t i = 0; i < BT * D; i++) s->d_res[i] *= token_scale;
     embedding_backward(g->tok_emb, s->d_res, m->inputs, (int)BT, D);
 }

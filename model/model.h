@@ -139,6 +139,10 @@ void model_zero_grad(Model *m);
 /* Backward of the last forward (which must have had targets); accumulates into grads. */
 void model_backward(Model *m);
 
+/* The residual stream's start, for training and decoding alike: x [n, D] = token embeddings
+ * (times the scheme's token_scale) + the scheme's input encoding at pos. */
+void model_embed(const Model *m, float *x, const int *tokens, const int *pos, int n);
+
 /* One decoder layer, the sequence both the training forward and the KV-cache decoder run:
  *   res_mid = in + wo attn(q, k, v),   q, k = transform(wq x, wk x), v = wv x,  x = rmsnorm(in)
  *   res_out = res_mid + w2 (silu(w1 x) * w3 x),                    x = rmsnorm(res_mid)

@@ -283,7 +283,30 @@ static void fast_exp_check(void) {
           "fast_expf: e^0 = 1, underflow to exactly 0, overflow to inf, NaN stays NaN");
 }
 
+/* sinusoidal:tokens=sqrt_dim (Vaswani et al.'s recipe): the residual stream starts at sqrt(dim)
+ * times the token embedding plus the sines, in training and in decoding alike */
+static void token_scale_check(void) {
+    Model plain, scaled;
+    if (tiny_model(&plain, "sinusoidal:scale=0", 4, 1, 3) != 0 ||
+        tiny_model(&scaled, "sinusoidal:scale=0,tokens=sqrt_dim", 4, 1, 3) != 0) {
+        CHECK(0, "token scale models: %s", pelab_errmsg);
+        return;
+    }
+    int in[4] = {1, 5, 7, 2}, pos[4] = {0, 1, 2, 3};
+    model_alloc_train(&plain, 1, 4), model_alloc_train(&scaled, 1, 4);
+    model_forward(&plain, in, NULL, pos, 1, 4);
+    model_forward(&scaled, in, NULL, pos, 1, 4);
+    float worst = 0, r = sqrtf(16.0f);
+    for (int i = 0; i < 4 * 16; i++) worst = fmaxf(worst, fabsf(scaled.acts.x0[i] - r * plain.acts.x0[i]));
+    float x[16];
+    model_embed(&scaled, x, in + 2, pos + 2, 1);
+    CHECK(worst == 0.0f && max_abs_diff(x, scaled.acts.x0 + 2 * 16, 16) == 0.0f,
+          "tokens=sqrt_dim: x0 = 4 x the embedding (dim 16), off by %g; decoding's start equals training's", worst);
+    model_free(&plain), model_free(&scaled);
+}
+
 void test_model(void) {
+    token_scale_check();
     masked_loss_check();
     fast_exp_check();
     learned_limit_check();

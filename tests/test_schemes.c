@@ -113,7 +113,8 @@ static void stored_specs(void) {
     static const char *cases[][2] = {
         {"nope", "nope"},
         {"learned", "learned:max_len=8"},
-        {"sinusoidal", "sinusoidal:base=10000,scale=0.02"},
+        {"sinusoidal", "sinusoidal:base=10000,scale=0.02,tokens=unscaled"},
+        {"sinusoidal:tokens=sqrt_dim,scale=1", "sinusoidal:base=10000,scale=1,tokens=sqrt_dim"},
         {"rope", "rope:base=10000,layout=interleaved,fraction=1,scale=none,orig_len=8"},
         {"alibi", "alibi"},
         {"t5", "t5:buckets=32,max_distance=128"},
@@ -126,7 +127,7 @@ static void stored_specs(void) {
          "xpos:base=10000,layout=interleaved,fraction=1,scale=dynatan-a:64,orig_len=16,scale_base=100.09999999999999"},
         {"fope:base=500.1,sigma=0.123456789,layout=interleaved",
          "fope:base=500.1,layout=interleaved,sigma=0.123456789,sigma_mode=gain,pad=identity,seed=1"},
-        {"sinusoidal:base=500.3,scale=0.3", "sinusoidal:base=500.30000000000001,scale=0.29999999999999999"},
+        {"sinusoidal:base=500.3,scale=0.3", "sinusoidal:base=500.30000000000001,scale=0.29999999999999999,tokens=unscaled"},
         {"t5:max_distance=64,buckets=16", "t5:buckets=16,max_distance=64"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

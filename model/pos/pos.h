@@ -97,7 +97,10 @@ typedef struct PosScheme {
     /* after every optimizer update: project learned parameters back into their domain (clamps) */
     void (*after_update)(const PosCtx *pc, float *params);
 
-    /* 1. input: x is [n, dim] */
+    /* 1. input: x is [n, dim]. token_scale (NULL: 1): the token embeddings are multiplied by it
+     *    before input_forward adds the positions (Vaswani et al.'s sqrt(d_model)); the model
+     *    applies it, and its gradient, around the embedding lookup. */
+    float (*token_scale)(const PosCtx *pc);
     void (*input_forward)(const PosCtx *pc, float *x, const int *pos, int n);
     void (*input_backward)(const PosCtx *pc, const float *dx, const int *pos, int n, float *dparams);
     /* 2. q/k transform, in place: v is [n, n_heads * head_dim], row stride n_heads*head_dim.
