@@ -84,6 +84,11 @@ void model_init_weights(Model *m, unsigned long long seed) {
             for (size_t j = 0; j < t->numel; j++) p[j] = 1.0f;
         } else {
             float s = (i == T_WO || i == T_W2) ? resid_std : std;
+            /* a scheme that scales the tokens (sinusoidal:tokens=sqrt_dim) follows fairseq's recipe
+             * whole: embeddings of std 1/scale, so the scaled tokens start at std 1, level with
+             * sines of amplitude 1 */
+            float token_scale = m->pos.scheme->token_scale ? m->pos.scheme->token_scale(&m->pos) : 1.0f;
+            if (i == T_TOK_EMB && token_scale != 1.0f) s = 1.0f / token_scale;
             for (size_t j = 0; j < t->numel; j++) p[j] = s * rng_normal(&rng);
         }
     }

@@ -99,7 +99,8 @@ typedef struct PosScheme {
 
     /* 1. input: x is [n, dim]. token_scale (NULL: 1): the token embeddings are multiplied by it
      *    before input_forward adds the positions (Vaswani et al.'s sqrt(d_model)); the model
-     *    applies it, and its gradient, around the embedding lookup. */
+     *    applies it, and its gradient, around the embedding lookup, and initialises the token
+     *    embeddings with std 1/token_scale (fairseq's d^-1/2) instead of 0.02. */
     float (*token_scale)(const PosCtx *pc);
     void (*input_forward)(const PosCtx *pc, float *x, const int *pos, int n);
     void (*input_backward)(const PosCtx *pc, const float *dx, const int *pos, int n, float *dparams);
