@@ -331,7 +331,19 @@ static void test_task_data(void) {
           "pelab task eval: a row per length, past L marked (exit %d): %s", rc, out);
     snprintf(cmd, sizeof cmd, "cat %s/task.csv", test_tmpdir());
     run_pelab(cmd, out, sizeof out);
-    CHECK(count_lines(out) == 3 && strstr(out, "\"copy:len=4-16,vocab=8\",40,"), "task eval CSV: %s", out);
+    CHECK(count_lines(out) == 3 && strstr(out, "\"copy:len=4-16,vocab=8\",,40,"), "task eval CSV: %s", out);
+    snprintf(cmd, sizeof cmd,
+             "./pelab task eval %s/task.safetensors --task passkey --depths 0,1 --lens 48,96 --n 2 --csv %s/pk.csv "
+             "--threads 1",
+             test_tmpdir(), test_tmpdir());
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "depth x length") && strstr(out, "  1.00       96") && count_lines(out) == 11,
+          "pelab task eval --depths: a row per cell and the depth x length grid (exit %d): %s", rc, out);
+    snprintf(cmd, sizeof cmd, "cat %s/pk.csv", test_tmpdir());
+    run_pelab(cmd, out, sizeof out);
+    CHECK(count_lines(out) == 5 && strstr(out, ",1.00,96,96,2,"), "task eval grid CSV: %s", out);
+    snprintf(cmd, sizeof cmd, "./pelab task eval %s/task.safetensors --task copy --depths 0.5", test_tmpdir());
+    expect_pelab_error(cmd, "no depth option");
 }
 
 /* the greedy answer by full recomputation: the reference for the KV-cache evaluator */

@@ -14,7 +14,8 @@
 static const char USAGE[] = "usage: pelab task SUBCOMMAND ...   (pelab task SUBCOMMAND --help for its flags)\n"
                             "  list                                   every task, its format and options\n"
                             "  show SPEC [--seed N] [--n K] [--len N]  K examples, the answer in [[ ]]\n"
-                            "  eval CKPT --task SPEC [--lens A,B,...]  greedy answers: exact match and byte accuracy\n";
+                            "  eval CKPT --task SPEC [--lens A,B,...] [--depths D,...]  greedy answers: exact match\n"
+                            "                                         and byte accuracy per length (and depth)\n";
 
 static void print_range(double lo, double hi) {
     printf(lo == hi ? "%g" : "%g-%g", lo, hi);
@@ -77,15 +78,33 @@ static int show(int argc, char **argv) {
     return 0;
 }
 
-/* greedy answers of a trained model at each length: one table row per length, and a CSV */
+/* up to max comma-separated numbers in [lo, hi] from list; dies naming flag otherwise */
+static int parse_numbers(const char *flag, const char *list, double lo, double hi, double *out, int max) {
+    int n = 0;
+    char *copy = strdup(list), *save = NULL;
+    for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        char *end;
+        double v = strtod(w, &end);
+        if (*end || !(v >= lo && v <= hi) || n == max)
+            pelab_die("%s %s: expected up to %d comma-separated numbers in [%g, %g]", flag, list, max, lo, hi);
+        out[n++] = v;
+    }
+    free(copy);
+    if (n == 0) pelab_die("%s: expected at least one number", flag);
+    return n;
+}
+
+/* greedy answers of a trained model at each length (and depth, for a task with one): a table,
+ * for retrieval tasks also the depth x length grid of exact match, and a CSV */
 static int eval(int argc, char **argv) {
-    const char *task = NULL, *lens = NULL, *csv = NULL, *scale = NULL;
+    const char *task = NULL, *lens = NULL, *depths = NULL, *csv = NULL, *scale = NULL;
     unsigned long long seed = 1;
     int n = 100, threads = 0;
     const OptSpec opts[] = {
         {"--task", OPT_STR, &task, 0, 0, "task SPEC (pelab task list); its length range is ignored"},
         {"--lens", OPT_STR, &lens, 0, 0, "lengths to test, comma-separated (default: the spec's lo, hi, 2 hi, 4 hi)"},
-        {"--n", OPT_INT, &n, 1, 1 << 20, "examples per length"},
+        {"--depths", OPT_STR, &depths, 0, 0, "depths in [0, 1] to test, comma-separated (tasks with a depth option)"},
+        {"--n", OPT_INT, &n, 1, 1 << 20, "examples per cell"},
         {"--seed", OPT_U64, &seed, 0, 1.8e19, "example seed (different from training's: held-out examples)"},
         {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
         {"--csv", OPT_OUT_FILE, &csv, 0, 0, "also write the table as CSV"},
@@ -98,21 +117,21 @@ static int eval(int argc, char **argv) {
     if (n_pos != 1 || !task) pelab_die("task eval: expected a checkpoint and --task SPEC (see pelab task eval --help)");
     TaskSpec t;
     if (task_parse(&t, task) != 0) pelab_die("%s", pelab_errmsg);
-    int len[32], n_len = 0;
-    if (lens) {
-        char *copy = strdup(lens), *save = NULL;
-        for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-            char *end;
-            long v = strtol(w, &end, 10);
-            if (*end || v < 1 || v > 1 << 16 || n_len == 32) pelab_die("--lens %s: expected up to 32 lengths >= 1", lens);
-            len[n_len++] = (int)v;
-        }
-        free(copy);
-    } else {
+    enum { MAX_CELLS = 32 };
+    double len_value[MAX_CELLS], depth[MAX_CELLS];
+    int n_len = 0, n_depth = 1, depth_opt = -1;
+    if (lens) n_len = parse_numbers("--lens", lens, 1, 1 << 16, len_value, MAX_CELLS);
+    else {
         int lo = (int)t.lo[t.def->len_opt], hi = (int)t.hi[t.def->len_opt];
         int defaults[4] = {lo, hi, 2 * hi, 4 * hi};
         for (int i = 0; i < 4; i++)
-            if (i == 0 || defaults[i] != defaults[i - 1]) len[n_len++] = defaults[i];
+            if (i == 0 || defaults[i] != defaults[i - 1]) len_value[n_len++] = defaults[i];
+    }
+    for (int k = 0; k < t.def->n_opts; k++)
+        if (strcmp(t.def->opts[k].name, "depth") == 0) depth_opt = k;
+    if (depths) {
+        if (depth_opt < 0) pelab_die("--depths: task %s has no depth option", t.def->name);
+        n_depth = parse_numbers("--depths", depths, 0, 1, depth, MAX_CELLS);
     }
     set_threads(threads);
     Model m;
@@ -122,23 +141,40 @@ static int eval(int argc, char **argv) {
                                         tokenizer_kind_name(&tok));
     FILE *f = csv ? fopen(csv, "w") : NULL;
     if (csv && !f) pelab_die("%s: cannot open for writing", csv);
-    if (f) fprintf(f, "task,length,positions,n,exact_match,byte_accuracy\n");
+    if (f) fprintf(f, "task,depth,length,positions,n,exact_match,byte_accuracy\n");
     char canon[256];
     task_format(&t, canon, sizeof canon);
-    printf("# %s on %s, %d examples per length, seed %llu, training length %d\n", canon, pos[0], n, seed,
+    printf("# %s on %s, %d examples per cell, seed %llu, training length %d\n", canon, pos[0], n, seed,
            m.cfg.seq_len);
-    printf("%8s %10s %12s %14s\n", "length", "positions", "exact match", "byte accuracy");
-    for (int i = 0; i < n_len; i++) {
-        TaskScore s;
-        if (task_eval_length(&m, &t, len[i], n, seed, &s) != 0) pelab_die("task eval: length %d: %s", len[i],
-                                                                          pelab_errmsg);
-        double em = (double)s.exact / s.n, acc = (double)s.correct_bytes / s.answer_bytes;
-        printf("%8d %10ld %11.1f%% %13.1f%%%s\n", len[i], s.max_positions, 100 * em, 100 * acc,
-               s.max_positions > m.cfg.seq_len ? "  (past L)" : "");
-        if (f) {
-            csv_field(f, canon, ',');
-            fprintf(f, "%d,%ld,%d,%.6f,%.6f\n", len[i], s.max_positions, s.n, em, acc);
+    printf("%6s %8s %10s %12s %14s\n", "depth", "length", "positions", "exact match", "byte accuracy");
+    static double grid[MAX_CELLS][MAX_CELLS];
+    for (int d = 0; d < n_depth; d++) {
+        if (depths) t.lo[depth_opt] = t.hi[depth_opt] = depth[d];
+        for (int i = 0; i < n_len; i++) {
+            TaskScore s;
+            if (task_eval_length(&m, &t, (int)len_value[i], n, seed, &s) != 0)
+                pelab_die("task eval: length %d: %s", (int)len_value[i], pelab_errmsg);
+            double em = (double)s.exact / s.n, acc = (double)s.correct_bytes / s.answer_bytes;
+            grid[d][i] = em;
+            char dtext[16] = "-";
+            if (depths) snprintf(dtext, sizeof dtext, "%.2f", depth[d]);
+            printf("%6s %8d %10ld %11.1f%% %13.1f%%%s\n", dtext, (int)len_value[i], s.max_positions, 100 * em,
+                   100 * acc, s.max_positions > m.cfg.seq_len ? "  (past L)" : "");
+            if (f) {
+                csv_field(f, canon, ',');
+                fprintf(f, "%s,%d,%ld,%d,%.6f,%.6f\n", depths ? dtext : "", (int)len_value[i], s.max_positions, s.n,
+                        em, acc);
+            }
         }
+    }
+    if (depths) { /* the retrieval grid: depth down, length across */
+        printf("\nexact match %%, depth x length\n%6s", "depth");
+        for (int i = 0; i < n_len; i++) printf(" %7d", (int)len_value[i]);
+        for (int d = 0; d < n_depth; d++) {
+            printf("\n%6.2f", depth[d]);
+            for (int i = 0; i < n_len; i++) printf(" %7.1f", 100 * grid[d][i]);
+        }
+        printf("\n");
     }
     if (f && fclose(f) != 0) pelab_die("%s: write failed", csv);
     tokenizer_free(&tok);
