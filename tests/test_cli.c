@@ -86,6 +86,13 @@ void test_cli(void) {
     CHECK(rc == 0 && strstr(out, "0 checks failed"), "pelab probe cache (exit %d): %s", rc, out);
     snprintf(cmd, sizeof cmd, "./pelab probe %s/cli.safetensors spin", dir);
     expect_pelab_error(cmd, "spin");
+    /* comma-separated number flags share one parser: a bad item, a trailing comma, out of range */
+    snprintf(cmd, sizeof cmd, "./pelab probe %s/cli.safetensors distance --distances 4,abc", dir);
+    expect_pelab_error(cmd, "--distances 4,abc: expected up to 32 comma-separated numbers in [1, 16777216]");
+    snprintf(cmd, sizeof cmd, "./pelab passkey %s/cli.safetensors --depths 0,50,", dir);
+    expect_pelab_error(cmd, "--depths 0,50,: trailing comma");
+    snprintf(cmd, sizeof cmd, "./pelab task eval %s/cli.safetensors --task passkey --depths 0,2", dir);
+    expect_pelab_error(cmd, "--depths 0,2: expected up to 32 comma-separated numbers in [0, 1]");
     /* the attention probe's files: one causal row per token (CSV) and a PNG with its signature */
     snprintf(cmd, sizeof cmd, "./pelab probe %s/cli.safetensors attention --text %s/text.txt --len 16 --csv %s/att.csv "
              "--png %s/att.png --threads 1", dir, dir, dir, dir);

@@ -120,3 +120,21 @@ int threads_limit(void) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     return 4 * (int)(cpus > 0 ? cpus : 1);
 }
+
+int args_numbers(const char *cmd, const char *flag, const char *list, double lo, double hi, double *out, int max) {
+    int n = 0;
+    const char *p = list;
+    while (*p) {
+        char *end;
+        errno = 0;
+        double x = strtod(p, &end);
+        if (end == p || errno || !(x >= lo && x <= hi) || (*end && *end != ',') || n == max)
+            pelab_die("%s: %s %s: expected up to %d comma-separated numbers in [%.15g, %.15g]", cmd, flag, list, max,
+                      lo, hi);
+        out[n++] = x;
+        p = *end ? end + 1 : end;
+        if (*end && !*p) pelab_die("%s: %s %s: trailing comma", cmd, flag, list);
+    }
+    if (n == 0) pelab_die("%s: %s: empty list", cmd, flag);
+    return n;
+}

@@ -25,6 +25,10 @@ void args_parse(const char *cmd, const char *synopsis, int argc, char **argv, in
                 int n_opts, const char **positional, int max_pos, int *n_pos);
 void args_usage(FILE *f, const char *cmd, const char *synopsis, const OptSpec *opts, int n_opts);
 
+/* A flag's comma-separated numbers ("0,0.5,1"): up to max, each in [lo, hi]; anything else (a
+ * bad or empty item, a trailing comma, too many) dies with one line naming cmd, flag and list. */
+int args_numbers(const char *cmd, const char *flag, const char *list, double lo, double hi, double *out, int max);
+
 /* the most --threads accepted: a few times the online CPUs (more only slows every parallel region) */
 int threads_limit(void);
 /* the --scale flag's help, the same in every command that takes one */

@@ -14,22 +14,6 @@
 enum { MAX_LIST = 64 };
 
 /* "a,b,c" -> numbers; dies naming the flag on anything else */
-static int parse_list(const char *flag, const char *s, double lo, double hi, double *out) {
-    int n = 0;
-    const char *p = s;
-    while (*p) {
-        char *end;
-        errno = 0;
-        double x = strtod(p, &end);
-        if (end == p || errno || !(x >= lo && x <= hi) || (*end && *end != ',') || n == MAX_LIST)
-            pelab_die("passkey: %s %s: expected up to %d comma-separated numbers in [%g, %g]", flag, s, MAX_LIST, lo, hi);
-        out[n++] = x;
-        p = *end ? end + 1 : end;
-        if (*end && !*p) pelab_die("passkey: %s %s: trailing comma", flag, s);
-    }
-    if (n == 0) pelab_die("passkey: %s: empty list", flag);
-    return n;
-}
 
 static void rule_of(const char *spec, char *out, size_t n) {
     const char *r = strstr(spec, "scale=");
@@ -63,7 +47,7 @@ int cmd_passkey(int argc, char **argv) {
     if (n_pos != 1) pelab_die("passkey: expected one checkpoint path (see pelab passkey --help)");
     if (lengths_s && mult_s) pelab_die("passkey: --lengths and --mult: give one of them");
     double lv[MAX_LIST], dv[MAX_LIST];
-    int n_depths = parse_list("--depths", depths_s, 0, 100, dv);
+    int n_depths = args_numbers("passkey", "--depths", depths_s, 0, 100, dv, MAX_LIST);
     set_threads(threads);
 
     Model m;
@@ -73,8 +57,8 @@ int cmd_passkey(int argc, char **argv) {
         pelab_die("passkey: %s uses the %s tokenizer; passkey documents are byte-level (train with the byte "
                   "tokenizer and --passkey-frac)", pos_args[0], tokenizer_kind_name(&tok));
     int n_len, lengths[MAX_LIST], max_len = PASSKEY_MIN_LEN;
-    if (lengths_s) n_len = parse_list("--lengths", lengths_s, 1, 1 << 24, lv);
-    else n_len = parse_list("--mult", mult_s ? mult_s : "0.5,1,2,4,8", 1e-3, 1 << 16, lv);
+    if (lengths_s) n_len = args_numbers("passkey", "--lengths", lengths_s, 1, 1 << 24, lv, MAX_LIST);
+    else n_len = args_numbers("passkey", "--mult", mult_s ? mult_s : "0.5,1,2,4,8", 1e-3, 1 << 16, lv, MAX_LIST);
     for (int i = 0; i < n_len; i++) {
         lengths[i] = lengths_s ? (int)lv[i] : (int)lrint(lv[i] * m.cfg.seq_len);
         if (passkey_length_ok(&m, lengths[i]) && lengths[i] > max_len) max_len = lengths[i];

@@ -34,19 +34,6 @@ static int *probe_text(const char *path, const Tokenizer *tok, size_t *n) {
     return ids;
 }
 
-static int parse_list(const char *s, int *out, int max) {
-    int n = 0;
-    while (*s && n < max) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v > 1 << 24) pelab_die("probe: --distances %s: expected positive integers", s);
-        out[n++] = (int)v;
-        s = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',') pelab_die("probe: --distances: unexpected '%s'", end);
-    }
-    return n;
-}
-
 /* the attention probe's files: the weights as CSV, and a PNG with gray = sqrt of the weight (dark
  * = attended), so faint long-range attention stays visible */
 static int attention_files(Model *m, const int *ids, int n, int layer, int head, const char *csv_path,
@@ -105,7 +92,12 @@ int cmd_probe(int argc, char **argv) {
     const char *what = pos_args[1];
     int rc = 0;
     if (strcmp(what, "distance") == 0) {
-        int d[32], nd = distances ? parse_list(distances, d, 32) : 0;
+        int d[32], nd = 0;
+        if (distances) {
+            double dd[32];
+            nd = args_numbers("probe", "--distances", distances, 1, 1 << 24, dd, 32);
+            for (int i = 0; i < nd; i++) d[i] = (int)dd[i];
+        }
         if (!distances) d[0] = L / 4 > 1 ? L / 4 : 1, d[1] = L, d[2] = 4 * L, d[3] = 16 * L, nd = 4;
         double acc[32], lp[32];
         rc = probe_distance(&m, d, nd, trials, seed, stdout, acc, lp);

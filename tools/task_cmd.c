@@ -78,22 +78,6 @@ static int show(int argc, char **argv) {
     return 0;
 }
 
-/* up to max comma-separated numbers in [lo, hi] from list; dies naming flag otherwise */
-static int parse_numbers(const char *flag, const char *list, double lo, double hi, double *out, int max) {
-    int n = 0;
-    char *copy = strdup(list), *save = NULL;
-    for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        char *end;
-        double v = strtod(w, &end);
-        if (*end || !(v >= lo && v <= hi) || n == max)
-            pelab_die("%s %s: expected up to %d comma-separated numbers in [%g, %g]", flag, list, max, lo, hi);
-        out[n++] = v;
-    }
-    free(copy);
-    if (n == 0) pelab_die("%s: expected at least one number", flag);
-    return n;
-}
-
 /* greedy answers of a trained model at each length (and depth, for a task with one): a table,
  * for retrieval tasks also the depth x length grid of exact match, and a CSV */
 static int eval(int argc, char **argv) {
@@ -120,7 +104,7 @@ static int eval(int argc, char **argv) {
     enum { MAX_CELLS = 32 };
     double len_value[MAX_CELLS], depth[MAX_CELLS];
     int n_len = 0, n_depth = 1, depth_opt = -1;
-    if (lens) n_len = parse_numbers("--lens", lens, 1, 1 << 16, len_value, MAX_CELLS);
+    if (lens) n_len = args_numbers("task eval", "--lens", lens, 1, 1 << 16, len_value, MAX_CELLS);
     else {
         int lo = (int)t.lo[t.def->len_opt], hi = (int)t.hi[t.def->len_opt];
         int defaults[4] = {lo, hi, 2 * hi, 4 * hi};
@@ -131,7 +115,7 @@ static int eval(int argc, char **argv) {
         if (strcmp(t.def->opts[k].name, "depth") == 0) depth_opt = k;
     if (depths) {
         if (depth_opt < 0) pelab_die("--depths: task %s has no depth option", t.def->name);
-        n_depth = parse_numbers("--depths", depths, 0, 1, depth, MAX_CELLS);
+        n_depth = args_numbers("task eval", "--depths", depths, 0, 1, depth, MAX_CELLS);
     }
     set_threads(threads);
     Model m;
