@@ -6,15 +6,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../core/error.h"
 #include "../core/strbuf.h"
 #include "../infer/eval.h"
 #include "compare_plan.h"
+#include "gnuplot.h"
 #include "report.h"
 
 enum { MAX_SERIES = CMP_MAX_SCHEMES * (2 + CMP_MAX_RULES), NF = 15 }; /* + none and the fine-tune */
@@ -170,17 +169,6 @@ static void fmt_limit(long v, const char *none, char *buf, size_t n) {
     else snprintf(buf, n, "%ld", v);
 }
 
-/* s as a gnuplot single-quoted string: a quote is doubled, and a newline (which would end the
- * command) becomes a space; inside single quotes gnuplot runs no `backquoted` command */
-static void gp_string(FILE *f, const char *s) {
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'') fputs("''", f);
-        else fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
-    }
-    fputc('\'', f);
-}
-
 /* plot data and one gnuplot script writing PNG and SVG of both plots */
 static int write_plots(const Compare *c, const Agg *a, const char *dir) {
     char path[1300];
@@ -212,12 +200,8 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
     if (!(f = fopen(path, "w"))) return pelab_fail("cannot open %s: %s", path, strerror(errno));
     const char *names[2] = {"loss_vs_length", "loss_by_position"};
     fprintf(f, "# gnuplot plots.gp (in this directory): %s.{png,svg}, %s.{png,svg}\n", names[0], names[1]);
-    fprintf(f, "set datafile missing 'NaN'\nset key outside right\nset grid\nset ylabel 'held-out loss (nats/token)'\n");
-    /* thicker lines in dark, distinct colours (gnuplot's default 5th, yellow, is hard to see) */
-    const char *colours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#8c6d00", "#56b4e9", "#000000", "#7f7f7f"};
-    for (int i = 0; i < 8; i++)
-        fprintf(f, "set linetype %d lc rgb '%s' lw 2 pt %d ps 1.3\n", i + 1, colours[i], i + 1);
-    fprintf(f, "set linetype cycle 8\n");
+    gp_preamble(f);
+    fprintf(f, "set ylabel 'held-out loss (nats/token)'\n");
     for (int g = 0; g < 2; g++) {
         int L = c->base.seq_len;
         if (g == 0) fprintf(f, "set logscale x 2\nset xlabel 'evaluation length (tokens, log scale)'\n"
@@ -226,10 +210,8 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
                         "set title 'loss by position at length %d (dashed: L = %d)'\n", a->lmax, L);
         fprintf(f, "set arrow from %d, graph 0 to %d, graph 1 nohead dashtype 2 lc rgb 'gray40'\n", L, L);
         for (int t = 0; t < 2; t++) {
-            if (t == 0) fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) { set terminal pngcairo noenhanced size 1000,600 } "
-                                   "else { set terminal png noenhanced size 1000,600 }\n");
-            else fprintf(f, "set terminal svg noenhanced size 1000,600\n");
-            fprintf(f, "set output '%s.%s'\nplot ", names[g], t ? "svg" : "png");
+            gp_output(f, names[g], t ? "svg" : "png", 1000, 600);
+            fprintf(f, "plot ");
             for (int i = 0, first = 1; i < a->n_series; i++) {
                 int any = 0; /* a series without a point would only draw a gnuplot warning */
                 for (int l = 0; l < c->n_lengths && g == 0; l++) any |= a->s[i].n[EVAL_NONOVERLAP][l] > 0;
@@ -279,54 +261,6 @@ static void aggregate(const Compare *c, Agg *a) {
             read_csv(c, a, s, csv, 1);
         }
     }
-}
-
-/* 1 if prog is an executable file in a directory of $PATH: looked up here, not by a shell */
-static int on_path(const char *prog) {
-    const char *path = getenv("PATH");
-    if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
-    StrBuf full = {0};
-    int found = 0;
-    for (const char *p = path; !found;) {
-        size_t n = strcspn(p, ":");
-        full.len = 0;
-        if (n) sb_put(&full, p, n);
-        else sb_put(&full, ".", 1); /* an empty entry is the current directory */
-        sb_printf(&full, "/%s", prog);
-        struct stat st;
-        found = stat(sb_str(&full), &st) == 0 && S_ISREG(st.st_mode) && access(sb_str(&full), X_OK) == 0;
-        if (!p[n]) break;
-        p += n + 1;
-    }
-    sb_free(&full);
-    return found;
-}
-
-/* runs gnuplot on DIR/plots.gp unless it is missing (or PELAB_NO_GNUPLOT is set, as in the tests:
- * the path CI takes); *have_gp says whether it was found. 1 if the plots were drawn. No shell is
- * involved: the child changes to DIR itself and execs gnuplot with a fixed argv, so no quote, $()
- * or newline in the directory's name can be run as a command. */
-static int run_gnuplot(const char *dir, int *have_gp) {
-    const char *no_gp = getenv("PELAB_NO_GNUPLOT");
-    *have_gp = !(no_gp && *no_gp) && on_path("gnuplot");
-    if (!*have_gp) return 0;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) return 0;
-    if (pid == 0) {
-        /* stdin from /dev/null (gnuplot would wait at a "pause"), stdout and stderr to gnuplot.log */
-        int log = chdir(dir) == 0 ? open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644) : -1;
-        int null = open("/dev/null", O_RDONLY);
-        if (log < 0 || null < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0) _exit(127);
-        char *const argv[] = {"gnuplot", "plots.gp", NULL};
-        execvp("gnuplot", argv);
-        _exit(127);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return 0;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 static void write_config(FILE *f, const Compare *c, const Agg *a) {
@@ -382,7 +316,7 @@ int compare_report(const Compare *c) {
     snprintf(dir, sizeof dir, "%s/plots", c->out);
     mkdir(dir, 0755);
     if (write_plots(c, &a, dir) != 0) return -1;
-    int have_gp, plotted = run_gnuplot(dir, &have_gp);
+    int have_gp, plotted = gp_run(dir, "plots.gp", &have_gp);
 
     snprintf(path, sizeof path, "%s/report.md", c->out);
     FILE *f = fopen(path, "w");

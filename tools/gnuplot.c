@@ -1,0 +1,85 @@
+/* gnuplot.c: gnuplot scripts and a shell-free gnuplot runner (gnuplot.h). */
+#include "gnuplot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../core/strbuf.h"
+
+void gp_string(FILE *f, const char *s) {
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'') fputs("''", f);
+        else fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+    }
+    fputc('\'', f);
+}
+
+void gp_preamble(FILE *f) {
+    fprintf(f, "set datafile missing 'NaN'\nset key outside right\nset grid\n");
+    /* thicker lines in dark, distinct colours (gnuplot's default 5th, yellow, is hard to see) */
+    static const char *colours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#8c6d00", "#56b4e9", "#000000", "#7f7f7f"};
+    for (int i = 0; i < 8; i++) fprintf(f, "set linetype %d lc rgb '%s' lw 2 pt %d ps 1.3\n", i + 1, colours[i], i + 1);
+    fprintf(f, "set linetype cycle 8\n");
+}
+
+void gp_output(FILE *f, const char *name, const char *ext, int width, int height) {
+    if (strcmp(ext, "png") == 0)
+        fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) { set terminal pngcairo noenhanced size %d,%d } "
+                   "else { set terminal png noenhanced size %d,%d }\n", width, height, width, height);
+    else fprintf(f, "set terminal svg noenhanced size %d,%d\n", width, height);
+    fprintf(f, "set output ");
+    char file[512];
+    snprintf(file, sizeof file, "%s.%s", name, ext);
+    gp_string(f, file);
+    fputc('\n', f);
+}
+
+/* 1 if prog is an executable file in a directory of $PATH: looked up here, not by a shell */
+static int on_path(const char *prog) {
+    const char *path = getenv("PATH");
+    if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+    StrBuf full = {0};
+    int found = 0;
+    for (const char *p = path; !found;) {
+        size_t n = strcspn(p, ":");
+        full.len = 0;
+        if (n) sb_put(&full, p, n);
+        else sb_put(&full, ".", 1); /* an empty entry is the current directory */
+        sb_printf(&full, "/%s", prog);
+        struct stat st;
+        found = stat(sb_str(&full), &st) == 0 && S_ISREG(st.st_mode) && access(sb_str(&full), X_OK) == 0;
+        if (!p[n]) break;
+        p += n + 1;
+    }
+    sb_free(&full);
+    return found;
+}
+
+int gp_run(const char *dir, const char *script, int *have_gp) {
+    const char *no_gp = getenv("PELAB_NO_GNUPLOT");
+    *have_gp = !(no_gp && *no_gp) && on_path("gnuplot");
+    if (!*have_gp) return 0;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return 0;
+    if (pid == 0) {
+        /* stdin from /dev/null (gnuplot would wait at a "pause"), stdout and stderr to gnuplot.log */
+        int log = chdir(dir) == 0 ? open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644) : -1;
+        int null = open("/dev/null", O_RDONLY);
+        if (log < 0 || null < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0) _exit(127);
+        char *const argv[] = {"gnuplot", (char *)script, NULL};
+        execvp("gnuplot", argv);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return 0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}

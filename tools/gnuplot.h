@@ -1,0 +1,21 @@
+/* gnuplot.h: writing gnuplot scripts and running gnuplot on them, for the reports of compare,
+ * demo and task eval. The data and script are always written; gnuplot draws them when installed. */
+#ifndef PELAB_GNUPLOT_H
+#define PELAB_GNUPLOT_H
+
+#include <stdio.h>
+
+/* s as a gnuplot single-quoted string: a quote doubled, a newline (which would end the command)
+ * a space; inside single quotes gnuplot runs no `backquoted` command */
+void gp_string(FILE *f, const char *s);
+/* the common preamble: missing values, key, grid, eight dark distinct line colours */
+void gp_preamble(FILE *f);
+/* "set terminal ... / set output 'NAME.EXT'" for ext "png" (pngcairo when gnuplot has it) or "svg" */
+void gp_output(FILE *f, const char *name, const char *ext, int width, int height);
+
+/* Runs gnuplot on DIR/SCRIPT unless gnuplot is not on $PATH (or PELAB_NO_GNUPLOT is set, as in the
+ * tests: the path CI takes); *have_gp says whether it was found. Returns 1 if the plots were drawn.
+ * No shell: the child changes to DIR and execs gnuplot with a fixed argv (output in gnuplot.log). */
+int gp_run(const char *dir, const char *script, int *have_gp);
+
+#endif
