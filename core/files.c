@@ -132,6 +132,17 @@ int check_output_dir(const char *path) {
     return rc;
 }
 
+int make_dirs(const char *path) {
+    char *dir = strdup(path);
+    if (!dir) return pelab_fail("%s: out of memory", path);
+    for (char *p = dir + 1; *p; p++) /* the parents first; one that fails is named by the last mkdir */
+        if (*p == '/') *p = 0, mkdir(dir, 0755), *p = '/';
+    int rc = 0;
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) rc = pelab_fail("cannot create %s: %s", dir, strerror(errno));
+    free(dir);
+    return rc;
+}
+
 int write_all(FILE *f, const void *p, size_t n) { return n == 0 || fwrite(p, 1, n, f) == n ? 0 : -1; }
 
 /* make the rename itself durable; best effort, as not every filesystem can fsync a directory */

@@ -20,6 +20,8 @@ int check_output_file(const char *path);
 /* the same for a directory that will be created if missing (mkdir -p): path, or its nearest
  * existing ancestor, is a writable directory */
 int check_output_dir(const char *path);
+/* mkdir -p: path and its missing parents (mode 0755); -1 with one line naming the directory */
+int make_dirs(const char *path);
 
 /* Writes a file so that a crash leaves either the old file or the complete new one: write_body
  * streams into a new file PATH.tmp.XXXXXX (a unique name, created with O_EXCL|O_NOFOLLOW, mode

@@ -4,10 +4,12 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../data/dataset.h"
 #include "../data/passkey.h"
 #include "../data/task.h"
 #include "../infer/task_eval.h"
+#include "../io/json.h"
 #include "../model/model.h"
 #include "test.h"
 
@@ -283,6 +285,27 @@ static void test_task_cli(void) {
 
 /* --data task:SPEC: the stream's answers are the only counted targets, in training batches and in
  * validation windows; other tokenizers are refused; training runs with --rand-pos */
+/* task eval --json: well-formed, one cell per (depth, length), each with its counts */
+static void check_task_json(const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/pk.json", dir);
+    unsigned char *buf;
+    size_t n;
+    JsonDoc doc;
+    if (read_file(path, &buf, &n) != 0 || json_parse(&doc, (const char *)buf, n) != 0) {
+        CHECK(0, "task eval --json: %s", pelab_errmsg);
+        return;
+    }
+    const JsonNode *cells = json_get(doc.root, "cells"), *c3 = cells ? json_at(cells, 3) : NULL;
+    const JsonNode *depth = c3 ? json_get(c3, "depth") : NULL, *len = c3 ? json_get(c3, "length") : NULL;
+    const JsonNode *nn = c3 ? json_get(c3, "n") : NULL, *task = json_get(doc.root, "task");
+    CHECK(cells && cells->n_children == 4 && depth && depth->number == 1 && len && len->number == 96 && nn && nn->number == 2 && task &&
+              strcmp(task->str, "passkey:len=64-128,depth=0-1") == 0,
+          "task eval --json: 4 cells, the last at depth 1, length 96, 2 examples");
+    json_free(&doc);
+    free(buf);
+}
+
 static void test_task_data(void) {
     Dataset d;
     int rc = dataset_load(&d, "task:copy:len=4-8,vocab=8", 0.1, 3, 20000, 16);
@@ -342,6 +365,20 @@ static void test_task_data(void) {
     snprintf(cmd, sizeof cmd, "cat %s/pk.csv", test_tmpdir());
     run_pelab(cmd, out, sizeof out);
     CHECK(count_lines(out) == 5 && strstr(out, ",1.00,96,96,2,"), "task eval grid CSV: %s", out);
+    snprintf(cmd, sizeof cmd,
+             "PELAB_NO_GNUPLOT=1 ./pelab task eval %s/task.safetensors --task passkey --depths 0,1 --lens 48,96 --n 2 "
+             "--json %s/pk.json --plots %s/pkplots --threads 1", test_tmpdir(), test_tmpdir(), test_tmpdir());
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "gnuplot not found"), "task eval --plots without gnuplot keeps data and script: %s", out);
+    check_task_json(test_tmpdir());
+    snprintf(cmd, sizeof cmd, "cat %s/pkplots/depth_x_length.dat %s/pkplots/accuracy_vs_length.dat; grep -c '^plot' "
+             "%s/pkplots/task_plots.gp", test_tmpdir(), test_tmpdir(), test_tmpdir());
+    run_pelab(cmd, out, sizeof out);
+    /* the heatmap: 2 depth rows of 2 lengths; the curves: a comment and 2 lengths (length, positions,
+     * then exact and bytes per depth: 6 numbers); 4 plot commands (2 plots x png, svg) */
+    CHECK(count_lines(out) == 2 + 3 + 1 && strstr(out, "48 48 ") &&
+              out[strlen(out) - 2] == '4',
+          "task eval --plots data: %s", out);
     snprintf(cmd, sizeof cmd, "./pelab task eval %s/task.safetensors --task copy --depths 0.5", test_tmpdir());
     expect_pelab_error(cmd, "no depth option");
 }

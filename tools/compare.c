@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/strbuf.h"
 #include "../core/sys.h"
@@ -25,14 +26,6 @@
 #include "compare.h"
 #include "compare_plan.h"
 #include "report.h"
-
-static void mkdir_p(const Compare *c, const char *path) {
-    char dir[1400];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (char *p = dir + 1; *p; p++)
-        if (*p == '/') *p = 0, mkdir(dir, 0755), *p = '/';
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) pelab_die("%s: cannot create %s: %s", c->name, dir, strerror(errno));
-}
 
 /* the shared row prefix: kind,scheme,seed,rule,train_len,length,protocol */
 static void row_start(FILE *f, const Compare *c, const char *kind, int s, int k, const char *rule, int len,
@@ -199,7 +192,7 @@ static void make_runs_dir(const Compare *c) {
         pelab_die("%s: --out: the directory path is %zu bytes; at most 1000 are supported", c->name, strlen(c->out));
     char dir[1200];
     snprintf(dir, sizeof dir, "%s/runs", c->out);
-    mkdir_p(c, dir);
+    if (make_dirs(dir) != 0) pelab_die("%s: %s", c->name, pelab_errmsg);
 }
 
 void compare_run_all(const Compare *c, const char *only) {

@@ -1,21 +1,26 @@
 /* task_cmd.c: `pelab task list|show`: the length-generalization tasks (data/task.h) and examples. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../data/task.h"
 #include "../infer/task_eval.h"
 #include "../io/fields.h"
 #include "args.h"
 #include "commands.h"
+#include "gnuplot.h"
 #include "load.h"
 
 static const char USAGE[] = "usage: pelab task SUBCOMMAND ...   (pelab task SUBCOMMAND --help for its flags)\n"
                             "  list                                   every task, its format and options\n"
                             "  show SPEC [--seed N] [--n K] [--len N]  K examples, the answer in [[ ]]\n"
-                            "  eval CKPT --task SPEC [--lens A,B,...] [--depths D,...]  greedy answers: exact match\n"
-                            "                                         and byte accuracy per length (and depth)\n";
+                            "  eval CKPT --task SPEC [--lens A,B,...] [--depths D,...] [--csv F] [--json F] [--plots DIR]\n"
+                            "                                         greedy answers: exact match and byte accuracy\n"
+                            "                                         per length (and depth), table, files, plots\n";
 
 static void print_range(double lo, double hi) {
     printf(lo == hi ? "%g" : "%g-%g", lo, hi);
@@ -78,20 +83,171 @@ static int show(int argc, char **argv) {
     return 0;
 }
 
+enum { MAX_CELLS = 32 };
+
+/* what task eval measured: every (depth, length) cell */
+typedef struct {
+    const char *model;
+    char task[256];                /* the canonical spec */
+    unsigned long long seed;
+    int n, train_len, n_len, n_depth, has_depth;
+    double len_value[MAX_CELLS], depth[MAX_CELLS];
+    TaskScore cell[MAX_CELLS][MAX_CELLS]; /* [depth][length] */
+} TaskRun;
+
+static double exact_of(const TaskScore *s) { return s->n ? (double)s->exact / s->n : NAN; }
+static double bytes_of(const TaskScore *s) { return s->answer_bytes ? (double)s->correct_bytes / s->answer_bytes : NAN; }
+
+static void write_csv(const TaskRun *r, const char *path) {
+    FILE *f = fopen(path, "w");
+    if (!f) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
+    fprintf(f, "task,depth,length,positions,n,exact_match,byte_accuracy\n");
+    for (int d = 0; d < r->n_depth; d++)
+        for (int i = 0; i < r->n_len; i++) {
+            const TaskScore *s = &r->cell[d][i];
+            csv_field(f, r->task, ',');
+            if (r->has_depth) fprintf(f, "%.2f", r->depth[d]);
+            fprintf(f, ",%d,%ld,%d,%.6f,%.6f\n", s->len, s->max_positions, s->n, exact_of(s), bytes_of(s));
+        }
+    if (fclose(f) != 0) pelab_die("%s: write failed: %s", path, strerror(errno));
+}
+
+static void write_json(const TaskRun *r, const char *path) {
+    FILE *f = fopen(path, "w");
+    if (!f) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
+    json_field(f, "{\n  ", "command", "task eval");
+    json_field(f, ",\n  ", "model", r->model);
+    json_field(f, ",\n  ", "task", r->task);
+    fprintf(f, ",\n  \"seed\": %llu,\n  \"examples_per_cell\": %d,\n  \"train_len\": %d,\n  \"cells\": [", r->seed, r->n,
+            r->train_len);
+    for (int d = 0, first = 1; d < r->n_depth; d++)
+        for (int i = 0; i < r->n_len; i++, first = 0) {
+            const TaskScore *s = &r->cell[d][i];
+            fprintf(f, "%s\n    {\"depth\": ", first ? "" : ",");
+            if (r->has_depth) fprintf(f, "%.4f", r->depth[d]);
+            else fputs("null", f);
+            fprintf(f, ", \"length\": %d, \"positions\": %ld, \"past_train_len\": %s, \"n\": %d, \"exact\": %d, "
+                       "\"exact_match\": %.6f, \"answer_bytes\": %ld, \"correct_bytes\": %ld, \"byte_accuracy\": %.6f}",
+                    s->len, s->max_positions, s->max_positions > r->train_len ? "true" : "false", s->n, s->exact,
+                    exact_of(s), s->answer_bytes, s->correct_bytes, bytes_of(s));
+        }
+    fprintf(f, "\n  ]\n}\n");
+    if (fclose(f) != 0) pelab_die("%s: write failed: %s", path, strerror(errno));
+}
+
+/* DIR/accuracy_vs_length.{dat,png,svg} (one exact-match and one byte-accuracy line per depth) and,
+ * with depths, DIR/depth_x_length.{dat,png,svg}: the exact-match heatmap. The dashed line: the
+ * last length whose examples fit in the training length. */
+static void write_plots(const TaskRun *r, const char *dir) {
+    if (make_dirs(dir) != 0) pelab_die("task eval: --plots: %s", pelab_errmsg);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/accuracy_vs_length.dat", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
+    fprintf(f, "# length, positions, then exact match %% and byte accuracy %% per depth\n");
+    int last_in = -1;
+    for (int i = 0; i < r->n_len; i++) {
+        long reach = 0;
+        for (int d = 0; d < r->n_depth; d++)
+            if (r->cell[d][i].max_positions > reach) reach = r->cell[d][i].max_positions;
+        if (reach <= r->train_len) last_in = i;
+        fprintf(f, "%d %ld", (int)r->len_value[i], reach);
+        for (int d = 0; d < r->n_depth; d++)
+            fprintf(f, " %.3f %.3f", 100 * exact_of(&r->cell[d][i]), 100 * bytes_of(&r->cell[d][i]));
+        fprintf(f, "\n");
+    }
+    if (fclose(f) != 0) pelab_die("%s: write failed", path);
+    if (r->has_depth) {
+        snprintf(path, sizeof path, "%s/depth_x_length.dat", dir);
+        if (!(f = fopen(path, "w"))) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
+        for (int d = 0; d < r->n_depth; d++, fputc('\n', f)) /* a matrix: depth down, length across */
+            for (int i = 0; i < r->n_len; i++) fprintf(f, "%s%.3f", i ? " " : "", 100 * exact_of(&r->cell[d][i]));
+        if (fclose(f) != 0) pelab_die("%s: write failed", path);
+    }
+    snprintf(path, sizeof path, "%s/task_plots.gp", dir);
+    if (!(f = fopen(path, "w"))) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
+    fprintf(f, "# gnuplot task_plots.gp (in this directory)\n");
+    gp_preamble(f);
+    fprintf(f, "set logscale x 2\nset xlabel 'task length (dashed: the last whose examples fit in L = %d positions)'\n"
+               "set ylabel 'accuracy (%%)'\nset yrange [0:100]\n", r->train_len);
+    if (last_in >= 0)
+        fprintf(f, "set arrow from %g, graph 0 to %g, graph 1 nohead dashtype 2 lc rgb 'gray40'\n",
+                r->len_value[last_in], r->len_value[last_in]);
+    fprintf(f, "set title ");
+    gp_string(f, r->task);
+    fputc('\n', f);
+    for (int t = 0; t < 2; t++) {
+        gp_output(f, "accuracy_vs_length", t ? "svg" : "png", 1000, 600);
+        fprintf(f, "plot ");
+        for (int d = 0; d < r->n_depth; d++) {
+            char label[64] = "";
+            if (r->has_depth) snprintf(label, sizeof label, ", depth %.2f", r->depth[d]);
+            fprintf(f, "%s'accuracy_vs_length.dat' using 1:%d with linespoints lt %d title 'exact match%s', "
+                       "'' using 1:%d with linespoints lt %d dashtype 2 title 'byte accuracy%s'",
+                    d ? ", \\\n     " : "", 3 + 2 * d, d + 1, label, 4 + 2 * d, d + 1, label);
+        }
+        fprintf(f, "\nset output\n");
+    }
+    if (r->has_depth) {
+        fprintf(f, "unset logscale x\nunset arrow\nunset grid\nset xlabel 'task length'\nset ylabel 'key depth'\n"
+                   "set cbrange [0:100]\nset cblabel 'exact match (%%)'\nset palette defined (0 '#ffffff', 1 '#0072b2')\n"
+                   "set yrange [*:*] reverse\nset xtics (");
+        for (int i = 0; i < r->n_len; i++) fprintf(f, "%s'%d' %d", i ? ", " : "", (int)r->len_value[i], i);
+        fprintf(f, ")\nset ytics (");
+        for (int d = 0; d < r->n_depth; d++) fprintf(f, "%s'%.2f' %d", d ? ", " : "", r->depth[d], d);
+        fprintf(f, ")\nset autoscale xfix\nset autoscale yfix\nset title 'exact match, depth x length'\n");
+        for (int t = 0; t < 2; t++) {
+            gp_output(f, "depth_x_length", t ? "svg" : "png", 900, 600);
+            fprintf(f, "plot 'depth_x_length.dat' matrix with image notitle, "
+                       "'' matrix using 1:2:(sprintf('%%.0f', $3)) with labels notitle\nset output\n");
+        }
+    }
+    if (fclose(f) != 0) pelab_die("%s: write failed", path);
+    int have_gp, drawn = gp_run(dir, "task_plots.gp", &have_gp);
+    if (drawn) printf("plots: %s/accuracy_vs_length.png%s\n", dir, r->has_depth ? ", depth_x_length.png" : "");
+    else if (have_gp) printf("plots: gnuplot failed (see %s/gnuplot.log); data and script in %s\n", dir, dir);
+    else printf("plots: gnuplot not found; data and script in %s (cd there && gnuplot task_plots.gp)\n", dir);
+}
+
+static void print_table(const TaskRun *r) {
+    printf("# %s on %s, %d examples per cell, seed %llu, training length %d\n", r->task, r->model, r->n, r->seed,
+           r->train_len);
+    printf("%6s %8s %10s %12s %14s\n", "depth", "length", "positions", "exact match", "byte accuracy");
+    for (int d = 0; d < r->n_depth; d++)
+        for (int i = 0; i < r->n_len; i++) {
+            const TaskScore *s = &r->cell[d][i];
+            char dtext[16] = "-";
+            if (r->has_depth) snprintf(dtext, sizeof dtext, "%.2f", r->depth[d]);
+            printf("%6s %8d %10ld %11.1f%% %13.1f%%%s\n", dtext, s->len, s->max_positions, 100 * exact_of(s),
+                   100 * bytes_of(s), s->max_positions > r->train_len ? "  (past L)" : "");
+        }
+    if (!r->has_depth) return;
+    printf("\nexact match %%, depth x length\n%6s", "depth"); /* the retrieval grid: depth down, length across */
+    for (int i = 0; i < r->n_len; i++) printf(" %7d", (int)r->len_value[i]);
+    for (int d = 0; d < r->n_depth; d++) {
+        printf("\n%6.2f", r->depth[d]);
+        for (int i = 0; i < r->n_len; i++) printf(" %7.1f", 100 * exact_of(&r->cell[d][i]));
+    }
+    printf("\n");
+}
+
 /* greedy answers of a trained model at each length (and depth, for a task with one): a table,
- * for retrieval tasks also the depth x length grid of exact match, and a CSV */
+ * for retrieval tasks also the depth x length grid of exact match; CSV, JSON and plots on request */
 static int eval(int argc, char **argv) {
-    const char *task = NULL, *lens = NULL, *depths = NULL, *csv = NULL, *scale = NULL;
-    unsigned long long seed = 1;
-    int n = 100, threads = 0;
+    const char *task = NULL, *lens = NULL, *depths = NULL, *csv = NULL, *json = NULL, *plots = NULL, *scale = NULL;
+    static TaskRun r; /* large: not on the stack */
+    r.seed = 1, r.n = 100;
+    int threads = 0;
     const OptSpec opts[] = {
         {"--task", OPT_STR, &task, 0, 0, "task SPEC (pelab task list); its length range is ignored"},
         {"--lens", OPT_STR, &lens, 0, 0, "lengths to test, comma-separated (default: the spec's lo, hi, 2 hi, 4 hi)"},
         {"--depths", OPT_STR, &depths, 0, 0, "depths in [0, 1] to test, comma-separated (tasks with a depth option)"},
-        {"--n", OPT_INT, &n, 1, 1 << 20, "examples per cell"},
-        {"--seed", OPT_U64, &seed, 0, 1.8e19, "example seed (different from training's: held-out examples)"},
+        {"--n", OPT_INT, &r.n, 1, 1 << 20, "examples per cell"},
+        {"--seed", OPT_U64, &r.seed, 0, 1.8e19, "example seed (different from training's: held-out examples)"},
         {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
-        {"--csv", OPT_OUT_FILE, &csv, 0, 0, "also write the table as CSV"},
+        {"--csv", OPT_OUT_FILE, &csv, 0, 0, "also write the cells as CSV"},
+        {"--json", OPT_OUT_FILE, &json, 0, 0, "also write the cells as JSON"},
+        {"--plots", OPT_OUT_DIR, &plots, 0, 0, "plot accuracy vs length (and the depth x length heatmap) into DIR"},
         OPT_THREADS_ROW(&threads),
     };
     const char *pos[1];
@@ -101,21 +257,21 @@ static int eval(int argc, char **argv) {
     if (n_pos != 1 || !task) pelab_die("task eval: expected a checkpoint and --task SPEC (see pelab task eval --help)");
     TaskSpec t;
     if (task_parse(&t, task) != 0) pelab_die("%s", pelab_errmsg);
-    enum { MAX_CELLS = 32 };
-    double len_value[MAX_CELLS], depth[MAX_CELLS];
-    int n_len = 0, n_depth = 1, depth_opt = -1;
-    if (lens) n_len = args_numbers("task eval", "--lens", lens, 1, 1 << 16, len_value, MAX_CELLS);
+    int depth_opt = -1;
+    if (lens) r.n_len = args_numbers("task eval", "--lens", lens, 1, 1 << 16, r.len_value, MAX_CELLS);
     else {
         int lo = (int)t.lo[t.def->len_opt], hi = (int)t.hi[t.def->len_opt];
         int defaults[4] = {lo, hi, 2 * hi, 4 * hi};
         for (int i = 0; i < 4; i++)
-            if (i == 0 || defaults[i] != defaults[i - 1]) len_value[n_len++] = defaults[i];
+            if (i == 0 || defaults[i] != defaults[i - 1]) r.len_value[r.n_len++] = defaults[i];
     }
     for (int k = 0; k < t.def->n_opts; k++)
         if (strcmp(t.def->opts[k].name, "depth") == 0) depth_opt = k;
+    r.n_depth = 1;
     if (depths) {
         if (depth_opt < 0) pelab_die("--depths: task %s has no depth option", t.def->name);
-        n_depth = args_numbers("task eval", "--depths", depths, 0, 1, depth, MAX_CELLS);
+        r.n_depth = args_numbers("task eval", "--depths", depths, 0, 1, r.depth, MAX_CELLS);
+        r.has_depth = 1;
     }
     set_threads(threads);
     Model m;
@@ -123,44 +279,18 @@ static int eval(int argc, char **argv) {
     load_model_or_die(pos[0], scale, &m, &tok);
     if (tok.kind != TOK_BYTE) pelab_die("task eval: %s uses the %s tokenizer; tasks are byte-level", pos[0],
                                         tokenizer_kind_name(&tok));
-    FILE *f = csv ? fopen(csv, "w") : NULL;
-    if (csv && !f) pelab_die("%s: cannot open for writing", csv);
-    if (f) fprintf(f, "task,depth,length,positions,n,exact_match,byte_accuracy\n");
-    char canon[256];
-    task_format(&t, canon, sizeof canon);
-    printf("# %s on %s, %d examples per cell, seed %llu, training length %d\n", canon, pos[0], n, seed,
-           m.cfg.seq_len);
-    printf("%6s %8s %10s %12s %14s\n", "depth", "length", "positions", "exact match", "byte accuracy");
-    static double grid[MAX_CELLS][MAX_CELLS];
-    for (int d = 0; d < n_depth; d++) {
-        if (depths) t.lo[depth_opt] = t.hi[depth_opt] = depth[d];
-        for (int i = 0; i < n_len; i++) {
-            TaskScore s;
-            if (task_eval_length(&m, &t, (int)len_value[i], n, seed, &s) != 0)
-                pelab_die("task eval: length %d: %s", (int)len_value[i], pelab_errmsg);
-            double em = (double)s.exact / s.n, acc = (double)s.correct_bytes / s.answer_bytes;
-            grid[d][i] = em;
-            char dtext[16] = "-";
-            if (depths) snprintf(dtext, sizeof dtext, "%.2f", depth[d]);
-            printf("%6s %8d %10ld %11.1f%% %13.1f%%%s\n", dtext, (int)len_value[i], s.max_positions, 100 * em,
-                   100 * acc, s.max_positions > m.cfg.seq_len ? "  (past L)" : "");
-            if (f) {
-                csv_field(f, canon, ',');
-                fprintf(f, "%s,%d,%ld,%d,%.6f,%.6f\n", depths ? dtext : "", (int)len_value[i], s.max_positions, s.n,
-                        em, acc);
-            }
-        }
+    r.model = pos[0], r.train_len = m.cfg.seq_len;
+    task_format(&t, r.task, sizeof r.task);
+    for (int d = 0; d < r.n_depth; d++) {
+        if (r.has_depth) t.lo[depth_opt] = t.hi[depth_opt] = r.depth[d];
+        for (int i = 0; i < r.n_len; i++)
+            if (task_eval_length(&m, &t, (int)r.len_value[i], r.n, r.seed, &r.cell[d][i]) != 0)
+                pelab_die("task eval: length %d: %s", (int)r.len_value[i], pelab_errmsg);
     }
-    if (depths) { /* the retrieval grid: depth down, length across */
-        printf("\nexact match %%, depth x length\n%6s", "depth");
-        for (int i = 0; i < n_len; i++) printf(" %7d", (int)len_value[i]);
-        for (int d = 0; d < n_depth; d++) {
-            printf("\n%6.2f", depth[d]);
-            for (int i = 0; i < n_len; i++) printf(" %7.1f", 100 * grid[d][i]);
-        }
-        printf("\n");
-    }
-    if (f && fclose(f) != 0) pelab_die("%s: write failed", csv);
+    print_table(&r);
+    if (csv) write_csv(&r, csv);
+    if (json) write_json(&r, json);
+    if (plots) write_plots(&r, plots);
     tokenizer_free(&tok);
     model_free(&m);
     return 0;
