@@ -4,7 +4,8 @@
  * runs without touching their CSVs; --jobs writes one runnable command per run; --collect rebuilds
  * the report from the CSVs alone (and says so when gnuplot is missing, as in CI). `pelab demo`
  * on a micro config: the table on stdout, report.md with the table and the command. Which runs get
- * the scaling rules and the fine-tune: the schemes that declare POS_CAP_RULES (xPos too). */
+ * the scaling rules and the fine-tune: the schemes that declare POS_CAP_RULES (xPos too).
+ * compare --task: task rows, the accuracy report, mean ± std over seeds from constructed CSVs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +130,65 @@ static void rules_follow_capability(void) {
           "compare plans xpos's rules and fine-tune, none for fope (exit %d): %s", rc, out);
 }
 
+/* compare --task: a micro run end to end (rows of kind task, a learned table's n/a past its end),
+ * then --collect over hand-made CSVs: the mean and sample std over seeds, in percent */
+static void check_compare_task(const char *dir) {
+    static char out[1 << 16], args[2048], path[512];
+    const char *micro = "--task copy:len=2-4,vocab=8 --task-lens 2,4,16 --task-n 5 --schemes rope,learned --seeds 1,2 "
+                        "--dim 16 --layers 1 --heads 2 --train-len 16 --steps 5 --synth-bytes 20000 --batch 4 --threads 1";
+    snprintf(args, sizeof args, "%s --out %s/cmpt", micro, dir);
+    int rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "len 16*") && strstr(out, "past table"), "compare --task end to end (exit %d): %s", rc,
+          out);
+    snprintf(path, sizeof path, "%s/cmpt/runs/learned_s2.csv", dir);
+    const char *csv = slurp(path);
+    CHECK(csv && count_substr(csv, "\ntask,learned,2,none,16,") == 6 &&
+              strstr(csv, "\ntask,learned,2,none,16,16,exact,,n/a (past table of 16),"),
+          "a task CSV: 3 lengths x (exact, bytes), n/a past the table: %s", csv ? csv : "(missing)");
+    snprintf(path, sizeof path, "%s/cmpt/report.md", dir);
+    const char *rep = slurp(path);
+    const char *needles[] = {"## Exact match", "## Byte accuracy", "| *positions reached* | | 12 | 16 | 40 |",
+                             "| 16 (past L) |", "| rope | none |", "| learned | none |", "- task: `copy:len=2-4,vocab=8`",
+                             "n/a (past table of 16)"};
+    check_all_in(rep, "compare --task report.md", needles, sizeof needles / sizeof needles[0]);
+
+    /* --collect on constructed CSVs: exact match 0.5 and 1 over two seeds = 75.0 ± 35.4 */
+    for (int k = 1; k <= 2; k++) {
+        snprintf(path, sizeof path, "%s/cmpt/runs/rope_s%d.csv", dir, k);
+        FILE *f = fopen(path, "w");
+        if (!f) continue;
+        fprintf(f, "%s\n", CMP_CSV_COLUMNS);
+        fprintf(f, "task,rope,%d,none,16,4,exact,%s,ok,,,16,5,-1,-1\n", k, k == 1 ? "0.5" : "1");
+        fprintf(f, "task,rope,%d,none,16,4,bytes,0.9,ok,,,16,5,-1,-1\n", k);
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "%s --out %s/cmpt --collect", micro, dir);
+    rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
+    snprintf(path, sizeof path, "%s/cmpt/report.md", dir);
+    rep = slurp(path);
+    CHECK(rc == 0 && rep && strstr(rep, "| rope | none | — | 75.0 ± 35.4 | — |") && strstr(rep, "| 90.0 ± 0.0 |"),
+          "compare --task --collect: mean ± std in percent (exit %d): %s", rc, rep ? rep : out);
+    snprintf(path, sizeof path, "%s/cmpt/plots/accuracy_vs_length.dat", dir);
+    const char *dat = slurp(path);
+    CHECK(dat && strstr(dat, "\n4 16 75.000 35.355 "), "the plot data: mean and std per series: %s", dat ? dat : "");
+
+    /* flags that mean nothing with --task are refused, not ignored */
+    snprintf(args, sizeof args, "%s --out %s/cmpt --mult 1,2", micro, dir);
+    rc = run_compare("", args, out, sizeof out);
+    CHECK(rc == 1 && count_lines(out) == 1 && strstr(out, "--task-lens"), "--mult with --task refused: %s", out);
+    snprintf(args, sizeof args, "--task-lens 4,8 --out %s/cmpt2", dir);
+    rc = run_compare("", args, out, sizeof out);
+    CHECK(rc == 1 && strstr(out, "--task-lens needs --task"), "--task-lens alone refused: %s", out);
+    snprintf(args, sizeof args, "--task copy --task-lens 4,0 --out %s/cmpt2", dir);
+    rc = run_compare("", args, out, sizeof out);
+    CHECK(rc == 1 && count_lines(out) == 1 && strstr(out, "--task-lens"), "a task length of 0 refused: %s", out);
+    snprintf(args, sizeof args, "--task frob --out %s/cmpt2", dir);
+    rc = run_compare("", args, out, sizeof out);
+    CHECK(rc == 1 && strstr(out, "frob"), "an unknown task refused: %s", out);
+}
+
 void test_compare(void) {
+    check_compare_task(test_tmpdir());
     rules_follow_capability();
     static char out[1 << 16], args[2048], path[512], jobs[512];
     const char *dir = test_tmpdir();

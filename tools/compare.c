@@ -25,17 +25,8 @@
 #include "commands.h"
 #include "compare.h"
 #include "compare_plan.h"
+#include "compare_task.h"
 #include "report.h"
-
-/* the shared row prefix: kind,scheme,seed,rule,train_len,length,protocol */
-static void row_start(FILE *f, const Compare *c, const char *kind, int s, int k, const char *rule, int len,
-                      const char *protocol) {
-    fprintf(f, "%s,", kind);
-    csv_field(f, c->scheme[s], ',');
-    fprintf(f, "%llu,", c->seed[k]);
-    csv_field(f, rule, ',');
-    fprintf(f, "%d,%d,%s,", c->base.seq_len, len, protocol);
-}
 
 /* passkey accuracy at one length: exact match over a few depths (-1: not measurable) */
 static double passkey_accuracy(const Compare *c, Model *m, int len, unsigned long long seed) {
@@ -69,7 +60,7 @@ static void evaluate_model(const Compare *c, int s, int k, Model *m, const char 
         char status[64];
         eval_status_str(&e, status, sizeof status);
         for (int p = 0; p < n_protocols; p++) {
-            row_start(f, c, "length", s, k, rule, len, eval_protocol_names[p]);
+            compare_row_start(f, c, "length", s, k, rule, len, eval_protocol_names[p]);
             if (e.status == EVAL_OK) fprintf(f, "%.6f,", eval_mean(&e.proto[p]));
             else fputc(',', f);
             csv_field(f, status, ',');
@@ -79,14 +70,14 @@ static void evaluate_model(const Compare *c, int s, int k, Model *m, const char 
             if (!e.bucket_n[b]) continue;
             int lo, hi;
             eval_bucket_range(b, len, e.n_buckets, &lo, &hi);
-            row_start(f, c, "bucket", s, k, rule, len, eval_protocol_names[EVAL_NONOVERLAP]);
+            compare_row_start(f, c, "bucket", s, k, rule, len, eval_protocol_names[EVAL_NONOVERLAP]);
             fprintf(f, "%.6f,ok,%d,%d,%d,%zu,%ld,%ld\n", e.bucket_sum[b] / e.bucket_n[b], b, lo, hi, e.bucket_n[b],
                     accepted, computable);
         }
         eval_length_free(&e);
         if (c->passkey_frac > 0) {
             double acc = passkey_accuracy(c, m, len, c->seed[k]);
-            row_start(f, c, "passkey", s, k, rule, len, "passkey");
+            compare_row_start(f, c, "passkey", s, k, rule, len, "passkey");
             if (acc >= 0) fprintf(f, "%.4f,ok,,,,30,%ld,%ld\n", acc, accepted, computable);
             else fprintf(f, ",n/a,,,,0,%ld,%ld\n", accepted, computable);
         }
@@ -97,9 +88,11 @@ static void evaluate_model(const Compare *c, int s, int k, Model *m, const char 
  * scheme takes rules), or a fine-tuned one as stored (its rule is in the checkpoint), labelled
  * finetune_label. */
 static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, int finetuned, FILE *f) {
-    Dataset d;
-    /* the very data the run trained on (at L: the same split); its held-out tail is the evaluation text */
-    if (dataset_load(&d, c->data, c->base.val_frac, c->seed[k], (size_t)c->base.synth_bytes, c->base.seq_len) != 0)
+    Dataset d = {0};
+    /* the very data the run trained on (at L: the same split); its held-out tail is the evaluation
+     * text. A task run is scored on fresh examples instead. */
+    if (!c->task &&
+        dataset_load(&d, c->data, c->base.val_frac, c->seed[k], (size_t)c->base.synth_bytes, c->base.seq_len) != 0)
         pelab_die("%s: %s", c->name, pelab_errmsg);
     const int *held = d.tokens + d.n_train;
     size_t n_held = d.n - d.n_train;
@@ -110,10 +103,11 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, int f
         Model m;
         if (eval_load_rule(ckpt, rule, &m, NULL) != 0)
             pelab_die("%s: %s: rule %s: %s", c->name, ckpt, rule, pelab_errmsg);
-        evaluate_model(c, s, k, &m, finetuned ? c->finetune_label : rule, held, n_held, f);
+        if (c->task) compare_task_rows(c, s, k, &m, rule, f);
+        else evaluate_model(c, s, k, &m, finetuned ? c->finetune_label : rule, held, n_held, f);
         model_free(&m);
     }
-    dataset_free(&d);
+    if (!c->task) dataset_free(&d);
 }
 
 /* trains tc (what: "train" or "fine-tune") and evaluates its checkpoint into csv, written under a
@@ -363,10 +357,12 @@ int cmd_compare(int argc, char **argv) {
     b->eval_every = 0, b->ckpt_every = 0, b->quiet = 1;
     char all_schemes[512];
     pos_list(all_schemes, sizeof all_schemes);
-    const char *schemes = NULL, *seeds = "1,2,3", *rules = NULL, *jobs = NULL, *only = NULL;
+    const char *schemes = NULL, *seeds = "1,2,3", *rules = NULL, *jobs = NULL, *only = NULL, *task_lens = NULL;
     int collect = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes;
-    c.name = "compare", c.data = "synth:stories", c.mult = "0.5,1,2,4,8,16", c.eval_tokens = 32768;
-    c.finetune_steps = -1, c.finetune_scale = -1;
+    /* the defaults by identity: with --task, a --mult or --data given is refused, not ignored */
+    static const char default_mult[] = "0.5,1,2,4,8,16", default_data[] = "synth:stories";
+    c.name = "compare", c.data = default_data, c.mult = default_mult, c.eval_tokens = 32768;
+    c.finetune_steps = -1, c.finetune_scale = -1, c.task_n = 100;
     const OptSpec opts[] = {
         {"--schemes", OPT_STR, &schemes, 0, 0, "comma-separated position schemes (default: every registered scheme)"},
         {"--data", OPT_STR, &c.data, 0, 0, "text file or synth:NAME (the held-out tail is the evaluation text)"},
@@ -384,6 +380,10 @@ int cmd_compare(int argc, char **argv) {
         {"--finetune-lr", OPT_FLOAT, &c.finetune_lr, 0, 10, "its peak learning rate (0: --lr / 3)"},
         {"--passkey-frac", OPT_FLOAT, &c.passkey_frac, 0, 0.9, "share of passkey documents in training (> 0: passkey "
                                                                 "accuracy by length too)"},
+        {"--task", OPT_STR, &c.task, 0, 0, "train on task:SPEC (pelab task list) and report greedy-answer accuracy by task "
+                                       "length instead of loss (no rules unless --rules, no fine-tune)"},
+        {"--task-lens", OPT_STR, &task_lens, 0, 0, "task lengths to score (default: the spec's lo, hi, then 2, 4, 8, 16 x hi)"},
+        {"--task-n", OPT_INT, &c.task_n, 1, 1 << 20, "examples per task length"},
         {"--eval-tokens", OPT_INT, &c.eval_tokens, 0, 1 << 30, "held-out tokens evaluated per length (0: all)"},
         {"--synth-bytes", OPT_INT, &synth_bytes, 1000, 1 << 30, "bytes of a synthetic corpus"},
         {"--jobs", OPT_OUT_FILE, &jobs, 0, 0, "write one shell command per run (and its fine-tune) to this file instead of "
@@ -423,11 +423,25 @@ int cmd_compare(int argc, char **argv) {
         c.seed[k] = strtoull(seed_s[k], &end, 10);
         if (errno || *end || seed_s[k][0] == '-') pelab_die("compare: --seeds %s: '%s' is not a seed", seeds, seed_s[k]);
     }
-    c.n_lengths = eval_parse_lengths(NULL, c.mult, b->seq_len, c.lens, CMP_MAX_LENGTHS);
-    if (c.n_lengths < 0) pelab_die("compare: %s", pelab_errmsg);
-    double smax = largest_mult(c.mult);
-    setup_finetune(&c, smax);
-    setup_rules(&c, rules, smax);
+    static char task_data[300];
+    if (c.task) { /* task lengths, the task stream as data; rules only when asked, no fine-tune */
+        if (c.mult != default_mult) pelab_die("compare: --mult sets loss lengths; with --task give --task-lens");
+        if (c.data != default_data) pelab_die("compare: --data and --task: the task is the data (give one)");
+        if (c.passkey_frac > 0) pelab_die("compare: --passkey-frac mixes passkey rows into text; with --task use --task passkey");
+        compare_task_setup(&c, task_lens);
+        snprintf(task_data, sizeof task_data, "task:%s", c.task);
+        c.data = b->data = task_data;
+        c.finetune_steps = 0, c.finetune_scale = 0;
+        setup_finetune(&c, 1);
+        setup_rules(&c, rules ? rules : "none", 1);
+    } else {
+        if (task_lens) pelab_die("compare: --task-lens needs --task SPEC");
+        c.n_lengths = eval_parse_lengths(NULL, c.mult, b->seq_len, c.lens, CMP_MAX_LENGTHS);
+        if (c.n_lengths < 0) pelab_die("compare: %s", pelab_errmsg);
+        double smax = largest_mult(c.mult);
+        setup_finetune(&c, smax);
+        setup_rules(&c, rules, smax);
+    }
     compare_set_cmdline(&c, argc, argv);
     if (jobs) {
         make_runs_dir(&c);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "../io/fields.h"
 #include "../model/pos/pos.h"
 
 void compare_run_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n) {
@@ -22,3 +23,15 @@ int compare_takes_rules(const Compare *c, int i) {
 int compare_finetunes(const Compare *c, int i) { return c->finetune_steps > 0 && compare_takes_rules(c, i); }
 
 int compare_finetune_len(const Compare *c) { return (int)floor(c->finetune_scale * c->base.seq_len + 0.5); }
+
+void compare_row_start(FILE *f, const Compare *c, const char *kind, int s, int k, const char *rule, int len,
+                       const char *protocol) {
+    fprintf(f, "%s,", kind);
+    csv_field(f, c->scheme[s], ',');
+    fprintf(f, "%llu,", c->seed[k]);
+    csv_field(f, rule, ',');
+    fprintf(f, "%d,%d,%s,", c->base.seq_len, len, protocol);
+}
+
+/* the training stream is drawn from the run's seed itself */
+unsigned long long compare_task_seed(const Compare *c, int k) { return 1000003ULL + c->seed[k]; }

@@ -7,6 +7,7 @@
 #define PELAB_COMPARE_PLAN_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../core/strbuf.h"
 #include "../train/train.h"
@@ -33,13 +34,24 @@ typedef struct {
     float finetune_lr;                    /* its peak learning rate */
     char finetune_rule[32];               /* "pi:S" */
     char finetune_label[40];              /* its rule column in the CSV and report: "pi:S+ft" */
+    const char *task;                     /* --task SPEC: train on task:SPEC, evaluate task accuracy at
+                                           * lens[] = task lengths (NULL: language modelling) */
+    int task_n;                           /* examples per task length */
     TrainConfig base;                     /* the shared training config (seq_len = L) */
     StrBuf cmdline;                       /* this invocation, shell-quoted */
 } Compare;
 
-/* CSV columns of DIR/runs/NAME.csv; kind is length, bucket or passkey (loss = accuracy) */
+/* CSV columns of DIR/runs/NAME.csv; kind is length, bucket or passkey (loss = accuracy), or with
+ * --task: task (length = the task's length option, protocol = exact or bytes, loss = exact match
+ * or byte accuracy, pos_hi = the positions its longest example reached, n = examples) */
 #define CMP_CSV_COLUMNS \
     "kind,scheme,seed,rule,train_len,length,protocol,loss,status,bucket,pos_lo,pos_hi,n,accepted,computable"
+
+/* writes the shared row prefix "kind,scheme,seed,rule,train_len,length,protocol," */
+void compare_row_start(FILE *f, const Compare *c, const char *kind, int scheme, int seed, const char *rule, int len,
+                       const char *protocol);
+/* the seed of a run's task evaluation examples: not its training stream's, the same for every scheme */
+unsigned long long compare_task_seed(const Compare *c, int seed);
 
 /* "DIR/runs/TAG_sSEED" + ext */
 void compare_run_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n);

@@ -17,6 +17,7 @@
 #include "report.h"
 
 enum { MAX_SERIES = CMP_MAX_SCHEMES * (2 + CMP_MAX_RULES), NF = 15 }; /* + none and the fine-tune */
+enum { TASK_EXACT, TASK_BYTES }; /* a --task report's two metrics, in the protocol slots of a Series */
 enum { F_KIND, F_SCHEME, F_SEED, F_RULE, F_TRAIN_LEN, F_LENGTH, F_PROTOCOL, F_LOSS, F_STATUS, F_BUCKET, F_LO, F_HI,
        F_N, F_ACCEPTED, F_COMPUTABLE };
 
@@ -33,6 +34,7 @@ typedef struct {
 
 typedef struct {
     int n_series, has_passkey, lmax;
+    long reach[CMP_MAX_LENGTHS]; /* --task: the positions each task length reached (the most over runs) */
     int n_found[2], n_expected[2]; /* runs, fine-tunes */
     Series s[MAX_SERIES];
     char missing[2048];
@@ -97,6 +99,14 @@ static void read_run(const Compare *c, Agg *a, int si, FILE *f) {
             s->bsum[b] += v, s->bn[b]++, s->blo[b] = atoi(fld[F_LO]), s->bhi[b] = atoi(fld[F_HI]);
             continue;
         }
+        if (strcmp(fld[F_KIND], "task") == 0) { /* exact match in slot 0, byte accuracy in 1 */
+            long reach = atol(fld[F_HI]);
+            if (reach > a->reach[l]) a->reach[l] = reach;
+            int t = strcmp(fld[F_PROTOCOL], "exact") == 0 ? TASK_EXACT : TASK_BYTES;
+            if (ok) s->sum[t][l] += v, s->sumsq[t][l] += v * v, s->n[t][l]++;
+            else snprintf(s->status[l], sizeof s->status[l], "%s", fld[F_STATUS]);
+            continue;
+        }
         int p = strcmp(fld[F_KIND], "passkey") == 0 ? EVAL_N_PROTOCOLS
                 : strcmp(fld[F_PROTOCOL], eval_protocol_names[EVAL_SLIDING]) == 0 ? EVAL_SLIDING
                                                                                    : EVAL_NONOVERLAP;
@@ -111,33 +121,49 @@ static void read_run(const Compare *c, Agg *a, int si, FILE *f) {
 
 static double mean_of(const Series *s, int p, int l) { return s->n[p][l] ? s->sum[p][l] / s->n[p][l] : NAN; }
 
-/* "1.2345 ± 0.0123" (sample std over seeds), "1.2345" for one seed, the status, or "—" */
-static void cell(const Series *s, int p, int l, char *buf, size_t n) {
+/* the sample std over seeds (0 for one) */
+static double std_of(const Series *s, int p, int l) {
+    if (s->n[p][l] < 2) return 0;
+    double m = mean_of(s, p, l), var = (s->sumsq[p][l] - s->n[p][l] * m * m) / (s->n[p][l] - 1);
+    return sqrt(var > 0 ? var : 0);
+}
+
+/* "1.2345 ± 0.0123" (sample std over seeds), "1.2345" for one seed, the status, or "—";
+ * a task report's accuracies as percentages, "97.0 ± 1.2" */
+static void cell(const Compare *c, const Series *s, int p, int l, char *buf, size_t n) {
+    if (c->task && s->n[p][l]) {
+        if (s->n[p][l] < 2) snprintf(buf, n, "%.1f", 100 * mean_of(s, p, l));
+        else snprintf(buf, n, "%.1f ± %.1f", 100 * mean_of(s, p, l), 100 * std_of(s, p, l));
+        return;
+    }
     if (!s->n[p][l]) {
         snprintf(buf, n, "%s", s->status[l][0] && p != EVAL_N_PROTOCOLS ? s->status[l] : "—");
         return;
     }
     double m = mean_of(s, p, l);
-    if (s->n[p][l] < 2) {
-        snprintf(buf, n, "%.4f", m);
-        return;
-    }
-    double var = (s->sumsq[p][l] - s->n[p][l] * m * m) / (s->n[p][l] - 1);
-    snprintf(buf, n, "%.4f ± %.4f", m, sqrt(var > 0 ? var : 0));
+    if (s->n[p][l] < 2) snprintf(buf, n, "%.4f", m);
+    else snprintf(buf, n, "%.4f ± %.4f", m, std_of(s, p, l));
 }
 
 static void table(FILE *f, const Compare *c, const Agg *a, int p) {
     fprintf(f, "| scheme | rule |");
-    for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d%s |", c->lens[l], c->lens[l] == c->base.seq_len ? " (=L)" : "");
+    for (int l = 0; l < c->n_lengths; l++)
+        if (c->task) fprintf(f, " %d%s |", c->lens[l], a->reach[l] > c->base.seq_len ? " (past L)" : "");
+        else fprintf(f, " %d%s |", c->lens[l], c->lens[l] == c->base.seq_len ? " (=L)" : "");
     fprintf(f, "\n|---|---|");
     for (int l = 0; l < c->n_lengths; l++) fprintf(f, "---:|");
     fprintf(f, "\n");
+    if (c->task) { /* how far each task length reaches, against L */
+        fprintf(f, "| *positions reached* | |");
+        for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %ld |", a->reach[l]);
+        fprintf(f, "\n");
+    }
     for (int i = 0; i < a->n_series; i++) {
         const Series *s = &a->s[i];
         fprintf(f, "| %s | %s |", c->scheme[s->scheme], s->rule);
         for (int l = 0; l < c->n_lengths; l++) {
             char buf[96];
-            cell(s, p, l, buf, sizeof buf);
+            cell(c, s, p, l, buf, sizeof buf);
             fprintf(f, " %s |", buf);
         }
         fprintf(f, "\n");
@@ -229,6 +255,53 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
     return 0;
 }
 
+/* --task: exact match (mean and std over seeds, %) vs task length per series, with error bars;
+ * the dashed line at the last length whose examples fit in L */
+static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/accuracy_vs_length.dat", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    fprintf(f, "# task length, positions reached, then exact match %% mean and std per series (NaN: not computed)\n");
+    int last_in = -1;
+    for (int l = 0; l < c->n_lengths; l++) {
+        if (a->reach[l] && a->reach[l] <= c->base.seq_len) last_in = l;
+        fprintf(f, "%d %ld", c->lens[l], a->reach[l]);
+        for (int i = 0; i < a->n_series; i++)
+            fprintf(f, " %.3f %.3f", 100 * mean_of(&a->s[i], TASK_EXACT, l), 100 * std_of(&a->s[i], TASK_EXACT, l));
+        fprintf(f, "\n");
+    }
+    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
+    snprintf(path, sizeof path, "%s/plots.gp", dir);
+    if (!(f = fopen(path, "w"))) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    fprintf(f, "# gnuplot plots.gp (in this directory): accuracy_vs_length.{png,svg}\n");
+    gp_preamble(f);
+    fprintf(f, "set logscale x 2\nset yrange [-2:102]\nset ylabel 'exact match (%%), mean and std over seeds'\n"
+               "set xlabel 'task length (dashed: the last whose examples fit in L = %d positions)'\nset title ",
+            c->base.seq_len);
+    gp_string(f, c->task);
+    fputc('\n', f);
+    if (last_in >= 0)
+        fprintf(f, "set arrow from %d, graph 0 to %d, graph 1 nohead dashtype 2 lc rgb 'gray40'\n", c->lens[last_in],
+                c->lens[last_in]);
+    for (int t = 0; t < 2; t++) {
+        gp_output(f, "accuracy_vs_length", t ? "svg" : "png", 1000, 600);
+        fprintf(f, "plot ");
+        for (int i = 0, first = 1; i < a->n_series; i++) {
+            int any = 0;
+            for (int l = 0; l < c->n_lengths; l++) any |= a->s[i].n[TASK_EXACT][l] > 0;
+            if (!any) continue;
+            fprintf(f, "%s'accuracy_vs_length.dat' using 1:%d:%d with yerrorlines title ", first ? "" : ", \\\n     ",
+                    3 + 2 * i, 4 + 2 * i);
+            gp_string(f, a->s[i].label);
+            first = 0;
+        }
+        fprintf(f, "\nset output\n");
+    }
+    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
+    return 0;
+}
+
 /* one CSV into the aggregate, or its run name into the missing list */
 static void read_csv(const Compare *c, Agg *a, int s, const char *csv, int finetuned) {
     a->n_expected[finetuned]++;
@@ -265,20 +338,29 @@ static void aggregate(const Compare *c, Agg *a) {
 
 static void write_config(FILE *f, const Compare *c, const Agg *a) {
     const TrainConfig *b = &c->base;
-    fprintf(f, "- data: `%s`", c->data);
+    if (c->task) {
+        fprintf(f, "- task: `%s`, trained on `%s` (%ld bytes of examples back to back from the run's seed; loss on "
+                   "answers only); task lengths scored:", c->task, c->data, (long)b->synth_bytes);
+        for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d", c->lens[l]);
+        fprintf(f, "\n");
+    } else fprintf(f, "- data: `%s`", c->data);
+    if (!c->task) {
     if (strncmp(c->data, "synth:", 6) == 0)
         fprintf(f, " (synthetic corpus: %ld bytes, drawn from the run's seed)", (long)b->synth_bytes);
     fprintf(f, "; evaluation text: the held-out tail (last %g) of each run's data, ", b->val_frac);
     if (c->eval_tokens > 0) fprintf(f, "first %d tokens\n", c->eval_tokens);
     else fprintf(f, "all of it\n");
+    }
     fprintf(f, "- training length L = %d, %ld steps, batch %d, lr %g, warmup %d (-1: 5%% of steps)\n", b->seq_len,
             b->steps, b->batch, b->lr, b->warmup);
     fprintf(f, "- model: dim %d, layers %d, heads %d, kv-heads %d (0: heads), hidden %d (0: 3 x dim)\n", b->dim,
             b->layers, b->heads, b->kv_heads, b->hidden);
     fprintf(f, "- seeds:");
     for (int k = 0; k < c->n_seeds; k++) fprintf(f, " %llu", c->seed[k]);
-    fprintf(f, "; lengths (--mult %s):", c->mult);
-    for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d", c->lens[l]);
+    if (!c->task) {
+        fprintf(f, "; lengths (--mult %s):", c->mult);
+        for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d", c->lens[l]);
+    }
     fprintf(f, "\n- post-hoc scaling rules on the models that take them:");
     for (int r = 0; r < c->n_rules; r++) fprintf(f, " %s", c->rule[r]);
     fprintf(f, "%s\n", c->n_rules ? "" : " none");
@@ -309,13 +391,30 @@ static void write_reliable_lengths(FILE *f, const Compare *c, const Agg *a) {
     }
 }
 
+/* --task: the accuracy tables, the plot and the files */
+static void write_task_results(FILE *f, const Compare *c, const Agg *a, int plotted, int have_gp) {
+    fprintf(f, "\nGreedy answers to %d fresh examples per task length (seed 1000003 + the run's seed: the same examples "
+               "for every scheme, none from training), in %%, mean ± sample std over seeds; (past L): the longest "
+               "example reaches past the training length L = %d; n/a: a learned table refuses it; —: no data.\n\n"
+               "## Exact match\n\nThe whole answer, end marker included.\n\n", c->task_n, c->base.seq_len);
+    table(f, c, a, TASK_EXACT);
+    fprintf(f, "\n## Byte accuracy\n\nAnswer bytes right at their position.\n\n");
+    table(f, c, a, TASK_BYTES);
+    fprintf(f, "\n## Plots\n\n");
+    if (plotted) fprintf(f, "![exact match vs task length](plots/accuracy_vs_length.png)\n\nSVG: plots/accuracy_vs_length.svg.\n");
+    else if (have_gp) fprintf(f, "gnuplot failed (see plots/gnuplot.log); the data and script are in plots/.\n");
+    else fprintf(f, "gnuplot not found: no plots drawn. The data and script are kept: `cd plots && gnuplot plots.gp`.\n");
+    fprintf(f, "\n## Files\n\n- runs/SCHEME_sSEED.safetensors, runs/SCHEME_sSEED.csv (columns: %s; rows of kind task)\n"
+               "- plots/accuracy_vs_length.dat, plots/plots.gp\n", CMP_CSV_COLUMNS);
+}
+
 int compare_report(const Compare *c) {
     static Agg a;
     aggregate(c, &a);
     char dir[1200], path[1300];
     snprintf(dir, sizeof dir, "%s/plots", c->out);
     mkdir(dir, 0755);
-    if (write_plots(c, &a, dir) != 0) return -1;
+    if ((c->task ? write_task_plots(c, &a, dir) : write_plots(c, &a, dir)) != 0) return -1;
     int have_gp, plotted = gp_run(dir, "plots.gp", &have_gp);
 
     snprintf(path, sizeof path, "%s/report.md", c->out);
@@ -323,6 +422,10 @@ int compare_report(const Compare *c) {
     if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
     fprintf(f, "# pelab %s report\n\n## Command\n\n```\n%s\n```\n\n## Configuration\n\n", c->name, sb_str(&c->cmdline));
     write_config(f, c, &a);
+    if (c->task) {
+        write_task_results(f, c, &a, plotted, have_gp);
+        return fclose(f) != 0 ? pelab_fail("cannot write %s: %s", path, strerror(errno)) : 0;
+    }
     fprintf(f, "\nLoss in nats/token, mean ± sample std over seeds; n/a: the scheme refuses or cannot compute the "
                "length; —: no data.\n\n## Results: non-overlapping windows\n\n");
     if (c->nonoverlap_only) fprintf(f, "Position ids restart at 0 in every window (sliding windows: `pelab compare`).\n\n");
@@ -352,8 +455,9 @@ int compare_report(const Compare *c) {
 }
 
 /* a table cell's text: the mean, why a length was not computed, or "—" */
-static void text_cell(const Series *s, int l, char *buf, size_t n) {
-    if (s->n[EVAL_NONOVERLAP][l]) snprintf(buf, n, "%.3f", mean_of(s, EVAL_NONOVERLAP, l));
+static void text_cell(const Compare *c, const Series *s, int l, char *buf, size_t n) {
+    if (c->task && s->n[TASK_EXACT][l]) snprintf(buf, n, "%.1f%%", 100 * mean_of(s, TASK_EXACT, l));
+    else if (s->n[EVAL_NONOVERLAP][l]) snprintf(buf, n, "%.3f", mean_of(s, EVAL_NONOVERLAP, l));
     else if (strstr(s->status[l], "table")) snprintf(buf, n, "past table");
     else if (s->status[l][0]) snprintf(buf, n, "past limit");
     else snprintf(buf, n, "-");
@@ -367,7 +471,8 @@ void compare_print_table(const Compare *c, FILE *out) {
     fprintf(out, "\n%-*s", width, "scheme");
     for (int l = 0; l < c->n_lengths; l++) {
         char head[32];
-        snprintf(head, sizeof head, "%gL=%d", (double)c->lens[l] / c->base.seq_len, c->lens[l]);
+        if (c->task) snprintf(head, sizeof head, "len %d%s", c->lens[l], a.reach[l] > c->base.seq_len ? "*" : "");
+        else snprintf(head, sizeof head, "%gL=%d", (double)c->lens[l] / c->base.seq_len, c->lens[l]);
         fprintf(out, "  %11s", head);
     }
     fprintf(out, "\n");
@@ -375,10 +480,16 @@ void compare_print_table(const Compare *c, FILE *out) {
         fprintf(out, "%-*s", width, a.s[i].label);
         for (int l = 0; l < c->n_lengths; l++) {
             char buf[32];
-            text_cell(&a.s[i], l, buf, sizeof buf);
+            text_cell(c, &a.s[i], l, buf, sizeof buf);
             fprintf(out, "  %11s", buf);
         }
         fprintf(out, "\n");
+    }
+    if (c->task) {
+        fprintf(out, "(%s: exact match of greedy answers, %d examples per length", c->task, c->task_n);
+        if (c->n_seeds > 1) fprintf(out, ", mean over %d seeds", c->n_seeds);
+        fprintf(out, "; *: examples reach past L = %d positions)\n", c->base.seq_len);
+        return;
     }
     fprintf(out, "(held-out loss in nats/token, non-overlapping windows, position ids from 0 in each window");
     if (c->n_seeds > 1) fprintf(out, ", mean over %d seeds", c->n_seeds);

@@ -1,0 +1,75 @@
+/* compare_task.c: task accuracy rows of `pelab compare --task` (compare_task.h). */
+#include "compare_task.h"
+
+#include <string.h>
+
+#include "../core/error.h"
+#include "../data/task.h"
+#include "../infer/task_eval.h"
+#include "../model/pos/pos.h"
+#include "args.h"
+#include "commands.h"
+
+void compare_task_setup(Compare *c, const char *lens) {
+    TaskSpec t;
+    if (task_parse(&t, c->task) != 0) pelab_die("%s: --task: %s", c->name, pelab_errmsg);
+    const TaskOpt *o = &t.def->opts[t.def->len_opt];
+    if (lens) {
+        double v[CMP_MAX_LENGTHS];
+        c->n_lengths = args_numbers(c->name, "--task-lens", lens, o->lo, o->hi, v, CMP_MAX_LENGTHS);
+        for (int i = 0; i < c->n_lengths; i++) c->lens[i] = (int)v[i];
+        return;
+    }
+    /* in distribution (the range's ends), then 2x .. 16x its top, as far as the option goes */
+    int lo = (int)t.lo[t.def->len_opt], hi = (int)t.hi[t.def->len_opt];
+    static const int mult[] = {0, 1, 2, 4, 8, 16};
+    c->n_lengths = 0;
+    for (int i = 0; i < 6; i++) {
+        int len = i == 0 ? lo : mult[i] * hi;
+        if (len > o->hi) len = (int)o->hi;
+        if (c->n_lengths == 0 || len > c->lens[c->n_lengths - 1]) c->lens[c->n_lengths++] = len;
+    }
+}
+
+/* the positions one example of this length reaches, at most (the longest of a few draws) */
+static long positions_needed(const TaskSpec *t, int len) {
+    Rng rng;
+    rng_seed(&rng, 1);
+    long most = 0;
+    for (int i = 0; i < 8; i++) {
+        TaskExample ex;
+        if (task_example(t, &rng, len, &ex) != 0) return -1;
+        if ((long)ex.n > most) most = (long)ex.n;
+        task_example_free(&ex);
+    }
+    return most;
+}
+
+void compare_task_rows(const Compare *c, int s, int k, Model *m, const char *rule, FILE *f) {
+    TaskSpec t;
+    if (task_parse(&t, c->task) != 0) pelab_die("%s: --task: %s", c->name, pelab_errmsg);
+    long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
+    static const char *protocol[2] = {"exact", "bytes"};
+    for (int l = 0; l < c->n_lengths; l++) {
+        int len = c->lens[l];
+        long need = positions_needed(&t, len);
+        TaskScore sc;
+        /* a learned table refuses what lies past its end: n/a, as the loss rows say it (the
+         * longest draw is a guide; the evaluation itself is the judge) */
+        int refused = accepted >= 0 && need > accepted;
+        if (!refused && task_eval_length(m, &t, len, c->task_n, compare_task_seed(c, k), &sc) != 0) {
+            if (accepted < 0) pelab_die("%s: %s seed %llu: task length %d: %s", c->name, c->scheme[s], c->seed[k], len,
+                                        pelab_errmsg);
+            refused = 1;
+        }
+        for (int p = 0; p < 2; p++) {
+            compare_row_start(f, c, "task", s, k, rule, len, protocol[p]);
+            if (refused) {
+                fprintf(f, ",n/a (past table of %ld),,,%ld,0,%ld,%ld\n", accepted, need, accepted, computable);
+                continue;
+            }
+            double v = p == 0 ? (double)sc.exact / sc.n : (double)sc.correct_bytes / sc.answer_bytes;
+            fprintf(f, "%.6f,ok,,,%ld,%d,%ld,%ld\n", v, sc.max_positions, sc.n, accepted, computable);
+        }
+    }
+}
