@@ -42,7 +42,8 @@ static int parse_value(const TaskDef *d, const TaskOpt *o, const char *v, double
         *hi = strtod(second, &end);
         ok = end != second && !errno;
     }
-    ok = ok && !*end && *lo >= o->lo && *hi <= o->hi; /* NaN fails here too */
+    /* both ends in range (NaN fails here too) before the integer test casts them */
+    ok = ok && !*end && *lo >= o->lo && *lo <= o->hi && *hi >= o->lo && *hi <= o->hi;
     if (ok && o->integer) ok = *lo == (long)*lo && *hi == (long)*hi;
     if (!ok)
         return pelab_fail("task %s: %s=%s: expected %s%s in [%g, %g]", d->name, o->name, v,

@@ -8,7 +8,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_DIR     ?= build-fuzz
-HARNESSES    ?= checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data
+HARNESSES    ?= checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec
 
 ARCH     := $(shell $(FUZZ_CC) -print-multiarch 2>/dev/null)
 BLAS_INC ?= /usr/include/$(ARCH)/openblas-openmp
@@ -34,12 +34,14 @@ MAX_LEN_bpe               := 4096
 MAX_LEN_json              := 8192
 MAX_LEN_pos_spec          := 600
 MAX_LEN_text_data         := 2048
+MAX_LEN_task_spec         := 1024
 DICT_checkpoint        := tests/fuzz/checkpoint.dict
 DICT_llama2c_tokenizer := tests/fuzz/llama2c_tokenizer.dict
 DICT_bpe               := tests/fuzz/text_data.dict
 DICT_json              := tests/fuzz/json.dict
 DICT_pos_spec          := tests/fuzz/pos_spec.dict
 DICT_text_data         := tests/fuzz/text_data.dict
+DICT_task_spec         := tests/fuzz/task_spec.dict
 
 all: build
 
@@ -76,6 +78,7 @@ run: $(BINS) $(SEEDS)
 	    json) len=$(MAX_LEN_json); dict=$(DICT_json);; \
 	    pos_spec) len=$(MAX_LEN_pos_spec); dict=$(DICT_pos_spec);; \
 	    text_data) len=$(MAX_LEN_text_data); dict=$(DICT_text_data);; \
+	    task_spec) len=$(MAX_LEN_task_spec); dict=$(DICT_task_spec);; \
 	    *) echo "fuzz: unknown harness $$h"; exit 2;; \
 	    esac; \
 	    echo "fuzz: $$h for $(FUZZ_SECONDS) s"; \

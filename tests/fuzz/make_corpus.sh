@@ -15,7 +15,7 @@ if [ ! -x "$PELAB" ]; then
 fi
 
 rm -rf "$OUT"
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data; do mkdir -p "$OUT/$h"; done
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec; do mkdir -p "$OUT/$h"; done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pelab-corpus.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
@@ -130,6 +130,20 @@ done
 printf 'rope:fraction=0.5\000pi:1.5\n\001' >"$OUT/pos_spec/shape1"
 printf 'fope:seed=7\npi:2\n\002' >"$OUT/pos_spec/shape2"
 
+# --- task specs, newline, a prompt: every task's own example prompt, and options ---
+n=0
+for t in copy reverse sort add parity selective_copy count flipflop mqar passkey; do
+    n=$((n + 1))
+    # the example's prompt (task show writes a newline as \n and marks the answer with [[ ]])
+    prompt=$("$PELAB" task show "$t" --n 1 --seed $n | sed -n 's/^   //p' | sed 's/\[\[.*//')
+    printf '%s\n%b' "$t" "$prompt" >"$OUT/task_spec/$t"
+done
+for s in "copy:len=1-3,vocab=2" "add:len=3,rev=0" "selective_copy:keep=100" "flipflop:write=0" \
+    "mqar:pairs=52,queries=52" "passkey:len=45,depth=0.5" "count:vocab=52" "sort:len=40-60"; do
+    n=$((n + 1))
+    printf '%s\n\200' "$s" >"$OUT/task_spec/spec$n"
+done
+
 # --- text data: window, validation fraction, tokenizer byte (0 byte, 1 bpe, 2 llama2c), text ---
 for tk in 0 1 2; do
     { printf "\\017\\031\\00$tk"; head -c 3000 "$WORK/stories.txt"; } >"$OUT/text_data/stories-tok$tk"
@@ -169,6 +183,6 @@ else
     echo "make_corpus: $SHARED not found: seeds from ./pelab only (no stories260K, tinyshakespeare, tinystories)"
 fi
 
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data; do
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec; do
     printf 'make_corpus: %-18s %3d seeds, %7d bytes\n' "$h" "$(ls "$OUT/$h" | wc -l)" "$(cat "$OUT/$h"/* | wc -c)"
 done

@@ -1,0 +1,125 @@
+/* fuzz_task_spec.c: the task specs of --data task:SPEC and pelab task (data/task.c task_parse and
+ * every task's options) and every task's oracle on arbitrary prompts.
+ *
+ * Input: SPEC, a NUL or newline, then PROMPT (the rest, any bytes). A spec that parses is written
+ * back (task_format); that text must parse again and write identically. Its examples, at a length
+ * picked from the prompt's first byte (bounded, so one input stays fast), must be well formed: the
+ * prompt framed as "NAME: BODY|" (or ending "\nKey:" for passkey), the answer ending in its single
+ * '\n', the oracle agreeing with itself, an answer with one byte changed not an exact match; a
+ * short training stream has a 0/1 mask. The oracle of every task, given PROMPT, answers (ending in
+ * '\n') or refuses with a message; never crashes or reads past the prompt. */
+#include <stdint.h>
+
+#include "../../core/error.h"
+#include "../../core/rng.h"
+#include "../../data/task.h"
+#include "fuzz_common.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc, (void)argv;
+    fuzz_single_thread();
+    return 0;
+}
+
+static void check_example(const TaskSpec *t, const TaskExample *ex, const char *spec) {
+    const TaskDef *d = t->def;
+    FUZZ_CHECK(ex->answer_start + ex->answer_len == ex->n && ex->answer_len >= 1 && ex->text[ex->n - 1] == '\n' &&
+                   memchr(ex->text + ex->answer_start, '\n', ex->answer_len - 1) == NULL,
+               "%s: the answer must end in its only '\\n' (%zu + %zu of %zu bytes)", spec, ex->answer_start,
+               ex->answer_len, ex->n);
+    size_t nn = strlen(d->name);
+    if (d->framed)
+        FUZZ_CHECK(ex->answer_start > nn + 2 && memcmp(ex->text, d->name, nn) == 0 && ex->text[nn] == ':' &&
+                       ex->text[ex->answer_start - 1] == '|' && memchr(ex->text, '\n', ex->answer_start) == NULL,
+                   "%s: a prompt not of the form NAME: BODY|: %.*s", spec, (int)ex->answer_start, ex->text);
+    StrBuf again = {0};
+    FUZZ_CHECK(task_solve(t, ex->text, ex->answer_start, &again) == 0 && again.len == ex->answer_len &&
+                   memcmp(again.s, ex->text + ex->answer_start, again.len) == 0,
+               "%s: the oracle disagrees with the example's answer", spec);
+    sb_free(&again);
+    int right = -1;
+    FUZZ_CHECK(task_check(t, ex, ex->text + ex->answer_start, ex->answer_len, &right) == 1 &&
+                   right == (int)ex->answer_len,
+               "%s: the example's own answer is not an exact match", spec);
+    char *wrong = malloc(ex->answer_len);
+    memcpy(wrong, ex->text + ex->answer_start, ex->answer_len);
+    wrong[ex->answer_len - 1] ^= 1; /* the end marker, changed */
+    FUZZ_CHECK(task_check(t, ex, wrong, ex->answer_len, &right) == 0 && right == (int)ex->answer_len - 1,
+               "%s: a changed answer passes the check", spec);
+    FUZZ_CHECK(task_check(t, ex, wrong, ex->answer_len - 1, &right) == 0, "%s: a short answer passes", spec);
+    free(wrong);
+}
+
+/* a few examples at a length in the option's range, at most ~300 */
+static void check_examples(const TaskSpec *t, unsigned char pick, const char *spec) {
+    const TaskOpt *o = &t->def->opts[t->def->len_opt];
+    double hi = o->hi < o->lo + 300 ? o->hi : o->lo + 300;
+    int len = (int)(o->lo + (double)pick / 255.0 * (hi - o->lo));
+    Rng rng;
+    rng_seed(&rng, pick);
+    for (int i = 0; i < 3; i++) {
+        TaskExample ex;
+        int rc = task_example(t, &rng, len, &ex);
+        if (rc != 0) { /* only a length the other options cannot serve (mqar: queries > pairs) */
+            FUZZ_CHECK(pelab_errmsg[0] != 0, "%s: an example refused without a message", spec);
+            return;
+        }
+        FUZZ_CHECK(ex.len == len, "%s: asked for length %d, got %d", spec, len, ex.len);
+        check_example(t, &ex, spec);
+        task_example_free(&ex);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    char *in = malloc(size + 1);
+    memcpy(in, data, size);
+    in[size] = 0;
+    size_t spec_len = 0;
+    while (spec_len < size && in[spec_len] && in[spec_len] != '\n') spec_len++;
+    char *spec = in, *prompt = spec_len < size ? in + spec_len + 1 : in + size;
+    size_t prompt_len = (size_t)(in + size - prompt);
+    spec[spec_len] = 0;
+
+    TaskSpec t;
+    if (task_parse(&t, spec) == 0) {
+        char text[512], again[512];
+        task_format(&t, text, sizeof text);
+        TaskSpec t2;
+        FUZZ_CHECK(task_parse(&t2, text) == 0, "'%s' writes as '%s', which does not parse: %s", spec, text, pelab_errmsg);
+        task_format(&t2, again, sizeof again);
+        FUZZ_CHECK(strcmp(text, again) == 0, "'%s' writes as '%s', then as '%s'", spec, text, again);
+        check_examples(&t, prompt_len ? (unsigned char)prompt[0] : 0, text);
+        /* a short stream with lengths drawn from the spec, when its lengths are small */
+        const TaskOpt *o = &t.def->opts[t.def->len_opt];
+        if (t.hi[t.def->len_opt] <= o->lo + 300) {
+            Rng rng;
+            rng_seed(&rng, 3);
+            char *stream;
+            unsigned char *mask;
+            if (task_stream(&t, &rng, 700, &stream, &mask) == 0) {
+                for (int i = 0; i < 700; i++) FUZZ_CHECK(mask[i] <= 1, "%s: mask[%d] = %d", text, i, mask[i]);
+                free(stream), free(mask);
+            }
+        }
+    } else {
+        FUZZ_CHECK(pelab_errmsg[0] != 0, "spec '%s' refused without a message", spec);
+    }
+
+    /* every oracle on the prompt bytes as they are: an answer ending in '\n', or a refusal */
+    for (int i = 0; i < task_count(); i++) {
+        TaskSpec any;
+        FUZZ_CHECK(task_parse(&any, task_def(i)->name) == 0, "%s: %s", task_def(i)->name, pelab_errmsg);
+        char *exact = malloc(prompt_len ? prompt_len : 1); /* exactly its bytes: ASan sees a read past them */
+        memcpy(exact, prompt, prompt_len);
+        StrBuf answer = {0};
+        pelab_errmsg[0] = 0;
+        if (task_solve(&any, exact, prompt_len, &answer) == 0)
+            FUZZ_CHECK(answer.len >= 1 && answer.s[answer.len - 1] == '\n', "%s: an answer without its end marker",
+                       task_def(i)->name);
+        else FUZZ_CHECK(pelab_errmsg[0] != 0, "%s: a prompt refused without a message", task_def(i)->name);
+        sb_free(&answer);
+        free(exact);
+    }
+    free(in);
+    return 0;
+}
