@@ -100,6 +100,43 @@ void gen_range(const GenText *g, int ngram, int lo, int hi, GenRange *r) {
 
 double gen_range_loss(const GenRange *r) { return r->n_nll ? r->nll_sum / r->n_nll : NAN; }
 
+/* buckets of a multiple of L, so that L is always a bucket edge */
+static int bucket_width(int L, int text_len) {
+    int per = (text_len + GEN_MAX_BUCKETS * L - 1) / (GEN_MAX_BUCKETS * L);
+    return L * (per > 0 ? per : 1);
+}
+
+static void summarize_text(const GenText *g, int L, GenSummary *out) {
+    for (int b = 0; b < out->n_buckets; b++)
+        gen_range(g, out->ngram, b * out->width, (b + 1) * out->width, &out->bucket[b]);
+    gen_range(g, out->ngram, 0, L, &out->before);
+    gen_range(g, out->ngram, L, g->n, &out->after);
+    if (g->n > out->text_len) out->text_len = g->n;
+}
+
+int gen_summary(Model *m, const int *held, size_t n_held, int L, int text_len, int n_prompts, int ngram,
+                const GenSampling *s, GenSummary *out, GenText *keep) {
+    memset(out, 0, sizeof *out);
+    int plen = L / 4 > 0 ? L / 4 : 1;
+    if (n_prompts < 1 || n_held < (size_t)plen * n_prompts)
+        return pelab_fail("gen: %zu held-out tokens cannot give %d prompts of %d", n_held, n_prompts, plen);
+    out->n_prompt = plen, out->ngram = ngram;
+    out->width = bucket_width(L, text_len);
+    out->n_buckets = (gen_text_limit(m, text_len) + out->width - 1) / out->width;
+    for (int i = 0; i < n_prompts; i++) {
+        GenSampling si = *s;
+        si.seed = s->seed + (unsigned long long)i;
+        GenText g;
+        /* prompt i starts at i/n of the held-out tokens: different stories, always the same ones */
+        if (gen_text(m, held + (n_held - plen) * i / n_prompts, plen, text_len, &si, &g) != 0) return -1;
+        summarize_text(&g, L, out);
+        out->n_texts++;
+        if (i == 0 && keep) *keep = g;
+        else gen_text_free(&g);
+    }
+    return 0;
+}
+
 double loss_jump(const double *sum, const size_t *count, int L) {
     double before = 0, after = 0;
     size_t n_before = 0, n_after = 0;

@@ -62,6 +62,19 @@ typedef struct {
 void gen_range(const GenText *g, int ngram, int lo, int hi, GenRange *r);
 double gen_range_loss(const GenRange *r); /* mean own NLL, NaN when empty */
 
+/* the texts of one model from n_prompts prompts of L/4 tokens, evenly spaced over held-out tokens,
+ * each continued to text_len tokens (sampling s, seed s->seed + prompt index), summarised by
+ * position buckets of `width` (a multiple of L, at most GEN_MAX_BUCKETS of them) and before / after L */
+enum { GEN_MAX_BUCKETS = 16 };
+typedef struct {
+    int n_texts, text_len, n_prompt, width, n_buckets, ngram; /* text_len: the longest text written */
+    GenRange bucket[GEN_MAX_BUCKETS];
+    GenRange before, after; /* positions [0, L) and [L, text_len) */
+} GenSummary;
+/* keep (may be NULL) receives the first text (free with gen_text_free). -1 with pelab_errmsg. */
+int gen_summary(Model *m, const int *held, size_t n_held, int L, int text_len, int n_prompts, int ngram,
+                const GenSampling *s, GenSummary *out, GenText *keep);
+
 /* the loss jump at L from per-query-position NLL sums and counts over positions 0..2L-1 (pure);
  * NaN when a side has no prediction */
 double loss_jump(const double *sum, const size_t *count, int L);

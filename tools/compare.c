@@ -24,6 +24,7 @@
 #include "args.h"
 #include "commands.h"
 #include "compare.h"
+#include "compare_gen.h"
 #include "compare_plan.h"
 #include "compare_task.h"
 #include "report.h"
@@ -98,6 +99,10 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, int f
     size_t n_held = d.n - d.n_train;
     if (c->eval_tokens > 0 && n_held > (size_t)c->eval_tokens) n_held = (size_t)c->eval_tokens;
     int n_rules = !finetuned && compare_takes_rules(c, s) ? 1 + c->n_rules : 1;
+    char base_ckpt[1200]; /* key tokens from the run as trained, so a fine-tune is scored on the same ones */
+    compare_run_path(c, s, k, ".safetensors", base_ckpt, sizeof base_ckpt);
+    size_t n_key_tokens = 0;
+    unsigned char *key = c->task ? NULL : compare_key_tokens(c, base_ckpt, held, n_held, &n_key_tokens);
     for (int r = 0; r < n_rules; r++) {
         const char *rule = r == 0 ? "none" : c->rule[r - 1];
         Model m;
@@ -105,8 +110,11 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, int f
             pelab_die("%s: %s: rule %s: %s", c->name, ckpt, rule, pelab_errmsg);
         if (c->task) compare_task_rows(c, s, k, &m, rule, f);
         else evaluate_model(c, s, k, &m, finetuned ? c->finetune_label : rule, held, n_held, f);
+        if (!c->task)
+            compare_gen_rows(c, s, k, &m, finetuned ? c->finetune_label : rule, held, n_held, key, n_key_tokens, f);
         model_free(&m);
     }
+    free(key);
     if (!c->task) dataset_free(&d);
 }
 
@@ -363,6 +371,7 @@ int cmd_compare(int argc, char **argv) {
     static const char default_mult[] = "0.5,1,2,4,8,16", default_data[] = "synth:stories";
     c.name = "compare", c.data = default_data, c.mult = default_mult, c.eval_tokens = 32768;
     c.finetune_steps = -1, c.finetune_scale = -1, c.task_n = 100;
+    compare_gen_defaults(&c);
     const OptSpec opts[] = {
         {"--schemes", OPT_STR, &schemes, 0, 0, "comma-separated position schemes (default: every registered scheme)"},
         {"--data", OPT_STR, &c.data, 0, 0, "text file or synth:NAME (the held-out tail is the evaluation text)"},
@@ -386,6 +395,7 @@ int cmd_compare(int argc, char **argv) {
         {"--task-n", OPT_INT, &c.task_n, 1, 1 << 20, "examples per task length"},
         {"--eval-tokens", OPT_INT, &c.eval_tokens, 0, 1 << 30, "held-out tokens evaluated per length (0: all)"},
         {"--synth-bytes", OPT_INT, &synth_bytes, 1000, 1 << 30, "bytes of a synthetic corpus"},
+        COMPARE_GEN_OPTS(&c),
         {"--jobs", OPT_OUT_FILE, &jobs, 0, 0, "write one shell command per run (and its fine-tune) to this file instead of "
                                          "running"},
         {"--only", OPT_STR, &only, 0, 0, "run only SCHEME_sSEED (what --jobs commands use); no report"},

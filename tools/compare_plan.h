@@ -38,12 +38,26 @@ typedef struct {
                                            * lens[] = task lengths (NULL: language modelling) */
     int task_n;                           /* examples per task length */
     TrainConfig base;                     /* the shared training config (seq_len = L) */
+    int gen_tokens;                       /* long generation: length of each text, prompt included (0: off) */
+    int gen_prompts;                      /* texts per model, prompts from the held-out text */
+    int keyppl_tokens;                    /* held-out tokens for the key-token perplexity (0: off) */
+    float key_gain;                       /* a key token's minimum log-prob gain, long vs short context */
+    const char *key_evaluator;            /* the checkpoint that picks key tokens for every run (NULL: each run's own) */
     StrBuf cmdline;                       /* this invocation, shell-quoted */
 } Compare;
 
 /* CSV columns of DIR/runs/NAME.csv; kind is length, bucket or passkey (loss = accuracy), or with
  * --task: task (length = the task's length option, protocol = exact or bytes, loss = exact match
- * or byte accuracy, pos_hi = the positions its longest example reached, n = examples) */
+ * or byte accuracy, pos_hi = the positions its longest example reached, n = examples), or without:
+ *   gen:    long generation (infer/genmetrics.h), one row per metric and position bucket of the
+ *           generated texts: protocol = rep4 (repeated-4-gram rate), distinct4 or ownloss (the model's
+ *           NLL of its own tokens, full context); length = the longest text; loss = the value (pooled over
+ *           the texts); bucket, pos_lo, pos_hi = the positions; n = n-grams or tokens
+ *   jump:   the loss jump at L on held-out text (windows of 2L): length 2L, protocol nonoverlap,
+ *           loss = mean loss at target positions (L, 2L] minus (L/2, L]
+ *   keyppl: key-token perplexity (infer/keyppl.h) at each length: protocol key (loss = mean NLL of the
+ *           key tokens, n = their count) and all (the same tokens, every one); and one row with
+ *           protocol share, length L: loss = the share of key tokens */
 #define CMP_CSV_COLUMNS \
     "kind,scheme,seed,rule,train_len,length,protocol,loss,status,bucket,pos_lo,pos_hi,n,accepted,computable"
 

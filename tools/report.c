@@ -15,6 +15,7 @@
 #include "compare_plan.h"
 #include "gnuplot.h"
 #include "report.h"
+#include "report_gen.h"
 
 enum { MAX_SERIES = CMP_MAX_SCHEMES * (2 + CMP_MAX_RULES), NF = 15 }; /* + none and the fine-tune */
 enum { TASK_EXACT, TASK_BYTES }; /* a --task report's two metrics, in the protocol slots of a Series */
@@ -81,11 +82,19 @@ static int length_index(const Compare *c, int len) {
     return -1;
 }
 
+/* hands a row to report_gen.c; 1 if it was one of its kinds */
+static int gen_row(const Compare *c, int si, char **fld) {
+    GenCsvRow r = {fld[F_KIND], fld[F_RULE], fld[F_PROTOCOL], fld[F_LOSS], atoi(fld[F_LENGTH]),
+                   fld[F_BUCKET][0] ? atoi(fld[F_BUCKET]) : -1, atoi(fld[F_LO]), atoi(fld[F_HI])};
+    return report_gen_row(c, si, &r);
+}
+
 static void read_run(const Compare *c, Agg *a, int si, FILE *f) {
     char line[2048], *fld[NF];
     if (!fgets(line, sizeof line, f)) return; /* header */
     while (fgets(line, sizeof line, f)) {
         if (csv_split(line, fld, NF) < NF) continue;
+        if (gen_row(c, si, fld)) continue; /* gen, jump, keyppl: report_gen.c */
         int l = length_index(c, atoi(fld[F_LENGTH]));
         if (l < 0) continue; /* a length this report does not show */
         Series *s = series_get(a, si, fld[F_RULE], c);
@@ -320,6 +329,7 @@ static void read_csv(const Compare *c, Agg *a, int s, const char *csv, int finet
 /* every run's CSV (and fine-tune's) into series, in a fixed row order: scheme, its rules, its fine-tune */
 static void aggregate(const Compare *c, Agg *a) {
     memset(a, 0, sizeof *a);
+    report_gen_reset();
     for (int l = 0; l < c->n_lengths; l++) a->lmax = c->lens[l] > a->lmax ? c->lens[l] : a->lmax;
     for (int s = 0; s < c->n_schemes; s++) {
         for (int r = 0; r <= (compare_takes_rules(c, s) ? c->n_rules : 0); r++)
@@ -440,6 +450,7 @@ int compare_report(const Compare *c) {
         table(f, c, &a, EVAL_N_PROTOCOLS);
     }
     write_reliable_lengths(f, c, &a);
+    report_gen_write(f, c);
     fprintf(f, "\n## Plots\n\n");
     if (plotted)
         fprintf(f, "![loss vs length](plots/loss_vs_length.png)\n\n![loss by position](plots/loss_by_position.png)\n\n"

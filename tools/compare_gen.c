@@ -1,0 +1,111 @@
+/* compare_gen.c: the rows gen, jump and keyppl of a compare run (compare_plan.h). */
+#include "compare_gen.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../infer/eval.h"
+#include "../infer/genmetrics.h"
+#include "../infer/keyppl.h"
+#include "../model/pos/pos.h"
+#include "commands.h"
+
+enum { GEN_NGRAM = 4 };
+
+void compare_gen_defaults(Compare *c) {
+    c->gen_tokens = -1, c->gen_prompts = 3, c->keyppl_tokens = 16384, c->key_gain = KEY_MIN_GAIN;
+    c->key_evaluator = NULL;
+}
+
+int compare_gen_len(const Compare *c) { return c->gen_tokens < 0 ? 8 * c->base.seq_len : c->gen_tokens; }
+
+unsigned char *compare_key_tokens(const Compare *c, const char *base_ckpt, const int *held, size_t n, size_t *n_used) {
+    *n_used = n < (size_t)c->keyppl_tokens ? n : (size_t)c->keyppl_tokens;
+    if (c->keyppl_tokens <= 0 || *n_used < 2) return NULL;
+    const char *path = c->key_evaluator ? c->key_evaluator : base_ckpt;
+    Model ev;
+    if (eval_load_rule(path, "none", &ev, NULL) != 0) pelab_die("%s: key evaluator %s: %s", c->name, path, pelab_errmsg);
+    unsigned char *key = xcalloc(*n_used, 1);
+    size_t n_key;
+    if (key_identify(&ev, held, *n_used, ev.cfg.seq_len, 0, c->key_gain, key, &n_key) != 0)
+        pelab_die("%s: key tokens with %s: %s", c->name, path, pelab_errmsg);
+    model_free(&ev);
+    return key;
+}
+
+/* a row's value, or empty when NaN */
+static void value(FILE *f, double v) {
+    if (isnan(v)) fputc(',', f);
+    else fprintf(f, "%.6f,", v);
+}
+
+static void gen_rows(const Compare *c, int s, int k, Model *m, const char *rule, const int *held, size_t n_held,
+                     FILE *f) {
+    int L = c->base.seq_len;
+    GenSampling gs = {GEN_TEMPERATURE, GEN_TOP_P, c->seed[k]};
+    GenSummary g;
+    if (gen_summary(m, held, n_held, L, compare_gen_len(c), c->gen_prompts, GEN_NGRAM, &gs, &g, NULL) != 0)
+        pelab_die("%s: rule %s: generation: %s", c->name, rule, pelab_errmsg);
+    long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
+    const char *metric[3] = {"rep4", "distinct4", "ownloss"};
+    for (int q = 0; q < 3; q++)
+        for (int b = 0; b < g.n_buckets; b++) {
+            const GenRange *r = &g.bucket[b];
+            double v = q == 0 ? ngram_repeat_rate(&r->ng) : q == 1 ? ngram_distinct_rate(&r->ng) : gen_range_loss(r);
+            size_t n = q < 2 ? r->ng.ngrams : r->n_nll;
+            if (!n) continue;
+            compare_row_start(f, c, "gen", s, k, rule, g.text_len, metric[q]);
+            value(f, v);
+            fprintf(f, "ok,%d,%d,%d,%zu,%ld,%ld\n", b, b * g.width, (b + 1) * g.width - 1, n, accepted, computable);
+        }
+}
+
+static void jump_row(const Compare *c, int s, int k, Model *m, const char *rule, const int *held, size_t n_held,
+                     FILE *f) {
+    int L = c->base.seq_len, refused;
+    double jump;
+    if (loss_jump_on_text(m, held, n_held, L, &jump, &refused) != 0)
+        pelab_die("%s: rule %s: loss jump: %s", c->name, rule, pelab_errmsg);
+    long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
+    compare_row_start(f, c, "jump", s, k, rule, 2 * L, eval_protocol_names[EVAL_NONOVERLAP]);
+    value(f, jump);
+    fprintf(f, "%s,,,,%zu,%ld,%ld\n", refused ? "n/a" : "ok", n_held, accepted, computable);
+}
+
+/* 1 if the model takes windows of len (positions 0..len-1); the length rows already say why not */
+static int takes_len(const Model *m, int len) {
+    long table = pos_max_position(&m->pos), comp = pos_computable_position(&m->pos);
+    return (table < 0 || len <= table) && (comp < 0 || len <= comp);
+}
+
+static void keyppl_rows(const Compare *c, int s, int k, Model *m, const char *rule, const int *held,
+                        const unsigned char *key, size_t n, FILE *f) {
+    long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
+    KeyPpl r = {0}; /* the same key tokens at every length: the share is the last length's */
+    for (int l = 0; l < c->n_lengths; l++) {
+        int len = c->lens[l];
+        if (!takes_len(m, len)) continue;
+        if (key_ppl_at(m, held, n, len, key, &r) != 0)
+            pelab_die("%s: rule %s, key tokens at %d: %s", c->name, rule, len, pelab_errmsg);
+        compare_row_start(f, c, "keyppl", s, k, rule, len, "key");
+        value(f, key_ppl_key_loss(&r));
+        fprintf(f, "%s,,,,%zu,%ld,%ld\n", r.n_key ? "ok" : "n/a (no key tokens)", r.n_key, accepted, computable);
+        compare_row_start(f, c, "keyppl", s, k, rule, len, "all");
+        value(f, key_ppl_all_loss(&r));
+        fprintf(f, "ok,,,,%zu,%ld,%ld\n", r.n_all, accepted, computable);
+    }
+    if (!r.n_all) return;
+    compare_row_start(f, c, "keyppl", s, k, rule, c->base.seq_len, "share");
+    value(f, key_ppl_share(&r));
+    fprintf(f, "ok,,,,%zu,%ld,%ld\n", r.n_key, accepted, computable);
+}
+
+void compare_gen_rows(const Compare *c, int s, int k, Model *m, const char *rule, const int *held, size_t n_held,
+                      const unsigned char *key, size_t n_key_tokens, FILE *f) {
+    if (compare_gen_len(c) > 0) gen_rows(c, s, k, m, rule, held, n_held, f);
+    jump_row(c, s, k, m, rule, held, n_held, f);
+    if (key) keyppl_rows(c, s, k, m, rule, held, key, n_key_tokens, f);
+}

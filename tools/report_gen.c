@@ -1,0 +1,181 @@
+/* report_gen.c: report sections for long generation, the loss jump at L and key-token perplexity. */
+#include "report_gen.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../infer/genmetrics.h"
+#include "compare_gen.h"
+
+enum { MAX_GSERIES = CMP_MAX_SCHEMES * (2 + CMP_MAX_RULES), N_GEN = 3, KEY = 0, ALL = 1 };
+static const char *const GEN_METRICS[N_GEN] = {"rep4", "distinct4", "ownloss"};
+
+typedef struct {
+    double sum, sumsq;
+    int n;
+} Stat;
+
+typedef struct {
+    int scheme;
+    char rule[64];
+    Stat gen[N_GEN][GEN_MAX_BUCKETS];
+    Stat jump, share;
+    Stat key[2][CMP_MAX_LENGTHS]; /* key tokens, all tokens */
+} GenSeries;
+
+static struct {
+    int n;
+    int has_gen, has_jump, has_key;
+    int lo[GEN_MAX_BUCKETS], hi[GEN_MAX_BUCKETS], n_buckets;
+    GenSeries s[MAX_GSERIES];
+} agg;
+
+void report_gen_reset(void) { memset(&agg, 0, sizeof agg); }
+
+static GenSeries *series(int scheme, const char *rule) {
+    for (int i = 0; i < agg.n; i++)
+        if (agg.s[i].scheme == scheme && strcmp(agg.s[i].rule, rule) == 0) return &agg.s[i];
+    if (agg.n == MAX_GSERIES) return NULL;
+    GenSeries *g = &agg.s[agg.n++];
+    g->scheme = scheme;
+    snprintf(g->rule, sizeof g->rule, "%s", rule);
+    return g;
+}
+
+static void add(Stat *st, double v) { st->sum += v, st->sumsq += v * v, st->n++; }
+
+static int length_slot(const Compare *c, int len) {
+    for (int l = 0; l < c->n_lengths; l++)
+        if (c->lens[l] == len) return l;
+    return -1;
+}
+
+int report_gen_row(const Compare *c, int s, const GenCsvRow *r) {
+    int gen = strcmp(r->kind, "gen") == 0, jump = strcmp(r->kind, "jump") == 0, key = strcmp(r->kind, "keyppl") == 0;
+    if (!gen && !jump && !key) return 0;
+    GenSeries *g = series(s, r->rule);
+    if (!g || !r->loss[0]) return 1; /* not computed: the cell stays empty */
+    double v = atof(r->loss);
+    if (gen) {
+        int q = 0;
+        while (q < N_GEN && strcmp(r->protocol, GEN_METRICS[q]) != 0) q++;
+        if (q == N_GEN || r->bucket < 0 || r->bucket >= GEN_MAX_BUCKETS) return 1;
+        add(&g->gen[q][r->bucket], v);
+        agg.lo[r->bucket] = r->lo, agg.hi[r->bucket] = r->hi, agg.has_gen = 1;
+        if (r->bucket >= agg.n_buckets) agg.n_buckets = r->bucket + 1;
+    } else if (jump) {
+        add(&g->jump, v), agg.has_jump = 1;
+    } else if (strcmp(r->protocol, "share") == 0) {
+        add(&g->share, v);
+    } else {
+        int l = length_slot(c, r->length);
+        if (l >= 0) add(&g->key[strcmp(r->protocol, "key") == 0 ? KEY : ALL][l], v), agg.has_key = 1;
+    }
+    return 1;
+}
+
+/* "1.2345 ± 0.0123" (sample std over seeds), "1.2345" for one seed, "—" for none */
+static void stat_cell(const Stat *st, char *buf, size_t n) {
+    if (!st->n) {
+        snprintf(buf, n, "—");
+        return;
+    }
+    double m = st->sum / st->n;
+    if (st->n < 2) {
+        snprintf(buf, n, "%.4f", m);
+        return;
+    }
+    double var = (st->sumsq - st->n * m * m) / (st->n - 1);
+    snprintf(buf, n, "%.4f ± %.4f", m, sqrt(var > 0 ? var : 0));
+}
+
+static void series_label(const Compare *c, const GenSeries *g, FILE *f) {
+    fprintf(f, "| %s | %s |", c->scheme[g->scheme], g->rule);
+}
+
+static void gen_table(FILE *f, const Compare *c, int q) {
+    int L = c->base.seq_len;
+    fprintf(f, "| scheme | rule |");
+    for (int b = 0; b < agg.n_buckets; b++) fprintf(f, " %d–%d%s |", agg.lo[b], agg.hi[b], agg.lo[b] >= L ? " (≥L)" : "");
+    fprintf(f, "\n|---|---|");
+    for (int b = 0; b < agg.n_buckets; b++) fprintf(f, "---:|");
+    fprintf(f, "\n");
+    for (int i = 0; i < agg.n; i++) {
+        series_label(c, &agg.s[i], f);
+        for (int b = 0; b < agg.n_buckets; b++) {
+            char buf[64];
+            stat_cell(&agg.s[i].gen[q][b], buf, sizeof buf);
+            fprintf(f, " %s |", buf);
+        }
+        fprintf(f, "\n");
+    }
+}
+
+static void write_gen(FILE *f, const Compare *c) {
+    static const char *const titles[N_GEN] = {
+        "Repeated 4-grams: share of the bucket's 4-grams already seen earlier in the same text",
+        "Distinct 4-grams: unique 4-grams / 4-grams in the bucket",
+        "Own loss: the model's mean NLL (nats) of the tokens it generated, full context"};
+    fprintf(f, "\n## Long generation past L\n\nEach model continues %d prompts of %d tokens taken from the held-out "
+               "text to %d tokens (temperature %g, top-p %g, seed = the run's seed + prompt index, KV cache); a "
+               "learned table stops at its size. By position bucket of the generated tokens (the prompt is context "
+               "only), pooled over the texts; L = %d.\n",
+            c->gen_prompts, c->base.seq_len / 4 > 0 ? c->base.seq_len / 4 : 1, compare_gen_len(c), GEN_TEMPERATURE,
+            GEN_TOP_P, c->base.seq_len);
+    for (int q = 0; q < N_GEN; q++) {
+        fprintf(f, "\n### %s\n\n", titles[q]);
+        gen_table(f, c, q);
+    }
+}
+
+static void write_jump(FILE *f, const Compare *c) {
+    int L = c->base.seq_len;
+    fprintf(f, "\n## Loss jump at L\n\nHeld-out text in non-overlapping windows of 2L = %d (positions from 0): mean "
+               "loss at target positions (L, 2L] minus (L/2, L], nats. Near 0: the model does not notice L.\n\n"
+               "| scheme | rule | jump |\n|---|---|---:|\n", 2 * L);
+    for (int i = 0; i < agg.n; i++) {
+        char buf[64];
+        stat_cell(&agg.s[i].jump, buf, sizeof buf);
+        series_label(c, &agg.s[i], f);
+        fprintf(f, " %s |\n", agg.s[i].jump.n ? buf : "n/a");
+    }
+}
+
+static void key_table(FILE *f, const Compare *c, int which) {
+    fprintf(f, "| scheme | rule |");
+    for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d%s |", c->lens[l], c->lens[l] == c->base.seq_len ? " (=L)" : "");
+    if (which == KEY) fprintf(f, " key share |");
+    fprintf(f, "\n|---|---|");
+    for (int l = 0; l < c->n_lengths + (which == KEY); l++) fprintf(f, "---:|");
+    fprintf(f, "\n");
+    for (int i = 0; i < agg.n; i++) {
+        char buf[64];
+        series_label(c, &agg.s[i], f);
+        for (int l = 0; l < c->n_lengths; l++) {
+            stat_cell(&agg.s[i].key[which][l], buf, sizeof buf);
+            fprintf(f, " %s |", buf);
+        }
+        if (which == KEY) stat_cell(&agg.s[i].share, buf, sizeof buf), fprintf(f, " %s |", buf);
+        fprintf(f, "\n");
+    }
+}
+
+static void write_key(FILE *f, const Compare *c) {
+    fprintf(f, "\n## Key-token perplexity (LongPPL-style)\n\nKey tokens (Fang et al. 2024): held-out tokens whose "
+               "log-prob gains at least %g nats with context L (sliding windows, stride L/2) over context L/4 "
+               "(stride L/8), and whose log-prob with context L is above -2, as judged by %s, within its training "
+               "length (in distribution for every scheme). The first %d held-out tokens; the same key tokens for all "
+               "rules and lengths of a run (a fine-tune: those of its base run). Loss in nats over non-overlapping "
+               "windows (perplexity = exp(loss)); \"—\": no key token or the length is refused.\n\n",
+            c->key_gain, c->key_evaluator ? c->key_evaluator : "each run's own trained model", c->keyppl_tokens);
+    key_table(f, c, KEY);
+    fprintf(f, "\nThe same tokens, every one (ordinary loss, for comparison):\n\n");
+    key_table(f, c, ALL);
+}
+
+void report_gen_write(FILE *f, const Compare *c) {
+    if (agg.has_gen) write_gen(f, c);
+    if (agg.has_jump) write_jump(f, c);
+    if (agg.has_key) write_key(f, c);
+}
