@@ -5,7 +5,9 @@
  * the report from the CSVs alone (and says so when gnuplot is missing, as in CI). `pelab demo`
  * on a micro config: the table on stdout, report.md with the table and the command. Which runs get
  * the scaling rules and the fine-tune: the schemes that declare POS_CAP_RULES (xPos too).
- * compare --task: task rows, the accuracy report, mean ± std over seeds from constructed CSVs. */
+ * compare --task: task rows, the accuracy report, mean ± std over seeds from constructed CSVs.
+ * The long-generation, loss-jump and key-token rows and sections of the micro run. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +77,31 @@ static void check_finetune_csv(const char *dir) {
     CHECK(mtime_ns(path) < 0, "only rope runs are fine-tuned");
 }
 
+/* the long-generation, loss-jump and key-token rows of a run: every bucket, finite values */
+static void check_gen_rows(const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/cmp/runs/rope_s1.csv", dir);
+    const char *csv = slurp(path);
+    CHECK(csv && count_substr(csv, "\ngen,rope,1,none,16,128,rep4,") == 8 &&
+              count_substr(csv, "\ngen,rope,1,pi:2,16,128,ownloss,") == 8 &&
+              count_substr(csv, "\ngen,rope,1,none,16,128,distinct4,") == 8,
+          "the CSV has 8 position buckets of each generation metric for each rule");
+    const char *prefixes[] = {"\ngen,rope,1,none,16,128,rep4,", "\ngen,rope,1,none,16,128,distinct4,",
+                              "\ngen,rope,1,none,16,128,ownloss,", "\njump,rope,1,none,16,32,nonoverlap,",
+                              "\nkeyppl,rope,1,none,16,32,all,", "\nkeyppl,rope,1,none,16,16,share,"};
+    for (int i = 0; i < 6; i++) {
+        char v[32];
+        csv_loss(path, prefixes[i], v, sizeof v);
+        char *end;
+        double x = strtod(v, &end);
+        CHECK(v[0] && !*end && isfinite(x) && (i == 3 || x >= 0), "%s row is finite: '%s'", prefixes[i] + 1, v);
+    }
+    snprintf(path, sizeof path, "%s/cmp/runs/alibi_s1.csv", dir);
+    csv = slurp(path);
+    CHECK(csv && strstr(csv, "\njump,alibi,1,none,16,32,nonoverlap,") && strstr(csv, "\nkeyppl,alibi,1,none,16,8,key,"),
+          "alibi has its jump and key-token rows");
+}
+
 /* the demo at a micro size: the table on stdout, report.md (gnuplot hidden), the CSVs, a rerun retrains */
 static void check_demo(const char *dir) {
     static char out[1 << 16], args[1024], path[512];
@@ -82,7 +109,9 @@ static void check_demo(const char *dir) {
              "--threads 1 --out %s/demo", dir);
     int rc = run_sub("PELAB_NO_GNUPLOT=1", "demo", args, out, sizeof out);
     snprintf(path, sizeof path, "report: %s/demo/report.md", dir);
-    const char *stdout_needles[] = {"1L=8", "8L=64", "\nrope ", "\nlearned ", "past table", path};
+    const char *stdout_needles[] = {"1L=8", "8L=64", "\nrope ", "\nlearned ", "past table", path,
+                                    "== rope: [prompt] continued to 64 tokens", "== rope + yarn:8:", "\u27e8L\u27e9",
+                                    "rope + yarn:8, 3 texts, before -> after L:  repeated-4 ", "loss jump at L "};
     CHECK(rc == 0, "demo runs end to end (exit %d): %s", rc, out);
     check_all_in(out, "demo output", stdout_needles, sizeof stdout_needles / sizeof stdout_needles[0]);
     snprintf(path, sizeof path, "%s/demo/report.md", dir);
@@ -209,6 +238,7 @@ void test_compare(void) {
         CHECK(mt[i] > 0, "compare writes %s", path);
     }
     check_finetune_csv(dir);
+    check_gen_rows(dir);
     snprintf(path, sizeof path, "%s/cmp/report.md", dir);
     char *rep = slurp(path);
     CHECK(rep != NULL, "compare writes report.md");
@@ -218,9 +248,14 @@ void test_compare(void) {
                              "## Plots", "| rope | none |", "| rope | pi:2 |", "| rope | pi:2+ft |", "| alibi | none |",
                              "| 16 (=L) |", " ± ", "- rope: reliable length", "- rope+pi:2: reliable length",
                              "- rope+pi:2+ft: reliable length", "- alibi: reliable length", "accepted length unbounded",
-                             "runs: 4 of 4 finished; PI fine-tunes: 2 of 2 finished", "`--scale pi:2` at length 32"};
+                             "runs: 4 of 4 finished; PI fine-tunes: 2 of 2 finished", "`--scale pi:2` at length 32",
+                             "## Long generation past L", "### Repeated 4-grams", "| 16–31 (≥L) |", "## Loss jump at L",
+                             "## Key-token perplexity", "| key share |"};
     check_all_in(rep, "report.md", needles, sizeof needles / sizeof needles[0]);
+    char *gen_sections = strstr(rep, "\n## Long generation"); /* their tables have rows per series too */
+    if (gen_sections) *gen_sections = 0;
     int rows = count_substr(rep, "\n| rope |") + count_substr(rep, "\n| alibi |"); /* 4 series x 2 tables */
+    if (gen_sections) *gen_sections = '\n';
     CHECK(rows == 8, "a table row per scheme and rule in both tables (%d rows)", rows);
     int plotted = strstr(rep, "](plots/loss_vs_length.png)") != NULL;
     CHECK(plotted || strstr(rep, "gnuplot not found"), "report.md plots or says gnuplot is missing");

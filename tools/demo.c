@@ -1,47 +1,103 @@
 /* demo.c: `pelab demo`: the built-in end-to-end run. Trains one small model per position scheme
  * on the synthetic corpus at a short length L, measures held-out loss at L/2 .. 8L
  * (non-overlapping windows, positions restarting at 0), prints the table, writes a report with a
- * loss-vs-length plot and samples text. It is a one-seed `pelab compare` (compare.c, report.c):
- * the same run files, CSVs, report and gnuplot scripts. */
+ * loss-vs-length plot, then shows why the table looks as it does: the same held-out prompt continued
+ * to 8L by RoPE, RoPE with yarn at the largest multiple, and ALiBi (those among --schemes), the
+ * crossing of L marked, with one line of failure metrics each (infer/genmetrics.h). It is a one-seed
+ * `pelab compare` (compare.c, report.c): the same run files, CSVs, report and gnuplot scripts. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
 #include "../core/mem.h"
 #include "../infer/eval.h"
-#include "../infer/generate.h"
+#include "../data/dataset.h"
+#include "../infer/genmetrics.h"
 #include "../io/checkpoint.h"
 #include "args.h"
 #include "commands.h"
 #include "compare.h"
+#include "compare_gen.h"
 #include "report.h"
 
-static void print_byte(int id, void *ctx) {
-    (void)ctx;
-    putchar(id);
-    fflush(stdout);
+/* a byte of a generated text, control bytes but the newline shown as '?' */
+static void put_byte(int id) { putchar(id == '\n' || (id >= 32 && id < 127) || id >= 128 ? id : '?'); }
+
+/* the text with the place where position L is crossed marked */
+static void print_marked(const GenText *g, int L) {
+    for (int t = 0; t < g->n; t++) {
+        if (t == g->n_prompt) fputs("[", stdout);
+        if (t == L) fputs("\u27e8L\u27e9", stdout);
+        put_byte(g->tokens[t]);
+        if (t == g->n_prompt - 1) fputs("]", stdout);
+    }
+    printf("\n");
 }
 
-/* a few hundred bytes from the model at path, after a story opening */
-static void print_sample(const char *path, const char *name) {
+/* "0.123 -> 0.456": a metric before and after L */
+static void print_pair(const char *name, double before, double after) {
+    printf("  %s %.3f -> %.3f", name, before, after);
+}
+
+/* The point of the demo: one prompt from the held-out text continued far past L by a scheme (under
+ * a scaling rule when rule is not "none"), the crossing of L marked, and the failure metrics of
+ * infer/genmetrics.h over the demo's prompts: repetition, distinct 4-grams and the model's own
+ * loss before -> after L, and the held-out loss jump at L. */
+static void show_scheme(const Compare *c, int s, const char *rule, const int *held, size_t n_held) {
+    char ckpt[1200], label[200];
+    compare_run_path(c, s, 0, ".safetensors", ckpt, sizeof ckpt);
+    snprintf(label, sizeof label, "%s%s%s", c->scheme[s], strcmp(rule, "none") ? " + " : "", strcmp(rule, "none") ? rule : "");
     Model m;
-    if (checkpoint_load(path, &m, NULL, NULL, NULL) != 0) pelab_die("demo: %s", pelab_errmsg);
-    const char *prompt = "Once upon a time, ";
-    int n_new = 300, plen = (int)strlen(prompt);
-    long max_pos = pos_max_position(&m.pos);
-    if (max_pos >= 0 && plen + n_new > max_pos) n_new = (int)max_pos - plen; /* a learned table ends there */
-    if (n_new > 0) {
-        int *tokens = xmalloc(sizeof(int) * (plen + n_new));
-        for (int i = 0; i < plen; i++) tokens[i] = (unsigned char)prompt[i];
-        Sampler s;
-        sampler_init(&s, m.cfg.vocab_size, 0.8f, 0.9f, 0, 42);
-        printf("\nsample from %s (temperature 0.8, top-p 0.9, seed 42):\n%s", name, prompt);
-        if (generate(&m, &s, tokens, plen, n_new, 1, -1, print_byte, NULL) < 0) pelab_die("demo: %s", pelab_errmsg);
-        printf("\n");
-        sampler_free(&s);
-        free(tokens);
-    }
+    if (eval_load_rule(ckpt, rule, &m, NULL) != 0) pelab_die("demo: %s", pelab_errmsg);
+    int L = c->base.seq_len;
+    GenSampling gs = {GEN_TEMPERATURE, GEN_TOP_P, c->seed[0]};
+    GenSummary sum;
+    GenText first;
+    if (gen_summary(&m, held, n_held, L, compare_gen_len(c), c->gen_prompts, 4, &gs, &sum, &first) != 0)
+        pelab_die("demo: %s: %s", label, pelab_errmsg);
+    double jump;
+    int refused;
+    if (loss_jump_on_text(&m, held, n_held, L, &jump, &refused) != 0) pelab_die("demo: %s: %s", label, pelab_errmsg);
+    printf("\n== %s: [prompt] continued to %d tokens; \u27e8L\u27e9 marks position L = %d ==\n", label, first.n, L);
+    print_marked(&first, L);
+    printf("%s, %d texts, before -> after L:", label, sum.n_texts);
+    print_pair("repeated-4", ngram_repeat_rate(&sum.before.ng), ngram_repeat_rate(&sum.after.ng));
+    print_pair("distinct-4", ngram_distinct_rate(&sum.before.ng), ngram_distinct_rate(&sum.after.ng));
+    print_pair("own loss", gen_range_loss(&sum.before), gen_range_loss(&sum.after));
+    if (refused) printf("  loss jump at L n/a\n");
+    else printf("  loss jump at L %+.3f\n", jump);
+    gen_text_free(&first);
     model_free(&m);
+}
+
+/* the index of the first scheme named name (options allowed), or -1 */
+static int find_scheme(const Compare *c, const char *name) {
+    size_t n = strlen(name);
+    for (int i = 0; i < c->n_schemes; i++)
+        if (strncmp(c->scheme[i], name, n) == 0 && (c->scheme[i][n] == 0 || c->scheme[i][n] == ':')) return i;
+    return -1;
+}
+
+/* rope, rope with yarn at the largest evaluated multiple, and alibi, those that were trained */
+static void show_past_l(const Compare *c) {
+    Dataset d;
+    if (dataset_load(&d, c->data, c->base.val_frac, c->seed[0], (size_t)c->base.synth_bytes, c->base.seq_len) != 0)
+        pelab_die("demo: %s", pelab_errmsg);
+    const int *held = d.tokens + d.n_train;
+    size_t n_held = d.n - d.n_train;
+    if (n_held > 16384) n_held = 16384; /* the loss jump needs a few windows, not the whole tail */
+    int rope = find_scheme(c, "rope"), alibi = find_scheme(c, "alibi");
+    char yarn[32];
+    snprintf(yarn, sizeof yarn, "yarn:%g", (double)c->lens[c->n_lengths - 1] / c->base.seq_len);
+    printf("\npast the training length: the same prompt continued by each scheme (temperature %g, top-p %g, seed "
+           "%llu; the metrics over %d prompts from the held-out text; repeated-4: share of 4-grams seen earlier, "
+           "distinct-4: unique / all 4-grams, own loss: the model's NLL of its own tokens, loss jump: held-out loss "
+           "at (L, 2L] minus (L/2, L])\n",
+           GEN_TEMPERATURE, GEN_TOP_P, c->seed[0], c->gen_prompts);
+    if (rope >= 0) show_scheme(c, rope, "none", held, n_held);
+    if (rope >= 0) show_scheme(c, rope, yarn, held, n_held);
+    if (alibi >= 0) show_scheme(c, alibi, "none", held, n_held);
+    dataset_free(&d);
 }
 
 int cmd_demo(int argc, char **argv) {
@@ -49,6 +105,7 @@ int cmd_demo(int argc, char **argv) {
     int steps = 600, seq_len = 64, threads = 0, dim = 96, layers = 3, synth_bytes = 1 << 20;
     const char *schemes = "nope,learned,sinusoidal,alibi,rope";
     c.name = "demo", c.out = "runs/demo", c.data = "synth:stories", c.mult = "0.5,1,2,4,8";
+    compare_gen_defaults(&c);
     const OptSpec opts[] = {
         {"--steps", OPT_INT, &steps, 1, 1 << 30, "training steps per scheme"},
         {"--seq-len", OPT_INT, &seq_len, 8, 4096, "training length L"},
@@ -57,6 +114,7 @@ int cmd_demo(int argc, char **argv) {
         {"--dim", OPT_INT, &dim, 4, 4096, "model width (4 heads)"},
         {"--layers", OPT_INT, &layers, 1, 64, "layers"},
         {"--synth-bytes", OPT_INT, &synth_bytes, 1000, 1 << 30, "bytes of the synthetic corpus (10% held out)"},
+        COMPARE_GEN_OPTS(&c),
         OPT_THREADS_ROW(&threads),
     };
     args_parse("demo", "[flags]", argc, argv, 1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
@@ -83,10 +141,9 @@ int cmd_demo(int argc, char **argv) {
     fflush(stdout);
     if (compare_report(&c) != 0) pelab_die("demo: %s", pelab_errmsg);
 
+    if (compare_gen_len(&c) > 0) show_past_l(&c);
     char ckpt[1200];
-    int show = c.n_schemes - 1; /* sample from the last scheme (rope by default) */
-    compare_run_path(&c, show, 0, ".safetensors", ckpt, sizeof ckpt);
-    print_sample(ckpt, c.scheme[show]);
+    compare_run_path(&c, c.n_schemes - 1, 0, ".safetensors", ckpt, sizeof ckpt);
     printf("\ncheckpoints are in %s/runs/; try: ./pelab sample %s --prompt \"Once upon a time\"\n", c.out, ckpt);
     printf("report: %s/report.md\n", c.out);
     return 0;
