@@ -231,6 +231,19 @@ static void cli(void) {
         free(buf);
     } else CHECK(0, "JSON written: %s", pelab_errmsg);
 
+    /* the long-generation, loss-jump and key-token sections, for each rule */
+    snprintf(args, sizeof args, "eval %s --data %s --mult 1,2 --scale none,pi:2 --gen-tokens -1 --keyppl-tokens 500 "
+             "--key-gain 0 2>/dev/null", rope, text);
+    rc = run(args, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "long generation: 3 prompts of 4 tokens") && strstr(out, "  pi:2       112-127*") &&
+              strstr(out, "loss jump at L: windows of 2L = 32") && strstr(out, "key-token perplexity") &&
+              strstr(out, "  pi:2             32 ") && !strstr(out, "nan"),
+          "pelab eval --gen-tokens --keyppl-tokens prints its sections (exit %d): %s", rc, out);
+    snprintf(args, sizeof args, "eval %s --data %s --lengths 8,16,32 --gen-tokens 40 2>/dev/null", learned, text);
+    rc = run(args, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "  none       16-31*") && !strstr(out, "32-47") && strstr(out, "n/a (past the table)"),
+          "learned: generation stops at the table, no loss jump (exit %d): %s", rc, out);
+
     /* a learned table: lengths past it are n/a rows, the run succeeds */
     snprintf(args, sizeof args, "eval %s --data %s --lengths 8,16,32 2>/dev/null", learned, text);
     rc = run(args, out, sizeof out);

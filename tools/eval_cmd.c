@@ -15,6 +15,7 @@
 #include "../io/fields.h"
 #include "args.h"
 #include "commands.h"
+#include "eval_gen.h"
 
 enum { MAX_RULES = 16, MAX_LENGTHS = 64 };
 
@@ -322,6 +323,7 @@ int cmd_eval(int argc, char **argv) {
     const char *data = NULL, *lengths = NULL, *mult = NULL, *scale = "none", *csv_path = NULL,
                *json_path = NULL;
     int stride = 0, buckets = 16, max_tokens = 65536, threads = 0;
+    EvalGenOpts gen = {.gen_tokens = 0, .gen_prompts = 3, .keyppl_tokens = 0, .key_gain = 2.0f};
     const OptSpec opts[] = {
         {"--data", OPT_STR, &data, 0, 0, "held-out text file (encoded by the checkpoint's tokenizer)"},
         {"--lengths", OPT_STR, &lengths, 0, 0, "evaluation lengths, e.g. 64,128,256"},
@@ -332,6 +334,12 @@ int cmd_eval(int argc, char **argv) {
         {"--csv", OPT_OUT_FILE, &csv_path, 0, 0, "write every result row as CSV here"},
         {"--json", OPT_OUT_FILE, &json_path, 0, 0, "write every result row as JSON here"},
         {"--max-tokens", OPT_INT, &max_tokens, 0, 1 << 30, "use the first N tokens of the data (0: all)"},
+        {"--gen-tokens", OPT_INT, &gen.gen_tokens, -1, 1 << 24, "long generation per rule: text length (-1: 8 x L; "
+                                                                "0: off), repetition and own loss by position, loss jump at L"},
+        {"--gen-prompts", OPT_INT, &gen.gen_prompts, 1, 64, "texts per rule (prompts from the data)"},
+        {"--keyppl-tokens", OPT_INT, &gen.keyppl_tokens, 0, 1 << 30, "key-token perplexity on the first N data tokens "
+                                                                     "(0: off); the first rule picks the key tokens"},
+        {"--key-gain", OPT_FLOAT, &gen.key_gain, 0, 100, "key token: log-prob gain (nats) with context L over L/4"},
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[1];
@@ -356,6 +364,9 @@ int cmd_eval(int argc, char **argv) {
     print_header(run);
     print_table(run);
     print_buckets(run);
+    gen.seed = strtoull(run->seed, NULL, 10);
+    eval_gen_print(run->models, run->rules, run->n_rules, run->tokens, run->n_tokens, run->train_len, run->lens,
+                   run->n_lengths, &gen);
     if (csv_path) write_file(csv_path, 0, run);
     if (json_path) write_file(json_path, 1, run);
     run_free(run);

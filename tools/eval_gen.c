@@ -1,0 +1,86 @@
+/* eval_gen.c: the long-generation, loss-jump and key-token sections of `pelab eval`. */
+#include "eval_gen.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../core/error.h"
+#include "../core/mem.h"
+#include "../infer/genmetrics.h"
+#include "../infer/keyppl.h"
+#include "commands.h"
+
+static void print_generation(Model *models, const char *const *rules, int n_rules, const int *tokens, size_t n, int L,
+                             const EvalGenOpts *o) {
+    int len = o->gen_tokens < 0 ? 8 * L : o->gen_tokens;
+    printf("\nlong generation: %d prompts of %d tokens from the data (evenly spaced), each continued to %d tokens "
+           "(temperature %g, top-p %g, seed %llu + prompt index); generated tokens only, by position; a learned "
+           "table stops at its size\n",
+           o->gen_prompts, L / 4 > 0 ? L / 4 : 1, len, GEN_TEMPERATURE, GEN_TOP_P, o->seed);
+    printf("  %-10s %-13s %9s %9s %9s %9s\n", "rule", "positions", "n", "rep4", "distinct4", "own loss");
+    for (int r = 0; r < n_rules; r++) {
+        GenSampling gs = {GEN_TEMPERATURE, GEN_TOP_P, o->seed};
+        GenSummary g;
+        if (gen_summary(&models[r], tokens, n, L, len, o->gen_prompts, 4, &gs, &g, NULL) != 0)
+            pelab_die("eval: rule %s: generation: %s", rules[r], pelab_errmsg);
+        for (int b = 0; b < g.n_buckets; b++) {
+            const GenRange *q = &g.bucket[b];
+            char range[32];
+            snprintf(range, sizeof range, "%d-%d%s", b * g.width, (b + 1) * g.width - 1, b * g.width >= L ? "*" : "");
+            printf("  %-10s %-13s %9zu %9.4f %9.4f %9.4f\n", rules[r], range, q->n_nll, ngram_repeat_rate(&q->ng),
+                   ngram_distinct_rate(&q->ng), gen_range_loss(q));
+        }
+    }
+    printf("(* = past L = %d)\n", L);
+}
+
+static void print_jump(Model *models, const char *const *rules, int n_rules, const int *tokens, size_t n, int L) {
+    printf("\nloss jump at L: windows of 2L = %d, mean loss at target positions (L, 2L] minus (L/2, L] (nats)\n", 2 * L);
+    for (int r = 0; r < n_rules; r++) {
+        double jump;
+        int refused;
+        if (loss_jump_on_text(&models[r], tokens, n, L, &jump, &refused) != 0)
+            pelab_die("eval: rule %s: loss jump: %s", rules[r], pelab_errmsg);
+        if (refused) printf("  %-10s n/a (past the table)\n", rules[r]);
+        else printf("  %-10s %+.4f\n", rules[r], jump);
+    }
+}
+
+static void print_keyppl(Model *models, const char *const *rules, int n_rules, const int *tokens, size_t n, int L,
+                         const int *lens, int n_lengths, const EvalGenOpts *o) {
+    if ((size_t)o->keyppl_tokens < n) n = (size_t)o->keyppl_tokens;
+    unsigned char *key = xcalloc(n, 1);
+    size_t n_key;
+    if (key_identify(&models[0], tokens, n, L, 0, o->key_gain, key, &n_key) != 0)
+        pelab_die("eval: key tokens: %s", pelab_errmsg);
+    printf("\nkey-token perplexity (LongPPL-style): %zu key tokens of %zu (%.2f%%), picked by rule %s at its training "
+           "length: log-prob gain >= %g nats with context L = %d over L/4, log-prob with context L > %g; loss "
+           "(nats, non-overlapping windows) on the key tokens / on every token\n",
+           n_key, n - 1, 100.0 * n_key / (n - 1), rules[0], o->key_gain, L, KEY_MIN_LOGPROB);
+    printf("  %-10s %8s %10s %10s %12s\n", "rule", "length", "key loss", "all loss", "key ppl");
+    for (int r = 0; r < n_rules; r++)
+        for (int l = 0; l < n_lengths; l++) {
+            long table = pos_max_position(&models[r].pos), comp = pos_computable_position(&models[r].pos);
+            if ((table >= 0 && lens[l] > table) || (comp >= 0 && lens[l] > comp)) {
+                printf("  %-10s %8d %10s\n", rules[r], lens[l], "n/a");
+                continue;
+            }
+            KeyPpl k;
+            if (key_ppl_at(&models[r], tokens, n, lens[l], key, &k) != 0)
+                pelab_die("eval: rule %s, length %d: %s", rules[r], lens[l], pelab_errmsg);
+            if (!k.n_key) printf("  %-10s %8d %10s %10.4f %12s\n", rules[r], lens[l], "n/a", key_ppl_all_loss(&k), "n/a");
+            else printf("  %-10s %8d %10.4f %10.4f %12.4g\n", rules[r], lens[l], key_ppl_key_loss(&k),
+                        key_ppl_all_loss(&k), exp(key_ppl_key_loss(&k)));
+        }
+    free(key);
+}
+
+void eval_gen_print(Model *models, const char *const *rules, int n_rules, const int *tokens, size_t n, int train_len,
+                    const int *lens, int n_lengths, const EvalGenOpts *o) {
+    if (o->gen_tokens != 0) {
+        print_generation(models, rules, n_rules, tokens, n, train_len, o);
+        print_jump(models, rules, n_rules, tokens, n, train_len);
+    }
+    if (o->keyppl_tokens > 0) print_keyppl(models, rules, n_rules, tokens, n, train_len, lens, n_lengths, o);
+}
