@@ -23,10 +23,10 @@
 /* a byte of a generated text, control bytes but the newline shown as '?' */
 static void put_byte(int id) { putchar(id == '\n' || (id >= 32 && id < 127) || id >= 128 ? id : '?'); }
 
-/* the text with the place where position L is crossed marked */
+/* the text, the prompt in [ ] and the place where position L is crossed marked */
 static void print_marked(const GenText *g, int L) {
     for (int t = 0; t < g->n; t++) {
-        if (t == g->n_prompt) fputs("[", stdout);
+        if (t == 0) fputs("[", stdout);
         if (t == L) fputs("\u27e8L\u27e9", stdout);
         put_byte(g->tokens[t]);
         if (t == g->n_prompt - 1) fputs("]", stdout);
