@@ -34,6 +34,13 @@ static int dataset_load_task(Dataset *d, const char *spec, const Tokenizer *tok,
     if (rc == 0) {
         /* counted[i]: predicting byte i counts; the byte tokenizer keeps one token per byte */
         dataset_set_counted(d, mask);
+        /* an example starts where a prompt (uncounted) follows an answer (counted, '\n' last): every
+         * prompt has at least one byte, every answer ends in a counted '\n' */
+        size_t last = d->n_train - (size_t)window - 1; /* the last start of a whole training window */
+        d->starts = xmalloc(sizeof(size_t) * (last + 1));
+        for (size_t i = 0; i <= last; i++)
+            if (i == 0 || (mask[i - 1] && !mask[i])) d->starts[d->n_starts++] = i;
+        d->starts = xrealloc(d->starts, sizeof(size_t) * (d->n_starts ? d->n_starts : 1));
     }
     free(text), free(mask);
     return rc;
@@ -89,6 +96,7 @@ int dataset_from_bytes(Dataset *d, const char *name, const unsigned char *bytes,
 void dataset_free(Dataset *d) {
     free(d->tokens);
     free(d->counted);
+    free(d->starts);
     memset(d, 0, sizeof *d);
 }
 
@@ -104,7 +112,8 @@ static int target_at(const Dataset *d, size_t i) { return d->counted && !d->coun
 void dataset_train_batch(const Dataset *d, Rng *rng, int B, int T, int *inputs, int *targets) {
     size_t n_starts = d->n_train - (size_t)T; /* window [s, s+T] inclusive stays in the train part */
     for (int b = 0; b < B; b++) {
-        size_t s = (size_t)rng_below(rng, n_starts);
+        /* aligned: the window's first token is an example's first, at position 0 as in evaluation */
+        size_t s = d->aligned ? d->starts[rng_below(rng, d->n_starts)] : (size_t)rng_below(rng, n_starts);
         for (int t = 0; t < T; t++) {
             inputs[b * T + t] = d->tokens[s + t];
             targets[b * T + t] = target_at(d, s + t + 1);

@@ -19,6 +19,9 @@ typedef struct {
     const Tokenizer *tok; /* what made the tokens; NULL: bytes */
     unsigned char *counted; /* [n] or NULL (all): 1 if predicting token i counts in the loss (a task's
                                answer tokens); windows give target -1 where it does not */
+    size_t *starts;   /* task data: the training windows that begin at an example's first token, in */
+    size_t n_starts;  /* increasing order (each window [s, s+T] inside the training part) */
+    int aligned;      /* 1: dataset_train_batch draws its windows from starts only */
     char name[256];
 } Dataset;
 
@@ -37,7 +40,8 @@ void dataset_free(Dataset *d);
 /* train on some tokens only: counted[i] (n of them, d->n) says whether predicting token i counts */
 void dataset_set_counted(Dataset *d, const unsigned char *counted);
 /* B random windows from the training part: inputs[b*T + t], targets = inputs shifted by one
- * (-1 where d->counted says the token does not count) */
+ * (-1 where d->counted says the token does not count); with d->aligned, windows start at
+ * example starts only (task data, --align-examples) */
 void dataset_train_batch(const Dataset *d, Rng *rng, int B, int T, int *inputs, int *targets);
 /* number of evenly spaced validation windows of T+1 tokens available */
 size_t dataset_val_windows(const Dataset *d, int T);

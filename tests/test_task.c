@@ -283,8 +283,6 @@ static void test_task_cli(void) {
     expect_pelab_error("./pelab task frob", "unknown subcommand 'frob'");
 }
 
-/* --data task:SPEC: the stream's answers are the only counted targets, in training batches and in
- * validation windows; other tokenizers are refused; training runs with --rand-pos */
 /* task eval --json: well-formed, one cell per (depth, length), each with its counts */
 static void check_task_json(const char *dir) {
     char path[512];
@@ -306,6 +304,15 @@ static void check_task_json(const char *dir) {
     free(buf);
 }
 
+/* the n tokens at ids spell s (byte tokens) */
+static int memcmp_tokens(const int *ids, const char *s, int n) {
+    for (int i = 0; i < n; i++)
+        if (ids[i] != (unsigned char)s[i]) return 0;
+    return 1;
+}
+
+/* --data task:SPEC: the stream's answers are the only counted targets, in training batches and in
+ * validation windows; other tokenizers are refused; training runs with --rand-pos */
 static void test_task_data(void) {
     Dataset d;
     int rc = dataset_load(&d, "task:copy:len=4-8,vocab=8", 0.1, 3, 20000, 16);
@@ -447,7 +454,37 @@ static void test_task_eval(void) {
     model_free(&m);
 }
 
+/* --align-examples: the starts found from the mask are exactly the examples' first bytes, and
+ * aligned windows begin with a whole prompt, as task eval's do at position 0 */
+static void test_aligned_windows(void) {
+    Dataset d;
+    enum { B = 64, T = 24 };
+    int rc = dataset_load(&d, "task:mqar:pairs=2-6,queries=1-3", 0.1, 4, 30000, T);
+    CHECK(rc == 0 && d.starts && d.n_starts > 0 && !d.aligned, "task data lists its example starts: %s",
+          rc ? pelab_errmsg : "");
+    if (rc != 0) return;
+    size_t want = 0, bad = 0;
+    for (size_t i = 0; i + T + 1 <= d.n_train; i++) want += i + 6 <= d.n && memcmp_tokens(d.tokens + i, "mqar: ", 6);
+    for (size_t k = 0; k < d.n_starts; k++) bad += !memcmp_tokens(d.tokens + d.starts[k], "mqar: ", 6);
+    CHECK(d.n_starts == want && bad == 0, "starts: %zu, at \"mqar: \": %zu, not there: %zu", d.n_starts, want, bad);
+    int in[B * T], tg[B * T];
+    Rng rng;
+    rng_seed(&rng, 9);
+    d.aligned = 1;
+    dataset_train_batch(&d, &rng, B, T, in, tg);
+    int misaligned = 0;
+    for (int b = 0; b < B; b++) misaligned += !memcmp_tokens(in + b * T, "mqar: ", 6) || tg[b * T] != -1;
+    CHECK(misaligned == 0, "aligned windows start at a prompt: %d of %d do not", misaligned, B);
+    dataset_free(&d);
+    rc = dataset_load(&d, "synth:stories", 0.1, 1, 20000, 16);
+    CHECK(rc == 0 && !d.starts && d.n_starts == 0, "a text corpus has no example starts");
+    if (rc == 0) dataset_free(&d);
+    expect_pelab_error("./pelab train --data synth:stories --align-examples --steps 1 --threads 1",
+                       "--align-examples: needs --data task:SPEC");
+}
+
 void test_task(void) {
+    test_aligned_windows();
     test_task_eval();
     test_task_data();
     test_hand_made();

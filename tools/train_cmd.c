@@ -26,6 +26,8 @@ int cmd_train(int argc, char **argv) {
         {"--scale", OPT_STR, &tc.scale, 0, 0, "scaling rule to train with, for a scheme that takes one (with --init: fine-tune, e.g. pi:4)"},
         {"--rand-pos", OPT_INT, &tc.rand_pos, 0, 1 << 30, "randomized positions: sorted distinct ids from [0, N) (0: off)"},
         {"--passkey-frac", OPT_FLOAT, &tc.passkey_frac, 0, 1, "share of rows that are passkey documents (pelab passkey)"},
+        {"--align-examples", OPT_FLAG, &tc.align_examples, 0, 0,
+         "task data: every window starts at an example's first byte (as task eval's prompts)"},
         {"--dim", OPT_INT, &tc.dim, 2, 65536, "model width"},
         {"--layers", OPT_INT, &tc.layers, 1, 1024, "decoder layers"},
         {"--heads", OPT_INT, &tc.heads, 1, 4096, "attention heads"},

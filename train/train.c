@@ -124,6 +124,7 @@ static void write_train_meta(CkptMeta *meta, const TrainConfig *tc, const Datase
     meta_set(meta, "train.scale", "%s", tc->scale ? tc->scale : "");
     meta_set(meta, "train.rand_pos", "%d", tc->rand_pos);
     meta_set(meta, "train.passkey_frac", "%.9g", tc->passkey_frac);
+    meta_set(meta, "train.align_examples", "%d", tc->align_examples);
 }
 
 /* on resume every stored training key must equal this run's (train.steps may grow) */
@@ -134,6 +135,7 @@ static int check_resume_meta(const CkptMeta *stored, const TrainConfig *tc, cons
         const char *key = now.e[i].key, *old = meta_get(stored, key);
         if (strcmp(key, "train.steps") == 0) continue;
         if (!old && strcmp(key, "train.passkey_frac") == 0) old = "0"; /* written before the flag existed */
+        if (!old && strcmp(key, "train.align_examples") == 0) old = "0"; /* the same */
         if (!old) return pelab_fail("%s: cannot resume: the checkpoint has no '%s' (not written by pelab train)", path, key);
         if (strcmp(old, now.e[i].val) != 0)
             return pelab_fail("%s: cannot resume: %s is %s in the checkpoint but %s now; pass the same flags as the "
@@ -251,6 +253,8 @@ static int check_run_flags(const TrainConfig *tc) {
     if (tc->rand_pos < 0 || (tc->rand_pos > 0 && tc->rand_pos < tc->seq_len))
         return pelab_fail("--rand-pos %d: expected at least --seq-len %d distinct positions", tc->rand_pos,
                           tc->seq_len);
+    if (tc->align_examples && strncmp(tc->data, "task:", 5) != 0)
+        return pelab_fail("--align-examples: needs --data task:SPEC (a stream of examples), got %s", tc->data);
     if (!(tc->passkey_frac >= 0.0f && tc->passkey_frac <= 1.0f))
         return pelab_fail("--passkey-frac %g: expected a share from 0 to 1", tc->passkey_frac);
     return 0;
@@ -384,6 +388,14 @@ int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
     if (dataset_load_with(&tr->data, tc->data, &tr->tok, tc->val_frac, tc->seed, (size_t)tc->synth_bytes,
                           tc->seq_len) != 0)
         return -1;
+    /* evaluation asks each prompt from position 0 with nothing before it; windows cut anywhere in the
+     * stream begin mid-example instead (an answer without its prompt) */
+    if (tc->align_examples) {
+        if (tr->data.n_starts == 0)
+            return pelab_fail("--align-examples: no example in %s starts a whole window of %d tokens", tc->data,
+                              tc->seq_len);
+        tr->data.aligned = 1;
+    }
     rng_seed(&tr->data_rng, tc->seed * 0x9E3779B97F4A7C15ull + 1);
     if (load_model(tr, resuming) != 0) return -1;
     alloc_training(tr);

@@ -20,6 +20,7 @@ typedef struct {
     const char *tokenizer; /* tokenizer file (pelab BPE or llama2.c tokenizer.bin), or NULL (see train_run) */
     int rand_pos;       /* > 0: randomized positions, sorted distinct ids from [0, rand_pos) per row */
     float passkey_frac; /* share of training rows that are passkey documents (data/passkey.h) */
+    int align_examples; /* task data: every training window starts at an example's first byte */
     int dim, layers, heads, kv_heads, hidden, seq_len, batch, tied;
     long steps;
     int warmup;
