@@ -483,8 +483,30 @@ static void test_aligned_windows(void) {
                        "--align-examples: needs --data task:SPEC");
 }
 
+/* End to end: a one-layer model trained on copy:len=4 (the answer is the body at a fixed offset
+ * back, which one attention layer can learn), windows aligned to examples as task eval's prompts
+ * are, copies held-out strings. Stated accuracy: >= 90% exact match at length 4 (at L = 16: one
+ * example a window). When written: 100% for seeds 1, 2, 3 in 0.8 s on 1 thread; 400 steps gave
+ * 85-100%; without --align-examples (L = 32) 2000 steps were needed, 800 gave 1-28%. */
+static void test_copy_end_to_end(void) {
+    static char out[16384];
+    char cmd[2560], ckpt[512];
+    snprintf(ckpt, sizeof ckpt, "%s/copy_e2e.safetensors", test_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "./pelab train --data task:copy:len=4,vocab=8 --align-examples --pos rope --seq-len 16 --dim 32 --layers 1 "
+             "--heads 4 --steps 800 --batch 16 --lr 3e-3 --synth-bytes 100000 --seed 1 --eval-every 0 --quiet --out %s && "
+             "./pelab task eval %s --task copy:len=4,vocab=8 --lens 4,8 --n 100 --seed 5 --csv %s.csv && cat %s.csv",
+             ckpt, ckpt, ckpt, ckpt);
+    int rc = run_pelab(cmd, out, sizeof out);
+    const char *key = "\"copy:len=4,vocab=8\",,4,16,100,", *row = strstr(out, key);
+    double exact = row ? atof(row + strlen(key)) : -1;
+    CHECK(rc == 0 && exact >= 0.9, "a 1-layer rope model copies at length 4 after 800 steps: exact match %.2f (exit %d): %s",
+          exact, rc, out);
+}
+
 void test_task(void) {
     test_aligned_windows();
+    test_copy_end_to_end();
     test_task_eval();
     test_task_data();
     test_hand_made();
