@@ -37,10 +37,16 @@ static int dataset_load_task(Dataset *d, const char *spec, const Tokenizer *tok,
         /* an example starts where a prompt (uncounted) follows an answer (counted, '\n' last): every
          * prompt has at least one byte, every answer ends in a counted '\n' */
         size_t last = d->n_train - (size_t)window - 1; /* the last start of a whole training window */
+        d->val_window = window;
         d->starts = xmalloc(sizeof(size_t) * (last + 1));
         for (size_t i = 0; i <= last; i++)
             if (i == 0 || (mask[i - 1] && !mask[i])) d->starts[d->n_starts++] = i;
         d->starts = xrealloc(d->starts, sizeof(size_t) * (d->n_starts ? d->n_starts : 1));
+        /* validation alike, without overlap: each window at the first example start past the last */
+        size_t val_last = d->n - (size_t)window - 1;
+        d->val_starts = xmalloc(sizeof(size_t) * ((d->n - d->n_train) / (size_t)window + 1));
+        for (size_t i = d->n_train + 1, next = i; i <= val_last; i++)
+            if (i >= next && mask[i - 1] && !mask[i]) d->val_starts[d->n_val_starts++] = i, next = i + (size_t)window;
     }
     free(text), free(mask);
     return rc;
@@ -97,6 +103,7 @@ void dataset_free(Dataset *d) {
     free(d->tokens);
     free(d->counted);
     free(d->starts);
+    free(d->val_starts);
     memset(d, 0, sizeof *d);
 }
 
@@ -121,10 +128,15 @@ void dataset_train_batch(const Dataset *d, Rng *rng, int B, int T, int *inputs, 
     }
 }
 
-size_t dataset_val_windows(const Dataset *d, int T) { return (d->n - d->n_train - 1) / (size_t)T; }
+/* aligned validation windows are the val_starts of the window the data was loaded for */
+static int val_aligned(const Dataset *d, int T) { return d->aligned && d->val_window == T; }
+
+size_t dataset_val_windows(const Dataset *d, int T) {
+    return val_aligned(d, T) ? d->n_val_starts : (d->n - d->n_train - 1) / (size_t)T;
+}
 
 void dataset_val_window(const Dataset *d, size_t w, int T, int *inputs, int *targets) {
-    size_t s = d->n_train + w * (size_t)T;
+    size_t s = val_aligned(d, T) ? d->val_starts[w] : d->n_train + w * (size_t)T;
     for (int t = 0; t < T; t++) {
         inputs[t] = d->tokens[s + t];
         targets[t] = target_at(d, s + t + 1);

@@ -21,7 +21,11 @@ typedef struct {
                                answer tokens); windows give target -1 where it does not */
     size_t *starts;   /* task data: the training windows that begin at an example's first token, in */
     size_t n_starts;  /* increasing order (each window [s, s+T] inside the training part) */
-    int aligned;      /* 1: dataset_train_batch draws its windows from starts only */
+    size_t *val_starts;  /* the same in the validation part, windows not overlapping */
+    size_t n_val_starts;
+    int val_window;      /* the window length both lists were made for */
+    int aligned;      /* 1: training batches and validation windows (of val_window tokens) start at
+                       * example starts only */
     char name[256];
 } Dataset;
 
@@ -43,7 +47,8 @@ void dataset_set_counted(Dataset *d, const unsigned char *counted);
  * (-1 where d->counted says the token does not count); with d->aligned, windows start at
  * example starts only (task data, --align-examples) */
 void dataset_train_batch(const Dataset *d, Rng *rng, int B, int T, int *inputs, int *targets);
-/* number of evenly spaced validation windows of T+1 tokens available */
+/* number of evenly spaced validation windows of T+1 tokens available (aligned: one at each of
+ * val_starts, non-overlapping, so the validation loss is measured as training sees examples) */
 size_t dataset_val_windows(const Dataset *d, int T);
 /* validation window w (0 <= w < dataset_val_windows) */
 void dataset_val_window(const Dataset *d, size_t w, int T, int *inputs, int *targets);

@@ -475,6 +475,22 @@ static void test_aligned_windows(void) {
     int misaligned = 0;
     for (int b = 0; b < B; b++) misaligned += !memcmp_tokens(in + b * T, "mqar: ", 6) || tg[b * T] != -1;
     CHECK(misaligned == 0, "aligned windows start at a prompt: %d of %d do not", misaligned, B);
+    /* validation: one window at each example start past the last window's end, in the held-out part */
+    size_t n_val = dataset_val_windows(&d, T), prev_end = d.n_train;
+    misaligned = 0;
+    for (size_t w = 0; w < n_val; w++) {
+        size_t s = d.val_starts[w];
+        misaligned += s < prev_end || s + T + 1 > d.n || !memcmp_tokens(d.tokens + s, "mqar: ", 6);
+        prev_end = s + T;
+        dataset_val_window(&d, w, T, in, tg);
+        misaligned += !memcmp_tokens(in, "mqar: ", 6) || tg[0] != -1;
+    }
+    CHECK(n_val > 50 && n_val <= (d.n - d.n_train) / T && misaligned == 0,
+          "aligned validation: %zu windows at prompts, none overlapping (%d bad)", n_val, misaligned);
+    CHECK(dataset_val_windows(&d, T / 2) == (d.n - d.n_train - 1) / (T / 2),
+          "validation at another length is not aligned (the starts were made for %d)", T);
+    d.aligned = 0;
+    CHECK(dataset_val_windows(&d, T) == (d.n - d.n_train - 1) / T, "unaligned validation: evenly spaced windows");
     dataset_free(&d);
     rc = dataset_load(&d, "synth:stories", 0.1, 1, 20000, 16);
     CHECK(rc == 0 && !d.starts && d.n_starts == 0, "a text corpus has no example starts");
