@@ -178,7 +178,7 @@ static void check_compare_task(const char *dir) {
     const char *rep = slurp(path);
     const char *needles[] = {"## Exact match", "## Byte accuracy", "| *positions reached* | | 12 | 16 | 40 |",
                              "| 16 (past L) |", "| rope | none |", "| learned | none |", "- task: `copy:len=2-4,vocab=8`",
-                             "n/a (past table of 16)"};
+                             "n/a (past table of 16)", "every training window starts at an example"};
     check_all_in(rep, "compare --task report.md", needles, sizeof needles / sizeof needles[0]);
 
     /* --collect on constructed CSVs: exact match 0.5 and 1 over two seeds = 75.0 ± 35.4 */
@@ -211,6 +211,9 @@ static void check_compare_task(const char *dir) {
     snprintf(args, sizeof args, "--task copy --task-lens 4,0 --out %s/cmpt2", dir);
     rc = run_compare("", args, out, sizeof out);
     CHECK(rc == 1 && count_lines(out) == 1 && strstr(out, "--task-lens"), "a task length of 0 refused: %s", out);
+    snprintf(args, sizeof args, "--unaligned --out %s/cmpt2", dir);
+    rc = run_compare("", args, out, sizeof out);
+    CHECK(rc == 1 && strstr(out, "--unaligned needs --task"), "--unaligned alone refused: %s", out);
     snprintf(args, sizeof args, "--task frob --out %s/cmpt2", dir);
     rc = run_compare("", args, out, sizeof out);
     CHECK(rc == 1 && strstr(out, "frob"), "an unknown task refused: %s", out);

@@ -366,7 +366,7 @@ int cmd_compare(int argc, char **argv) {
     char all_schemes[512];
     pos_list(all_schemes, sizeof all_schemes);
     const char *schemes = NULL, *seeds = "1,2,3", *rules = NULL, *jobs = NULL, *only = NULL, *task_lens = NULL;
-    int collect = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes;
+    int collect = 0, unaligned = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes;
     /* the defaults by identity: with --task, a --mult or --data given is refused, not ignored */
     static const char default_mult[] = "0.5,1,2,4,8,16", default_data[] = "synth:stories";
     c.name = "compare", c.data = default_data, c.mult = default_mult, c.eval_tokens = 32768;
@@ -393,6 +393,8 @@ int cmd_compare(int argc, char **argv) {
                                        "length instead of loss (no rules unless --rules, no fine-tune)"},
         {"--task-lens", OPT_STR, &task_lens, 0, 0, "task lengths to score (default: the spec's lo, hi, then 2, 4, 8, 16 x hi)"},
         {"--task-n", OPT_INT, &c.task_n, 1, 1 << 20, "examples per task length"},
+        {"--unaligned", OPT_FLAG, &unaligned, 0, 0, "with --task: training windows cut anywhere in the example stream "
+                                                   "(default: each starts at an example, as evaluation prompts do)"},
         {"--eval-tokens", OPT_INT, &c.eval_tokens, 0, 1 << 30, "held-out tokens evaluated per length (0: all)"},
         {"--synth-bytes", OPT_INT, &synth_bytes, 1000, 1 << 30, "bytes of a synthetic corpus"},
         COMPARE_GEN_OPTS(&c),
@@ -441,11 +443,13 @@ int cmd_compare(int argc, char **argv) {
         compare_task_setup(&c, task_lens);
         snprintf(task_data, sizeof task_data, "task:%s", c.task);
         c.data = b->data = task_data;
+        b->align_examples = !unaligned;
         c.finetune_steps = 0, c.finetune_scale = 0;
         setup_finetune(&c, 1);
         setup_rules(&c, rules ? rules : "none", 1);
     } else {
         if (task_lens) pelab_die("compare: --task-lens needs --task SPEC");
+        if (unaligned) pelab_die("compare: --unaligned needs --task SPEC");
         c.n_lengths = eval_parse_lengths(NULL, c.mult, b->seq_len, c.lens, CMP_MAX_LENGTHS);
         if (c.n_lengths < 0) pelab_die("compare: %s", pelab_errmsg);
         double smax = largest_mult(c.mult);

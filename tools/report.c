@@ -350,7 +350,9 @@ static void write_config(FILE *f, const Compare *c, const Agg *a) {
     const TrainConfig *b = &c->base;
     if (c->task) {
         fprintf(f, "- task: `%s`, trained on `%s` (%ld bytes of examples back to back from the run's seed; loss on "
-                   "answers only); task lengths scored:", c->task, c->data, (long)b->synth_bytes);
+                   "answers only; %s); task lengths scored:", c->task, c->data, (long)b->synth_bytes,
+                b->align_examples ? "every training window starts at an example, as evaluation prompts do"
+                                  : "training windows cut anywhere in the stream (--unaligned)");
         for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d", c->lens[l]);
         fprintf(f, "\n");
     } else fprintf(f, "- data: `%s`", c->data);
