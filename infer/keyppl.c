@@ -40,8 +40,9 @@ int key_identify(Model *evaluator, const int *tokens, size_t n, int long_len, in
     return rc;
 }
 
-void key_ppl_add(const float *logprob, const unsigned char *key, size_t n, KeyPpl *r) {
+void key_ppl_add(const float *logprob, const int *scored, const unsigned char *key, size_t n, KeyPpl *r) {
     for (size_t t = 1; t < n; t++) {
+        if (scored && !scored[t]) continue; /* a window's first token: no prediction, no loss */
         r->all_sum -= logprob[t];
         r->n_all++;
         if (!key[t]) continue;
@@ -53,11 +54,12 @@ void key_ppl_add(const float *logprob, const unsigned char *key, size_t n, KeyPp
 int key_ppl_at(Model *m, const int *tokens, size_t n, int len, const unsigned char *key, KeyPpl *r) {
     memset(r, 0, sizeof *r);
     float *lp = xcalloc(n, sizeof(float));
-    EvalTrace tr = {lp, NULL};
+    int *scored = xcalloc(n, sizeof(int));
+    EvalTrace tr = {lp, scored};
     ScoreResult s;
     int rc = eval_windows(m, tokens, n, len, len, 0, NULL, NULL, &tr, &s);
-    if (rc == 0) key_ppl_add(lp, key, n, r);
-    free(lp);
+    if (rc == 0) key_ppl_add(lp, scored, key, n, r);
+    free(lp), free(scored);
     return rc;
 }
 

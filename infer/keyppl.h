@@ -39,8 +39,9 @@ typedef struct {
     size_t n_key, n_all;     /* scored key tokens, scored tokens */
 } KeyPpl;
 
-/* adds the targets [1, n) of one scoring (logprob[t] of token t) to r, split by key. Pure. */
-void key_ppl_add(const float *logprob, const unsigned char *key, size_t n, KeyPpl *r);
+/* adds the targets [1, n) of one scoring (logprob[t] of token t) to r, split by key, skipping
+ * those scored[t] == 0 (a window's first token is never predicted; scored NULL: all). Pure. */
+void key_ppl_add(const float *logprob, const int *scored, const unsigned char *key, size_t n, KeyPpl *r);
 /* r at one length: non-overlapping windows of len (positions from 0), as the main tables.
  * -1 with pelab_errmsg. */
 int key_ppl_at(Model *m, const int *tokens, size_t n, int len, const unsigned char *key, KeyPpl *r);

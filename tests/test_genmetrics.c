@@ -89,12 +89,18 @@ static void key_tokens(void) {
     CHECK(key_select(lp_long, lp_short, 7, 5.0f, -2.0f, key) == 0, "a high threshold selects none");
     KeyPpl r = {0};
     key_select(lp_long, lp_short, 7, 2.0f, -2.0f, key);
-    key_ppl_add(lp_long, key, 7, &r);
+    key_ppl_add(lp_long, NULL, key, 7, &r);
     CHECK(r.n_all == 6 && r.n_key == 3 && fabs(key_ppl_share(&r) - 0.5) < 1e-12 &&
               fabs(key_ppl_key_loss(&r) - (0.1 + 1.0 + 1.99) / 3) < 1e-6 &&
               fabs(key_ppl_all_loss(&r) - (0.1 + 1.0 + 1.5 + 3.0 + 0.5 + 1.99) / 6) < 1e-6,
           "key-token loss, all-token loss and share (%g, %g, %g)", key_ppl_key_loss(&r), key_ppl_all_loss(&r),
           key_ppl_share(&r));
+    /* a token no window predicted (a window's first) is neither scored nor a key token's loss */
+    int scored[7] = {0, 1, 0, 1, 1, 1, 1};
+    KeyPpl part = {0};
+    key_ppl_add(lp_long, scored, key, 7, &part);
+    CHECK(part.n_all == 5 && part.n_key == 2 && fabs(key_ppl_key_loss(&part) - (0.1 + 1.99) / 2) < 1e-6,
+          "unscored tokens are left out (%zu of all, %zu key)", part.n_all, part.n_key);
     KeyPpl none = {0};
     CHECK(isnan(key_ppl_key_loss(&none)) && isnan(key_ppl_share(&none)), "empty: NaN");
 }
