@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "../model/pos/pos.h"
+#include "../tools/compare.h"
 #include "../tools/compare_plan.h"
 #include "test.h"
 
@@ -148,6 +149,14 @@ static void rules_follow_capability(void) {
         CHECK(compare_takes_rules(&c, 0) == want && compare_finetunes(&c, 0) == want,
               "compare: %s takes rules and is fine-tuned: %s", specs[i][0], specs[i][1]);
     }
+    /* a spec with several options is listed as written for --pos: "k=v" pieces join the spec before */
+    c.name = "compare";
+    compare_set_schemes(&c, "nope,sinusoidal:scale=1,tokens=sqrt_dim,rope:base=500,scale=pi:2,alibi");
+    CHECK(c.n_schemes == 4 && strcmp(c.scheme[1], "sinusoidal:scale=1,tokens=sqrt_dim") == 0 &&
+              strcmp(c.scheme[2], "rope:base=500,scale=pi:2") == 0 && strcmp(c.scheme[3], "alibi") == 0 &&
+              strcmp(c.tag[1], "sinusoidal-scale-1-tokens-sqrt-dim") == 0,
+          "--schemes keeps multi-option specs whole (%d: %s | %s)", c.n_schemes, c.scheme[1], c.scheme[2]);
+    expect_pelab_error("./pelab compare --schemes scale=2,rope --out /tmp/pelab-unused", "no scheme before it");
     /* end to end without training (--collect): xPos gets the rule rows and its fine-tune, FoPE none */
     static char out[1 << 16], args[1024];
     snprintf(args, sizeof args,

@@ -297,10 +297,35 @@ static int split_list(const char *cmd, const char *flag, const char *list, char 
     return n;
 }
 
+/* --schemes "rope:base=500,scale=pi:2,alibi": split at commas, but a piece whose text before its
+ * first '=' has no ':' ("scale=pi:2") is another option of the spec before it, so that a spec with
+ * several options can be listed as written for --pos */
+static int split_schemes(Compare *c, const char *list) {
+    char *buf = strdup(list);
+    if (!buf) pelab_die("%s: out of memory", c->name);
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        int option = eq && memchr(t, ':', (size_t)(eq - t)) == NULL;
+        if (option && n == 0) pelab_die("%s: --schemes: '%s' is an option with no scheme before it", c->name, t);
+        if (option) {
+            char *spec = c->scheme[n - 1];
+            if (strlen(spec) + 1 + strlen(t) >= sizeof c->scheme[0]) pelab_die("%s: --schemes: '%s' is too long", c->name, spec);
+            strcat(spec, ","), strcat(spec, t);
+            continue;
+        }
+        if (n == CMP_MAX_SCHEMES) pelab_die("%s: --schemes %s: more than %d entries", c->name, list, CMP_MAX_SCHEMES);
+        if (strlen(t) >= sizeof c->scheme[0]) pelab_die("%s: --schemes: '%s' is too long", c->name, t);
+        snprintf(c->scheme[n++], sizeof c->scheme[0], "%s", t);
+    }
+    free(buf);
+    return n;
+}
+
 void compare_set_schemes(Compare *c, const char *list) {
     char known[512];
     pos_list(known, sizeof known);
-    c->n_schemes = split_list(c->name, "--schemes", list, c->scheme[0], sizeof c->scheme[0], CMP_MAX_SCHEMES);
+    c->n_schemes = split_schemes(c, list);
     if (c->n_schemes == 0) pelab_die("%s: --schemes '%s': expected at least one position scheme", c->name, list);
     for (int i = 0; i < c->n_schemes; i++) {
         char name[128];
