@@ -23,9 +23,12 @@ void gp_string(FILE *f, const char *s) {
 void gp_preamble(FILE *f) {
     fprintf(f, "set datafile missing 'NaN'\nset key outside right\nset grid\n");
     /* thicker lines in dark, distinct colours (gnuplot's default 5th, yellow, is hard to see) */
-    static const char *colours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#8c6d00", "#56b4e9", "#000000", "#7f7f7f"};
-    for (int i = 0; i < 8; i++) fprintf(f, "set linetype %d lc rgb '%s' lw 2 pt %d ps 1.3\n", i + 1, colours[i], i + 1);
-    fprintf(f, "set linetype cycle 8\n");
+    static const char *colours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#8c6d00", "#56b4e9",
+                                    "#000000", "#7f7f7f", "#e41a1c", "#6a3d9a", "#b15928", "#1b9e77"};
+    enum { N_COLOURS = sizeof colours / sizeof colours[0] }; /* every registered scheme its own colour */
+    for (int i = 0; i < N_COLOURS; i++)
+        fprintf(f, "set linetype %d lc rgb '%s' lw 2 pt %d ps 1.3\n", i + 1, colours[i], i % 13 + 1);
+    fprintf(f, "set linetype cycle %d\n", N_COLOURS);
 }
 
 void gp_output(FILE *f, const char *name, const char *ext, int width, int height) {

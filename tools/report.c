@@ -11,6 +11,7 @@
 
 #include "../core/error.h"
 #include "../core/strbuf.h"
+#include "../data/task.h"
 #include "../infer/eval.h"
 #include "compare_plan.h"
 #include "gnuplot.h"
@@ -293,6 +294,12 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
     if (last_in >= 0)
         fprintf(f, "set arrow from %d, graph 0 to %d, graph 1 nohead dashtype 2 lc rgb 'gray40'\n", c->lens[last_in],
                 c->lens[last_in]);
+    TaskSpec t; /* and the longest task length trained on, dotted */
+    if (task_parse(&t, c->task) == 0)
+        fprintf(f, "set arrow from %g, graph 0 to %g, graph 1 nohead dashtype 3 lc rgb 'gray40'\n"
+                   "set xlabel 'task length (dotted: the longest trained, %g; dashed: the last whose examples fit in "
+                   "L = %d positions)'\n",
+                t.hi[t.def->len_opt], t.hi[t.def->len_opt], t.hi[t.def->len_opt], c->base.seq_len);
     for (int t = 0; t < 2; t++) {
         gp_output(f, "accuracy_vs_length", t ? "svg" : "png", 1000, 600);
         fprintf(f, "plot ");
