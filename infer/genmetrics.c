@@ -100,6 +100,15 @@ void gen_range(const GenText *g, int ngram, int lo, int hi, GenRange *r) {
 
 double gen_range_loss(const GenRange *r) { return r->n_nll ? r->nll_sum / r->n_nll : NAN; }
 
+/* the data's own continuation of a prompt (n tokens, the first n_prompt the prompt), bucket by
+ * bucket as a generated text */
+static void summarize_data(const int *tokens, int n, int n_prompt, GenSummary *out) {
+    for (int b = 0; b < out->n_buckets; b++) {
+        int lo = b * out->width > n_prompt ? b * out->width : n_prompt, hi = (b + 1) * out->width < n ? (b + 1) * out->width : n;
+        if (lo < hi) ngram_stats(tokens, n, out->ngram, lo, hi, &out->data_bucket[b]);
+    }
+}
+
 /* buckets of a multiple of L, so that L is always a bucket edge */
 static int bucket_width(int L, int text_len) {
     int per = (text_len + GEN_MAX_BUCKETS * L - 1) / (GEN_MAX_BUCKETS * L);
@@ -128,8 +137,10 @@ int gen_summary(Model *m, const int *held, size_t n_held, int L, int text_len, i
         si.seed = s->seed + (unsigned long long)i;
         GenText g;
         /* prompt i starts at i/n of the held-out tokens: different stories, always the same ones */
-        if (gen_text(m, held + (n_held - plen) * i / n_prompts, plen, text_len, &si, &g) != 0) return -1;
+        size_t start = (n_held - plen) * i / n_prompts;
+        if (gen_text(m, held + start, plen, text_len, &si, &g) != 0) return -1;
         summarize_text(&g, L, out);
+        summarize_data(held + start, n_held - start < (size_t)g.n ? (int)(n_held - start) : g.n, plen, out);
         out->n_texts++;
         if (i == 0 && keep) *keep = g;
         else gen_text_free(&g);

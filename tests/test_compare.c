@@ -87,6 +87,15 @@ static void check_gen_rows(const char *dir) {
               count_substr(csv, "\ngen,rope,1,pi:2,16,128,ownloss,") == 8 &&
               count_substr(csv, "\ngen,rope,1,none,16,128,distinct4,") == 8,
           "the CSV has 8 position buckets of each generation metric for each rule");
+    CHECK(count_substr(csv, "\ngen,rope,1,none,16,128,rep4_data,") >= 7 &&
+              count_substr(csv, "\ngen,rope,1,none,16,128,distinct4_data,") >= 7,
+          "... and of the held-out text's own continuation (the first bucket may be all prompt)");
+    snprintf(path, sizeof path, "%s/cmp/report.md", dir);
+    const char *rep = slurp(path);
+    CHECK(rep && count_substr(rep, "| *held-out text* | (reference) |") == 2,
+          "the report's repetition tables have the held-out text's row");
+    snprintf(path, sizeof path, "%s/cmp/runs/rope_s1.csv", dir);
+    csv = slurp(path);
     const char *prefixes[] = {"\ngen,rope,1,none,16,128,rep4,", "\ngen,rope,1,none,16,128,distinct4,",
                               "\ngen,rope,1,none,16,128,ownloss,", "\njump,rope,1,none,16,32,nonoverlap,",
                               "\nkeyppl,rope,1,none,16,32,all,", "\nkeyppl,rope,1,none,16,16,share,"};

@@ -128,6 +128,22 @@ static void on_model(void) {
               isfinite(gen_range_loss(&after)) && after.ng.ngrams == (size_t)(g.n - L),
           "own loss and n-grams of the generated part only (%zu, %zu)", before.n_nll, after.n_nll);
     gen_text_free(&g), gen_text_free(&g2);
+    /* the reference: held-out text repeating a 10-token cycle; after the prompt (L/4) and one cycle,
+     * every 4-gram of the data's own continuation was seen before */
+    int cyc[16 * 8];
+    for (int i = 0; i < 16 * 8; i++) cyc[i] = i % 10;
+    GenSummary sum;
+    rc = gen_summary(&m, cyc, 16 * 8, L, 4 * L, 2, 4, &s, &sum, NULL);
+    /* buckets from position 13 on (4-grams ending there): every one repeated, none twice in a bucket
+     * narrower than the cycle; the first bucket holds the 2-token prompt, not counted */
+    /* (L = 8: the first bucket's 4-grams end at 3..7, 5 a text) */
+    int ok = rc == 0 && L == 8 && sum.n_buckets == 4 && sum.width == L && sum.data_bucket[0].ngrams == 10;
+    for (int b = 2; ok && b < sum.n_buckets; b++)
+        ok = sum.data_bucket[b].ngrams == (size_t)(2 * L) && ngram_repeat_rate(&sum.data_bucket[b]) == 1.0 &&
+             ngram_distinct_rate(&sum.data_bucket[b]) == 1.0;
+    CHECK(ok, "gen_summary's reference: the data's continuation of each prompt, bucket by bucket (rc %d %s, %d "
+              "buckets of %d, first %zu)", rc, rc ? pelab_errmsg : "", sum.n_buckets, sum.width,
+          sum.data_bucket[0].ngrams);
     double j;
     int refused;
     rc = loss_jump_on_text(&m, tok, N, L, &j, &refused);

@@ -50,12 +50,14 @@ static void gen_rows(const Compare *c, int s, int k, Model *m, const char *rule,
     if (gen_summary(m, held, n_held, L, compare_gen_len(c), c->gen_prompts, GEN_NGRAM, &gs, &g, NULL) != 0)
         pelab_die("%s: rule %s: generation: %s", c->name, rule, pelab_errmsg);
     long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
-    const char *metric[3] = {"rep4", "distinct4", "ownloss"};
-    for (int q = 0; q < 3; q++)
+    /* the model's texts, then (_data) the held-out text after the same prompts, for reference */
+    const char *metric[5] = {"rep4", "distinct4", "ownloss", "rep4_data", "distinct4_data"};
+    for (int q = 0; q < 5; q++)
         for (int b = 0; b < g.n_buckets; b++) {
             const GenRange *r = &g.bucket[b];
-            double v = q == 0 ? ngram_repeat_rate(&r->ng) : q == 1 ? ngram_distinct_rate(&r->ng) : gen_range_loss(r);
-            size_t n = q < 2 ? r->ng.ngrams : r->n_nll;
+            const NgramStats *ng = q < 3 ? &r->ng : &g.data_bucket[b];
+            double v = q == 2 ? gen_range_loss(r) : q % 3 == 0 ? ngram_repeat_rate(ng) : ngram_distinct_rate(ng);
+            size_t n = q == 2 ? r->n_nll : ng->ngrams;
             if (!n) continue;
             compare_row_start(f, c, "gen", s, k, rule, g.text_len, metric[q]);
             value(f, v);

@@ -25,6 +25,7 @@ typedef struct {
 } GenSeries;
 
 static struct {
+    Stat data[2][GEN_MAX_BUCKETS]; /* the held-out text's rep4, distinct4 (the first scheme's runs) */
     int n;
     int has_gen, has_jump, has_key;
     int lo[GEN_MAX_BUCKETS], hi[GEN_MAX_BUCKETS], n_buckets;
@@ -57,6 +58,12 @@ int report_gen_row(const Compare *c, int s, const GenCsvRow *r) {
     GenSeries *g = series(s, r->rule);
     if (!g || !r->loss[0]) return 1; /* not computed: the cell stays empty */
     double v = atof(r->loss);
+    if (gen && (strcmp(r->protocol, "rep4_data") == 0 || strcmp(r->protocol, "distinct4_data") == 0)) {
+        /* the same text for every scheme of a seed: taken once, from the first scheme's runs */
+        if (s == 0 && r->bucket >= 0 && r->bucket < GEN_MAX_BUCKETS)
+            add(&agg.data[r->protocol[0] == 'r' ? 0 : 1][r->bucket], v);
+        return 1;
+    }
     if (gen) {
         int q = 0;
         while (q < N_GEN && strcmp(r->protocol, GEN_METRICS[q]) != 0) q++;
@@ -110,6 +117,14 @@ static void gen_table(FILE *f, const Compare *c, int q) {
         }
         fprintf(f, "\n");
     }
+    if (q == 2) return; /* the data has no own loss */
+    fprintf(f, "| *held-out text* | (reference) |");
+    for (int b = 0; b < agg.n_buckets; b++) {
+        char buf[64];
+        stat_cell(&agg.data[q][b], buf, sizeof buf);
+        fprintf(f, " %s |", buf);
+    }
+    fprintf(f, "\n");
 }
 
 static void write_gen(FILE *f, const Compare *c) {
@@ -120,7 +135,8 @@ static void write_gen(FILE *f, const Compare *c) {
     fprintf(f, "\n## Long generation past L\n\nEach model continues %d prompts of %d tokens taken from the held-out "
                "text to %d tokens (temperature %g, top-p %g, seed = the run's seed + prompt index, KV cache); a "
                "learned table stops at its size. By position bucket of the generated tokens (the prompt is context "
-               "only), pooled over the texts; L = %d.\n",
+               "only), pooled over the texts; L = %d. The row *held-out text* is the data's own continuation of the same "
+               "prompts (the first scheme's runs), the repetition a faithful model would show there.\n",
             c->gen_prompts, c->base.seq_len / 4 > 0 ? c->base.seq_len / 4 : 1, compare_gen_len(c), GEN_TEMPERATURE,
             GEN_TOP_P, c->base.seq_len);
     for (int q = 0; q < N_GEN; q++) {
