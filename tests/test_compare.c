@@ -121,7 +121,8 @@ static void check_demo(const char *dir) {
     snprintf(path, sizeof path, "report: %s/demo/report.md", dir);
     const char *stdout_needles[] = {"1L=8", "8L=64", "\nrope ", "\nlearned ", "past table", path,
                                     "== rope: [prompt] continued to 64 tokens", "== rope + yarn:8:", "\u27e8L\u27e9",
-                                    "rope + yarn:8, 3 texts, before -> after L:  repeated-4 ", "loss jump at L "};
+                                    "rope + yarn:8, 3 texts, before -> after L:  repeated-4 ", "loss jump at L ",
+                                    "held-out text after the same prompts, before -> after L:  repeated-4 "};
     CHECK(rc == 0, "demo runs end to end (exit %d): %s", rc, out);
     check_all_in(out, "demo output", stdout_needles, sizeof stdout_needles / sizeof stdout_needles[0]);
     snprintf(path, sizeof path, "%s/demo/report.md", dir);

@@ -20,8 +20,9 @@
 #include "compare_gen.h"
 #include "report.h"
 
-/* a byte of a generated text, control bytes but the newline shown as '?' */
-static void put_byte(int id) { putchar(id == '\n' || (id >= 32 && id < 127) || id >= 128 ? id : '?'); }
+/* a byte of a generated text; control bytes but the newline, and bytes past ASCII (the demo corpus is
+ * ASCII; a stray one would print invalid UTF-8), shown as '?' */
+static void put_byte(int id) { putchar(id == '\n' || (id >= 32 && id < 127) ? id : '?'); }
 
 /* the text, the prompt in [ ] and the place where position L is crossed marked */
 static void print_marked(const GenText *g, int L) {
@@ -43,7 +44,8 @@ static void print_pair(const char *name, double before, double after) {
  * a scaling rule when rule is not "none"), the crossing of L marked, and the failure metrics of
  * infer/genmetrics.h over the demo's prompts: repetition, distinct 4-grams and the model's own
  * loss before -> after L, and the held-out loss jump at L. */
-static void show_scheme(const Compare *c, int s, const char *rule, const int *held, size_t n_held) {
+static void show_scheme(const Compare *c, int s, const char *rule, const int *held, size_t n_held,
+                        NgramStats data[2]) {
     char ckpt[1200], label[200];
     compare_run_path(c, s, 0, ".safetensors", ckpt, sizeof ckpt);
     snprintf(label, sizeof label, "%s%s%s", c->scheme[s], strcmp(rule, "none") ? " + " : "", strcmp(rule, "none") ? rule : "");
@@ -68,6 +70,12 @@ static void show_scheme(const Compare *c, int s, const char *rule, const int *he
     else printf("  loss jump at L %+.3f\n", jump);
     gen_text_free(&first);
     model_free(&m);
+    memset(data, 0, 2 * sizeof *data); /* the held-out text after the same prompts: before and after L */
+    for (int b = 0; b < sum.n_buckets; b++) {
+        NgramStats *d = &data[b * sum.width >= L];
+        d->ngrams += sum.data_bucket[b].ngrams, d->repeated += sum.data_bucket[b].repeated;
+        d->distinct += sum.data_bucket[b].distinct;
+    }
 }
 
 /* the index of the first scheme named name (options allowed), or -1 */
@@ -94,9 +102,16 @@ static void show_past_l(const Compare *c) {
            "distinct-4: unique / all 4-grams, own loss: the model's NLL of its own tokens, loss jump: held-out loss "
            "at (L, 2L] minus (L/2, L])\n",
            GEN_TEMPERATURE, GEN_TOP_P, c->seed[0], c->gen_prompts);
-    if (rope >= 0) show_scheme(c, rope, "none", held, n_held);
-    if (rope >= 0) show_scheme(c, rope, yarn, held, n_held);
-    if (alibi >= 0) show_scheme(c, alibi, "none", held, n_held);
+    NgramStats data[2];
+    if (rope >= 0) show_scheme(c, rope, "none", held, n_held, data);
+    if (rope >= 0) show_scheme(c, rope, yarn, held, n_held, data);
+    if (alibi >= 0) show_scheme(c, alibi, "none", held, n_held, data);
+    if (rope >= 0 || alibi >= 0) { /* the yardstick: how repetitive the text itself is there */
+        printf("\nheld-out text after the same prompts, before -> after L:");
+        print_pair("repeated-4", ngram_repeat_rate(&data[0]), ngram_repeat_rate(&data[1]));
+        print_pair("distinct-4", ngram_distinct_rate(&data[0]), ngram_distinct_rate(&data[1]));
+        printf("\n(repetition above the text's: the model loops; below it: it no longer reuses its context)\n");
+    }
     dataset_free(&d);
 }
 
