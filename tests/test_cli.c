@@ -135,7 +135,7 @@ void test_cli(void) {
     expect_pelab_error("./pelab train --data /nonexistent/file.txt --quiet", "/nonexistent/file.txt");
     expect_pelab_error("./pelab train --dim 30 --heads 4 --quiet --steps 1 --out /tmp/x.safetensors", "heads");
     expect_pelab_error("./pelab sample /nonexistent.safetensors", "/nonexistent.safetensors");
-    expect_pelab_error("./pelab info", "checkpoint");
+    expect_pelab_error("./pelab info a.safetensors b.safetensors", "info");
     expect_pelab_error("./pelab synth novels", "novels");
     expect_pelab_error("./pelab frobnicate", "frobnicate");
     snprintf(cmd, sizeof cmd, "./pelab score %s/cli.safetensors /nonexistent.txt", dir);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/cpu.h"
 #include "../core/error.h"
 #include "../core/mem.h"
 #include "../core/rng.h"
@@ -385,6 +386,14 @@ static void json_write(FILE *f, const char *path, const char *spec, int threads,
     fprintf(f, ", \"threads\": %d, \"isolated\": %s", threads, baseline_kb >= 0 ? "true" : "false");
     if (baseline_kb >= 0) fprintf(f, ", \"baseline_rss_mb\": %.1f", baseline_kb / 1024.0);
     json_stat(f, "sgemm_gflops", sgemm->rate);
+    CpuIsa isa;
+    cpu_isa(&isa);
+    char isa_s[96];
+    cpu_isa_str(&isa, isa_s, sizeof isa_s);
+    const char *core = blas_core_name();
+    json_field(f, ", ", "blas_core", core ? core : "unknown");
+    json_field(f, ", ", "blas_kernels", blas_family_name(blas_family(core)));
+    json_field(f, ", ", "cpu_isa", isa_s);
     fprintf(f, ", \"env\": {");
     for (int i = 0, any = 0; i < N_THREAD_ENV; i++)
         if (getenv(thread_env[i])) json_field(f, any++ ? ", " : "", thread_env[i], getenv(thread_env[i]));
@@ -534,6 +543,7 @@ int cmd_bench(int argc, char **argv) {
     double peak = sgemm.rate.max;
     printf("sgemm 1024^3: %.1f GFLOP/s (best of 5)  threads %d\n", peak, omp_get_max_threads());
     print_thread_env();
+    print_machine(stdout, 1); /* figures mean little without the kernels they ran on */
     printf("S = dim 128, 4 layers, 4 heads, hidden 384, vocab 256, T 128, batch 16\n");
     printf("M = dim 288, 6 layers, 6 heads, hidden 768, vocab 256, T 256, batch 8\n");
     if (!in_process)

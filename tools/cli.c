@@ -1,9 +1,11 @@
-/* cli.c: what every command shares: the thread count and the one-line fatal error. */
+/* cli.c: what every command shares: the thread count, the one-line fatal error and what the
+ * matrix products run on. */
 #include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../core/cpu.h"
 #include "commands.h"
 
 void openblas_set_num_threads(int num_threads);
@@ -23,4 +25,15 @@ void pelab_die(const char *fmt, ...) {
     va_end(ap);
     fprintf(stderr, "\n");
     exit(1);
+}
+
+void print_machine(FILE *report, int report_line) {
+    char line[512];
+    if (report_line) {
+        blas_report(line, sizeof line);
+        fprintf(report, "%s\n", line);
+    }
+    CpuIsa isa;
+    cpu_isa(&isa);
+    if (blas_narrow_kernels(blas_core_name(), &isa, line, sizeof line)) fprintf(stderr, "pelab: %s\n", line);
 }

@@ -2,6 +2,8 @@
 #ifndef PELAB_COMMANDS_H
 #define PELAB_COMMANDS_H
 
+#include <stdio.h>
+
 int cmd_train(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
 int cmd_score(int argc, char **argv);
@@ -23,5 +25,8 @@ void pelab_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 
 /* --threads N for OpenMP and OpenBLAS alike (0: leave the default, all cores) */
 void set_threads(int n);
+/* the BLAS kernel family and the CPU's instruction sets as one line on report (when report_line),
+ * and on stderr the warning when the BLAS runs kernels narrower than the CPU offers (core/cpu.h) */
+void print_machine(FILE *report, int report_line);
 
 #endif

@@ -1,4 +1,4 @@
-/* info_cmd.c: `pelab info CKPT`: what a checkpoint holds. */
+/* info_cmd.c: `pelab info [CKPT]`: what a checkpoint holds, and what this machine runs it on. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +11,12 @@
 int cmd_info(int argc, char **argv) {
     const char *pos_args[1];
     int n_pos;
-    args_parse("info", "CKPT", argc, argv, 1, NULL, 0, pos_args, 1, &n_pos);
-    if (n_pos != 1) pelab_die("info: expected one checkpoint path");
+    args_parse("info", "[CKPT]   (without one: only this machine's BLAS and CPU)", argc, argv, 1, NULL, 0, pos_args,
+               1, &n_pos);
+    if (n_pos == 0) {
+        print_machine(stdout, 1);
+        return 0;
+    }
     Model m;
     CkptMeta meta;
     float *am = NULL, *av = NULL;
@@ -45,6 +49,7 @@ int cmd_info(int argc, char **argv) {
         const char *v = meta_get(&meta, shown[i]);
         if (v) printf("%-15s %s\n", shown[i], v);
     }
+    print_machine(stdout, 1);
     free(am), free(av);
     meta_free(&meta);
     model_free(&m);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../core/cpu.h"
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../core/hash.h"
@@ -367,6 +368,12 @@ static void print_summary(const Trainer *tr) {
             m->cfg.dim, m->cfg.n_layers, m->cfg.n_heads, m->cfg.n_kv_heads, m->cfg.hidden_dim, spec);
     fprintf(stderr, "data: %s, %zu train + %zu validation tokens; batch %d x %d, %ld steps\n", d->name, d->n_train,
             d->n - d->n_train, tr->cfg.batch, tr->cfg.seq_len, tr->cfg.steps);
+    char line[512]; /* tokens/s mean little without the kernels they ran on */
+    blas_report(line, sizeof line);
+    fprintf(stderr, "%s\n", line);
+    CpuIsa isa;
+    cpu_isa(&isa);
+    if (blas_narrow_kernels(blas_core_name(), &isa, line, sizeof line)) fprintf(stderr, "%s\n", line);
 }
 
 int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {

@@ -1,0 +1,86 @@
+/* test_cpu.c: what pelab says about the BLAS and the CPU (core/cpu.h): OpenBLAS core names to
+ * kernel families, the warning for kernels narrower than the CPU (on constructed cases: the tests
+ * never change OPENBLAS_CORETYPE), the instruction sets against /proc/cpuinfo, and `pelab info`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/cpu.h"
+#include "test.h"
+
+static void families(void) {
+    CHECK(blas_family("Haswell") == BLAS_AVX2 && blas_family("haswell") == BLAS_AVX2 && blas_family("Zen") == BLAS_AVX2,
+          "Haswell and Zen kernels are AVX2 (case ignored)");
+    CHECK(blas_family("SkylakeX") == BLAS_AVX512 && blas_family("Cooperlake") == BLAS_AVX512, "SkylakeX: AVX-512");
+    CHECK(blas_family("Prescott") == BLAS_SSE && blas_family("Nehalem") == BLAS_SSE && blas_family("Sandybridge") == BLAS_AVX,
+          "Prescott and Nehalem: SSE; Sandybridge: AVX");
+    CHECK(blas_family("Frobnicator") == BLAS_UNKNOWN && blas_family(NULL) == BLAS_UNKNOWN, "unknown names: unknown");
+    CHECK(strcmp(blas_family_name(BLAS_AVX512), "AVX-512") == 0, "family names");
+}
+
+static void narrow_warning(void) {
+    char msg[512];
+    CpuIsa avx2 = {.fma = 1, .avx2 = 1}, avx512 = {.fma = 1, .avx2 = 1, .avx512f = 1}, old = {0};
+    CHECK(blas_narrow_kernels("Prescott", &avx2, msg, sizeof msg) == 1 && strstr(msg, "Prescott (SSE)") &&
+              strstr(msg, "OPENBLAS_CORETYPE=Haswell"),
+          "SSE kernels on an AVX2 CPU: warned, with the remedy: %s", msg);
+    CHECK(blas_narrow_kernels("Sandybridge", &avx512, msg, sizeof msg) == 1 && strstr(msg, "AVX-512") &&
+              strstr(msg, "OPENBLAS_CORETYPE=SkylakeX"),
+          "AVX kernels on an AVX-512 CPU: warned: %s", msg);
+    CHECK(blas_narrow_kernels("Haswell", &avx512, msg, sizeof msg) == 0 &&
+              blas_narrow_kernels("SkylakeX", &avx512, msg, sizeof msg) == 0 &&
+              blas_narrow_kernels("Prescott", &old, msg, sizeof msg) == 0 &&
+              blas_narrow_kernels(NULL, &avx2, msg, sizeof msg) == 0 &&
+              blas_narrow_kernels("Frobnicator", &avx2, msg, sizeof msg) == 0,
+          "no warning for AVX2 kernels, a CPU without AVX2, or a BLAS that is not OpenBLAS");
+}
+
+/* 1 if /proc/cpuinfo's first "flags" line has the word flag; -1 without /proc/cpuinfo */
+static int cpuinfo_flag(const char *flag) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return -1;
+    static char line[8192];
+    int found = 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "flags", 5) == 0) {
+            char want[64];
+            snprintf(want, sizeof want, " %s ", flag);
+            line[strcspn(line, "\n")] = ' ';
+            found = strstr(line, want) != NULL;
+            break;
+        }
+    fclose(f);
+    return found;
+}
+
+static void isa_matches_kernel(void) {
+    CpuIsa isa;
+    cpu_isa(&isa);
+    if (cpuinfo_flag("fpu") < 0) {
+        fprintf(stderr, "  skip: no /proc/cpuinfo to check cpuid against\n");
+        return;
+    }
+    struct { const char *flag; int have; } f[] = {{"fma", isa.fma}, {"avx2", isa.avx2}, {"avx512f", isa.avx512f},
+                                                 {"avx512_bf16", isa.avx512bf16}, {"amx_bf16", isa.amx_bf16},
+                                                 {"amx_tile", isa.amx_tile}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        CHECK(f[i].have == cpuinfo_flag(f[i].flag), "cpuid says %s = %d, as /proc/cpuinfo does", f[i].flag, f[i].have);
+    const char *core = blas_core_name();
+    CHECK(core && blas_family(core) != BLAS_UNKNOWN && blas_config(), "the linked OpenBLAS names a known core: %s",
+          core ? core : "(none)");
+}
+
+static void info_command(void) {
+    static char out[4096];
+    int rc = run_pelab("./pelab info", out, sizeof out);
+    CHECK(rc == 0 && strncmp(out, "BLAS: OpenBLAS", 14) == 0 && strstr(out, " kernels); CPU: "),
+          "pelab info without a checkpoint: the BLAS and CPU line (exit %d): %s", rc, out);
+    rc = run_pelab("./pelab info a b", out, sizeof out);
+    CHECK(rc != 0, "pelab info with two paths is refused: %s", out);
+}
+
+void test_cpu(void) {
+    families();
+    narrow_warning();
+    isa_matches_kernel();
+    info_command();
+}
