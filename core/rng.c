@@ -24,3 +24,9 @@ uint64_t rng_below(Rng *r, uint64_t n) {
     uint64_t x = ((uint64_t)rng_u32(r) << 32) | rng_u32(r);
     return n ? x % n : 0;
 }
+
+void rng_sorted_sample(Rng *rng, int max, int T, int *out) {
+    int needed = T;
+    for (int id = 0; id < max && needed > 0; id++)
+        if (rng_below(rng, (uint64_t)(max - id)) < (uint64_t)needed) out[T - needed--] = id;
+}

@@ -11,4 +11,8 @@ float rng_f32(Rng *r);           /* uniform in [0,1), 24 bits */
 float rng_normal(Rng *r);        /* standard normal, Box-Muller */
 uint64_t rng_below(Rng *r, uint64_t n); /* uniform in [0,n) */
 
+/* T distinct ids from [0, max) (T <= max), increasing, by selection sampling (Knuth's algorithm S:
+ * each id is taken with probability needed / remaining): randomized positions (Ruoss et al. 2023) */
+void rng_sorted_sample(Rng *rng, int max, int T, int *out);
+
 #endif

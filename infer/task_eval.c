@@ -17,10 +17,14 @@ static int argmax(const float *row, int V) {
 }
 
 /* one example: the model's answer_len greedy bytes after the prompt into answer */
-static int answer_one(Model *m, const TaskExample *ex, char *answer, float *logits) {
+static int answer_one(Model *m, const TaskExample *ex, int rand_pos, Rng *pos_rng, char *answer, float *logits) {
     int total = (int)(ex->answer_start + ex->answer_len);
+    if (rand_pos > 0 && total > rand_pos)
+        return pelab_fail("an example of %d tokens needs at least %d randomized positions (rand_pos %d)", total, total,
+                          rand_pos);
     int *tokens = xmalloc(sizeof(int) * total), *pos = xmalloc(sizeof(int) * total);
     for (int i = 0; i < total; i++) tokens[i] = (unsigned char)ex->text[i], pos[i] = i;
+    if (rand_pos > 0) rng_sorted_sample(pos_rng, rand_pos, total, pos); /* as the model was trained */
     KVCache kv;
     kvcache_init(&kv, m, total, 64);
     int n_prompt = (int)ex->answer_start, rc = decode_forward(m, &kv, tokens, pos, n_prompt, logits, 0);
@@ -35,21 +39,23 @@ static int answer_one(Model *m, const TaskExample *ex, char *answer, float *logi
     return rc;
 }
 
-int task_eval_length(Model *m, const TaskSpec *t, int len, int n, unsigned long long seed, TaskScore *score) {
+int task_eval_length(Model *m, const TaskSpec *t, int len, int n, unsigned long long seed, int rand_pos,
+                     TaskScore *score) {
     memset(score, 0, sizeof *score);
     score->len = len;
     if (m->cfg.vocab_size != 256)
         return pelab_fail("task %s: the model's vocabulary has %d tokens; tasks are byte-level (256)", t->def->name,
                           m->cfg.vocab_size);
-    Rng rng;
+    Rng rng, pos_rng; /* positions from their own stream: the examples stay those of the seed */
     rng_seed(&rng, seed);
+    rng_seed(&pos_rng, seed ^ 0x706f736974696f6eULL);
     float *logits = xmalloc(sizeof(float) * m->cfg.vocab_size);
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         TaskExample ex;
         if ((rc = task_example(t, &rng, len, &ex)) != 0) break;
         char *answer = xmalloc(ex.answer_len + 1);
-        rc = answer_one(m, &ex, answer, logits);
+        rc = answer_one(m, &ex, rand_pos, &pos_rng, answer, logits);
         int correct = 0, exact = rc == 0 ? task_check(t, &ex, answer, ex.answer_len, &correct) : -1;
         if (exact < 0) rc = -1;
         else {

@@ -233,6 +233,18 @@ static void check_compare_task(const char *dir) {
     snprintf(args, sizeof args, "--unaligned --out %s/cmpt2", dir);
     rc = run_compare("", args, out, sizeof out);
     CHECK(rc == 1 && strstr(out, "--unaligned needs --task"), "--unaligned alone refused: %s", out);
+    /* --rand-pos: trained and evaluated at randomized positions; an example longer than N: n/a */
+    snprintf(args, sizeof args, "--task copy:len=2-4,vocab=8 --task-lens 2,40 --task-n 3 --schemes rope --seeds 1 --dim 16 "
+             "--layers 1 --heads 2 --train-len 16 --steps 2 --synth-bytes 20000 --batch 4 --threads 1 --rand-pos 64 "
+             "--out %s/cmpt-rp", dir);
+    rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
+    snprintf(path, sizeof path, "%s/cmpt-rp/report.md", dir);
+    const char *rp = slurp(path);
+    CHECK(rc == 0 && rp && strstr(rp, "drawn from [0, 64)") && strstr(rp, "n/a (longer than rand_pos 64)"),
+          "compare --task --rand-pos: said in the report, a too-long example n/a (exit %d): %s", rc, rp ? rp : out);
+    snprintf(args, sizeof args, "--rand-pos 64 --out %s/cmpt2", dir);
+    rc = run_compare("", args, out, sizeof out);
+    CHECK(rc == 1 && strstr(out, "--rand-pos needs --task"), "--rand-pos without --task refused: %s", out);
     snprintf(args, sizeof args, "--task frob --out %s/cmpt2", dir);
     rc = run_compare("", args, out, sizeof out);
     CHECK(rc == 1 && strstr(out, "frob"), "an unknown task refused: %s", out);

@@ -204,7 +204,7 @@ static void randomized_positions(void) {
     enum { MAX = 64, T = 16, DRAWS = 4000 };
     int out[T], counts[MAX] = {0}, ok = 1;
     for (int d = 0; d < DRAWS; d++) {
-        sample_sorted_positions(&rng, MAX, T, out);
+        rng_sorted_sample(&rng, MAX, T, out);
         for (int t = 0; t < T; t++) {
             if (out[t] < 0 || out[t] >= MAX || (t && out[t] <= out[t - 1])) ok = 0;
             else counts[out[t]]++;

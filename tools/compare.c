@@ -418,6 +418,8 @@ int cmd_compare(int argc, char **argv) {
                                        "length instead of loss (no rules unless --rules, no fine-tune)"},
         {"--task-lens", OPT_STR, &task_lens, 0, 0, "task lengths to score (default: the spec's lo, hi, then 2, 4, 8, 16 x hi)"},
         {"--task-n", OPT_INT, &c.task_n, 1, 1 << 20, "examples per task length"},
+        {"--rand-pos", OPT_INT, &b->rand_pos, 0, 1 << 30, "with --task: randomized positions (Ruoss et al.), sorted "
+                                                       "distinct ids from [0, N) in training and in the task evaluation"},
         {"--unaligned", OPT_FLAG, &unaligned, 0, 0, "with --task: training windows cut anywhere in the example stream "
                                                    "(default: each starts at an example, as evaluation prompts do)"},
         {"--eval-tokens", OPT_INT, &c.eval_tokens, 0, 1 << 30, "held-out tokens evaluated per length (0: all)"},
@@ -475,6 +477,7 @@ int cmd_compare(int argc, char **argv) {
     } else {
         if (task_lens) pelab_die("compare: --task-lens needs --task SPEC");
         if (unaligned) pelab_die("compare: --unaligned needs --task SPEC");
+        if (b->rand_pos) pelab_die("compare: --rand-pos needs --task SPEC (loss lengths are measured at positions 0..)");
         c.n_lengths = eval_parse_lengths(NULL, c.mult, b->seq_len, c.lens, CMP_MAX_LENGTHS);
         if (c.n_lengths < 0) pelab_die("compare: %s", pelab_errmsg);
         double smax = largest_mult(c.mult);

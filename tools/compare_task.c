@@ -56,16 +56,22 @@ void compare_task_rows(const Compare *c, int s, int k, Model *m, const char *rul
         TaskScore sc;
         /* a learned table refuses what lies past its end: n/a, as the loss rows say it (the
          * longest draw is a guide; the evaluation itself is the judge) */
-        int refused = accepted >= 0 && need > accepted;
-        if (!refused && task_eval_length(m, &t, len, c->task_n, compare_task_seed(c, k), &sc) != 0) {
-            if (accepted < 0) pelab_die("%s: %s seed %llu: task length %d: %s", c->name, c->scheme[s], c->seed[k], len,
-                                        pelab_errmsg);
+        int rand_pos = c->base.rand_pos, refused = accepted >= 0 && need > accepted;
+        char why[64];
+        snprintf(why, sizeof why, "n/a (past table of %ld)", accepted);
+        if (rand_pos > 0 && need > rand_pos) { /* randomized positions are drawn from [0, rand_pos) */
+            refused = 1;
+            snprintf(why, sizeof why, "n/a (longer than rand_pos %d)", rand_pos);
+        }
+        if (!refused && task_eval_length(m, &t, len, c->task_n, compare_task_seed(c, k), rand_pos, &sc) != 0) {
+            if (accepted < 0 && rand_pos <= 0)
+                pelab_die("%s: %s seed %llu: task length %d: %s", c->name, c->scheme[s], c->seed[k], len, pelab_errmsg);
             refused = 1;
         }
         for (int p = 0; p < 2; p++) {
             compare_row_start(f, c, "task", s, k, rule, len, protocol[p]);
             if (refused) {
-                fprintf(f, ",n/a (past table of %ld),,,%ld,0,%ld,%ld\n", accepted, need, accepted, computable);
+                fprintf(f, ",%s,,,%ld,0,%ld,%ld\n", why, need, accepted, computable);
                 continue;
             }
             double v = p == 0 ? (double)sc.exact / sc.n : (double)sc.correct_bytes / sc.answer_bytes;

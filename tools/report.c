@@ -362,13 +362,16 @@ static void write_config(FILE *f, const Compare *c, const Agg *a) {
                                   : "training windows cut anywhere in the stream (--unaligned)");
         for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d", c->lens[l]);
         fprintf(f, "\n");
-    } else fprintf(f, "- data: `%s`", c->data);
-    if (!c->task) {
-    if (strncmp(c->data, "synth:", 6) == 0)
-        fprintf(f, " (synthetic corpus: %ld bytes, drawn from the run's seed)", (long)b->synth_bytes);
-    fprintf(f, "; evaluation text: the held-out tail (last %g) of each run's data, ", b->val_frac);
-    if (c->eval_tokens > 0) fprintf(f, "first %d tokens\n", c->eval_tokens);
-    else fprintf(f, "all of it\n");
+        if (b->rand_pos > 0)
+            fprintf(f, "- randomized positions (Ruoss et al. 2023): every training row and every evaluated example at "
+                       "sorted distinct position ids drawn from [0, %d)\n", b->rand_pos);
+    } else {
+        fprintf(f, "- data: `%s`", c->data);
+        if (strncmp(c->data, "synth:", 6) == 0)
+            fprintf(f, " (synthetic corpus: %ld bytes, drawn from the run's seed)", (long)b->synth_bytes);
+        fprintf(f, "; evaluation text: the held-out tail (last %g) of each run's data, ", b->val_frac);
+        if (c->eval_tokens > 0) fprintf(f, "first %d tokens\n", c->eval_tokens);
+        else fprintf(f, "all of it\n");
     }
     fprintf(f, "- training length L = %d, %ld steps, batch %d, lr %g, warmup %d (-1: 5%% of steps)\n", b->seq_len,
             b->steps, b->batch, b->lr, b->warmup);

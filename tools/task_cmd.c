@@ -237,9 +237,11 @@ static int eval(int argc, char **argv) {
     const char *task = NULL, *lens = NULL, *depths = NULL, *csv = NULL, *json = NULL, *plots = NULL, *scale = NULL;
     static TaskRun r; /* large: not on the stack */
     r.seed = 1, r.n = 100;
-    int threads = 0;
+    int threads = 0, rand_pos = 0;
     const OptSpec opts[] = {
         {"--task", OPT_STR, &task, 0, 0, "task SPEC (pelab task list); its length range is ignored"},
+        {"--rand-pos", OPT_INT, &rand_pos, 0, 1 << 30, "each example at sorted distinct positions from [0, N), as a model "
+                                                       "trained with --rand-pos N is evaluated (0: positions 0..)"},
         {"--lens", OPT_STR, &lens, 0, 0, "lengths to test, comma-separated (default: the spec's lo, hi, 2 hi, 4 hi)"},
         {"--depths", OPT_STR, &depths, 0, 0, "depths in [0, 1] to test, comma-separated (tasks with a depth option)"},
         {"--n", OPT_INT, &r.n, 1, 1 << 20, "examples per cell"},
@@ -284,7 +286,7 @@ static int eval(int argc, char **argv) {
     for (int d = 0; d < r.n_depth; d++) {
         if (r.has_depth) t.lo[depth_opt] = t.hi[depth_opt] = r.depth[d];
         for (int i = 0; i < r.n_len; i++)
-            if (task_eval_length(&m, &t, (int)r.len_value[i], r.n, r.seed, &r.cell[d][i]) != 0)
+            if (task_eval_length(&m, &t, (int)r.len_value[i], r.n, r.seed, rand_pos, &r.cell[d][i]) != 0)
                 pelab_die("task eval: length %d: %s", (int)r.len_value[i], pelab_errmsg);
     }
     print_table(&r);

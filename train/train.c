@@ -63,14 +63,6 @@ static size_t first_non_finite(const float *x, size_t n) {
     return n;
 }
 
-/* Randomized positions (Ruoss et al. 2023): T distinct ids from [0, max), increasing, by selection
- * sampling (Knuth's algorithm S: each id is taken with probability needed / remaining). */
-void sample_sorted_positions(Rng *rng, int max, int T, int *out) {
-    int needed = T;
-    for (int id = 0; id < max && needed > 0; id++)
-        if (rng_below(rng, (uint64_t)(max - id)) < (uint64_t)needed) out[T - needed--] = id;
-}
-
 static volatile sig_atomic_t stop_requested;
 static void on_sigint(int sig) { stop_requested = sig; /* SIGINT or SIGTERM: the exit code tells which */ }
 
@@ -431,7 +423,7 @@ static void next_batch(Trainer *tr) {
     int B = tc->batch, T = tc->seq_len;
     passkey_mix_batch(&tr->data, &tr->data_rng, tc->passkey_frac, B, T, tr->inputs, tr->targets); /* frac 0: corpus only */
     if (tc->rand_pos > 0)
-        for (int b = 0; b < B; b++) sample_sorted_positions(&tr->data_rng, tc->rand_pos, T, tr->positions + b * T);
+        for (int b = 0; b < B; b++) rng_sorted_sample(&tr->data_rng, tc->rand_pos, T, tr->positions + b * T);
 }
 
 int trainer_step(Trainer *tr) {

@@ -86,8 +86,6 @@ float trainer_evaluate(Trainer *tr);
 int trainer_checkpoint(Trainer *tr);
 void trainer_free(Trainer *tr);
 
-/* T distinct position ids from [0, max), increasing (randomized positions) */
-void sample_sorted_positions(Rng *rng, int max, int T, int *out);
 
 /* mean validation loss over up to max_windows windows of T tokens, spread over the held-out part */
 float evaluate_loss(Model *m, const Dataset *d, int T, int max_windows);
