@@ -24,7 +24,16 @@ static int answer_one(Model *m, const TaskExample *ex, int rand_pos, Rng *pos_rn
                           rand_pos);
     int *tokens = xmalloc(sizeof(int) * total), *pos = xmalloc(sizeof(int) * total);
     for (int i = 0; i < total; i++) tokens[i] = (unsigned char)ex->text[i], pos[i] = i;
-    if (rand_pos > 0) rng_sorted_sample(pos_rng, rand_pos, total, pos); /* as the model was trained */
+    if (rand_pos > 0) {
+        /* as the model was trained: an aligned training row of T tokens draws T sorted ids from
+         * [0, rand_pos) and its first example takes the first of them; so here, from max(T, total) */
+        int draw = m->cfg.seq_len > total ? m->cfg.seq_len : total;
+        if (draw > rand_pos) draw = rand_pos; /* (total <= rand_pos: checked above) */
+        int *ids = xmalloc(sizeof(int) * draw);
+        rng_sorted_sample(pos_rng, rand_pos, draw, ids);
+        memcpy(pos, ids, sizeof(int) * total);
+        free(ids);
+    }
     KVCache kv;
     kvcache_init(&kv, m, total, 64);
     int n_prompt = (int)ex->answer_start, rc = decode_forward(m, &kv, tokens, pos, n_prompt, logits, 0);

@@ -19,7 +19,8 @@ typedef struct {
 /* n examples of length len from seed: each prompt through the KV cache at positions 0.., then
  * answer_len greedy tokens, each fed back. rand_pos > 0: each example's positions are sorted
  * distinct ids from [0, rand_pos) instead (randomized positions, as Ruoss et al. evaluate the models
- * they train with them; its own stream from seed). -1 with pelab_errmsg if the model is not
+ * they train with them; its own stream from seed): the first of max(T, its length) drawn, T the
+ * model's training length, as an example starting an aligned training row gets them. -1 with pelab_errmsg if the model is not
  * byte-level, the scheme refuses a position (a learned table too short), or an example is longer
  * than rand_pos. */
 int task_eval_length(Model *m, const TaskSpec *t, int len, int n, unsigned long long seed, int rand_pos,
