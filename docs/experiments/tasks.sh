@@ -17,6 +17,8 @@ run() { # DIR, then the compare flags
 }
 run copy --task copy:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --train-len 64 --synth-bytes 2000000 $COMMON
 run sort --task sort:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --train-len 64 --synth-bytes 2000000 $COMMON
+run sort_rp --task sort:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --train-len 64 --synth-bytes 2000000 \
+    --rand-pos 256 --schemes rope,alibi,t5,sinusoidal $COMMON
 run passkey --task passkey:len=64-128 --task-lens 64,128,256,512,1024 --task-n 50 --train-len 128 --synth-bytes 4000000 \
     $COMMON
 for s in nope learned sinusoidal rope alibi t5 kerple xpos fope; do
