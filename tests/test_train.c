@@ -223,6 +223,20 @@ static void randomized_positions(void) {
     small_config(&tc, path);
     tc.rand_pos = 256;
     CHECK(train_run(&tc, &r) == 0 && isfinite(r.val_loss), "training with --rand-pos 256 on rope: %s", pelab_errmsg);
+    /* validation at positions drawn as training draws them: from exactly T ids they are 0..T-1 */
+    Model m;
+    Dataset d;
+    if (checkpoint_load(path, &m, NULL, NULL, NULL) == 0 &&
+        dataset_load(&d, tc.data, tc.val_frac, tc.seed, (size_t)tc.synth_bytes, tc.seq_len) == 0) {
+        model_alloc_train(&m, tc.batch, tc.seq_len);
+        float plain = evaluate_loss(&m, &d, tc.seq_len, 8, 0), same = evaluate_loss(&m, &d, tc.seq_len, 8, tc.seq_len);
+        float drawn = evaluate_loss(&m, &d, tc.seq_len, 8, 256), again = evaluate_loss(&m, &d, tc.seq_len, 8, 256);
+        CHECK(plain == same && drawn == again && drawn != plain,
+              "validation with rand_pos: T of T ids = positions 0.. (%g, %g); of 256: fixed and other (%g, %g)", plain,
+              same, drawn, again);
+        dataset_free(&d);
+        model_free(&m);
+    } else CHECK(0, "reload the rand-pos run: %s", pelab_errmsg);
     small_config(&tc, path);
     tc.pos = "learned";
     tc.rand_pos = 256;

@@ -66,11 +66,16 @@ static size_t first_non_finite(const float *x, size_t n) {
 static volatile sig_atomic_t stop_requested;
 static void on_sigint(int sig) { stop_requested = sig; /* SIGINT or SIGTERM: the exit code tells which */ }
 
-float evaluate_loss(Model *m, const Dataset *d, int T, int max_windows) {
+float evaluate_loss(Model *m, const Dataset *d, int T, int max_windows, int rand_pos) {
     size_t avail = dataset_val_windows(d, T), n = avail < (size_t)max_windows ? avail : (size_t)max_windows;
     int B = m->B;
     int *in = xmalloc(sizeof(int) * B * T), *tg = xmalloc(sizeof(int) * B * T), *pos = xmalloc(sizeof(int) * B * T);
     for (int i = 0; i < B * T; i++) pos[i] = i % T;
+    if (rand_pos > 0) { /* positions drawn as training draws them, the same at every evaluation */
+        Rng pos_rng;
+        rng_seed(&pos_rng, 0x76616cULL);
+        for (int b = 0; b < B; b++) rng_sorted_sample(&pos_rng, rand_pos, T, pos + b * T);
+    }
     double total = 0.0, weight_sum = 0.0;
     for (size_t w0 = 0; w0 < n; w0 += B) {
         int nb = (int)(n - w0 < (size_t)B ? n - w0 : (size_t)B);
@@ -456,7 +461,7 @@ int trainer_step(Trainer *tr) {
 }
 
 float trainer_evaluate(Trainer *tr) {
-    tr->val_loss = evaluate_loss(&tr->model, &tr->data, tr->cfg.seq_len, tr->cfg.eval_windows);
+    tr->val_loss = evaluate_loss(&tr->model, &tr->data, tr->cfg.seq_len, tr->cfg.eval_windows, tr->cfg.rand_pos);
     if (!tr->cfg.quiet) progress_note(&tr->prog, "step %ld: validation loss %.4f", tr->step, tr->val_loss);
     return tr->val_loss;
 }

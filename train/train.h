@@ -87,7 +87,9 @@ int trainer_checkpoint(Trainer *tr);
 void trainer_free(Trainer *tr);
 
 
-/* mean validation loss over up to max_windows windows of T tokens, spread over the held-out part */
-float evaluate_loss(Model *m, const Dataset *d, int T, int max_windows);
+/* mean validation loss over up to max_windows windows of T tokens, spread over the held-out part;
+ * at positions 0..T-1, or (rand_pos > 0) at sorted distinct ids from [0, rand_pos) drawn as
+ * training draws them, from a fixed seed (every evaluation the same) */
+float evaluate_loss(Model *m, const Dataset *d, int T, int max_windows, int rand_pos);
 
 #endif
