@@ -233,8 +233,35 @@ static void cli(void) {
 
     /* the long-generation, loss-jump and key-token sections, for each rule */
     snprintf(args, sizeof args, "eval %s --data %s --mult 1,2 --scale none,pi:2 --gen-tokens -1 --keyppl-tokens 500 "
-             "--key-gain 0 2>/dev/null", rope, text);
+             "--key-gain 0 --csv %s --json %s 2>/dev/null", rope, text, csv, json);
     rc = run(args, out, sizeof out);
+    /* ... and the same figures as rows of the files: per rule 8 buckets x 3 generation metrics, a
+     * jump, key and all per length, one share */
+    if (read_file(csv, &buf, &n) == 0) {
+        buf[n - 1] = 0;
+        const char *b = (const char *)buf;
+        int gen = 0, jump = 0, key = 0;
+        for (const char *l = b; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+            gen += strncmp(l, "gen,", 4) == 0, jump += strncmp(l, "jump,", 5) == 0, key += strncmp(l, "keyppl,", 7) == 0;
+        }
+        CHECK(gen == 2 * 8 * 3 && jump == 2 && key == 2 * 2 * 2 + 1 && strstr(b, ",rep4,,7,112,127,") &&
+                  !strstr(b, "nan"),
+              "CSV: the generation, jump and key-token rows (%d, %d, %d)", gen, jump, key);
+        free(buf);
+    } else CHECK(0, "CSV written: %s", pelab_errmsg);
+    if (read_file(json, &buf, &n) == 0) {
+        JsonDoc doc;
+        int ok = json_parse(&doc, (char *)buf, n) == 0;
+        const JsonNode *rows = ok ? json_get(doc.root, "rows") : NULL;
+        int extra = 0;
+        for (size_t i = 0; rows && i < rows->n_children; i++) {
+            const JsonNode *k = json_get(json_at(rows, i), "kind");
+            extra += k && (strcmp(k->str, "gen") == 0 || strcmp(k->str, "jump") == 0 || strcmp(k->str, "keyppl") == 0);
+        }
+        CHECK(extra == 48 + 2 + 9, "JSON parses with the new rows too (%d): %s", extra, ok ? "" : pelab_errmsg);
+        if (ok) json_free(&doc);
+        free(buf);
+    } else CHECK(0, "JSON written: %s", pelab_errmsg);
     CHECK(rc == 0 && strstr(out, "long generation: 3 prompts of 4 tokens") && strstr(out, "  pi:2       112-127*") &&
               strstr(out, "loss jump at L: windows of 2L = 32") && strstr(out, "key-token perplexity") &&
               strstr(out, "  pi:2             32 ") && !strstr(out, "nan"),

@@ -34,6 +34,7 @@ typedef struct {
     unsigned char *text;         /* the --data file */
     int *tokens;                 /* [n_file] its tokens, the first n_tokens evaluated */
     EvalLength res[MAX_RULES][MAX_LENGTHS];
+    EvalGenRows gen;             /* --gen-tokens / --keyppl-tokens results, for the files */
 } Run;
 
 static const char *protocol_defs[EVAL_N_PROTOCOLS] = {
@@ -143,7 +144,8 @@ typedef struct {
     const char *kind, *rule, *scheme, *protocol, *status;
     int length, stride, bucket, lo, hi; /* bucket < 0: a length row */
     size_t windows, n;
-    double nll; /* NaN: not computed */
+    double nll;  /* NaN: not computed; a gen/jump/keyppl row's value */
+    int no_ppl;  /* a value that is not a loss (a rate, a share, a loss difference): no perplexity */
 } Row;
 
 static const char *csv_columns =
@@ -159,8 +161,9 @@ static void write_row(FILE *f, int json, const Run *run, const Row *w, int *firs
     snprintf(num[0], 32, "%zu", run->n_tokens);
     snprintf(num[1], 32, "%d", run->train_len);
     snprintf(num[2], 32, "%d", w->length);
-    if (w->bucket < 0) snprintf(num[3], 32, "%d", w->stride), snprintf(num[4], 32, "%zu", w->windows);
-    if (!isnan(w->nll)) snprintf(num[5], 32, "%.6f", w->nll), snprintf(num[6], 32, "%.6g", exp(w->nll));
+    if (w->bucket < 0 && w->stride > 0) snprintf(num[3], 32, "%d", w->stride), snprintf(num[4], 32, "%zu", w->windows);
+    if (!isnan(w->nll)) snprintf(num[5], 32, "%.6f", w->nll);
+    if (!isnan(w->nll) && !w->no_ppl) snprintf(num[6], 32, "%.6g", exp(w->nll));
     if (!json) {
         const char *s[] = {w->kind, run->model_path, run->seed, w->scheme, w->rule, run->data_path};
         for (int i = 0; i < 6; i++) csv_str(f, s[i], 0);
@@ -183,10 +186,10 @@ static void write_row(FILE *f, int json, const Run *run, const Row *w, int *firs
     json_field(f, "", "protocol", w->protocol);
     fputs(", ", f);
     if (w->bucket >= 0) fprintf(f, "\"bucket\": %d, \"pos_lo\": %d, \"pos_hi\": %d, ", w->bucket, w->lo, w->hi);
-    else fprintf(f, "\"stride\": %s, \"windows\": %s, ", num[3], num[4]);
+    else fprintf(f, "\"stride\": %s, \"windows\": %s, ", num[3][0] ? num[3] : "null", num[4][0] ? num[4] : "null");
     fprintf(f, "\"n_scored\": %zu, \"nll\": %s, \"ppl\": %s, ", w->n, num[5][0] ? num[5] : "null",
             num[6][0] ? num[6] : "null");
-    fprintf(f, "\"status\": \"%s\"}", w->status); /* plain ASCII from eval_status_str */
+    fprintf(f, "\"status\": \"%s\"}", w->status); /* plain ASCII (eval_status_str, eval_gen.c) */
 }
 
 /* every result row, in order: per rule and length, the protocols then the buckets */
@@ -218,6 +221,15 @@ static void write_rows(FILE *f, int json, const Run *run) {
                 write_row(f, json, run, &w, &first);
             }
         }
+    for (int i = 0; i < run->gen.n; i++) { /* then the generation, jump and key-token rows */
+        const EvalGenRow *g = &run->gen.row[i];
+        int r = 0;
+        while (r + 1 < run->n_rules && strcmp(run->rules[r], g->rule) != 0) r++;
+        Row w = {.kind = g->kind, .rule = g->rule, .scheme = run->scheme[r], .protocol = g->protocol,
+                 .status = g->status, .length = g->length, .bucket = g->bucket, .lo = g->lo, .hi = g->hi, .n = g->n,
+                 .nll = g->value, .no_ppl = !g->is_loss};
+        write_row(f, json, run, &w, &first);
+    }
 }
 
 static void write_file(const char *path, int json, const Run *run) {
@@ -314,7 +326,7 @@ static void run_free(Run *run) {
         for (int l = 0; l < run->n_lengths; l++) eval_length_free(&run->res[r][l]);
         model_free(&run->models[r]);
     }
-    free(run->text), free(run->tokens);
+    free(run->text), free(run->tokens), free(run->gen.row);
     tokenizer_free(&run->tok);
     free(run);
 }
@@ -366,7 +378,7 @@ int cmd_eval(int argc, char **argv) {
     print_buckets(run);
     gen.seed = strtoull(run->seed, NULL, 10);
     eval_gen_print(run->models, run->rules, run->n_rules, run->tokens, run->n_tokens, run->train_len, run->lens,
-                   run->n_lengths, &gen);
+                   run->n_lengths, &gen, &run->gen);
     if (csv_path) write_file(csv_path, 0, run);
     if (json_path) write_file(json_path, 1, run);
     run_free(run);

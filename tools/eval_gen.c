@@ -11,8 +11,23 @@
 #include "../infer/keyppl.h"
 #include "commands.h"
 
+/* appends one row (rows NULL: nothing) */
+static void add_row(EvalGenRows *rows, const char *kind, const char *rule, const char *protocol, int length, int bucket,
+                    int lo, int hi, size_t n, double value, int is_loss, const char *status) {
+    if (!rows) return;
+    if (rows->n == rows->cap) {
+        rows->cap = rows->cap ? 2 * rows->cap : 64;
+        rows->row = xrealloc(rows->row, sizeof(EvalGenRow) * (size_t)rows->cap);
+    }
+    EvalGenRow *r = &rows->row[rows->n++];
+    r->kind = kind, r->rule = rule, r->length = length, r->bucket = bucket, r->lo = lo, r->hi = hi, r->n = n;
+    r->value = value, r->is_loss = is_loss;
+    snprintf(r->protocol, sizeof r->protocol, "%s", protocol);
+    snprintf(r->status, sizeof r->status, "%s", status);
+}
+
 static void print_generation(Model *models, const char *const *rules, int n_rules, const int *tokens, size_t n, int L,
-                             const EvalGenOpts *o) {
+                             const EvalGenOpts *o, EvalGenRows *rows) {
     int len = o->gen_tokens < 0 ? 8 * L : o->gen_tokens;
     printf("\nlong generation: %d prompts of %d tokens from the data (evenly spaced), each continued to %d tokens "
            "(temperature %g, top-p %g, seed %llu + prompt index); generated tokens only, by position; a learned "
@@ -30,12 +45,18 @@ static void print_generation(Model *models, const char *const *rules, int n_rule
             snprintf(range, sizeof range, "%d-%d%s", b * g.width, (b + 1) * g.width - 1, b * g.width >= L ? "*" : "");
             printf("  %-10s %-13s %9zu %9.4f %9.4f %9.4f\n", rules[r], range, q->n_nll, ngram_repeat_rate(&q->ng),
                    ngram_distinct_rate(&q->ng), gen_range_loss(q));
+            int lo = b * g.width, hi = (b + 1) * g.width - 1;
+            add_row(rows, "gen", rules[r], "rep4", g.text_len, b, lo, hi, q->ng.ngrams, ngram_repeat_rate(&q->ng), 0, "ok");
+            add_row(rows, "gen", rules[r], "distinct4", g.text_len, b, lo, hi, q->ng.ngrams,
+                    ngram_distinct_rate(&q->ng), 0, "ok");
+            add_row(rows, "gen", rules[r], "ownloss", g.text_len, b, lo, hi, q->n_nll, gen_range_loss(q), 1, "ok");
         }
     }
     printf("(* = past L = %d)\n", L);
 }
 
-static void print_jump(Model *models, const char *const *rules, int n_rules, const int *tokens, size_t n, int L) {
+static void print_jump(Model *models, const char *const *rules, int n_rules, const int *tokens, size_t n, int L,
+                       EvalGenRows *rows) {
     printf("\nloss jump at L: windows of 2L = %d, mean loss at target positions (L, 2L] minus (L/2, L] (nats)\n", 2 * L);
     for (int r = 0; r < n_rules; r++) {
         double jump;
@@ -44,11 +65,13 @@ static void print_jump(Model *models, const char *const *rules, int n_rules, con
             pelab_die("eval: rule %s: loss jump: %s", rules[r], pelab_errmsg);
         if (refused) printf("  %-10s n/a (past the table)\n", rules[r]);
         else printf("  %-10s %+.4f\n", rules[r], jump);
+        add_row(rows, "jump", rules[r], "nonoverlap", 2 * L, -1, 0, 0, n, refused ? NAN : jump, 0,
+                refused ? "n/a (past the table)" : "ok");
     }
 }
 
 static void print_keyppl(Model *models, const char *const *rules, int n_rules, const int *tokens, size_t n, int L,
-                         const int *lens, int n_lengths, const EvalGenOpts *o) {
+                         const int *lens, int n_lengths, const EvalGenOpts *o, EvalGenRows *rows) {
     if ((size_t)o->keyppl_tokens < n) n = (size_t)o->keyppl_tokens;
     unsigned char *key = xcalloc(n, 1);
     size_t n_key;
@@ -59,16 +82,23 @@ static void print_keyppl(Model *models, const char *const *rules, int n_rules, c
            "(nats, non-overlapping windows) on the key tokens / on every token\n",
            n_key, n - 1, 100.0 * n_key / (n - 1), rules[0], o->key_gain, L, KEY_MIN_LOGPROB);
     printf("  %-10s %8s %10s %10s %12s\n", "rule", "length", "key loss", "all loss", "key ppl");
+    add_row(rows, "keyppl", rules[0], "share", L, -1, 0, 0, n_key, n > 1 ? (double)n_key / (double)(n - 1) : NAN, 0,
+            "ok");
     for (int r = 0; r < n_rules; r++)
         for (int l = 0; l < n_lengths; l++) {
             long table = pos_max_position(&models[r].pos), comp = pos_computable_position(&models[r].pos);
             if ((table >= 0 && lens[l] > table) || (comp >= 0 && lens[l] > comp)) {
                 printf("  %-10s %8d %10s\n", rules[r], lens[l], "n/a");
+                add_row(rows, "keyppl", rules[r], "key", lens[l], -1, 0, 0, 0, NAN, 1, "n/a (refused length)");
+                add_row(rows, "keyppl", rules[r], "all", lens[l], -1, 0, 0, 0, NAN, 1, "n/a (refused length)");
                 continue;
             }
             KeyPpl k;
             if (key_ppl_at(&models[r], tokens, n, lens[l], key, &k) != 0)
                 pelab_die("eval: rule %s, length %d: %s", rules[r], lens[l], pelab_errmsg);
+            add_row(rows, "keyppl", rules[r], "key", lens[l], -1, 0, 0, k.n_key, key_ppl_key_loss(&k), 1,
+                    k.n_key ? "ok" : "n/a (no key tokens)");
+            add_row(rows, "keyppl", rules[r], "all", lens[l], -1, 0, 0, k.n_all, key_ppl_all_loss(&k), 1, "ok");
             if (!k.n_key) printf("  %-10s %8d %10s %10.4f %12s\n", rules[r], lens[l], "n/a", key_ppl_all_loss(&k), "n/a");
             else printf("  %-10s %8d %10.4f %10.4f %12.4g\n", rules[r], lens[l], key_ppl_key_loss(&k),
                         key_ppl_all_loss(&k), exp(key_ppl_key_loss(&k)));
@@ -77,10 +107,10 @@ static void print_keyppl(Model *models, const char *const *rules, int n_rules, c
 }
 
 void eval_gen_print(Model *models, const char *const *rules, int n_rules, const int *tokens, size_t n, int train_len,
-                    const int *lens, int n_lengths, const EvalGenOpts *o) {
+                    const int *lens, int n_lengths, const EvalGenOpts *o, EvalGenRows *rows) {
     if (o->gen_tokens != 0) {
-        print_generation(models, rules, n_rules, tokens, n, train_len, o);
-        print_jump(models, rules, n_rules, tokens, n, train_len);
+        print_generation(models, rules, n_rules, tokens, n, train_len, o, rows);
+        print_jump(models, rules, n_rules, tokens, n, train_len, rows);
     }
-    if (o->keyppl_tokens > 0) print_keyppl(models, rules, n_rules, tokens, n, train_len, lens, n_lengths, o);
+    if (o->keyppl_tokens > 0) print_keyppl(models, rules, n_rules, tokens, n, train_len, lens, n_lengths, o, rows);
 }

@@ -16,8 +16,25 @@ typedef struct {
     unsigned long long seed;
 } EvalGenOpts;
 
-/* models[r] under rules[r]; models[0] (the first rule, "none" by default) picks the key tokens */
+/* one result row for eval's CSV/JSON: kind gen (protocol rep4, distinct4, ownloss; a bucket lo-hi),
+ * jump (length 2L) or keyppl (protocol key or all at a length, share at L); value NaN: not computed */
+typedef struct {
+    const char *kind, *rule;
+    char protocol[16], status[40];
+    int length, bucket, lo, hi; /* bucket < 0: none */
+    size_t n;
+    double value;
+    int is_loss; /* 1: value is a mean NLL (its perplexity is printed too) */
+} EvalGenRow;
+
+typedef struct {
+    EvalGenRow *row;
+    int n, cap;
+} EvalGenRows;
+
+/* models[r] under rules[r]; models[0] (the first rule, "none" by default) picks the key tokens.
+ * Every figure printed is also appended to rows (may be NULL; free with free(rows->row)). */
 void eval_gen_print(Model *models, const char *const *rules, int n_rules, const int *tokens, size_t n, int train_len,
-                    const int *lens, int n_lengths, const EvalGenOpts *o);
+                    const int *lens, int n_lengths, const EvalGenOpts *o, EvalGenRows *rows);
 
 #endif
