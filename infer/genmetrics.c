@@ -102,11 +102,17 @@ double gen_range_loss(const GenRange *r) { return r->n_nll ? r->nll_sum / r->n_n
 
 /* the data's own continuation of a prompt (n tokens, the first n_prompt the prompt), bucket by
  * bucket as a generated text */
-static void summarize_data(const int *tokens, int n, int n_prompt, GenSummary *out) {
-    for (int b = 0; b < out->n_buckets; b++) {
-        int lo = b * out->width > n_prompt ? b * out->width : n_prompt, hi = (b + 1) * out->width < n ? (b + 1) * out->width : n;
-        if (lo < hi) ngram_stats(tokens, n, out->ngram, lo, hi, &out->data_bucket[b]);
-    }
+static void data_range(const int *tokens, int n, int n_prompt, int ngram, int lo, int hi, NgramStats *s) {
+    if (lo < n_prompt) lo = n_prompt; /* the continuation only, as for a generated text */
+    if (hi > n) hi = n;
+    if (lo < hi) ngram_stats(tokens, n, ngram, lo, hi, s);
+}
+
+static void summarize_data(const int *tokens, int n, int n_prompt, int L, GenSummary *out) {
+    for (int b = 0; b < out->n_buckets; b++)
+        data_range(tokens, n, n_prompt, out->ngram, b * out->width, (b + 1) * out->width, &out->data_bucket[b]);
+    data_range(tokens, n, n_prompt, out->ngram, 0, L, &out->data_before);
+    data_range(tokens, n, n_prompt, out->ngram, L, n, &out->data_after);
 }
 
 /* buckets of a multiple of L, so that L is always a bucket edge */
@@ -140,7 +146,7 @@ int gen_summary(Model *m, const int *held, size_t n_held, int L, int text_len, i
         size_t start = (n_held - plen) * i / n_prompts;
         if (gen_text(m, held + start, plen, text_len, &si, &g) != 0) return -1;
         summarize_text(&g, L, out);
-        summarize_data(held + start, n_held - start < (size_t)g.n ? (int)(n_held - start) : g.n, plen, out);
+        summarize_data(held + start, n_held - start < (size_t)g.n ? (int)(n_held - start) : g.n, plen, L, out);
         out->n_texts++;
         if (i == 0 && keep) *keep = g;
         else gen_text_free(&g);

@@ -73,6 +73,7 @@ typedef struct {
     /* the reference: the held-out text that follows each prompt, in the same buckets (n-grams only:
      * how repetitive the data itself is there, so that a model's rate can be read against it) */
     NgramStats data_bucket[GEN_MAX_BUCKETS];
+    NgramStats data_before, data_after; /* the same over positions [0, L) and [L, text_len) */
 } GenSummary;
 /* keep (may be NULL) receives the first text (free with gen_text_free). -1 with pelab_errmsg. */
 int gen_summary(Model *m, const int *held, size_t n_held, int L, int text_len, int n_prompts, int ngram,

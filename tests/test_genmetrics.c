@@ -136,8 +136,10 @@ static void on_model(void) {
     rc = gen_summary(&m, cyc, 16 * 8, L, 4 * L, 2, 4, &s, &sum, NULL);
     /* buckets from position 13 on (4-grams ending there): every one repeated, none twice in a bucket
      * narrower than the cycle; the first bucket holds the 2-token prompt, not counted */
-    /* (L = 8: the first bucket's 4-grams end at 3..7, 5 a text) */
-    int ok = rc == 0 && L == 8 && sum.n_buckets == 4 && sum.width == L && sum.data_bucket[0].ngrams == 10;
+    /* (L = 8: the first bucket's 4-grams end at 3..7, 5 a text; after L, those ending at 8..31: the
+     * ten 4-grams ending at 3..12 are each text's first cycle, so 8..12 are new, the other 19 seen) */
+    int ok = rc == 0 && L == 8 && sum.n_buckets == 4 && sum.width == L && sum.data_bucket[0].ngrams == 10 &&
+             sum.data_before.ngrams == 10 && sum.data_after.ngrams == 2 * 24 && sum.data_after.repeated == 2 * (24 - 5);
     for (int b = 2; ok && b < sum.n_buckets; b++)
         ok = sum.data_bucket[b].ngrams == (size_t)(2 * L) && ngram_repeat_rate(&sum.data_bucket[b]) == 1.0 &&
              ngram_distinct_rate(&sum.data_bucket[b]) == 1.0;

@@ -44,8 +44,7 @@ static void print_pair(const char *name, double before, double after) {
  * a scaling rule when rule is not "none"), the crossing of L marked, and the failure metrics of
  * infer/genmetrics.h over the demo's prompts: repetition, distinct 4-grams and the model's own
  * loss before -> after L, and the held-out loss jump at L. */
-static void show_scheme(const Compare *c, int s, const char *rule, const int *held, size_t n_held,
-                        NgramStats data[2]) {
+static void show_scheme(const Compare *c, int s, const char *rule, const int *held, size_t n_held, GenSummary *sum) {
     char ckpt[1200], label[200];
     compare_run_path(c, s, 0, ".safetensors", ckpt, sizeof ckpt);
     snprintf(label, sizeof label, "%s%s%s", c->scheme[s], strcmp(rule, "none") ? " + " : "", strcmp(rule, "none") ? rule : "");
@@ -53,29 +52,22 @@ static void show_scheme(const Compare *c, int s, const char *rule, const int *he
     if (eval_load_rule(ckpt, rule, &m, NULL) != 0) pelab_die("demo: %s", pelab_errmsg);
     int L = c->base.seq_len;
     GenSampling gs = {GEN_TEMPERATURE, GEN_TOP_P, c->seed[0]};
-    GenSummary sum;
     GenText first;
-    if (gen_summary(&m, held, n_held, L, compare_gen_len(c), c->gen_prompts, 4, &gs, &sum, &first) != 0)
+    if (gen_summary(&m, held, n_held, L, compare_gen_len(c), c->gen_prompts, 4, &gs, sum, &first) != 0)
         pelab_die("demo: %s: %s", label, pelab_errmsg);
     double jump;
     int refused;
     if (loss_jump_on_text(&m, held, n_held, L, &jump, &refused) != 0) pelab_die("demo: %s: %s", label, pelab_errmsg);
     printf("\n== %s: [prompt] continued to %d tokens; \u27e8L\u27e9 marks position L = %d ==\n", label, first.n, L);
     print_marked(&first, L);
-    printf("%s, %d texts, before -> after L:", label, sum.n_texts);
-    print_pair("repeated-4", ngram_repeat_rate(&sum.before.ng), ngram_repeat_rate(&sum.after.ng));
-    print_pair("distinct-4", ngram_distinct_rate(&sum.before.ng), ngram_distinct_rate(&sum.after.ng));
-    print_pair("own loss", gen_range_loss(&sum.before), gen_range_loss(&sum.after));
+    printf("%s, %d texts, before -> after L:", label, sum->n_texts);
+    print_pair("repeated-4", ngram_repeat_rate(&sum->before.ng), ngram_repeat_rate(&sum->after.ng));
+    print_pair("distinct-4", ngram_distinct_rate(&sum->before.ng), ngram_distinct_rate(&sum->after.ng));
+    print_pair("own loss", gen_range_loss(&sum->before), gen_range_loss(&sum->after));
     if (refused) printf("  loss jump at L n/a\n");
     else printf("  loss jump at L %+.3f\n", jump);
     gen_text_free(&first);
     model_free(&m);
-    memset(data, 0, 2 * sizeof *data); /* the held-out text after the same prompts: before and after L */
-    for (int b = 0; b < sum.n_buckets; b++) {
-        NgramStats *d = &data[b * sum.width >= L];
-        d->ngrams += sum.data_bucket[b].ngrams, d->repeated += sum.data_bucket[b].repeated;
-        d->distinct += sum.data_bucket[b].distinct;
-    }
 }
 
 /* the index of the first scheme named name (options allowed), or -1 */
@@ -102,14 +94,14 @@ static void show_past_l(const Compare *c) {
            "distinct-4: unique / all 4-grams, own loss: the model's NLL of its own tokens, loss jump: held-out loss "
            "at (L, 2L] minus (L/2, L])\n",
            GEN_TEMPERATURE, GEN_TOP_P, c->seed[0], c->gen_prompts);
-    NgramStats data[2];
-    if (rope >= 0) show_scheme(c, rope, "none", held, n_held, data);
-    if (rope >= 0) show_scheme(c, rope, yarn, held, n_held, data);
-    if (alibi >= 0) show_scheme(c, alibi, "none", held, n_held, data);
+    GenSummary sum; /* the last scheme's; its data_* (the held-out text after the prompts) is every scheme's */
+    if (rope >= 0) show_scheme(c, rope, "none", held, n_held, &sum);
+    if (rope >= 0) show_scheme(c, rope, yarn, held, n_held, &sum);
+    if (alibi >= 0) show_scheme(c, alibi, "none", held, n_held, &sum);
     if (rope >= 0 || alibi >= 0) { /* the yardstick: how repetitive the text itself is there */
         printf("\nheld-out text after the same prompts, before -> after L:");
-        print_pair("repeated-4", ngram_repeat_rate(&data[0]), ngram_repeat_rate(&data[1]));
-        print_pair("distinct-4", ngram_distinct_rate(&data[0]), ngram_distinct_rate(&data[1]));
+        print_pair("repeated-4", ngram_repeat_rate(&sum.data_before), ngram_repeat_rate(&sum.data_after));
+        print_pair("distinct-4", ngram_distinct_rate(&sum.data_before), ngram_distinct_rate(&sum.data_after));
         printf("\n(repetition above the text's: the model loops; below it: it no longer reuses its context)\n");
     }
     dataset_free(&d);
