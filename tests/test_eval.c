@@ -190,6 +190,32 @@ static int save_tiny(const char *path, const char *spec) {
     return rc;
 }
 
+
+/* the rows of an eval --json file whose kind is one of kinds (NULL: all; every row must name its
+ * scheme, protocol and nll); -1 if the file does not read or parse */
+static int json_rows(const char *path, const char *const *kinds) {
+    unsigned char *buf;
+    size_t n;
+    JsonDoc doc;
+    if (read_file(path, &buf, &n) != 0) return -1;
+    if (json_parse(&doc, (char *)buf, n) != 0) {
+        free(buf);
+        return -1;
+    }
+    const JsonNode *rows = json_get(doc.root, "rows");
+    int count = rows ? 0 : -1;
+    for (size_t i = 0; rows && i < rows->n_children; i++) {
+        const JsonNode *r = json_at(rows, i), *k = json_get(r, "kind");
+        if (!json_get(r, "scheme") || !json_get(r, "protocol") || !json_get(r, "nll")) count = -1;
+        int match = !kinds;
+        for (int q = 0; kinds && kinds[q] && k; q++) match |= strcmp(k->str, kinds[q]) == 0;
+        if (count >= 0) count += match;
+    }
+    json_free(&doc);
+    free(buf);
+    return count;
+}
+
 static void cli(void) {
     static char out[1 << 16], args[4096], rope[512], learned[512], text[512], csv[512], json[512];
     const char *dir = test_tmpdir();
@@ -219,17 +245,8 @@ static void cli(void) {
               "CSV: header and %d rows", count_lines((char *)buf));
         free(buf);
     } else CHECK(0, "CSV written: %s", pelab_errmsg);
-    if (read_file(json, &buf, &n) == 0) {
-        JsonDoc doc;
-        int ok = json_parse(&doc, (char *)buf, n) == 0;
-        const JsonNode *rows = ok ? json_get(doc.root, "rows") : NULL;
-        const JsonNode *r0 = rows ? json_at(rows, 0) : NULL;
-        CHECK(rows && rows->n_children == 12 + 24 && json_get(r0, "scheme") && json_get(r0, "protocol") &&
-                  json_get(r0, "nll") && json_get(doc.root, "rules")->n_children == 2,
-              "JSON parses with 36 rows naming scheme and protocol: %s", ok ? "" : pelab_errmsg);
-        if (ok) json_free(&doc);
-        free(buf);
-    } else CHECK(0, "JSON written: %s", pelab_errmsg);
+    CHECK(json_rows(json, NULL) == 12 + 24, "JSON parses with 36 rows naming scheme, protocol and nll: %s",
+          pelab_errmsg);
 
     /* the long-generation, loss-jump and key-token sections, for each rule */
     snprintf(args, sizeof args, "eval %s --data %s --mult 1,2 --scale none,pi:2 --gen-tokens -1 --keyppl-tokens 500 "
@@ -249,19 +266,9 @@ static void cli(void) {
               "CSV: the generation, jump and key-token rows (%d, %d, %d)", gen, jump, key);
         free(buf);
     } else CHECK(0, "CSV written: %s", pelab_errmsg);
-    if (read_file(json, &buf, &n) == 0) {
-        JsonDoc doc;
-        int ok = json_parse(&doc, (char *)buf, n) == 0;
-        const JsonNode *rows = ok ? json_get(doc.root, "rows") : NULL;
-        int extra = 0;
-        for (size_t i = 0; rows && i < rows->n_children; i++) {
-            const JsonNode *k = json_get(json_at(rows, i), "kind");
-            extra += k && (strcmp(k->str, "gen") == 0 || strcmp(k->str, "jump") == 0 || strcmp(k->str, "keyppl") == 0);
-        }
-        CHECK(extra == 48 + 2 + 9, "JSON parses with the new rows too (%d): %s", extra, ok ? "" : pelab_errmsg);
-        if (ok) json_free(&doc);
-        free(buf);
-    } else CHECK(0, "JSON written: %s", pelab_errmsg);
+    static const char *const new_kinds[] = {"gen", "jump", "keyppl", NULL};
+    int extra = json_rows(json, new_kinds);
+    CHECK(extra == 48 + 2 + 9, "JSON parses with the new rows too (%d): %s", extra, pelab_errmsg);
     CHECK(rc == 0 && strstr(out, "long generation: 3 prompts of 4 tokens") && strstr(out, "  pi:2       112-127*") &&
               strstr(out, "loss jump at L: windows of 2L = 32") && strstr(out, "key-token perplexity") &&
               strstr(out, "  pi:2             32 ") && !strstr(out, "nan"),
