@@ -220,6 +220,14 @@ static void check_compare_task(const char *dir) {
     const char *dat = slurp(path);
     CHECK(dat && strstr(dat, "\n4 16 75.000 35.355 "), "the plot data: mean and std per series: %s", dat ? dat : "");
 
+    /* --unaligned reaches the plan: the report says the windows were cut anywhere */
+    snprintf(args, sizeof args, "%s --out %s/cmpt --collect --unaligned", micro, dir);
+    rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
+    snprintf(path, sizeof path, "%s/cmpt/report.md", dir);
+    rep = slurp(path);
+    CHECK(rc == 0 && rep && strstr(rep, "training windows cut anywhere in the stream (--unaligned)"),
+          "--unaligned is said in the report (exit %d)", rc);
+
     /* flags that mean nothing with --task are refused, not ignored */
     snprintf(args, sizeof args, "%s --out %s/cmpt --mult 1,2", micro, dir);
     rc = run_compare("", args, out, sizeof out);

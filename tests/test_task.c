@@ -386,6 +386,13 @@ static void test_task_data(void) {
     CHECK(count_lines(out) == 2 + 3 + 1 && strstr(out, "48 48 ") &&
               out[strlen(out) - 2] == '4',
           "task eval --plots data: %s", out);
+    snprintf(cmd, sizeof cmd, "./pelab task eval %s/task.safetensors --task copy:vocab=8 --lens 4 --n 3 --rand-pos 128 "
+             "--csv %s/rp.csv --threads 1", test_tmpdir(), test_tmpdir());
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "exact match"), "task eval --rand-pos 128 runs (exit %d): %s", rc, out);
+    snprintf(cmd, sizeof cmd, "./pelab task eval %s/task.safetensors --task copy:vocab=8 --lens 40 --n 1 --rand-pos 64",
+             test_tmpdir());
+    expect_pelab_error(cmd, "randomized positions (rand_pos 64)");
     snprintf(cmd, sizeof cmd, "./pelab task eval %s/task.safetensors --task copy --depths 0.5", test_tmpdir());
     expect_pelab_error(cmd, "no depth option");
 }
