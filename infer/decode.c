@@ -28,7 +28,6 @@ void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk) {
     c->gate = xmalloc(chunk * F * sizeof(float));
     c->up = xmalloc(chunk * F * sizeof(float));
     c->act = xmalloc(chunk * F * sizeof(float));
-    c->att_probs = xmalloc((size_t)cfg->n_heads * chunk * max_len * sizeof(float));
     c->lnf = xmalloc(chunk * D * sizeof(float));
     const PosScheme *ps = m->pos.scheme;
     c->dynamic_from = ps->qk_dynamic_from ? ps->qk_dynamic_from(&m->pos) : -1;
@@ -39,7 +38,7 @@ void kvcache_reset(KVCache *c) { c->len = 0; }
 
 void kvcache_free(KVCache *c) {
     void *bufs[] = {c->k, c->v, c->pos, c->x, c->ln, c->q, c->att_out, c->res_mid, c->gate, c->up, c->act,
-                    c->att_probs, c->lnf, c->tokens};
+                    c->lnf, c->tokens};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(c, 0, sizeof *c);
 }
@@ -58,7 +57,7 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
 
     /* the residual stream enters and leaves every layer in c->x; no rstd kept */
     LayerActs layer = {.n_seq = 1, .n = nb, .pos = pos, .in = c->x, .ln1 = c->ln, .q = c->q,
-                       .key_pos = c->pos, .n_keys = start + nb, .past = start, .att_probs = c->att_probs,
+                       .key_pos = c->pos, .n_keys = start + nb, .past = start,
                        .att_out = c->att_out, .res_mid = c->res_mid, .ln2 = c->ln, .gate = c->gate,
                        .up = c->up, .act = c->act, .res_out = c->x};
     for (int l = 0; l < cfg->n_layers; l++) {

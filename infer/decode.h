@@ -22,7 +22,6 @@ typedef struct {
     /* per-chunk scratch, reused by every layer (see LayerActs) */
     float *x;         /* [chunk, D] the residual stream */
     float *ln, *q, *att_out, *res_mid, *gate, *up, *act;
-    float *att_probs; /* [H, nb, cached length] of the last chunk; room for H * chunk * max_len */
     float *lnf;       /* [chunk, D] */
 } KVCache;
 

@@ -173,6 +173,7 @@ int probe_attention(Model *m, const int *tokens, int n, int layer, int head, flo
     if (head < 0 || head >= c->n_heads) return pelab_fail("--head %d: expected 0..%d", head, c->n_heads - 1);
     int *pos = xmalloc(sizeof(int) * n);
     for (int i = 0; i < n; i++) pos[i] = i;
+    model_keep_attention(m, 1);
     model_alloc_train(m, 1, n);
     int rc = model_forward(m, tokens, NULL, pos, 1, n);
     free(pos);
@@ -213,6 +214,7 @@ int probe_cache(Model *m, const int *tokens, size_t n, int len, FILE *f) {
     for (int i = 0; i < len; i++) pos[i] = pos[len + i] = i;
     fprintf(f, "[PASS] position ids 0..%d, restarting at 0 in every window (as score and eval use them)\n", len - 1);
 
+    model_keep_attention(m, 1);
     model_alloc_train(m, 2, len);
     model_forward(m, tokens, NULL, pos, 1, len);
     long future = 0;

@@ -10,9 +10,10 @@
 #include "../core/sys.h"
 #include "fastmath.h"
 
-/* softmax of row[0..n) in place; every loop vectorizes (8 partial sums: a fixed order, so the
- * result does not depend on the thread count) */
-static void softmax_row(float *row, int n) {
+/* softmax of row[0..n) in place, returning the row's max and 1/sum for the backward's
+ * recomputation; every loop vectorizes (8 partial sums: a fixed order, so the result does not
+ * depend on the thread count) */
+static void softmax_row(float *row, int n, float *row_max, float *row_inv_sum) {
     float mx = row[0];
     for (int j = 1; j < n; j++) mx = row[j] > mx ? row[j] : mx;
     for (int j = 0; j < n; j++) row[j] = fast_expf(row[j] - mx);
@@ -24,15 +25,18 @@ static void softmax_row(float *row, int n) {
     float sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
     float inv = 1.0f / sum;
     for (j = 0; j < n; j++) row[j] *= inv;
+    *row_max = mx;
+    *row_inv_sum = inv;
 }
 
 AttnHead attention_head(const Attention *a, int b, int h) {
     int hd = a->head_dim, qdim = a->n_heads * hd, kvdim = a->n_kv_heads * hd;
     int kvh = h / (a->n_heads / a->n_kv_heads);
-    size_t qrow = (size_t)b * a->nq, krow = (size_t)b * a->nk;
+    size_t qrow = (size_t)b * a->nq, krow = (size_t)b * a->nk, head_rows = ((size_t)b * a->n_heads + h) * a->nq;
     return (AttnHead){.q = a->q + qrow * qdim + h * hd, .k = a->k + krow * kvdim + kvh * hd,
                       .v = a->v + krow * kvdim + kvh * hd, .out = a->out + qrow * qdim + h * hd,
-                      .probs = a->probs + ((size_t)b * a->n_heads + h) * a->nq * a->nk, .ldq = qdim, .ldkv = kvdim,
+                      .probs = a->probs ? a->probs + head_rows * a->nk : NULL,
+                      .stats = a->stats ? a->stats + head_rows * 2 : NULL, .ldq = qdim, .ldkv = kvdim,
                       .qpos = a->qpos + qrow, .kpos = a->kpos + krow, .nq = a->nq, .nk = a->nk,
                       .q_offset = a->q_offset, .hd = hd, .head = h, .layer = a->layer};
 }
@@ -42,87 +46,148 @@ static inline int visible_keys(const AttnHead *a, int i) {
     return a->q_offset + i + 1 < a->nk ? a->q_offset + i + 1 : a->nk;
 }
 
-void attention_head_forward(const AttnHead *a, const PosCtx *pc) {
-    int nq = a->nq, nk = a->nk, hd = a->hd;
-    float scale = 1.0f / sqrtf((float)hd);
-    /* all scores at once through sgemm (sgemv for one query, as in decoding: no repacking of k);
-     * entries past the causal limit are overwritten below */
-    if (nq == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, nk, hd, scale, a->k, a->ldkv, a->q, 1, 0.0f, a->probs, 1);
+/* scores of queries i0..i1-1 against keys 0..n_keys-1 (the block's last causal limit), scaled,
+ * biased, into S (row stride lds); entries a row may not see are left as they are */
+static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, int n_keys, float *S, int lds) {
+    float scale = 1.0f / sqrtf((float)a->hd);
+    const float *q = a->q + (size_t)i0 * a->ldq;
+    /* sgemv for one query, as in decoding: no repacking of k */
+    if (i1 - i0 == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_keys, a->hd, scale, a->k, a->ldkv, q, 1, 0.0f, S, 1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, hd, scale, a->q, a->ldq, a->k, a->ldkv, 0.0f,
-                    a->probs, nk);
-    for (int i = 0; i < nq; i++) {
-        float *row = a->probs + (size_t)i * nk;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq, a->k, a->ldkv,
+                    0.0f, S, lds);
+    if (pc && pc->scheme->bias_row)
+        for (int i = i0; i < i1; i++)
+            pc->scheme->bias_row(pc, S + (size_t)(i - i0) * lds, a->qpos[i], a->kpos, visible_keys(a, i), a->head,
+                                 a->layer);
+}
+
+/* queries i0..i1-1: softmax rows into S (stride lds; zero from each row's limit to fill_to),
+ * their stats, and out = P V */
+static void block_forward(const AttnHead *a, const PosCtx *pc, int i0, int i1, float *S, int lds, int fill_to) {
+    int n_keys = visible_keys(a, i1 - 1), nb = i1 - i0;
+    block_scores(a, pc, i0, i1, n_keys, S, lds);
+    for (int i = i0; i < i1; i++) {
+        float *row = S + (size_t)(i - i0) * lds, mx, inv;
         int n_visible = visible_keys(a, i);
-        if (pc && pc->scheme->bias_row)
-            pc->scheme->bias_row(pc, row, a->qpos[i], a->kpos, n_visible, a->head, a->layer);
-        softmax_row(row, n_visible);
-        for (int j = n_visible; j < nk; j++) row[j] = 0.0f; /* the future gets exactly zero weight */
+        softmax_row(row, n_visible, &mx, &inv);
+        for (int j = n_visible; j < fill_to; j++) row[j] = 0.0f; /* the future gets exactly zero weight */
+        if (a->stats) a->stats[2 * i] = mx, a->stats[2 * i + 1] = inv;
     }
-    if (nq == 1) cblas_sgemv(CblasRowMajor, CblasTrans, nk, hd, 1.0f, a->v, a->ldkv, a->probs, 1, 0.0f, a->out, 1);
+    float *out = a->out + (size_t)i0 * a->ldq;
+    if (nb == 1) cblas_sgemv(CblasRowMajor, CblasTrans, n_keys, a->hd, 1.0f, a->v, a->ldkv, S, 1, 0.0f, out, 1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, nk, 1.0f, a->probs, nk, a->v, a->ldkv, 0.0f,
-                    a->out, a->ldq);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, a->hd, n_keys, 1.0f, S, lds, a->v, a->ldkv, 0.0f,
+                    out, a->ldq);
+}
+
+/* query block `blk` of one head: into the kept probs rows, or into the scratch */
+static void head_block_forward(const AttnHead *a, const PosCtx *pc, int blk) {
+    int i0 = blk * ATT_QBLOCK, i1 = i0 + ATT_QBLOCK < a->nq ? i0 + ATT_QBLOCK : a->nq;
+    if (a->probs) block_forward(a, pc, i0, i1, a->probs + (size_t)i0 * a->nk, a->nk, a->nk);
+    else block_forward(a, pc, i0, i1, a->scratch, a->nk, visible_keys(a, i1 - 1));
+}
+
+static int n_blocks(int nq) { return (nq + ATT_QBLOCK - 1) / ATT_QBLOCK; }
+
+void attention_head_forward(const AttnHead *a, const PosCtx *pc) {
+    for (int blk = 0; blk < n_blocks(a->nq); blk++) head_block_forward(a, pc, blk);
 }
 
 void attention_forward(const Attention *a, const PosCtx *pc) {
     size_t work = (size_t)a->n_seq * a->nq * a->nk * a->n_heads * a->head_dim;
-#pragma omp parallel for collapse(2) schedule(static) if (work >= PAR_MIN_WORK)
-    for (int b = 0; b < a->n_seq; b++) {
-        for (int h = 0; h < a->n_heads; h++) {
-            AttnHead head = attention_head(a, b, h);
-            attention_head_forward(&head, pc);
-        }
+    int nblk = n_blocks(a->nq), rows = a->nq < ATT_QBLOCK ? a->nq : ATT_QBLOCK;
+#pragma omp parallel if (work >= PAR_MIN_WORK)
+    {
+        float *scratch = a->probs ? NULL : xmalloc((size_t)rows * a->nk * sizeof(float));
+        /* dynamic: under the causal mask a late block costs more than an early one */
+#pragma omp for collapse(3) schedule(dynamic)
+        for (int b = 0; b < a->n_seq; b++)
+            for (int h = 0; h < a->n_heads; h++)
+                for (int blk = 0; blk < nblk; blk++) {
+                    AttnHead head = attention_head(a, b, h);
+                    head.scratch = scratch;
+                    head_block_forward(&head, pc, blk);
+                }
+        free(scratch);
     }
 }
 
-void attention_backward(const Attention *a, const float *dout, float *dq, float *dk, float *dv, float *dscores,
-                        float *dpos_params, const PosCtx *pc) {
-    int nq = a->nq, nk = a->nk, hd = a->head_dim, group = a->n_heads / a->n_kv_heads;
+/* the gradients of queries i0..i1-1 of one head: dq rows (overwritten), dk and dv (accumulated
+ * over every block and every query head of the group), the bias parameters' (dpos) */
+static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, int i1, const float *dO, float *dq,
+                                float *dk, float *dv, float *P, float *dS, float *dpos) {
+    int nb = i1 - i0, n_keys = visible_keys(hv, i1 - 1), lds = n_keys, hd = hv->hd;
     float scale = 1.0f / sqrtf((float)hd);
+    const float *dOb = dO + (size_t)i0 * hv->ldq, *qb = hv->q + (size_t)i0 * hv->ldq;
+    /* P from the forward's max and 1/sum: the same operations on the same scores, so bit for bit
+     * the forward's probabilities */
+    block_scores(hv, pc, i0, i1, n_keys, P, lds);
+    for (int i = i0; i < i1; i++) {
+        float *row = P + (size_t)(i - i0) * lds, mx = hv->stats[2 * i], inv = hv->stats[2 * i + 1];
+        int n_visible = visible_keys(hv, i);
+        for (int j = 0; j < n_visible; j++) row[j] = fast_expf(row[j] - mx) * inv;
+        for (int j = n_visible; j < n_keys; j++) row[j] = 0.0f;
+    }
+    /* dV += P^T dO ; dP = dO V^T */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, 1.0f, P, lds, dOb, hv->ldq, 1.0f, dv,
+                hv->ldkv);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n_keys, hd, 1.0f, dOb, hv->ldq, hv->v, hv->ldkv, 0.0f, dS,
+                lds);
+    /* softmax backward: dS = P * (dP - sum_j P dP); exactly 0 where P is (the future) */
+    for (int i = i0; i < i1; i++) {
+        const float *prow = P + (size_t)(i - i0) * lds;
+        float *drow = dS + (size_t)(i - i0) * lds;
+        int n_visible = visible_keys(hv, i);
+        float dot = 0.0f;
+        for (int j = 0; j < n_visible; j++) dot += prow[j] * drow[j];
+        for (int j = 0; j < n_visible; j++) drow[j] = prow[j] * (drow[j] - dot);
+        for (int j = n_visible; j < n_keys; j++) drow[j] = 0.0f;
+        if (dpos) pc->scheme->bias_backward(pc, drow, hv->qpos[i], hv->kpos, n_visible, hv->head, hv->layer, dpos);
+    }
+    /* dQ = scale dS K ; dK += scale dS^T Q */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, hd, n_keys, scale, dS, lds, hv->k, hv->ldkv, 0.0f,
+                dq + (size_t)i0 * hv->ldq, hv->ldq);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, scale, dS, lds, qb, hv->ldq, 1.0f, dk,
+                hv->ldkv);
+}
+
+void attention_backward(const Attention *a, const float *dout, float *dq, float *dk, float *dv, float *dpos_params,
+                        const PosCtx *pc) {
+    int nq = a->nq, nk = a->nk, hd = a->head_dim, group = a->n_heads / a->n_kv_heads;
     int has_bias_grad = dpos_params && pc && pc->scheme->bias_backward;
     size_t n_pos = has_bias_grad ? pos_n_params(pc) : 0;
     int n_threads = omp_get_max_threads();
+    int rows = nq < ATT_QBLOCK ? nq : ATT_QBLOCK;
     /* the bias parameters are shared by every (b, head): one private accumulator per thread */
     float *dpos_private = n_pos ? xcalloc((size_t)n_threads * n_pos, sizeof(float)) : NULL;
 
     /* parallel over (b, kv head): the query heads of one group all write the same dk, dv slice */
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int b = 0; b < a->n_seq; b++) {
-        for (int kvh = 0; kvh < a->n_kv_heads; kvh++) {
-            int tid = omp_get_thread_num();
-            float *dS = dscores + (size_t)tid * nq * nk;
-            for (int g = 0; g < group; g++) {
-                AttnHead hv = attention_head(a, b, kvh * group + g);
+#pragma omp parallel
+    {
+        float *P = xmalloc(2 * (size_t)rows * nk * sizeof(float)), *dS = P + (size_t)rows * nk;
+        float *dpos = n_pos ? dpos_private + (size_t)omp_get_thread_num() * n_pos : NULL;
+#pragma omp for collapse(2) schedule(static)
+        for (int b = 0; b < a->n_seq; b++) {
+            for (int kvh = 0; kvh < a->n_kv_heads; kvh++) {
+                AttnHead first = attention_head(a, b, kvh * group);
                 /* the gradients sit where their operands do */
-                const float *dO = dout + (hv.out - a->out);
-                float *dqh = dq + (hv.q - a->q), *dkh = dk + (hv.k - a->k), *dvh = dv + (hv.v - a->v);
-                float beta = g == 0 ? 0.0f : 1.0f;
-                /* dV = P^T dO ; dP = dO V^T */
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, hd, nq, 1.0f, hv.probs, nk, dO, hv.ldq, beta,
-                            dvh, hv.ldkv);
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, hd, 1.0f, dO, hv.ldq, hv.v, hv.ldkv, 0.0f,
-                            dS, nk);
-                /* softmax backward: dS = P * (dP - sum_j P dP); zero where P is (future) */
-                for (int i = 0; i < nq; i++) {
-                    const float *prow = hv.probs + (size_t)i * nk;
-                    float *drow = dS + (size_t)i * nk;
-                    int n_visible = visible_keys(&hv, i);
-                    float dot = 0.0f;
-                    for (int j = 0; j < n_visible; j++) dot += prow[j] * drow[j];
-                    for (int j = 0; j < n_visible; j++) drow[j] = prow[j] * (drow[j] - dot);
-                    for (int j = n_visible; j < nk; j++) drow[j] = 0.0f;
-                    if (n_pos)
-                        pc->scheme->bias_backward(pc, drow, hv.qpos[i], hv.kpos, n_visible, hv.head, hv.layer,
-                                                  dpos_private + (size_t)tid * n_pos);
+                float *dkh = dk + (first.k - a->k), *dvh = dv + (first.v - a->v);
+                for (int j = 0; j < nk; j++) {
+                    memset(dkh + (size_t)j * first.ldkv, 0, hd * sizeof(float));
+                    memset(dvh + (size_t)j * first.ldkv, 0, hd * sizeof(float));
                 }
-                /* dQ = scale dS K ; dK += scale dS^T Q */
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, nk, scale, dS, nk, hv.k, hv.ldkv, 0.0f,
-                            dqh, hv.ldq);
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, hd, nq, scale, dS, nk, hv.q, hv.ldq, beta,
-                            dkh, hv.ldkv);
+                for (int g = 0; g < group; g++) {
+                    AttnHead hv = attention_head(a, b, kvh * group + g);
+                    const float *dO = dout + (hv.out - a->out);
+                    float *dqh = dq + (hv.q - a->q);
+                    for (int i0 = 0; i0 < nq; i0 += ATT_QBLOCK)
+                        head_block_backward(&hv, pc, i0, i0 + ATT_QBLOCK < nq ? i0 + ATT_QBLOCK : nq, dO, dqh, dkh,
+                                            dvh, P, dS, dpos);
+                }
             }
         }
+        free(P);
     }
     if (n_pos) {
         for (int t = 0; t < n_threads; t++)

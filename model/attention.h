@@ -1,9 +1,18 @@
 /* attention.h: causal multi-head attention with grouped-query heads and the position scheme's
- * score-bias hook. Scores are (q . k) / sqrt(head_dim) + bias; softmax over the visible keys. */
+ * score-bias hook. Scores are (q . k) / sqrt(head_dim) + bias; softmax over the visible keys.
+ *
+ * Memory is linear in the length (the FlashAttention-2 scheme, on the CPU): queries go in blocks
+ * of ATT_QBLOCK rows, each block's scores live only in a per-thread scratch of ATT_QBLOCK x nk,
+ * and the forward keeps per row only the softmax max and 1/sum. The backward recomputes each
+ * block's scores and probabilities from them (bit for bit the forward's) instead of reading a
+ * stored [T, T] matrix. A block stops at its last query's causal limit, so the causal half of the
+ * score matrix is mostly never computed. Softmax rows are kept only where asked (probes, tests). */
 #ifndef PELAB_ATTENTION_H
 #define PELAB_ATTENTION_H
 
 #include "pos/pos.h"
+
+enum { ATT_QBLOCK = 64 }; /* queries per block: sgemm-sized, and the scratch per thread is 64 x nk */
 
 /* One head's view: nq queries against nk keys. Query i sits at key index q_offset + i and sees
  * keys 0 .. q_offset + i (q_offset >= nk: every key, no causal mask). */
@@ -11,7 +20,9 @@ typedef struct {
     const float *q;          /* [nq, hd], row stride ldq */
     const float *k, *v;      /* [nk, hd] each, row stride ldkv */
     float *out;              /* [nq, hd], row stride ldq: probs @ v */
-    float *probs;            /* [nq, nk] softmax rows; entries past the causal limit exactly 0 */
+    float *probs;            /* NULL, or [nq, nk] softmax rows kept; entries past the causal limit exactly 0 */
+    float *stats;            /* NULL, or [nq, 2]: each row's score max and 1/sum(exp), for the backward */
+    float *scratch;          /* without probs: room for min(nq, ATT_QBLOCK) x nk floats */
     int ldq, ldkv;
     const int *qpos, *kpos;  /* [nq], [nk] position ids, for the bias hook */
     int nq, nk, q_offset;
@@ -25,23 +36,26 @@ typedef struct {
     const float *q;          /* [n_seq*nq, H*hd] */
     const float *k, *v;      /* [n_seq*nk, KVH*hd] each; query head h reads kv head h / (H/KVH) */
     float *out;              /* [n_seq*nq, H*hd] */
-    float *probs;            /* [n_seq, H, nq, nk] */
+    float *probs;            /* NULL, or [n_seq, H, nq, nk] softmax rows kept */
+    float *stats;            /* NULL, or [n_seq, H, nq, 2] (required by attention_backward) */
     const int *qpos, *kpos;  /* [n_seq*nq], [n_seq*nk] */
     int n_seq, nq, nk, q_offset;
     int n_heads, n_kv_heads, head_dim, layer;
 } Attention;
 
-/* the view of head h of sequence b */
+/* the view of head h of sequence b (scratch unset) */
 AttnHead attention_head(const Attention *a, int b, int h);
+/* every query block of one head, in order (the scratch, when probs is NULL, comes from the caller) */
 void attention_head_forward(const AttnHead *a, const PosCtx *pc);
 
-/* every head of every sequence; parallel over (sequence, head) when the work is worth a fork */
+/* every head of every sequence; parallel over (sequence, head, query block) when the work is
+ * worth a fork, so one long sequence uses every core */
 void attention_forward(const Attention *a, const PosCtx *pc);
 
-/* Backward of attention_forward: dout, dq, dk, dv share the layout of out, q, k, v; dq, dk, dv are
- * overwritten. dscores is scratch [n_threads, nq, nk]; dpos_params (may be NULL) accumulates the
- * bias parameters' gradient. */
-void attention_backward(const Attention *a, const float *dout, float *dq, float *dk, float *dv, float *dscores,
-                        float *dpos_params, const PosCtx *pc);
+/* Backward of attention_forward, from a->stats (probs are not read): dout, dq, dk, dv share the
+ * layout of out, q, k, v; dq, dk, dv are overwritten. dpos_params (may be NULL) accumulates the
+ * bias parameters' gradient. Scratch: 2 x ATT_QBLOCK x nk floats per thread, allocated here. */
+void attention_backward(const Attention *a, const float *dout, float *dq, float *dk, float *dv, float *dpos_params,
+                        const PosCtx *pc);
 
 #endif

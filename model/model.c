@@ -94,13 +94,15 @@ void model_init_weights(Model *m, unsigned long long seed) {
     }
 }
 
+void model_keep_attention(Model *m, int keep) { m->keep_att_probs = keep != 0; }
+
 void model_alloc_train(Model *m, int B, int T) {
     const ModelConfig *c = &m->cfg;
     if (!m->grads_mem) {
         m->grads_mem = xcalloc(m->n_params, sizeof(float));
         point_tensors(m, m->grads_mem, &m->grads);
     }
-    if (m->acts_mem && m->B == B && m->T == T) return;
+    if (m->acts_mem && m->B == B && m->T == T && m->acts_have_probs == m->keep_att_probs) return;
     free(m->acts_mem);
     free(m->scratch_mem);
     free(m->inputs);
@@ -108,15 +110,15 @@ void model_alloc_train(Model *m, int B, int T) {
     m->T = T;
     size_t BT = (size_t)B * T, D = c->dim, L = c->n_layers, F = c->hidden_dim, V = c->vocab_size;
     size_t qdim = (size_t)c->n_heads * m->head_dim, kvdim = (size_t)c->n_kv_heads * m->head_dim;
-    size_t att = (size_t)B * c->n_heads * T * T;
+    size_t att = m->keep_att_probs ? (size_t)B * c->n_heads * T * T : 0, rows = BT * c->n_heads;
     size_t sizes[] = {BT * D,       L * BT * D,    L * BT,        L * BT * qdim, L * BT * kvdim,
-                      L * BT * kvdim, L * att,     L * BT * qdim, L * BT * D,    L * BT * D,
+                      L * BT * kvdim, L * att,     L * rows * 2,  L * BT * qdim, L * BT * D,    L * BT * D,
                       L * BT,       L * BT * F,    L * BT * F,    L * BT * F,    L * BT * D,
                       BT * D,       BT,            BT * V,        BT};
     float **slots[] = {&m->acts.x0,      &m->acts.ln1,      &m->acts.ln1_rstd, &m->acts.q,       &m->acts.k,
-                       &m->acts.v,       &m->acts.att_probs, &m->acts.att_out, &m->acts.res_mid, &m->acts.ln2,
-                       &m->acts.ln2_rstd, &m->acts.h_gate,  &m->acts.h_up,     &m->acts.h_act,   &m->acts.res_out,
-                       &m->acts.lnf,     &m->acts.lnf_rstd, &m->acts.logits,   &m->acts.losses};
+                       &m->acts.v,       &m->acts.att_probs, &m->acts.att_stats, &m->acts.att_out, &m->acts.res_mid,
+                       &m->acts.ln2,     &m->acts.ln2_rstd, &m->acts.h_gate,  &m->acts.h_up,     &m->acts.h_act,
+                       &m->acts.res_out, &m->acts.lnf,     &m->acts.lnf_rstd, &m->acts.logits,   &m->acts.losses};
     int n = sizeof sizes / sizeof sizes[0];
     size_t total = 0;
     for (int i = 0; i < n; i++) total += sizes[i];
@@ -126,6 +128,8 @@ void model_alloc_train(Model *m, int B, int T) {
         *slots[i] = p;
         p += sizes[i];
     }
+    if (!att) m->acts.att_probs = NULL;
+    m->acts_have_probs = m->keep_att_probs;
 
     size_t ssizes[] = {BT * D, BT * D, BT * qdim, BT * kvdim, BT * kvdim, BT * qdim, BT * F, BT * F, BT * F};
     float **sslots[] = {&m->scratch.d_res, &m->scratch.d_ln,      &m->scratch.d_q,    &m->scratch.d_k,
@@ -140,9 +144,6 @@ void model_alloc_train(Model *m, int B, int T) {
         *sslots[i] = p;
         p += ssizes[i];
     }
-    free(m->scratch.d_scores);
-    m->scratch.d_scores = NULL;
-    m->scratch.score_threads = 0;
     m->inputs = xmalloc(3 * BT * sizeof(int));
     m->targets = m->inputs + BT;
     m->positions = m->inputs + 2 * BT;
@@ -153,7 +154,6 @@ void model_free(Model *m) {
     free(m->grads_mem);
     free(m->acts_mem);
     free(m->scratch_mem);
-    free(m->scratch.d_scores);
     free(m->inputs);
     pos_free(&m->pos);
     memset(m, 0, sizeof *m);
@@ -180,6 +180,7 @@ static LayerWeights layer_weights(const Model *m, const ParamTensors *p, int l) 
 /* the layer's attention: its queries against the keys the view names */
 static Attention layer_attention(const Model *m, int layer, const LayerActs *a) {
     return (Attention){.q = a->q, .k = a->keys, .v = a->values, .out = a->att_out, .probs = a->att_probs,
+                       .stats = a->att_stats,
                        .qpos = a->pos, .kpos = a->key_pos, .n_seq = a->n_seq, .nq = a->n, .nk = a->n_keys,
                        .q_offset = a->past, .n_heads = m->cfg.n_heads, .n_kv_heads = m->cfg.n_kv_heads,
                        .head_dim = m->head_dim, .layer = layer};
@@ -234,7 +235,7 @@ void block_backward(Model *m, int layer, const LayerActs *a) {
 
     /* attention */
     matmul_backward(s->d_att_out, dw.wo, s->d_res, a->att_out, w.wo, N, qdim, D, 0);
-    attention_backward(&att, s->d_att_out, s->d_q, s->d_k, s->d_v, s->d_scores, dpos, &m->pos);
+    attention_backward(&att, s->d_att_out, s->d_q, s->d_k, s->d_v, dpos, &m->pos);
     if (ps->qk_backward) {
         ps->qk_backward(&m->pos, s->d_q, a->pos, N, H, 0, layer);
         ps->qk_backward(&m->pos, s->d_k, a->pos, N, KVH, 1, layer);
@@ -257,7 +258,8 @@ static LayerActs train_layer_acts(const Model *m, int l) {
     return (LayerActs){.n_seq = B, .n = T, .pos = m->positions, .in = l == 0 ? a->x0 : a->res_out + (l - 1) * BT * D,
                        .ln1 = a->ln1 + l * BT * D, .ln1_rstd = a->ln1_rstd + l * BT, .q = a->q + l * BT * qdim,
                        .k = k, .v = v, .keys = k, .values = v, .key_pos = m->positions, .n_keys = T, .past = 0,
-                       .att_probs = a->att_probs + l * BT * H * T, .att_out = a->att_out + l * BT * qdim,
+                       .att_probs = a->att_probs ? a->att_probs + l * BT * H * T : NULL,
+                       .att_stats = a->att_stats + l * BT * H * 2, .att_out = a->att_out + l * BT * qdim,
                        .res_mid = a->res_mid + l * BT * D, .ln2 = a->ln2 + l * BT * D, .ln2_rstd = a->ln2_rstd + l * BT,
                        .gate = a->h_gate + l * BT * F, .up = a->h_up + l * BT * F, .act = a->h_act + l * BT * F,
                        .res_out = a->res_out + l * BT * D};
@@ -318,12 +320,6 @@ void model_backward(Model *m) {
     ActTensors *a = &m->acts;
     GradScratch *s = &m->scratch;
 
-    int threads = omp_get_max_threads(); /* attention_backward gives each thread a T x T slice */
-    if (threads > s->score_threads) {
-        free(s->d_scores);
-        s->d_scores = xmalloc((size_t)threads * m->T * m->T * sizeof(float));
-        s->score_threads = threads;
-    }
     crossentropy_backward(a->logits, m->targets, (int)BT, V); /* logits now hold dlogits */
     matmul_backward(s->d_ln, g->lm_head, a->logits, a->lnf, p->lm_head, (int)BT, D, V, 0);
     const float *last = a->res_out + (c->n_layers - 1) * BT * D;

@@ -47,7 +47,9 @@ typedef struct {
     float *q;         /* [L, BT, H*hd]   after the q/k transform */
     float *k;         /* [L, BT, KVH*hd] after the q/k transform */
     float *v;         /* [L, BT, KVH*hd] */
-    float *att_probs; /* [L, B, H, T, T] softmax rows; future entries exactly 0 */
+    float *att_probs; /* NULL, or [L, B, H, T, T] softmax rows (model_keep_attention); future entries 0 */
+    float *att_stats; /* [L, B, H, T, 2] each softmax row's max and 1/sum: the backward recomputes
+                       * the rows from them, so training memory is linear in T */
     float *att_out;   /* [L, BT, H*hd] probs @ v, before the output projection */
     float *res_mid;   /* [L, BT, D] residual after attention */
     float *ln2;       /* [L, BT, D] */
@@ -73,8 +75,6 @@ typedef struct {
     float *d_gate;     /* [BT, F] */
     float *d_up;       /* [BT, F] */
     float *d_act;      /* [BT, F] */
-    float *d_scores;   /* [score_threads, T, T] per-(b,h) score gradients; own allocation */
-    int score_threads; /* threads d_scores was sized for (regrown if OpenMP gets more) */
 } GradScratch;
 
 /* Where one decoder layer reads and writes (block_forward, block_backward). Its N = n_seq * n rows
@@ -94,7 +94,8 @@ typedef struct {
     const float *keys, *values; /* [n_seq*n_keys, KVH*hd] */
     const int *key_pos;         /* [n_seq*n_keys] */
     int n_keys, past;
-    float *att_probs;           /* [n_seq, H, n, n_keys] */
+    float *att_probs;           /* NULL, or [n_seq, H, n, n_keys] softmax rows kept */
+    float *att_stats;           /* NULL, or [n_seq, H, n, 2] softmax max and 1/sum (for the backward) */
     float *att_out;             /* [N, H*hd] probs @ v, before the output projection */
     float *res_mid;             /* [N, D] residual after attention */
     float *ln2, *ln2_rstd;      /* [N, D], [N] */
@@ -116,6 +117,8 @@ typedef struct Model {
     ParamTensors grads;
 
     int B, T;         /* allocated activation sizes, 0 until model_alloc_train */
+    int keep_att_probs; /* model_keep_attention: the next allocation keeps every softmax row */
+    int acts_have_probs; /* the allocated activations include att_probs */
     int cur_B, cur_T; /* the last forward's batch (<= B, <= T) */
     float *acts_mem;
     ActTensors acts;
@@ -130,6 +133,10 @@ int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec);
 void model_init_weights(Model *m, unsigned long long seed);
 /* Allocate gradients and activations for batches of [B, T]. */
 void model_alloc_train(Model *m, int B, int T);
+/* Keep every softmax row of the next forwards in acts.att_probs ([L, B, H, T, T]: quadratic in T),
+ * for probes and tests that read attention weights; training never needs them. Takes effect at
+ * the next model_alloc_train. */
+void model_keep_attention(Model *m, int keep);
 void model_free(Model *m);
 
 /* Forward over B rows of T tokens with explicit positions [B*T]. With targets, also the

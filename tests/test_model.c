@@ -195,6 +195,7 @@ void causality_check(const char *spec) {
     enum { T = 8 };
     int V = m.cfg.vocab_size, in[T], pos[T];
     for (int i = 0; i < T; i++) in[i] = (3 * i + 1) % V, pos[i] = i;
+    model_keep_attention(&m, 1);
     model_alloc_train(&m, 1, T);
     model_forward(&m, in, NULL, pos, 1, T);
     float *before = xmalloc(sizeof(float) * T * V);
