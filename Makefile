@@ -8,8 +8,16 @@ BLAS_LIB ?= /usr/lib/$(ARCH)/openblas-openmp
 OPTFLAGS ?= -O3 -march=native
 BUILD    ?= build
 BIN      ?= pelab
-ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -fopenmp -I$(BLAS_INC) -MMD -MP
-ALL_LDLIBS := $(OPTFLAGS) $(LDFLAGS) -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -lm -fopenmp
+# oneDNN (libdnnl-dev) runs the bf16 products of --precision bf16; without it pelab still builds,
+# and bf16 is refused with the reason
+DNNL_H   ?= $(wildcard /usr/include/oneapi/dnnl/dnnl.h)
+ifneq ($(DNNL_H),)
+DNNL_LIBS := -ldnnl
+else
+DNNL_DEF  := -DPELAB_NO_DNNL
+endif
+ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) $(DNNL_DEF) -std=gnu11 -Wall -Wextra -fopenmp -I$(BLAS_INC) -MMD -MP
+ALL_LDLIBS := $(OPTFLAGS) $(LDFLAGS) -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas $(DNNL_LIBS) -lm -fopenmp
 
 LIB_SRC  := $(wildcard core/*.c model/*.c model/pos/*.c data/*.c io/*.c train/*.c infer/*.c tools/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)

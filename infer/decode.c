@@ -69,11 +69,11 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
     c->len = start + nb;
     if (all_logits) {
         rmsnorm_forward(c->lnf, NULL, c->x, p->final_norm, nb, D, cfg->norm_eps);
-        matmul_forward(logits, c->lnf, p->lm_head, nb, D, V);
+        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), nb, D, V);
     } else if (logits) {
         const float *last = c->x + (size_t)(nb - 1) * D;
         rmsnorm_forward(c->lnf, NULL, last, p->final_norm, 1, D, cfg->norm_eps);
-        matmul_forward(logits, c->lnf, p->lm_head, 1, D, V);
+        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), 1, D, V);
     }
 }
 

@@ -55,7 +55,16 @@ void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float 
     }
 }
 
-void matmul_forward(float *out, const float *inp, const float *w, int N, int C, int OC) {
+/* the bf16 products; 0, or -1 when oneDNN refused (the caller then runs the float32 product) */
+static int bf16_forward(float *out, const float *inp, const bf16 *w16, int N, int C, int OC) {
+    bf16 *a = bf16_workspace(0, (size_t)N * C);
+    if (!a) return -1;
+    bf16_convert(a, inp, (size_t)N * C);
+    return bf16_gemm(1, N, OC, C, a, C, w16, C, out, OC, 0);
+}
+
+void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC) {
+    if (w16 && bf16_forward(out, inp, w16, N, C, OC) == 0) return;
     /* one row (decoding): sgemm would repack all of w for a single product; sgemv streams it */
     if (N == 1) {
         cblas_sgemv(CblasRowMajor, CblasNoTrans, OC, C, 1.0f, w, C, inp, 1, 0.0f, out, 1);
@@ -64,11 +73,30 @@ void matmul_forward(float *out, const float *inp, const float *w, int N, int C, 
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);
 }
 
-void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w, int N, int C,
-                     int OC, int accumulate_dinp) {
-    if (dinp)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, w, C,
-                    accumulate_dinp ? 1.0f : 0.0f, dinp, C);
+void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w, const bf16 *w16,
+                     int N, int C, int OC, int accumulate_dinp) {
+    /* bf16: dout rounded twice (as is, and transposed, the layout oneDNN's fast kernels read), inp
+     * once; a product oneDNN refuses falls back to float32 */
+    bf16 *d = NULL, *dT = NULL, *x = NULL;
+    if (w16) {
+        d = bf16_workspace(0, (size_t)N * OC), dT = bf16_workspace(1, (size_t)N * OC);
+        x = bf16_workspace(2, (size_t)N * C);
+    }
+    if (dinp) {
+        int done = 0;
+        if (d) {
+            bf16_convert(d, dout, (size_t)N * OC);
+            done = bf16_gemm(0, N, C, OC, d, OC, w16, C, dinp, C, accumulate_dinp) == 0;
+        }
+        if (!done)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, w, C,
+                        accumulate_dinp ? 1.0f : 0.0f, dinp, C);
+    }
+    if (dT && x) {
+        bf16_convert_transposed(dT, dout, N, OC, OC);
+        bf16_convert(x, inp, (size_t)N * C);
+        if (bf16_gemm(0, OC, C, N, dT, N, x, C, dw, C, 1) == 0) return;
+    }
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dw, C);
 }
 

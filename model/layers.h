@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "bf16.h"
+
 /* out[N, D] = tok_emb[inp[n]] */
 void embedding_forward(float *out, const int *inp, const float *tok_emb, int N, int D);
 /* dtok_emb[inp[n]] += dout[n]; serial, since two rows may share a token */
@@ -20,12 +22,14 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gai
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp, const float *gain,
                       const float *rstd, int N, int D);
 
-/* out[N, OC] = inp[N, C] @ w[OC, C]^T  (cblas_sgemm; sgemv for one row, as when decoding a token) */
-void matmul_forward(float *out, const float *inp, const float *w, int N, int C, int OC);
+/* out[N, OC] = inp[N, C] @ w[OC, C]^T  (cblas_sgemm; sgemv for one row, as when decoding a token).
+ * w16: NULL, or w rounded to bf16 (model_sync_bf16): the product then runs in bf16 with float32
+ * accumulation (bf16.h), inp rounded on the way in. */
+void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC);
 /* dinp[N, C] (+)= dout @ w (overwrite if accumulate_dinp is 0; skipped if dinp is NULL);
- * dw[OC, C] += dout^T @ inp */
-void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w, int N, int C,
-                     int OC, int accumulate_dinp);
+ * dw[OC, C] += dout^T @ inp. w16 as in matmul_forward: both products in bf16, dw still float32. */
+void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w, const bf16 *w16,
+                     int N, int C, int OC, int accumulate_dinp);
 
 /* act = silu(gate) * up */
 void swiglu_forward(float *act, const float *gate, const float *up, size_t n);

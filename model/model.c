@@ -149,7 +149,36 @@ void model_alloc_train(Model *m, int B, int T) {
     m->positions = m->inputs + 2 * BT;
 }
 
+int model_set_precision(Model *m, Precision precision) {
+    if (precision == PRECISION_BF16) {
+        char why[160];
+        if (!bf16_supported(why, sizeof why)) return pelab_fail("--precision bf16: %s", why);
+        if (!m->params_bf16) m->params_bf16 = xmalloc(m->n_params * sizeof(bf16));
+        m->precision = PRECISION_BF16;
+        model_sync_bf16(m);
+        return 0;
+    }
+    free(m->params_bf16);
+    m->params_bf16 = NULL;
+    m->precision = PRECISION_FP32;
+    return 0;
+}
+
+void model_sync_bf16(Model *m) {
+    if (m->params_bf16) bf16_convert(m->params_bf16, m->params_mem, m->n_params);
+}
+
+const char *precision_name(Precision p) { return p == PRECISION_BF16 ? "bf16" : "fp32"; }
+
+int precision_parse(const char *s, Precision *out) {
+    if (strcmp(s, "fp32") == 0) *out = PRECISION_FP32;
+    else if (strcmp(s, "bf16") == 0) *out = PRECISION_BF16;
+    else return pelab_fail("--precision %s: expected fp32 or bf16", s);
+    return 0;
+}
+
 void model_free(Model *m) {
+    free(m->params_bf16);
     free(m->params_mem);
     free(m->grads_mem);
     free(m->acts_mem);
@@ -177,6 +206,11 @@ static LayerWeights layer_weights(const Model *m, const ParamTensors *p, int l) 
                           .w1 = p->w1 + l * F * D, .w2 = p->w2 + l * D * F, .w3 = p->w3 + l * F * D};
 }
 
+
+const bf16 *model_w16(const Model *m, const float *w) {
+    return m->params_bf16 ? m->params_bf16 + (w - m->params_mem) : NULL;
+}
+
 /* the layer's attention: its queries against the keys the view names */
 static Attention layer_attention(const Model *m, int layer, const LayerActs *a) {
     return (Attention){.q = a->q, .k = a->keys, .v = a->values, .out = a->att_out, .probs = a->att_probs,
@@ -196,23 +230,23 @@ void block_forward(const Model *m, int layer, const LayerActs *a) {
 
     /* attention: res_mid = in + wo attn(q, k, v) */
     rmsnorm_forward(a->ln1, a->ln1_rstd, a->in, w.attn_norm, N, D, c->norm_eps);
-    matmul_forward(a->q, a->ln1, w.wq, N, D, qdim); /* [N, D] -> [N, H*hd] */
-    matmul_forward(a->k, a->ln1, w.wk, N, D, kvdim);
-    matmul_forward(a->v, a->ln1, w.wv, N, D, kvdim);
+    matmul_forward(a->q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim); /* [N, D] -> [N, H*hd] */
+    matmul_forward(a->k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim);
+    matmul_forward(a->v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim);
     if (ps->qk_forward) {
         ps->qk_forward(&m->pos, a->q, a->pos, N, H, 0, layer);
         ps->qk_forward(&m->pos, a->k, a->pos, N, KVH, 1, layer);
     }
     attention_forward(&att, &m->pos); /* -> att_out [N, H*hd], att_probs */
-    matmul_forward(a->res_mid, a->att_out, w.wo, N, qdim, D);
+    matmul_forward(a->res_mid, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D);
     residual_forward(a->res_mid, a->res_mid, a->in, (size_t)N * D);
 
     /* MLP: res_out = res_mid + w2(silu(w1 x) * w3 x), x = rmsnorm(res_mid) */
     rmsnorm_forward(a->ln2, a->ln2_rstd, a->res_mid, w.mlp_norm, N, D, c->norm_eps);
-    matmul_forward(a->gate, a->ln2, w.w1, N, D, F); /* [N, D] -> [N, F] */
-    matmul_forward(a->up, a->ln2, w.w3, N, D, F);
+    matmul_forward(a->gate, a->ln2, w.w1, model_w16(m, w.w1), N, D, F); /* [N, D] -> [N, F] */
+    matmul_forward(a->up, a->ln2, w.w3, model_w16(m, w.w3), N, D, F);
     swiglu_forward(a->act, a->gate, a->up, (size_t)N * F);
-    matmul_forward(a->res_out, a->act, w.w2, N, F, D);
+    matmul_forward(a->res_out, a->act, w.w2, model_w16(m, w.w2), N, F, D);
     residual_forward(a->res_out, a->res_out, a->res_mid, (size_t)N * D);
 }
 
@@ -227,22 +261,22 @@ void block_backward(Model *m, int layer, const LayerActs *a) {
     float *dpos = m->tensors[T_POS].numel ? m->grads.pos : NULL;
 
     /* MLP; d_res flows through the residual unchanged, rmsnorm_backward adds the branch's share */
-    matmul_backward(s->d_act, dw.w2, s->d_res, a->act, w.w2, N, F, D, 0);
+    matmul_backward(s->d_act, dw.w2, s->d_res, a->act, w.w2, model_w16(m, w.w2), N, F, D, 0);
     swiglu_backward(s->d_gate, s->d_up, s->d_act, a->gate, a->up, (size_t)N * F);
-    matmul_backward(s->d_ln, dw.w1, s->d_gate, a->ln2, w.w1, N, D, F, 0);
-    matmul_backward(s->d_ln, dw.w3, s->d_up, a->ln2, w.w3, N, D, F, 1);
+    matmul_backward(s->d_ln, dw.w1, s->d_gate, a->ln2, w.w1, model_w16(m, w.w1), N, D, F, 0);
+    matmul_backward(s->d_ln, dw.w3, s->d_up, a->ln2, w.w3, model_w16(m, w.w3), N, D, F, 1);
     rmsnorm_backward(s->d_res, dw.mlp_norm, s->d_ln, a->res_mid, w.mlp_norm, a->ln2_rstd, N, D);
 
     /* attention */
-    matmul_backward(s->d_att_out, dw.wo, s->d_res, a->att_out, w.wo, N, qdim, D, 0);
+    matmul_backward(s->d_att_out, dw.wo, s->d_res, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D, 0);
     attention_backward(&att, s->d_att_out, s->d_q, s->d_k, s->d_v, dpos, &m->pos);
     if (ps->qk_backward) {
         ps->qk_backward(&m->pos, s->d_q, a->pos, N, H, 0, layer);
         ps->qk_backward(&m->pos, s->d_k, a->pos, N, KVH, 1, layer);
     }
-    matmul_backward(s->d_ln, dw.wq, s->d_q, a->ln1, w.wq, N, D, qdim, 0);
-    matmul_backward(s->d_ln, dw.wk, s->d_k, a->ln1, w.wk, N, D, kvdim, 1);
-    matmul_backward(s->d_ln, dw.wv, s->d_v, a->ln1, w.wv, N, D, kvdim, 1);
+    matmul_backward(s->d_ln, dw.wq, s->d_q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim, 0);
+    matmul_backward(s->d_ln, dw.wk, s->d_k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim, 1);
+    matmul_backward(s->d_ln, dw.wv, s->d_v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim, 1);
     rmsnorm_backward(s->d_res, dw.attn_norm, s->d_ln, a->in, w.attn_norm, a->ln1_rstd, N, D);
 }
 
@@ -306,7 +340,7 @@ int model_forward(Model *m, const int *inputs, const int *targets, const int *po
     }
     const float *last = a->res_out + (c->n_layers - 1) * BT * D;
     rmsnorm_forward(a->lnf, a->lnf_rstd, last, p->final_norm, (int)BT, D, c->norm_eps);
-    matmul_forward(a->logits, a->lnf, p->lm_head, (int)BT, D, V);
+    matmul_forward(a->logits, a->lnf, p->lm_head, model_w16(m, p->lm_head), (int)BT, D, V);
     m->mean_loss = targets ? crossentropy_forward(a->losses, a->logits, targets, (int)BT, V) : 0.0f;
     return 0;
 }
@@ -321,7 +355,7 @@ void model_backward(Model *m) {
     GradScratch *s = &m->scratch;
 
     crossentropy_backward(a->logits, m->targets, (int)BT, V); /* logits now hold dlogits */
-    matmul_backward(s->d_ln, g->lm_head, a->logits, a->lnf, p->lm_head, (int)BT, D, V, 0);
+    matmul_backward(s->d_ln, g->lm_head, a->logits, a->lnf, p->lm_head, model_w16(m, p->lm_head), (int)BT, D, V, 0);
     const float *last = a->res_out + (c->n_layers - 1) * BT * D;
     memset(s->d_res, 0, BT * D * sizeof(float));
     rmsnorm_backward(s->d_res, g->final_norm, s->d_ln, last, p->final_norm, a->lnf_rstd, (int)BT, D);

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "bf16.h"
 #include "config.h"
 #include "pos/pos.h"
 
@@ -103,6 +104,9 @@ typedef struct {
     float *res_out;             /* [N, D] residual after the MLP */
 } LayerActs;
 
+/* what the weight products run in: float32, or bf16 operands with float32 accumulation (bf16.h) */
+typedef enum { PRECISION_FP32, PRECISION_BF16 } Precision;
+
 typedef struct Model {
     ModelConfig cfg;
     PosCtx pos;
@@ -112,6 +116,9 @@ typedef struct Model {
     size_t n_params;
     float *params_mem;
     ParamTensors params;
+
+    Precision precision;
+    bf16 *params_bf16; /* bf16: the parameter block rounded (model_sync_bf16), the products' weights */
 
     float *grads_mem; /* NULL until model_alloc_train */
     ParamTensors grads;
@@ -138,6 +145,18 @@ void model_alloc_train(Model *m, int B, int T);
  * the next model_alloc_train. */
 void model_keep_attention(Model *m, int keep);
 void model_free(Model *m);
+
+/* --precision: bf16 rounds the weights into params_bf16 and runs every weight product (q, k, v,
+ * o, the MLP, the output head) in bf16 with float32 accumulation; master weights, gradients,
+ * optimizer state, norms, attention (scores, softmax, position maps and biases) and the loss stay
+ * float32. -1 with the missing instruction set named where the CPU cannot. */
+int model_set_precision(Model *m, Precision precision);
+/* after every change of the float32 weights (an optimizer step): round them again, once */
+void model_sync_bf16(Model *m);
+/* the bf16 twin of weight w (a pointer into params_mem), NULL under float32 */
+const bf16 *model_w16(const Model *m, const float *w);
+const char *precision_name(Precision p);
+int precision_parse(const char *s, Precision *out); /* "fp32" | "bf16"; -1 with one line otherwise */
 
 /* Forward over B rows of T tokens with explicit positions [B*T]. With targets, also the
  * mean loss (returned in m->mean_loss) and per-token losses. -1 if a position is not accepted. */

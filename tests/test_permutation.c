@@ -25,9 +25,9 @@ static void sublayer(PosCtx *pc, const float *x0, const float *wq, const float *
     pos_check_positions(pc, pos, N);
     memcpy(x, x0, sizeof x);
     if (pc->scheme->input_forward) pc->scheme->input_forward(pc, x, pos, N);
-    matmul_forward(q, x, wq, N, D, D);
-    matmul_forward(k, x, wk, N, D, D);
-    matmul_forward(v, x, wv, N, D, D);
+    matmul_forward(q, x, wq, NULL, N, D, D);
+    matmul_forward(k, x, wk, NULL, N, D, D);
+    matmul_forward(v, x, wv, NULL, N, D, D);
     if (pc->scheme->qk_forward) {
         pc->scheme->qk_forward(pc, q, pos, N, H, 0, 0);
         pc->scheme->qk_forward(pc, k, pos, N, H, 1, 0);

@@ -34,6 +34,10 @@ int threads_limit(void);
 /* the --scale flag's help, the same in every command that takes one */
 #define SCALE_RULE_HELP                                                                                    \
     "scaling rule, for a scheme that takes one: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L]"
+/* one row of a command's table: --precision fp32|bf16 */
+#define OPT_PRECISION_ROW(dst)                                                                             \
+    {"--precision", OPT_STR, (dst), 0, 0,                                                                  \
+     "fp32, or bf16: weight products in bf16 with fp32 accumulation (oneDNN; AVX512_BF16 or AMX CPUs)"}
 /* one row of a command's table: --threads N */
 #define OPT_THREADS_ROW(dst) {"--threads", OPT_THREADS, (dst), 0, 0, "threads (0: all cores)"}
 

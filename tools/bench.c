@@ -63,7 +63,9 @@ typedef struct {
     const BenchConfig *bc; /* NULL for sgemm */
     const char *spec;      /* position scheme */
     int len;               /* tokens per row: T (train), tokens generated (sample), window (eval) */
+    int batch;             /* train: rows per step */
     int repeats, steps, eval_tokens;
+    Precision precision;   /* of the weight products */
 } Work;
 
 typedef struct {
@@ -99,9 +101,10 @@ static int bench_model_alloc(Model *m, const BenchConfig *bc, const char *spec) 
     return model_create(m, &cfg, spec);
 }
 
-static void bench_model_create(Model *m, const BenchConfig *bc, const char *spec) {
+static void bench_model_create(Model *m, const BenchConfig *bc, const char *spec, Precision precision) {
     if (bench_model_alloc(m, bc, spec) != 0) pelab_die("bench: %s", pelab_errmsg);
     model_init_weights(m, 1);
+    if (model_set_precision(m, precision) != 0) pelab_die("bench: %s", pelab_errmsg);
 }
 
 /* Model FLOPs per token of a causal forward over windows of len tokens: 2 per weight of every
@@ -123,9 +126,10 @@ typedef struct {
     long step;
 } Rig;
 
-static void rig_init(Rig *g, const BenchConfig *bc, const char *spec) {
-    bench_model_create(&g->m, bc, spec);
-    g->B = bc->batch, g->T = bc->seq_len, g->vocab = bc->vocab, g->step = 1;
+/* B rows of T tokens per step */
+static void rig_init(Rig *g, const BenchConfig *bc, const char *spec, Precision precision, int B, int T) {
+    bench_model_create(&g->m, bc, spec, precision);
+    g->B = B, g->T = T, g->vocab = bc->vocab, g->step = 1;
     int n = g->B * g->T;
     model_alloc_train(&g->m, g->B, g->T);
     g->in = xmalloc(sizeof(int) * n), g->tg = xmalloc(sizeof(int) * n), g->pos = xmalloc(sizeof(int) * n);
@@ -156,6 +160,7 @@ static void rig_steps(Rig *g, int steps, double *tf, double *tb, double *to) {
         adamw_update(&g->m, g->am, g->av, &opt, g->step++);
         if (g->m.pos.scheme->after_update && g->m.tensors[T_POS].numel)
             g->m.pos.scheme->after_update(&g->m.pos, g->m.params.pos);
+        model_sync_bf16(&g->m); /* bf16: the weights rounded once per step, as train does */
         double t3 = now_seconds();
         *tf += t1 - t0, *tb += t2 - t1, *to += t3 - t2;
     }
@@ -164,7 +169,7 @@ static void rig_steps(Rig *g, int steps, double *tf, double *tb, double *to) {
 /* training: `steps` steps of [batch, T] per repetition, after one untimed repetition */
 static void work_train(const Work *w, WorkResult *r) {
     Rig g;
-    rig_init(&g, w->bc, w->spec);
+    rig_init(&g, w->bc, w->spec, w->precision, w->batch, w->len);
     int n = w->repeats;
     double *tps = xmalloc(sizeof(double) * n), *fwd = xmalloc(sizeof(double) * n);
     double *bwd = xmalloc(sizeof(double) * n), *upd = xmalloc(sizeof(double) * n);
@@ -186,7 +191,7 @@ static void work_train(const Work *w, WorkResult *r) {
 /* sampling: batch 1, greedy, KV cache, w->len new tokens after a 1-token prompt */
 static void work_sample(const Work *w, WorkResult *r) {
     Model m;
-    bench_model_create(&m, w->bc, w->spec);
+    bench_model_create(&m, w->bc, w->spec, w->precision);
     int V = w->bc->vocab, n_tok = w->len;
     KVCache kv;
     kvcache_init(&kv, &m, n_tok, 64);
@@ -218,7 +223,7 @@ static void work_sample(const Work *w, WorkResult *r) {
  * tokens, as many as make at least w->eval_tokens predictions per repetition */
 static void work_eval(const Work *w, WorkResult *r) {
     Model m;
-    bench_model_create(&m, w->bc, w->spec);
+    bench_model_create(&m, w->bc, w->spec, w->precision);
     long table = pos_max_position(&m.pos), comp = pos_computable_position(&m.pos);
     if ((table >= 0 && w->len > table) || (comp >= 0 && w->len > comp)) { /* as pelab eval: n/a */
         r->limit = table >= 0 && w->len > table ? table : comp;
@@ -326,20 +331,23 @@ static void print_thread_env(void) {
 }
 
 static void print_result(const Work *w, const WorkResult *r, double peak) {
-    char label[32];
-    if (w->kind == WORK_EVAL) snprintf(label, sizeof label, "eval %d", w->len);
-    else snprintf(label, sizeof label, "%s", work_names[w->kind]);
+    char label[48];
+    const char *prec = precision_name(w->precision);
+    if (w->kind == WORK_EVAL) snprintf(label, sizeof label, "eval %d %s", w->len, prec);
+    else if (w->kind == WORK_TRAIN && w->len != w->bc->seq_len) snprintf(label, sizeof label, "train T%d %s", w->len, prec);
+    else snprintf(label, sizeof label, "%s %s", work_names[w->kind], prec);
     if (r->limit > 0) {
-        printf("%s %-10s      n/a (past the %ld positions the scheme accepts or computes)\n", w->bc->name, label,
+        printf("%s %-16s      n/a (past the %ld positions the scheme accepts or computes)\n", w->bc->name, label,
                r->limit);
         return;
     }
-    printf("%s %-10s %8.0f tokens/s (min %.0f, max %.0f)", w->bc->name, label, r->rate.median, r->rate.min,
+    printf("%s %-16s %8.0f tokens/s (min %.0f, max %.0f)", w->bc->name, label, r->rate.median, r->rate.min,
            r->rate.max);
     double gflops = r->rate.median * r->flops_per_token / 1e9;
     if (w->kind != WORK_SAMPLE) printf("  %5.1f GFLOP/s = %3.0f%% of sgemm peak", gflops, 100.0 * gflops / peak);
     if (w->kind == WORK_TRAIN)
-        printf("  fwd %.1f / bwd %.1f / opt %.1f ms per step", r->fwd_ms.median, r->bwd_ms.median, r->opt_ms.median);
+        printf("  batch %d  fwd %.1f / bwd %.1f / opt %.1f ms per step", w->batch, r->fwd_ms.median, r->bwd_ms.median,
+               r->opt_ms.median);
     if (w->kind == WORK_SAMPLE) printf("  batch 1, greedy, KV cache, %d tokens", w->len);
     if (w->kind == WORK_EVAL) {
         long windows = r->tokens / w->len;
@@ -359,13 +367,14 @@ static void json_row(FILE *f, const Work *w, const WorkResult *r, double peak, i
     fprintf(f, "%s    {", first ? "" : ",\n");
     json_field(f, "", "config", w->bc->name);
     json_field(f, ", ", "workload", work_names[w->kind]);
+    json_field(f, ", ", "precision", precision_name(w->precision));
     if (r->limit > 0) {
         fprintf(f, ", \"len\": %d, \"skipped\": \"past the %ld positions the scheme accepts or computes\"}", w->len,
                 r->limit);
         return;
     }
     fprintf(f, ", \"len\": %d, \"batch\": %d, \"tokens_per_repeat\": %ld, \"repeats\": %d, \"params\": %ld",
-            w->len, w->kind == WORK_TRAIN ? w->bc->batch : 1, r->tokens, w->repeats, r->n_params);
+            w->len, w->kind == WORK_TRAIN ? w->batch : 1, r->tokens, w->repeats, r->n_params);
     json_stat(f, "tokens_per_s", r->rate);
     double gflops = r->rate.median * r->flops_per_token / 1e9;
     fprintf(f, ", \"flops_per_token\": %.6g, \"gflops\": %.4g, \"peak_fraction\": %.4g", r->flops_per_token, gflops,
@@ -416,7 +425,7 @@ static void bench_schemes(const BenchConfig *bc, const char *list, int repeats, 
         if (n == 0 || strcmp(t, "rope") != 0) names[n++] = t;
     Rig *rigs = xmalloc(sizeof(Rig) * n);
     double *tps = xmalloc(sizeof(double) * n * repeats);
-    for (int i = 0; i < n; i++) rig_init(&rigs[i], bc, names[i]);
+    for (int i = 0; i < n; i++) rig_init(&rigs[i], bc, names[i], PRECISION_FP32, bc->batch, bc->seq_len);
     for (int r = -1; r < repeats; r++)
         for (int i = 0; i < n; i++) {
             double tf, tb, to;
@@ -464,7 +473,7 @@ static void list_check(const char *flag, const char *list, const char *const *al
     free(buf);
 }
 
-enum { MAX_EVAL = 16, MAX_WORKS = 64 };
+enum { MAX_EVAL = 16, MAX_WORKS = 128, MAX_TRAIN_LENS = 8 };
 
 /* eval lengths of one configuration: --eval-mult times its T, then --eval-extra for S */
 static int eval_lengths(const BenchConfig *bc, const char *mult, const char *extra, int *out) {
@@ -482,12 +491,22 @@ static int eval_lengths(const BenchConfig *bc, const char *mult, const char *ext
     return n;
 }
 
-/* the workloads of one configuration, in the order they run */
-static int plan_config(const BenchConfig *bc, const char *which, const char *spec, const char *mult,
-                       const char *extra, int repeats, int steps, int sample_tokens, int eval_tokens, Work *out) {
-    Work base = {.bc = bc, .spec = spec, .repeats = repeats, .steps = steps, .eval_tokens = eval_tokens};
+/* the workloads of one configuration and precision, in the order they run; train_lens: long
+ * training at batch 1 (attention memory), M only */
+static int plan_config(const BenchConfig *bc, const char *which, const char *spec, Precision precision,
+                       const char *mult, const char *extra, const int *train_lens, int n_train_lens, int repeats,
+                       int steps, int sample_tokens, int eval_tokens, Work *out) {
+    Work base = {.bc = bc, .spec = spec, .repeats = repeats, .steps = steps, .eval_tokens = eval_tokens,
+                 .precision = precision};
     int n = 0;
-    if (list_has(which, "train")) out[n] = base, out[n].kind = WORK_TRAIN, out[n++].len = bc->seq_len;
+    if (list_has(which, "train")) {
+        out[n] = base, out[n].kind = WORK_TRAIN, out[n].batch = bc->batch, out[n++].len = bc->seq_len;
+        for (int i = 0; i < n_train_lens && strcmp(bc->name, "M") == 0; i++) {
+            /* one step per repetition, at most 3: a step at 16384 takes tens of seconds */
+            out[n] = base, out[n].kind = WORK_TRAIN, out[n].batch = 1, out[n].len = train_lens[i];
+            out[n].steps = 1, out[n++].repeats = repeats < 3 ? repeats : 3;
+        }
+    }
     if (list_has(which, "sample")) out[n] = base, out[n].kind = WORK_SAMPLE, out[n++].len = sample_tokens;
     if (list_has(which, "eval")) {
         int lens[MAX_EVAL], k = eval_lengths(bc, mult, extra, lens);
@@ -499,7 +518,7 @@ static int plan_config(const BenchConfig *bc, const char *which, const char *spe
 int cmd_bench(int argc, char **argv) {
     int repeats = 5, steps = 3, threads = 0, sample_tokens = 256, eval_tokens = 4096, in_process = 0;
     const char *which = "S,M", *spec = "rope", *schemes = NULL, *workloads = "train,sample,eval";
-    const char *mult = "1,4,16", *extra = "8192", *json_path = NULL;
+    const char *mult = "1,4,16", *extra = "8192", *json_path = NULL, *precisions = "fp32,bf16", *train_lens_s = "1024,4096";
     const OptSpec opts[] = {
         {"--configs", OPT_STR, &which, 0, 0, "comma-separated configurations to run (S, M)"},
         {"--workloads", OPT_STR, &workloads, 0, 0, "comma-separated workloads (train, sample, eval)"},
@@ -511,6 +530,10 @@ int cmd_bench(int argc, char **argv) {
         {"--eval-tokens", OPT_INT, &eval_tokens, 1, 1 << 26, "predictions per evaluation repetition (>= 1 window)"},
         {"--json", OPT_OUT_FILE, &json_path, 0, 0, "also write every figure as JSON to this file"},
         {"--no-fork", OPT_FLAG, &in_process, 0, 0, "run every workload in this process (peak RSS: running max)"},
+        {"--precision", OPT_STR, &precisions, 0, 0,
+         "comma-separated precisions of the weight products (fp32, bf16: skipped with the reason where unsupported)"},
+        {"--train-lens", OPT_STR, &train_lens_s, 0, 0,
+         "long training of M at batch 1 at these lengths: speed and peak memory of attention (none: skip)"},
         {"--pos", OPT_STR, &spec, 0, 0, "position scheme of the benchmarked model"},
         {"--schemes", OPT_STR, &schemes, 0, 0, "compare training speed of these schemes with rope instead"},
         OPT_THREADS_ROW(&threads),
@@ -519,6 +542,16 @@ int cmd_bench(int argc, char **argv) {
     static const char *const config_names[] = {"S", "M"}, *const workload_names[] = {"train", "sample", "eval"};
     list_check("--configs", which, config_names, 2);
     list_check("--workloads", workloads, workload_names, 3);
+    static const char *const precision_names[] = {"fp32", "bf16"};
+    list_check("--precision", precisions, precision_names, 2);
+    int train_lens[MAX_TRAIN_LENS], n_train_lens = 0;
+    if (strcmp(train_lens_s, "none") != 0) {
+        n_train_lens = eval_parse_lengths(train_lens_s, NULL, 1, train_lens, MAX_TRAIN_LENS);
+        if (n_train_lens < 0)
+            pelab_die("bench: --train-lens %s: expected up to %d positive lengths, or none", train_lens_s, MAX_TRAIN_LENS);
+    }
+    char bf16_why[160] = "";
+    int run_bf16 = list_has(precisions, "bf16") && bf16_supported(bf16_why, sizeof bf16_why);
     if (schemes && json_path) pelab_die("bench: --json applies to the workloads, not to --schemes");
     set_threads(threads);
     FILE *json = NULL;
@@ -532,8 +565,12 @@ int cmd_bench(int argc, char **argv) {
         Model m; /* a bad --pos fails here, once, not in every child (no OpenMP: model_create is serial) */
         if (bench_model_alloc(&m, &configs[i], spec) != 0) pelab_die("bench: %s", pelab_errmsg);
         model_free(&m);
-        n += plan_config(&configs[i], workloads, spec, mult, extra, repeats, steps, sample_tokens, eval_tokens,
-                         works + n);
+        for (int p = 0; p < 2; p++) {
+            if (p == 0 ? !list_has(precisions, "fp32") : !run_bf16) continue;
+            if (n + 2 * MAX_EVAL + MAX_TRAIN_LENS + 2 > MAX_WORKS) pelab_die("bench: too many workloads");
+            n += plan_config(&configs[i], workloads, spec, p ? PRECISION_BF16 : PRECISION_FP32, mult, extra,
+                             train_lens, n_train_lens, repeats, steps, sample_tokens, eval_tokens, works + n);
+        }
     }
 
     long baseline_kb = in_process ? -1 : current_rss_kb(); /* every child starts with these pages */
@@ -546,6 +583,8 @@ int cmd_bench(int argc, char **argv) {
     print_machine(stdout, 1); /* figures mean little without the kernels they ran on */
     printf("S = dim 128, 4 layers, 4 heads, hidden 384, vocab 256, T 128, batch 16\n");
     printf("M = dim 288, 6 layers, 6 heads, hidden 768, vocab 256, T 256, batch 8\n");
+    if (run_bf16) printf("bf16: weight products through oneDNN, fp32 accumulation; attention and the rest fp32\n");
+    else if (list_has(precisions, "bf16")) printf("bf16 skipped: %s\n", bf16_why);
     if (!in_process)
         printf("each workload in its own process; peak RSS includes a %.1f MB baseline\n", baseline_kb / 1024.0);
     if (schemes) {

@@ -16,12 +16,14 @@
 #include "args.h"
 #include "commands.h"
 #include "eval_gen.h"
+#include "load.h"
 
 enum { MAX_RULES = 16, MAX_LENGTHS = 64 };
 
 /* one `pelab eval`: the models (one per rule), the tokens, the results; large, so on the heap */
 typedef struct {
     const char *model_path, *data_path, *seed, *tokenizer;
+    const char *precision;       /* --precision, NULL: fp32 */
     size_t n_tokens, n_file;
     int train_len, n_rules, n_lengths;
     char rule_buf[1024];         /* --scale, split in place: rules[] point into it */
@@ -66,7 +68,8 @@ static void print_header(const Run *run) {
     for (int r = 0; r < run->n_rules; r++)
         printf("rule %-10s scheme %s  lengths: %s\n", run->rules[r], run->scheme[r], run->lengths_str[r]);
     for (int p = 0; p < EVAL_N_PROTOCOLS; p++) printf("%-10s = %s\n", eval_protocol_names[p], protocol_defs[p]);
-    printf("loss in nats/token, ppl = exp(loss)\n\n");
+    printf("loss in nats/token, ppl = exp(loss); weight products in %s\n\n",
+           precision_name(run->models[0].precision));
 }
 
 static void print_table(const Run *run) {
@@ -268,6 +271,7 @@ static void load_rules(Run *run, const char *scale) {
         run->rules[r] = tok;
         if (eval_load_rule(run->model_path, tok, &run->models[r], r ? NULL : &run->meta) != 0)
             pelab_die("%s", pelab_errmsg);
+        set_precision_or_die(&run->models[r], run->precision);
         pos_spec(&run->models[r].pos, run->scheme[r], sizeof run->scheme[r]);
         pos_lengths(&run->models[r].pos, run->lengths_str[r], sizeof run->lengths_str[r]);
     }
@@ -333,7 +337,7 @@ static void run_free(Run *run) {
 
 int cmd_eval(int argc, char **argv) {
     const char *data = NULL, *lengths = NULL, *mult = NULL, *scale = "none", *csv_path = NULL,
-               *json_path = NULL;
+               *json_path = NULL, *precision = NULL;
     int stride = 0, buckets = 16, max_tokens = 65536, threads = 0;
     EvalGenOpts gen = {.gen_tokens = 0, .gen_prompts = 3, .keyppl_tokens = 0, .key_gain = 2.0f};
     const OptSpec opts[] = {
@@ -352,6 +356,7 @@ int cmd_eval(int argc, char **argv) {
         {"--keyppl-tokens", OPT_INT, &gen.keyppl_tokens, 0, 1 << 30, "key-token perplexity on the first N data tokens "
                                                                      "(0: off); the first rule picks the key tokens"},
         {"--key-gain", OPT_FLOAT, &gen.key_gain, 0, 100, "key token: log-prob gain (nats) with context L over L/4"},
+        OPT_PRECISION_ROW(&precision),
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[1];
@@ -366,6 +371,7 @@ int cmd_eval(int argc, char **argv) {
     Run *run = xcalloc(1, sizeof *run);
     run->model_path = pos_args[0];
     run->data_path = data;
+    run->precision = precision;
     tokenizer_init_byte(&run->tok);
     load_rules(run, scale);
     run->n_lengths = eval_parse_lengths(lengths, mult ? mult : "0.5,1,2,4,8", run->train_len, run->lens, MAX_LENGTHS);

@@ -6,7 +6,9 @@
 #include "../data/tokenizer.h"
 #include "../model/model.h"
 
-/* scale: a RoPE scaling rule to apply (--scale), or NULL */
-void load_model_or_die(const char *path, const char *scale, Model *m, Tokenizer *tok);
+/* scale: a RoPE scaling rule to apply (--scale), or NULL; precision: --precision (NULL: fp32) */
+void load_model_or_die(const char *path, const char *scale, const char *precision, Model *m, Tokenizer *tok);
+/* --precision fp32|bf16 on a model, or stop with one line (NULL: leave it fp32) */
+void set_precision_or_die(Model *m, const char *precision);
 
 #endif

@@ -27,7 +27,8 @@ static void rule_of(const char *spec, char *out, size_t n) {
 }
 
 int cmd_passkey(int argc, char **argv) {
-    const char *lengths_s = NULL, *mult_s = NULL, *depths_s = "0,10,20,30,40,50,60,70,80,90,100", *scale = NULL;
+    const char *lengths_s = NULL, *mult_s = NULL, *depths_s = "0,10,20,30,40,50,60,70,80,90,100", *scale = NULL,
+               *precision = NULL;
     const char *csv_path = NULL;
     int trials = 10, threads = 0;
     unsigned long long seed = 1;
@@ -39,6 +40,7 @@ int cmd_passkey(int argc, char **argv) {
         {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
         {"--seed", OPT_U64, &seed, 0, 1.8e19, "seed of the keys"},
         {"--csv", OPT_OUT_FILE, &csv_path, 0, 0, "also write model,pos,length,depth,trials,exact,accuracy,mean_rank rows here"},
+        OPT_PRECISION_ROW(&precision),
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[1];
@@ -52,7 +54,7 @@ int cmd_passkey(int argc, char **argv) {
 
     Model m;
     Tokenizer tok;
-    load_model_or_die(pos_args[0], scale, &m, &tok);
+    load_model_or_die(pos_args[0], scale, precision, &m, &tok);
     if (tok.kind != TOK_BYTE)
         pelab_die("passkey: %s uses the %s tokenizer; passkey documents are byte-level (train with the byte "
                   "tokenizer and --passkey-frac)", pos_args[0], tokenizer_kind_name(&tok));

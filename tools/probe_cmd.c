@@ -86,7 +86,7 @@ int cmd_probe(int argc, char **argv) {
     set_threads(threads);
     Model m;
     Tokenizer tok;
-    load_model_or_die(pos_args[0], scale, &m, &tok);
+    load_model_or_die(pos_args[0], scale, NULL, &m, &tok);
     int L = m.cfg.seq_len;
     if (len == 0) len = L;
     const char *what = pos_args[1];

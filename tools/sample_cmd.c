@@ -30,7 +30,7 @@ int cmd_sample(int argc, char **argv) {
     int n_new = 256, steps = 0, top_k = 0, no_cache = 0, threads = 0;
     float temp = 1.0f, top_p = 0.9f;
     unsigned long long seed = 0;
-    const char *scale = NULL;
+    const char *scale = NULL, *precision = NULL;
     const OptSpec opts[] = {
         {"--prompt", OPT_STR, &prompt, 0, 0, "text to continue (empty: start from BOS, or a newline for byte/bpe models)"},
         {"-n", OPT_INT, &n_new, 1, 1 << 24,
@@ -44,6 +44,7 @@ int cmd_sample(int argc, char **argv) {
         {"--seed", OPT_U64, &seed, 0, 1.8e19, "random seed (0: from the clock, printed on stderr)"},
         {"--no-cache", OPT_FLAG, &no_cache, 0, 0, "recompute the full forward at every step"},
         {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
+        OPT_PRECISION_ROW(&precision),
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[1];
@@ -55,7 +56,7 @@ int cmd_sample(int argc, char **argv) {
 
     Model m;
     Tokenizer tok;
-    load_model_or_die(ckpt, scale, &m, &tok);
+    load_model_or_die(ckpt, scale, precision, &m, &tok);
     if (seed == 0) {
         seed = (unsigned long long)time(NULL);
         fprintf(stderr, "seed %llu\n", seed);

@@ -17,11 +17,12 @@
 int cmd_score(int argc, char **argv) {
     int len = 0, threads = 0;
     const char *per_token_path = NULL;
-    const char *scale = NULL;
+    const char *scale = NULL, *precision = NULL;
     const OptSpec opts[] = {
         {"--len", OPT_INT, &len, 0, 1 << 24, "window length (0: the model's training length)"},
         {"--per-token", OPT_OUT_FILE, &per_token_path, 0, 0, "write window,position,token,logprob CSV here"},
         {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
+        OPT_PRECISION_ROW(&precision),
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[2];
@@ -32,7 +33,7 @@ int cmd_score(int argc, char **argv) {
 
     Model m;
     Tokenizer tok;
-    load_model_or_die(pos_args[0], scale, &m, &tok);
+    load_model_or_die(pos_args[0], scale, precision, &m, &tok);
     unsigned char *text;
     size_t n_bytes;
     if (read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);

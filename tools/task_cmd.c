@@ -234,7 +234,8 @@ static void print_table(const TaskRun *r) {
 /* greedy answers of a trained model at each length (and depth, for a task with one): a table,
  * for retrieval tasks also the depth x length grid of exact match; CSV, JSON and plots on request */
 static int eval(int argc, char **argv) {
-    const char *task = NULL, *lens = NULL, *depths = NULL, *csv = NULL, *json = NULL, *plots = NULL, *scale = NULL;
+    const char *task = NULL, *lens = NULL, *depths = NULL, *csv = NULL, *json = NULL, *plots = NULL, *scale = NULL,
+               *precision = NULL;
     static TaskRun r; /* large: not on the stack */
     r.seed = 1, r.n = 100;
     int threads = 0, rand_pos = 0;
@@ -250,6 +251,7 @@ static int eval(int argc, char **argv) {
         {"--csv", OPT_OUT_FILE, &csv, 0, 0, "also write the cells as CSV"},
         {"--json", OPT_OUT_FILE, &json, 0, 0, "also write the cells as JSON"},
         {"--plots", OPT_OUT_DIR, &plots, 0, 0, "plot accuracy vs length (and the depth x length heatmap) into DIR"},
+        OPT_PRECISION_ROW(&precision),
         OPT_THREADS_ROW(&threads),
     };
     const char *pos[1];
@@ -278,7 +280,7 @@ static int eval(int argc, char **argv) {
     set_threads(threads);
     Model m;
     Tokenizer tok;
-    load_model_or_die(pos[0], scale, &m, &tok);
+    load_model_or_die(pos[0], scale, precision, &m, &tok);
     if (tok.kind != TOK_BYTE) pelab_die("task eval: %s uses the %s tokenizer; tasks are byte-level", pos[0],
                                         tokenizer_kind_name(&tok));
     r.model = pos[0], r.train_len = m.cfg.seq_len;

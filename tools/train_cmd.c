@@ -10,6 +10,7 @@
 int cmd_train(int argc, char **argv) {
     TrainConfig tc;
     train_config_defaults(&tc);
+    const char *precision = NULL;
     int steps = (int)tc.steps, synth_bytes = (int)tc.synth_bytes, stop_after = 0, threads = 0, untied = 0;
     /* every scheme's options from its table; args_usage appends " (default rope)" on a line of its own */
     char schemes[4096], pos_flag_help[4200];
@@ -52,6 +53,7 @@ int cmd_train(int argc, char **argv) {
         {"--ckpt-every", OPT_INT, &tc.ckpt_every, 0, 1 << 30, "checkpoint every N steps (0: only at the end)"},
         {"--log-every", OPT_INT, &tc.log_every, 1, 1 << 30, "progress line every N steps when not on a terminal"},
         {"--stop-after", OPT_INT, &stop_after, 0, 1 << 30, "checkpoint and stop after N steps of this run"},
+        OPT_PRECISION_ROW(&precision),
         OPT_THREADS_ROW(&threads),
         {"--quiet", OPT_FLAG, &tc.quiet, 0, 0, "no progress output"},
     };
@@ -61,6 +63,7 @@ int cmd_train(int argc, char **argv) {
     tc.synth_bytes = synth_bytes;
     tc.stop_after = stop_after;
     tc.tied = !untied;
+    if (precision && precision_parse(precision, &tc.precision) != 0) pelab_die("train: %s", pelab_errmsg);
     set_threads(threads);
     TrainResult res;
     if (train_run(&tc, &res) != 0) pelab_die("train: %s", pelab_errmsg);

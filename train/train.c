@@ -123,6 +123,7 @@ static void write_train_meta(CkptMeta *meta, const TrainConfig *tc, const Datase
     meta_set(meta, "train.rand_pos", "%d", tc->rand_pos);
     meta_set(meta, "train.passkey_frac", "%.9g", tc->passkey_frac);
     meta_set(meta, "train.align_examples", "%d", tc->align_examples);
+    meta_set(meta, "train.precision", "%s", precision_name(tc->precision));
 }
 
 /* on resume every stored training key must equal this run's (train.steps may grow) */
@@ -134,6 +135,7 @@ static int check_resume_meta(const CkptMeta *stored, const TrainConfig *tc, cons
         if (strcmp(key, "train.steps") == 0) continue;
         if (!old && strcmp(key, "train.passkey_frac") == 0) old = "0"; /* written before the flag existed */
         if (!old && strcmp(key, "train.align_examples") == 0) old = "0"; /* the same */
+        if (!old && strcmp(key, "train.precision") == 0) old = "fp32";
         if (!old) return pelab_fail("%s: cannot resume: the checkpoint has no '%s' (not written by pelab train)", path, key);
         if (strcmp(old, now.e[i].val) != 0)
             return pelab_fail("%s: cannot resume: %s is %s in the checkpoint but %s now; pass the same flags as the "
@@ -368,6 +370,8 @@ static void print_summary(const Trainer *tr) {
     char line[512]; /* tokens/s mean little without the kernels they ran on */
     blas_report(line, sizeof line);
     fprintf(stderr, "%s\n", line);
+    if (m->precision == PRECISION_BF16)
+        fprintf(stderr, "precision: bf16 weight products with fp32 accumulation (oneDNN), fp32 everything else\n");
     CpuIsa isa;
     cpu_isa(&isa);
     if (blas_narrow_kernels(blas_core_name(), &isa, line, sizeof line)) fprintf(stderr, "%s\n", line);
@@ -402,6 +406,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
     }
     rng_seed(&tr->data_rng, tc->seed * 0x9E3779B97F4A7C15ull + 1);
     if (load_model(tr, resuming) != 0) return -1;
+    if (model_set_precision(&tr->model, tc->precision) != 0) return -1;
     alloc_training(tr);
     if (!tc->quiet) print_summary(tr);
     tr->opt = (AdamWConfig){.beta1 = tc->beta1, .beta2 = tc->beta2, .eps = 1e-8f, .weight_decay = tc->wd};
@@ -452,6 +457,7 @@ int trainer_step(Trainer *tr) {
     tr->opt.lr = lr_schedule(tr->step, tc->steps, tr->warmup, tc->lr, tc->min_lr_frac);
     adamw_update(m, tr->adam_m, tr->adam_v, &tr->opt, tr->step + 1);
     if (m->pos.scheme->after_update && m->tensors[T_POS].numel) m->pos.scheme->after_update(&m->pos, m->params.pos);
+    model_sync_bf16(m); /* the next step's products see this step's weights, rounded once */
     if (tc->loss_log) tc->loss_log[tr->step] = tr->train_loss;
     tr->step++;
     tr->steps_this_run++;

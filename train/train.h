@@ -21,6 +21,7 @@ typedef struct {
     int rand_pos;       /* > 0: randomized positions, sorted distinct ids from [0, rand_pos) per row */
     float passkey_frac; /* share of training rows that are passkey documents (data/passkey.h) */
     int align_examples; /* task data: every training window starts at an example's first byte */
+    Precision precision; /* the weight products: fp32, or bf16 with fp32 accumulation (model.h) */
     int dim, layers, heads, kv_heads, hidden, seq_len, batch, tied;
     long steps;
     int warmup;

@@ -16,7 +16,8 @@ BLAS_LIB ?= /usr/lib/$(ARCH)/openblas-openmp
 
 # tests/fuzz/ubsan.ignore: checks skipped until a reported fix lands (each entry says which)
 SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize-ignorelist=tests/fuzz/ubsan.ignore
-FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer $(SAN_FLAGS) -std=gnu11 -Wall -Wextra -fopenmp -I$(BLAS_INC)
+# the loaders never reach a bf16 product: the harnesses build without oneDNN
+FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer $(SAN_FLAGS) -DPELAB_NO_DNNL -std=gnu11 -Wall -Wextra -fopenmp -I$(BLAS_INC)
 FUZZ_LIBS  := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -lm -fopenmp
 
 # everything a loader can reach: the engine folders, never the command layer (tools/, pelab.c)
