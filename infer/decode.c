@@ -7,84 +7,107 @@
 #include "../core/mem.h"
 #include "../model/layers.h"
 
-void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk) {
+void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int chunk) {
     const ModelConfig *cfg = &m->cfg;
     memset(c, 0, sizeof *c);
     if (chunk > max_len) chunk = max_len;
     c->max_len = max_len;
     c->chunk = chunk;
+    c->n_seq = n_seq;
     c->n_layers = cfg->n_layers;
     c->kvdim = cfg->n_kv_heads * m->head_dim;
     size_t D = cfg->dim, F = cfg->hidden_dim, qdim = (size_t)cfg->n_heads * m->head_dim;
-    size_t cache = (size_t)cfg->n_layers * max_len * c->kvdim;
+    size_t rows = (size_t)n_seq * chunk, cache = (size_t)cfg->n_layers * n_seq * max_len * c->kvdim;
     c->k = xmalloc(cache * sizeof(float));
     c->v = xmalloc(cache * sizeof(float));
-    c->pos = xmalloc((size_t)max_len * sizeof(int));
-    c->x = xmalloc(chunk * D * sizeof(float));
-    c->ln = xmalloc(chunk * D * sizeof(float));
-    c->q = xmalloc(chunk * qdim * sizeof(float));
-    c->att_out = xmalloc(chunk * qdim * sizeof(float));
-    c->res_mid = xmalloc(chunk * D * sizeof(float));
-    c->gate = xmalloc(chunk * F * sizeof(float));
-    c->up = xmalloc(chunk * F * sizeof(float));
-    c->act = xmalloc(chunk * F * sizeof(float));
-    c->lnf = xmalloc(chunk * D * sizeof(float));
+    c->pos = xmalloc((size_t)n_seq * max_len * sizeof(int));
+    c->tokens = xmalloc((size_t)n_seq * max_len * sizeof(int));
+    c->key_start = xcalloc(n_seq, sizeof(int));
+    c->x = xmalloc(rows * D * sizeof(float));
+    c->ln = xmalloc(rows * D * sizeof(float));
+    c->q = xmalloc(rows * qdim * sizeof(float));
+    c->att_out = xmalloc(rows * qdim * sizeof(float));
+    c->res_mid = xmalloc(rows * D * sizeof(float));
+    c->gate = xmalloc(rows * F * sizeof(float));
+    c->up = xmalloc(rows * F * sizeof(float));
+    c->act = xmalloc(rows * F * sizeof(float));
+    c->lnf = xmalloc(rows * D * sizeof(float));
+    if (n_seq > 1) {
+        c->knew = xmalloc(rows * c->kvdim * sizeof(float));
+        c->vnew = xmalloc(rows * c->kvdim * sizeof(float));
+        c->chunk_tokens = xmalloc(rows * sizeof(int));
+        c->chunk_pos = xmalloc(rows * sizeof(int));
+    }
     const PosScheme *ps = m->pos.scheme;
     c->dynamic_from = ps->qk_dynamic_from ? ps->qk_dynamic_from(&m->pos) : -1;
-    c->tokens = xmalloc((size_t)max_len * sizeof(int));
 }
+
+void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk) { kvcache_init_batch(c, m, 1, max_len, chunk); }
 
 void kvcache_reset(KVCache *c) { c->len = 0; }
 
 void kvcache_free(KVCache *c) {
     void *bufs[] = {c->k, c->v, c->pos, c->x, c->ln, c->q, c->att_out, c->res_mid, c->gate, c->up, c->act,
-                    c->lnf, c->tokens};
+                    c->lnf, c->tokens, c->key_start, c->knew, c->vnew, c->chunk_tokens, c->chunk_pos};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(c, 0, sizeof *c);
 }
 
-/* one chunk of nb <= chunk tokens: every layer appends its keys and values after the cached ones */
+/* one chunk of nb <= chunk tokens of every sequence (tokens, pos: [n_seq, nb]): every layer
+ * appends their keys and values after the cached ones. logits: all_logits: [n_seq * nb, V]; else
+ * [n_seq, V] for each sequence's last token (NULL: none) */
 static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos, int nb, float *logits,
                          int all_logits) {
     const ModelConfig *cfg = &m->cfg;
     const ParamTensors *p = &m->params;
-    int D = cfg->dim, V = cfg->vocab_size, kvdim = c->kvdim, start = c->len;
-    size_t layer_cache = (size_t)c->max_len * kvdim;
+    int D = cfg->dim, V = cfg->vocab_size, kvdim = c->kvdim, start = c->len, S = c->n_seq;
+    size_t layer_cache = (size_t)S * c->max_len * kvdim;
 
-    memmove(c->pos + start, pos, nb * sizeof(int)); /* may already be in place (recomputation) */
-    memmove(c->tokens + start, tokens, nb * sizeof(int));
-    model_embed(m, c->x, tokens, pos, nb);
+    for (int b = 0; b < S; b++) { /* may already be in place (recomputation) */
+        memmove(c->pos + (size_t)b * c->max_len + start, pos + (size_t)b * nb, nb * sizeof(int));
+        memmove(c->tokens + (size_t)b * c->max_len + start, tokens + (size_t)b * nb, nb * sizeof(int));
+    }
+    model_embed(m, c->x, tokens, pos, S * nb);
 
     /* the residual stream enters and leaves every layer in c->x; no rstd kept */
-    LayerActs layer = {.n_seq = 1, .n = nb, .pos = pos, .in = c->x, .ln1 = c->ln, .q = c->q,
-                       .key_pos = c->pos, .n_keys = start + nb, .past = start,
-                       .att_out = c->att_out, .res_mid = c->res_mid, .ln2 = c->ln, .gate = c->gate,
-                       .up = c->up, .act = c->act, .res_out = c->x};
+    LayerActs layer = {.n_seq = S, .n = nb, .pos = pos, .in = c->x, .ln1 = c->ln, .q = c->q,
+                       .key_pos = c->pos, .n_keys = start + nb, .past = start, .key_stride = S > 1 ? c->max_len : 0,
+                       .key_start = c->key_start, .att_out = c->att_out, .res_mid = c->res_mid, .ln2 = c->ln,
+                       .gate = c->gate, .up = c->up, .act = c->act, .res_out = c->x};
     for (int l = 0; l < cfg->n_layers; l++) {
         float *keys = c->k + l * layer_cache, *values = c->v + l * layer_cache;
         layer.keys = keys, layer.values = values;
-        layer.k = keys + (size_t)start * kvdim, layer.v = values + (size_t)start * kvdim;
+        /* one sequence: the new rows go straight into the cache; a batch: through knew, vnew */
+        layer.k = S > 1 ? c->knew : keys + (size_t)start * kvdim;
+        layer.v = S > 1 ? c->vnew : values + (size_t)start * kvdim;
         block_forward(m, l, &layer);
     }
     c->len = start + nb;
     if (all_logits) {
-        rmsnorm_forward(c->lnf, NULL, c->x, p->final_norm, nb, D, cfg->norm_eps);
-        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), nb, D, V);
+        rmsnorm_forward(c->lnf, NULL, c->x, p->final_norm, S * nb, D, cfg->norm_eps);
+        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), S * nb, D, V);
     } else if (logits) {
-        const float *last = c->x + (size_t)(nb - 1) * D;
-        rmsnorm_forward(c->lnf, NULL, last, p->final_norm, 1, D, cfg->norm_eps);
-        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), 1, D, V);
+        for (int b = 0; b < S; b++) /* each sequence's last row */
+            rmsnorm_forward(c->lnf + (size_t)b * D, NULL, c->x + ((size_t)b * nb + nb - 1) * D, p->final_norm, 1, D,
+                            cfg->norm_eps);
+        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), S, D, V);
     }
+}
+
+static int check_tokens(const Model *m, const int *tokens, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab_size)
+            return pelab_fail("token id %d: expected 0..%d", tokens[i], m->cfg.vocab_size - 1);
+    return 0;
 }
 
 int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits, int all_logits) {
     if (n < 1) return pelab_fail("decode_forward: no tokens");
+    if (c->n_seq != 1) return pelab_fail("decode_forward: a cache of %d sequences (decode_forward_batch)", c->n_seq);
     if (c->len + n > c->max_len)
         return pelab_fail("KV cache full: %d cached + %d new tokens exceeds its capacity of %d", c->len, n,
                           c->max_len);
-    for (int i = 0; i < n; i++)
-        if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab_size)
-            return pelab_fail("token id %d: expected 0..%d", tokens[i], m->cfg.vocab_size - 1);
+    if (check_tokens(m, tokens, n) != 0) return -1;
     /* a dynamic rule past its length changes the transform of every position, so every layer of
      * the cache is stale: recompute the prefix under the new length (same table for all rows) */
     long longest = 0;
@@ -107,6 +130,31 @@ int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int 
         int last_block = done + nb == n;
         float *out = all_logits ? logits + (size_t)done * m->cfg.vocab_size : (last_block ? logits : NULL);
         decode_chunk(m, c, tokens + done, pos + done, nb, out, all_logits);
+    }
+    return 0;
+}
+
+int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits) {
+    if (c->n_seq == 1) return decode_forward(m, c, tokens, pos, n, logits, 0);
+    int S = c->n_seq;
+    if (n < 1) return pelab_fail("decode_forward_batch: no tokens");
+    if (c->len + n > c->max_len)
+        return pelab_fail("KV cache full: %d cached + %d new tokens exceeds its capacity of %d", c->len, n,
+                          c->max_len);
+    if (check_tokens(m, tokens, (size_t)S * n) != 0 || pos_check_positions(&m->pos, pos, (size_t)S * n) != 0) return -1;
+    if (c->dynamic_from >= 0)
+        for (size_t i = 0; i < (size_t)S * n; i++)
+            if (pos[i] + 1 > c->dynamic_from)
+                return pelab_fail("position %d is past %ld, where the dynamic rule follows each sequence's own "
+                                  "length: decode these sequences one at a time",
+                                  pos[i], c->dynamic_from);
+    for (int done = 0; done < n; done += c->chunk) {
+        int nb = n - done < c->chunk ? n - done : c->chunk;
+        for (int b = 0; b < S; b++) { /* gather the chunk of every sequence: [S, nb] */
+            memcpy(c->chunk_tokens + (size_t)b * nb, tokens + (size_t)b * n + done, nb * sizeof(int));
+            memcpy(c->chunk_pos + (size_t)b * nb, pos + (size_t)b * n + done, nb * sizeof(int));
+        }
+        decode_chunk(m, c, c->chunk_tokens, c->chunk_pos, nb, done + nb == n ? logits : NULL, 0);
     }
     return 0;
 }

@@ -1,39 +1,55 @@
 /* decode.h: the KV-cache decoder. Feeds n new tokens (a prompt chunk, or one token) at explicit
  * positions, appending their keys and values to the cache; attention per head and per block of
- * queries, so memory grows linearly with the cached length (no activations are kept). */
+ * queries, so memory grows linearly with the cached length (no activations are kept).
+ * A cache may hold n_seq sequences decoded side by side (batched sampling): every sequence gets
+ * the same number of new tokens per call, each at its own position ids; a sequence that starts
+ * later is left-padded, its padding keys masked (key_start), its first real token at position 0. */
 #ifndef PELAB_DECODE_H
 #define PELAB_DECODE_H
 
 #include "../model/model.h"
 
 typedef struct {
-    int max_len;   /* capacity in tokens */
-    int len;       /* tokens cached so far */
+    int max_len;   /* capacity in tokens, per sequence */
+    int len;       /* tokens cached so far, per sequence (padding included) */
     int chunk;     /* queries processed per block */
+    int n_seq;     /* sequences side by side (1: decode_forward) */
     int n_layers, kvdim;
-    float *k;      /* [L, max_len, kvdim] keys after the q/k transform */
-    int *tokens;   /* [max_len] every cached token id (to recompute the prefix) */
+    float *k;      /* [L, n_seq, max_len, kvdim] keys after the q/k transform */
+    int *tokens;   /* [n_seq, max_len] every cached token id (to recompute the prefix) */
     long dynamic_from; /* -1, or the length past which the scheme's transform follows the length */
     int stale_dynamic; /* 0 (default): past dynamic_from, recompute the whole prefix at every call so
                         * decoding equals a full forward over the sequence; 1: keep the cache as
                         * computed at each token's own step (what HF does; an experiment toggle) */
-    float *v;      /* [L, max_len, kvdim] */
-    int *pos;      /* [max_len] position id of every cached token */
+    float *v;      /* [L, n_seq, max_len, kvdim] */
+    int *pos;      /* [n_seq, max_len] position id of every cached token */
+    int *key_start; /* [n_seq]: sequence b's cache entries before key_start[b] are padding (0: none);
+                     * set before the first call, never attended */
     /* per-chunk scratch, reused by every layer (see LayerActs) */
-    float *x;         /* [chunk, D] the residual stream */
+    float *x;         /* [n_seq * chunk, D] the residual stream */
     float *ln, *q, *att_out, *res_mid, *gate, *up, *act;
-    float *lnf;       /* [chunk, D] */
+    float *knew, *vnew; /* [n_seq * chunk, kvdim]: a batch's new keys and values before the cache */
+    int *chunk_tokens, *chunk_pos; /* [n_seq * chunk]: one chunk of every sequence, gathered */
+    float *lnf;       /* [n_seq * chunk, D] */
 } KVCache;
 
 void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk);
+/* n_seq sequences of up to max_len tokens each */
+void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int chunk);
 void kvcache_reset(KVCache *c);
 void kvcache_free(KVCache *c);
 
-/* Run n tokens at positions pos through the model, attending to everything cached before them.
- * Under a dynamic rule past its length, every call recomputes the cached prefix (exact, and
- * quadratic in the length), unless stale_dynamic is set.
+/* Run n tokens at positions pos through the model, attending to everything cached before them
+ * (a cache of one sequence). Under a dynamic rule past its length, every call recomputes the
+ * cached prefix (exact, and quadratic in the length), unless stale_dynamic is set.
  * logits: if all_logits, [n, V] (one row per new token); else [V] for the last token only.
  * -1 with pelab_errmsg if the cache is full or a position is not accepted by the scheme. */
 int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits, int all_logits);
+
+/* The same for every sequence of a batched cache at once: tokens and pos [n_seq, n] (a padding
+ * token may be any valid id at any accepted position: it is never attended); logits [n_seq, V],
+ * the last new token of each sequence. A dynamic rule past its length is refused (its transform
+ * would follow each sequence's own length: decode those one at a time). */
+int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits);
 
 #endif

@@ -32,13 +32,14 @@ static void softmax_row(float *row, int n, float *row_max, float *row_inv_sum) {
 AttnHead attention_head(const Attention *a, int b, int h) {
     int hd = a->head_dim, qdim = a->n_heads * hd, kvdim = a->n_kv_heads * hd;
     int kvh = h / (a->n_heads / a->n_kv_heads);
-    size_t qrow = (size_t)b * a->nq, krow = (size_t)b * a->nk, head_rows = ((size_t)b * a->n_heads + h) * a->nq;
+    size_t qrow = (size_t)b * a->nq, krow = (size_t)b * (a->kv_stride ? a->kv_stride : a->nk), head_rows = ((size_t)b * a->n_heads + h) * a->nq;
     return (AttnHead){.q = a->q + qrow * qdim + h * hd, .k = a->k + krow * kvdim + kvh * hd,
                       .v = a->v + krow * kvdim + kvh * hd, .out = a->out + qrow * qdim + h * hd,
                       .probs = a->probs ? a->probs + head_rows * a->nk : NULL,
                       .stats = a->stats ? a->stats + head_rows * 2 : NULL, .ldq = qdim, .ldkv = kvdim,
                       .qpos = a->qpos + qrow, .kpos = a->kpos + krow, .nq = a->nq, .nk = a->nk,
-                      .q_offset = a->q_offset, .hd = hd, .head = h, .layer = a->layer};
+                      .q_offset = a->q_offset, .kstart = a->kstart ? a->kstart[b] : 0, .hd = hd, .head = h,
+                      .layer = a->layer};
 }
 
 /* keys query i may see: up to its own index, all of them when q_offset >= nk (no mask) */
@@ -57,9 +58,12 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, in
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq, a->k, a->ldkv,
                     0.0f, S, lds);
     if (pc && pc->scheme->bias_row)
-        for (int i = i0; i < i1; i++)
-            pc->scheme->bias_row(pc, S + (size_t)(i - i0) * lds, a->qpos[i], a->kpos, visible_keys(a, i), a->head,
-                                 a->layer);
+        for (int i = i0; i < i1; i++) {
+            int ks = a->kstart, n = visible_keys(a, i) - ks; /* padding keys never reach a bias */
+            if (n > 0)
+                pc->scheme->bias_row(pc, S + (size_t)(i - i0) * lds + ks, a->qpos[i], a->kpos + ks, n, a->head,
+                                     a->layer);
+        }
 }
 
 /* queries i0..i1-1: softmax rows into S (stride lds; zero from each row's limit to fill_to),
@@ -68,10 +72,12 @@ static void block_forward(const AttnHead *a, const PosCtx *pc, int i0, int i1, f
     int n_keys = visible_keys(a, i1 - 1), nb = i1 - i0;
     block_scores(a, pc, i0, i1, n_keys, S, lds);
     for (int i = i0; i < i1; i++) {
-        float *row = S + (size_t)(i - i0) * lds, mx, inv;
-        int n_visible = visible_keys(a, i);
-        softmax_row(row, n_visible, &mx, &inv);
-        for (int j = n_visible; j < fill_to; j++) row[j] = 0.0f; /* the future gets exactly zero weight */
+        float *row = S + (size_t)(i - i0) * lds, mx = 0.0f, inv = 0.0f;
+        int n_visible = visible_keys(a, i), ks = a->kstart;
+        if (n_visible > ks) softmax_row(row + ks, n_visible - ks, &mx, &inv);
+        else n_visible = ks; /* a padding query: all zeros */
+        for (int j = 0; j < ks; j++) row[j] = 0.0f;                /* padding gets exactly zero weight */
+        for (int j = n_visible; j < fill_to; j++) row[j] = 0.0f; /* so does the future */
         if (a->stats) a->stats[2 * i] = mx, a->stats[2 * i + 1] = inv;
     }
     float *out = a->out + (size_t)i0 * a->ldq;
@@ -125,8 +131,9 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
     block_scores(hv, pc, i0, i1, n_keys, P, lds);
     for (int i = i0; i < i1; i++) {
         float *row = P + (size_t)(i - i0) * lds, mx = hv->stats[2 * i], inv = hv->stats[2 * i + 1];
-        int n_visible = visible_keys(hv, i);
-        for (int j = 0; j < n_visible; j++) row[j] = fast_expf(row[j] - mx) * inv;
+        int n_visible = visible_keys(hv, i), ks = hv->kstart < n_visible ? hv->kstart : n_visible;
+        for (int j = 0; j < ks; j++) row[j] = 0.0f;
+        for (int j = ks; j < n_visible; j++) row[j] = fast_expf(row[j] - mx) * inv;
         for (int j = n_visible; j < n_keys; j++) row[j] = 0.0f;
     }
     /* dV += P^T dO ; dP = dO V^T */
@@ -138,12 +145,15 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
     for (int i = i0; i < i1; i++) {
         const float *prow = P + (size_t)(i - i0) * lds;
         float *drow = dS + (size_t)(i - i0) * lds;
-        int n_visible = visible_keys(hv, i);
+        int n_visible = visible_keys(hv, i), ks = hv->kstart < n_visible ? hv->kstart : n_visible;
         float dot = 0.0f;
-        for (int j = 0; j < n_visible; j++) dot += prow[j] * drow[j];
-        for (int j = 0; j < n_visible; j++) drow[j] = prow[j] * (drow[j] - dot);
+        for (int j = ks; j < n_visible; j++) dot += prow[j] * drow[j];
+        for (int j = 0; j < ks; j++) drow[j] = 0.0f;
+        for (int j = ks; j < n_visible; j++) drow[j] = prow[j] * (drow[j] - dot);
         for (int j = n_visible; j < n_keys; j++) drow[j] = 0.0f;
-        if (dpos) pc->scheme->bias_backward(pc, drow, hv->qpos[i], hv->kpos, n_visible, hv->head, hv->layer, dpos);
+        if (dpos && n_visible > ks)
+            pc->scheme->bias_backward(pc, drow + ks, hv->qpos[i], hv->kpos + ks, n_visible - ks, hv->head, hv->layer,
+                                      dpos);
     }
     /* dQ = scale dS K ; dK += scale dS^T Q */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, hd, n_keys, scale, dS, lds, hv->k, hv->ldkv, 0.0f,

@@ -15,7 +15,8 @@
 enum { ATT_QBLOCK = 64 }; /* queries per block: sgemm-sized, and the scratch per thread is 64 x nk */
 
 /* One head's view: nq queries against nk keys. Query i sits at key index q_offset + i and sees
- * keys 0 .. q_offset + i (q_offset >= nk: every key, no causal mask). */
+ * keys kstart .. q_offset + i (q_offset >= nk: every key, no causal mask). A query that sees no
+ * key (a padding row) gets an output of zeros, so padding stays finite and never leaks. */
 typedef struct {
     const float *q;          /* [nq, hd], row stride ldq */
     const float *k, *v;      /* [nk, hd] each, row stride ldkv */
@@ -26,6 +27,7 @@ typedef struct {
     int ldq, ldkv;
     const int *qpos, *kpos;  /* [nq], [nk] position ids, for the bias hook */
     int nq, nk, q_offset;
+    int kstart;              /* keys before this index are padding (left-padded batches): never attended */
     int hd, head, layer;
 } AttnHead;
 
@@ -40,6 +42,8 @@ typedef struct {
     float *stats;            /* NULL, or [n_seq, H, nq, 2] (required by attention_backward) */
     const int *qpos, *kpos;  /* [n_seq*nq], [n_seq*nk] */
     int n_seq, nq, nk, q_offset;
+    int kv_stride;           /* rows from one sequence's keys (and kpos) to the next's; 0: nk */
+    const int *kstart;       /* NULL, or [n_seq]: sequence b's keys before kstart[b] are padding */
     int n_heads, n_kv_heads, head_dim, layer;
 } Attention;
 

@@ -3,7 +3,7 @@
  * rounded to bf16: what they accumulate into, and every norm, softmax, loss, optimizer state and
  * position computation, stays float32.
  *
- * bf16 keeps float32's exponent and 8 bits of mantissa (relative rounding error 2^-9 = 0.2%).
+ * bf16 keeps float32's exponent and 8 significant bits (relative rounding error up to 2^-8 = 0.4%).
  * Conversion rounds to nearest even; NaN stays NaN. */
 #ifndef PELAB_BF16_H
 #define PELAB_BF16_H

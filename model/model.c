@@ -214,10 +214,10 @@ const bf16 *model_w16(const Model *m, const float *w) {
 /* the layer's attention: its queries against the keys the view names */
 static Attention layer_attention(const Model *m, int layer, const LayerActs *a) {
     return (Attention){.q = a->q, .k = a->keys, .v = a->values, .out = a->att_out, .probs = a->att_probs,
-                       .stats = a->att_stats,
-                       .qpos = a->pos, .kpos = a->key_pos, .n_seq = a->n_seq, .nq = a->n, .nk = a->n_keys,
-                       .q_offset = a->past, .n_heads = m->cfg.n_heads, .n_kv_heads = m->cfg.n_kv_heads,
-                       .head_dim = m->head_dim, .layer = layer};
+                       .stats = a->att_stats, .qpos = a->pos, .kpos = a->key_pos, .n_seq = a->n_seq, .nq = a->n,
+                       .nk = a->n_keys, .q_offset = a->past, .kv_stride = a->key_stride, .kstart = a->key_start,
+                       .n_heads = m->cfg.n_heads, .n_kv_heads = m->cfg.n_kv_heads, .head_dim = m->head_dim,
+                       .layer = layer};
 }
 
 void block_forward(const Model *m, int layer, const LayerActs *a) {
@@ -237,6 +237,12 @@ void block_forward(const Model *m, int layer, const LayerActs *a) {
         ps->qk_forward(&m->pos, a->q, a->pos, N, H, 0, layer);
         ps->qk_forward(&m->pos, a->k, a->pos, N, KVH, 1, layer);
     }
+    if (a->key_stride) /* a batched cache: each sequence's new rows after its cached ones */
+        for (int b = 0; b < a->n_seq; b++) {
+            size_t row = (size_t)b * a->key_stride + a->past, bytes = (size_t)a->n * kvdim * sizeof(float);
+            memcpy((float *)a->keys + row * kvdim, a->k + (size_t)b * a->n * kvdim, bytes);
+            memcpy((float *)a->values + row * kvdim, a->v + (size_t)b * a->n * kvdim, bytes);
+        }
     attention_forward(&att, &m->pos); /* -> att_out [N, H*hd], att_probs */
     matmul_forward(a->res_mid, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D);
     residual_forward(a->res_mid, a->res_mid, a->in, (size_t)N * D);

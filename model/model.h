@@ -92,9 +92,14 @@ typedef struct {
     float *k, *v;               /* [N, KVH*hd] the rows' own keys (after the transform), values */
     /* what the queries attend to, per sequence: n_keys keys, the rows' own at index past.. past+n-1
      * (training: k, v themselves with past 0; decoding: the layer's cache, past = cached length) */
-    const float *keys, *values; /* [n_seq*n_keys, KVH*hd] */
-    const int *key_pos;         /* [n_seq*n_keys] */
+    const float *keys, *values; /* [n_seq*n_keys, KVH*hd] (row stride of a sequence: key_stride) */
+    const int *key_pos;         /* [n_seq*n_keys] (the same stride) */
     int n_keys, past;
+    /* a batched KV cache: 0, or the rows from one sequence's keys to the next's (its capacity); k
+     * and v are then scratch rows [N, KVH*hd] that block_forward copies to row past of each
+     * sequence in keys, values (which it may write) */
+    int key_stride;
+    const int *key_start;       /* NULL, or [n_seq]: sequence b's keys before key_start[b] are padding */
     float *att_probs;           /* NULL, or [n_seq, H, n, n_keys] softmax rows kept */
     float *att_stats;           /* NULL, or [n_seq, H, n, 2] softmax max and 1/sum (for the backward) */
     float *att_out;             /* [N, H*hd] probs @ v, before the output projection */

@@ -106,7 +106,7 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, int f
     for (int r = 0; r < n_rules; r++) {
         const char *rule = r == 0 ? "none" : c->rule[r - 1];
         Model m;
-        if (eval_load_rule(ckpt, rule, &m, NULL) != 0)
+        if (eval_load_rule(ckpt, rule, &m, NULL) != 0 || model_set_precision(&m, c->base.precision) != 0)
             pelab_die("%s: %s: rule %s: %s", c->name, ckpt, rule, pelab_errmsg);
         if (c->task) compare_task_rows(c, s, k, &m, rule, f);
         else evaluate_model(c, s, k, &m, finetuned ? c->finetune_label : rule, held, n_held, f);
@@ -391,6 +391,7 @@ int cmd_compare(int argc, char **argv) {
     char all_schemes[512];
     pos_list(all_schemes, sizeof all_schemes);
     const char *schemes = NULL, *seeds = "1,2,3", *rules = NULL, *jobs = NULL, *only = NULL, *task_lens = NULL;
+    const char *precision = NULL;
     int collect = 0, unaligned = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes;
     /* the defaults by identity: with --task, a --mult or --data given is refused, not ignored */
     static const char default_mult[] = "0.5,1,2,4,8,16", default_data[] = "synth:stories";
@@ -437,6 +438,7 @@ int cmd_compare(int argc, char **argv) {
         {"--batch", OPT_INT, &b->batch, 1, 1 << 16, "batch size"},
         {"--lr", OPT_FLOAT, &b->lr, 0, 10, "peak learning rate"},
         {"--warmup", OPT_INT, &b->warmup, -1, 1 << 30, "warmup steps (-1: 5% of steps)"},
+        OPT_PRECISION_ROW(&precision),
         OPT_THREADS_ROW(&threads),
     };
     args_parse("compare", "--out DIR [--schemes a,b] [--train-len L] [--steps N] [--seeds 1,2,3] [flags]", argc, argv,
@@ -450,6 +452,7 @@ int cmd_compare(int argc, char **argv) {
         schemes = all_schemes;
     }
     set_threads(threads);
+    if (precision && precision_parse(precision, &b->precision) != 0) pelab_die("compare: %s", pelab_errmsg);
     b->steps = steps, b->synth_bytes = synth_bytes, b->data = c.data, b->passkey_frac = c.passkey_frac;
 
     compare_set_schemes(&c, schemes);

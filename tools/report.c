@@ -373,8 +373,8 @@ static void write_config(FILE *f, const Compare *c, const Agg *a) {
         if (c->eval_tokens > 0) fprintf(f, "first %d tokens\n", c->eval_tokens);
         else fprintf(f, "all of it\n");
     }
-    fprintf(f, "- training length L = %d, %ld steps, batch %d, lr %g, warmup %d (-1: 5%% of steps)\n", b->seq_len,
-            b->steps, b->batch, b->lr, b->warmup);
+    fprintf(f, "- training length L = %d, %ld steps, batch %d, lr %g, warmup %d (-1: 5%% of steps), %s weight products\n",
+            b->seq_len, b->steps, b->batch, b->lr, b->warmup, precision_name(b->precision));
     fprintf(f, "- model: dim %d, layers %d, heads %d, kv-heads %d (0: heads), hidden %d (0: 3 x dim)\n", b->dim,
             b->layers, b->heads, b->kv_heads, b->hidden);
     fprintf(f, "- seeds:");

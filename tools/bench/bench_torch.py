@@ -2,11 +2,14 @@
 """bench_torch.py: the PyTorch side of `pelab bench`: the same workloads on the same
 configurations with the reference model (model_ref.py), the same statistics, the same JSON.
 
-    python3 tools/bench/bench_torch.py [--configs S,M] [--threads 1,2] [--json FILE] ...
+    python3 tools/bench/bench_torch.py [--configs S,M] [--precision fp32,bf16] [--threads 1,2] [--json FILE] ...
 
 Workloads (as tools/bench.c):
   train   fwd + bwd + gradient clipping + AdamW on [batch, T] of random tokens, `--steps` steps
-          per repetition; forward / backward / optimizer split per step
+          per repetition; forward / backward / optimizer split per step. For M also one row per
+          `--train-lens` length L at batch 1 (one step per repetition, at most 3 repetitions): the
+          naive attention keeps every layer's [heads, L, L] softmax for the backward, so these rows
+          show what quadratic attention memory costs next to pelab's
   sample  batch 1, greedy, KV cache, `--sample-tokens` new tokens after a 1-token prompt
   eval    forward only, batch 1, non-overlapping windows of L tokens (L = `--eval-mult` x T, plus
           `--eval-extra` for S), log-softmax of every row, at least `--eval-tokens` predictions
@@ -19,8 +22,14 @@ runs at every setting of `--threads` (torch.set_num_threads; "T:B" also sets
 OPENBLAS_NUM_THREADS=B for the BLAS torch calls) and the best median is reported, with the
 setting. One untimed repetition precedes the timed ones; the median, min and max of the timed
 ones are reported, as pelab does.
+
+Every workload runs at each `--precision`: fp32, and bf16 as a PyTorch user gets it, CPU autocast
+(`torch.autocast("cpu", dtype=torch.bfloat16)`) around the forward and the loss, fp32 master
+weights and an unchanged optimizer. Where autocast bf16 does not work (torch < 1.10, a build that
+refuses it) the bf16 rows are skipped with the reason, as pelab skips its own.
 """
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -69,6 +78,29 @@ def rss_mb():
 
 # ---- workers: one workload at one thread setting, in a process of its own ----
 
+def autocast(torch, precision):
+    """the context a PyTorch user wraps the forward in: CPU autocast for bf16 (weights stay fp32,
+    products run in bf16), nothing for fp32"""
+    if precision == "bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def bf16_unavailable(torch):
+    """why autocast bf16 cannot run with this torch, or None: CPU autocast came with torch 1.10, and
+    a build may refuse bf16 or leave the products in fp32 (then bf16 rows would time fp32)"""
+    if not hasattr(torch, "autocast"):
+        return "torch %s has no torch.autocast (CPU autocast needs torch >= 1.10)" % torch.__version__
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = torch.nn.functional.linear(torch.ones(4, 8), torch.ones(16, 8))
+    except (RuntimeError, TypeError, ValueError) as e:
+        return "torch.autocast('cpu', dtype=torch.bfloat16) failed: %s" % (str(e).splitlines() or ["?"])[0]
+    if y.dtype != torch.bfloat16:
+        return "torch.autocast('cpu', dtype=torch.bfloat16) left linear in %s" % y.dtype
+    return None
+
+
 def work_sgemm(torch, spec):
     n = 1024
     a, b = torch.rand(n, n), torch.rand(n, n)
@@ -77,13 +109,13 @@ def work_sgemm(torch, spec):
         t0 = time.perf_counter()
         torch.mm(a, b)
         g.append(2.0 * n ** 3 / (time.perf_counter() - t0) / 1e9)
-    return {"rate": stats(g)}
+    return {"rate": stats(g), "bf16_unavailable": bf16_unavailable(torch)}
 
 
 def work_train(torch, spec, model, cfg):
     from model_ref import make_optimizer
     gen = torch.Generator().manual_seed(5)
-    B, T, V = cfg["batch"], cfg["seq_len"], cfg["vocab_size"]
+    B, T, V = spec["batch"], spec["len"], cfg["vocab_size"]  # the config's, or a long row's batch 1
     x = torch.randint(0, V, (B, T), generator=gen)
     y = torch.randint(0, V, (B, T), generator=gen)
     opt = make_optimizer(model, foreach=spec.get("foreach"))
@@ -95,7 +127,8 @@ def work_train(torch, spec, model, cfg):
         for _ in range(steps):
             t0 = time.perf_counter()
             opt.zero_grad(set_to_none=True)
-            loss = model(x, y)
+            with autocast(torch, spec["precision"]):
+                loss = model(x, y)
             t1 = time.perf_counter()
             loss.backward()
             t2 = time.perf_counter()
@@ -125,7 +158,8 @@ def work_sample(torch, spec, model, cfg):
             tok = torch.tensor([[1]])
             t0 = time.perf_counter()
             for _ in range(n_tok):
-                logits = model(tok, cache=cache)
+                with autocast(torch, spec["precision"]):
+                    logits = model(tok, cache=cache)
                 tok = logits[:, -1].argmax(-1, keepdim=True)
             if k >= 0:
                 tps.append(n_tok / (time.perf_counter() - t0))
@@ -146,7 +180,9 @@ def work_eval(torch, spec, model, cfg):
             for w in range(windows):
                 s = w * length
                 inp, tgt = tokens[s:s + length][None], tokens[s + 1:s + length + 1]
-                logp = torch.log_softmax(model(inp)[0], dim=-1)
+                with autocast(torch, spec["precision"]):
+                    logits = model(inp)[0]
+                logp = torch.log_softmax(logits.float(), dim=-1)  # in fp32, as pelab scores
                 nll -= logp.gather(1, tgt[:, None]).sum().item()
             if k >= 0:
                 tps.append(windows * length / (time.perf_counter() - t0))
@@ -173,6 +209,11 @@ def worker(spec):
     return 0
 
 
+class WorkerFailed(Exception):
+    """a worker exited with an error or was killed: fatal, except for a long training row, where
+    running out of memory is a result"""
+
+
 def run_worker(spec, setting):
     """runs one worker; (its result, its peak RSS in MB)"""
     env = dict(os.environ)
@@ -186,7 +227,9 @@ def run_worker(spec, setting):
     _, status, _ = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
-        sys.exit("bench_torch: worker %s failed with status %d" % (json.dumps(spec), p.returncode))
+        how = ("killed by signal %d%s" % (-p.returncode, " (out of memory?)" if p.returncode == -9 else "")
+               if p.returncode < 0 else "failed with status %d" % p.returncode)
+        raise WorkerFailed("worker %s at threads %s %s" % (json.dumps(spec), setting_name(setting), how))
     res = json.loads(out.decode().strip().splitlines()[-1])
     return res, res["peak_rss_mb"]
 
@@ -224,8 +267,18 @@ def parse_list(flag, text, conv):
     return vals
 
 
+def parse_precisions(text):
+    """"fp32,bf16" -> ["fp32", "bf16"], in pelab bench's order whatever the order given"""
+    given = text.split(",")
+    for x in given:
+        if x not in ("fp32", "bf16"):
+            sys.exit("bench_torch: --precision %s: unknown '%s' (fp32, bf16)" % (text, x))
+    return [x for x in ("fp32", "bf16") if x in given]
+
+
 def plan(args):
-    """the workloads, in pelab bench's order"""
+    """the workloads, in pelab bench's order: per configuration, per precision, train (then M's long
+    training rows), sample, eval"""
     configs = args.configs.split(",")
     workloads = args.workloads.split(",")
     for c in configs:
@@ -236,6 +289,7 @@ def plan(args):
             sys.exit("bench_torch: --workloads %s: unknown '%s'" % (args.workloads, w))
     mults = parse_list("--eval-mult", args.eval_mult, float)
     extra = parse_list("--eval-extra", args.eval_extra, int)
+    train_lens = parse_list("--train-lens", args.train_lens, int)
     base = {"repeats": args.repeats, "steps": args.steps, "eval_tokens": args.eval_tokens,
             "attention": args.attention, "foreach": args.foreach}
     out = []
@@ -243,29 +297,92 @@ def plan(args):
         if name not in configs:
             continue
         cfg = CONFIGS[name]
-        if "train" in workloads:
-            out.append(dict(base, config=name, workload="train", len=cfg["seq_len"], batch=cfg["batch"]))
-        if "sample" in workloads:
-            out.append(dict(base, config=name, workload="sample", len=args.sample_tokens, batch=1))
-        if "eval" in workloads:
-            lengths = [max(2, int(m * cfg["seq_len"] + 0.5)) for m in mults] + (extra if name == "S" else [])
-            out += [dict(base, config=name, workload="eval", len=n, batch=1) for n in lengths]
+        for prec in parse_precisions(args.precision):
+            b = dict(base, config=name, precision=prec)
+            if "train" in workloads:
+                out.append(dict(b, workload="train", len=cfg["seq_len"], batch=cfg["batch"]))
+                if name == "M":  # as pelab: one step per repetition, at most 3 (a long step takes seconds)
+                    out += [dict(b, workload="train", len=n, batch=1, steps=1, repeats=min(args.repeats, 3))
+                            for n in train_lens]
+            if "sample" in workloads:
+                out.append(dict(b, workload="sample", len=args.sample_tokens, batch=1))
+            if "eval" in workloads:
+                lengths = [max(2, int(m * cfg["seq_len"] + 0.5)) for m in mults] + (extra if name == "S" else [])
+                out += [dict(b, workload="eval", len=n, batch=1) for n in lengths]
     return out
 
 
+def is_long_train(w):
+    return w["workload"] == "train" and w["len"] != CONFIGS[w["config"]]["seq_len"]
+
+
 def label(w):
-    return "eval %d" % w["len"] if w["workload"] == "eval" else w["workload"]
+    """"eval 512 fp32", "train T1024 bf16", as pelab bench prints them"""
+    if w["workload"] == "eval":
+        what = "eval %d" % w["len"]
+    elif is_long_train(w):
+        what = "train T%d" % w["len"]
+    else:
+        what = w["workload"]
+    return "%s %s" % (what, w.get("precision", "fp32"))
+
+
+def attention_floor_mb(cfg, length):
+    """a floor of what a naive-attention training step at batch 1 holds: every layer's softmax
+    [heads, L, L] kept for the backward plus about 3 more such matrices live at once (scores, their
+    gradients), in fp32; the weights and activations linear in L come on top"""
+    return (cfg["n_layers"] + 3) * cfg["n_heads"] * float(length) ** 2 * 4 / 2 ** 20
+
+
+def mem_available_mb():
+    """MemAvailable of /proc/meminfo, or None where there is none"""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
+
+
+def too_big(w):
+    """why a long training row is not run, or None: one that would obviously exhaust the memory is
+    skipped rather than left to the OOM killer, which might take another process on a shared machine"""
+    if not is_long_train(w):
+        return None
+    need, avail = attention_floor_mb(CONFIGS[w["config"]], w["len"]), mem_available_mb()
+    if avail is not None and need > avail:
+        return "naive attention needs at least %.0f MB at length %d, %.0f MB available" % (need, w["len"], avail)
+    return None
+
+
+def skipped_row(spec, why):
+    """the row of a workload that did not run, in pelab's form for a skipped length"""
+    return {"config": spec["config"], "workload": spec["workload"], "precision": spec["precision"],
+            "len": spec["len"], "batch": spec["batch"], "skipped": why}
 
 
 def best_of(spec, settings, peak):
-    """runs the workload at every setting; the row of the best median, with every setting's median"""
-    rows = []
+    """runs the workload at every setting; the row of the best median, with every setting's median.
+    A long training row whose workers all fail (out of memory) becomes a skipped row with the reason;
+    any other failure ends the run"""
+    rows, failed = [], []
     for s in settings:
-        res, rss = run_worker(spec, s)
+        try:
+            res, rss = run_worker(spec, s)
+        except WorkerFailed as e:
+            if not is_long_train(spec):
+                sys.exit("bench_torch: %s" % e)
+            failed.append(str(e))
+            continue
         rows.append((res["rate"]["median"], s, res, rss))
+    if not rows:
+        return skipped_row(spec, failed[0])
     _, s, res, rss = max(rows, key=lambda r: r[0])
     gflops = res["rate"]["median"] * res["flops_per_token"] / 1e9
-    row = {"config": spec["config"], "workload": spec["workload"], "len": spec["len"], "batch": spec["batch"],
+    row = {"config": spec["config"], "workload": spec["workload"], "precision": spec["precision"],
+           "len": spec["len"], "batch": spec["batch"],
            "tokens_per_repeat": res["tokens"], "repeats": spec["repeats"], "params": res["params"],
            "tokens_per_s": res["rate"], "flops_per_token": res["flops_per_token"], "gflops": gflops,
            "peak_fraction": gflops / peak, "threads": setting_name(s),
@@ -278,14 +395,17 @@ def best_of(spec, settings, peak):
 
 
 def print_row(row):
+    if "skipped" in row:
+        print("%s %-16s      n/a (%s)" % (row["config"], label(row), row["skipped"]), flush=True)
+        return
     r = row["tokens_per_s"]
-    line = "%s %-10s %8.0f tokens/s (min %.0f, max %.0f)" % (row["config"], label(row), r["median"], r["min"],
+    line = "%s %-16s %8.0f tokens/s (min %.0f, max %.0f)" % (row["config"], label(row), r["median"], r["min"],
                                                              r["max"])
     if row["workload"] != "sample":
         line += "  %5.1f GFLOP/s = %3.0f%% of sgemm peak" % (row["gflops"], 100 * row["peak_fraction"])
     if row["workload"] == "train":
-        line += "  fwd %.1f / bwd %.1f / opt %.1f ms per step" % (row["fwd_ms"]["median"], row["bwd_ms"]["median"],
-                                                                  row["opt_ms"]["median"])
+        line += "  batch %d  fwd %.1f / bwd %.1f / opt %.1f ms per step" % (
+            row["batch"], row["fwd_ms"]["median"], row["bwd_ms"]["median"], row["opt_ms"]["median"])
     others = ", ".join("%s: %.0f" % kv for kv in row["median_by_threads"].items())
     line += "  threads %s (%s)  peak RSS %.1f MB" % (row["threads"], others, row["peak_rss_mb"])
     print(line, flush=True)
@@ -308,20 +428,33 @@ def main():
     settings = parse_settings(args.threads)
     works = plan(args)
 
-    sg = [(run_worker({"workload": "sgemm"}, s)[0], s) for s in settings]
+    try:
+        sg = [(run_worker({"workload": "sgemm"}, s)[0], s) for s in settings]
+    except WorkerFailed as e:
+        sys.exit("bench_torch: %s" % e)
     sgemm, s_best = max(sg, key=lambda x: x[0]["rate"]["max"])
     peak = sgemm["rate"]["max"]
     print("torch %s, attention %s; sgemm 1024^3 (torch.mm): %.1f GFLOP/s (best of 5, threads %s)" %
           (sgemm["torch_version"], args.attention, peak, setting_name(s_best)), flush=True)
+    bf16_why = sgemm["bf16_unavailable"] if "bf16" in parse_precisions(args.precision) else None
+    if bf16_why:
+        print("bf16 skipped: %s" % bf16_why, flush=True)
+        works = [w for w in works if w["precision"] != "bf16"]
+    elif "bf16" in parse_precisions(args.precision):
+        print("bf16: torch.autocast('cpu', dtype=torch.bfloat16) around the forward and the loss; fp32 weights "
+              "and AdamW", flush=True)
     rows = []
     for w in works:
-        rows.append(best_of(w, settings, peak))
+        why = too_big(w)
+        rows.append(skipped_row(w, why) if why else best_of(w, settings, peak))
         print_row(rows[-1])
     if args.json:
         doc = {"tool": "torch", "torch_version": sgemm["torch_version"], "attention": args.attention,
                "threads_tried": [setting_name(s) for s in settings], "isolated": True,
                "sgemm_gflops": sgemm["rate"], "env": {k: os.environ[k] for k in THREAD_ENV if k in os.environ},
                "results": rows}
+        if bf16_why:
+            doc["bf16_skipped"] = bf16_why
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """compare.py: `pelab bench` against the PyTorch reference, in one invocation.
 
-    python3 tools/bench/compare.py [--pelab ./pelab] [--configs S,M] [--repeats 5] [--json OUT] ...
+    python3 tools/bench/compare.py [--pelab ./pelab] [--configs S,M] [--precision fp32,bf16] [--json OUT] ...
 
 Runs `PELAB bench --json` and then tools/bench/bench_torch.py (one after the other: they would
-fight for the cores) on the same configurations and workloads, and prints, per workload, both
-medians (min-max), the ratio pelab/PyTorch of the medians, PyTorch's best thread setting and
-both peak RSS; then the training split, the parameter counts (they must be equal) and the
-targets of issue 6. This script needs no torch itself: it looks for a Python that has it ($PYTHON,
-else this interpreter, python3, /usr/bin/python3) and, if none has, prints why it skips and exits
-0, so CI can run it unconditionally. --pelab-json / --torch-json reuse earlier runs' JSON instead
-of running a side again.
+fight for the cores) on the same configurations, workloads, precisions and long training lengths,
+and prints, per workload and precision, both medians (min-max), the ratio pelab/PyTorch of the
+medians, PyTorch's best thread setting and both peak RSS; then the training split, both peak RSS
+of the long training rows (where PyTorch's naive attention keeps L x L matrices), the parameter
+counts (they must be equal) and the targets of issues 13 and 6. pelab's bf16 is compared with
+PyTorch's CPU autocast bf16, fp32 with fp32. This script needs no torch itself: it looks for a
+Python that has it ($PYTHON, else this interpreter, python3, /usr/bin/python3) and, if none has,
+prints why it skips and exits 0, so CI can run it unconditionally. --pelab-json / --torch-json
+reuse earlier runs' JSON instead of running a side again.
 """
 import argparse
 import json
@@ -21,27 +23,36 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from configs import add_workload_args  # noqa: E402
+from configs import CONFIGS, add_workload_args  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# issue 6: (config, workload, len or None, what, test(pelab row, torch row) -> (value text, met))
+# (config, workload, len or None, precision, what, test(pelab row, torch row) -> (value text, met)); len None:
+# the configuration's own row (train: T at its batch, not the long rows)
 TARGETS = [
-    ("M", "train", None, "train M >= 3,900 tokens/s",
-     lambda p, t: ("%.0f" % p["tokens_per_s"]["median"], p["tokens_per_s"]["median"] >= 3900)),
-    ("S", "train", None, "train S >= 18,000 tokens/s",
-     lambda p, t: ("%.0f" % p["tokens_per_s"]["median"], p["tokens_per_s"]["median"] >= 18000)),
-    ("M", "sample", None, "sample M >= 2,000 tokens/s",
+    # issue 13: bf16 against PyTorch's CPU autocast, fp32 against fp32
+    ("M", "train", None, "bf16", "train M bf16 >= 1.3x PyTorch bf16", lambda p, t: at_least(p, t, 1.3)),
+    ("S", "train", None, "bf16", "train S bf16 >= 1.3x PyTorch bf16", lambda p, t: at_least(p, t, 1.3)),
+    ("M", "train", None, "fp32", "train M fp32 >= 1.5x PyTorch fp32", lambda p, t: at_least(p, t, 1.5)),
+    ("S", "train", None, "fp32", "train S fp32 >= 1.5x PyTorch fp32", lambda p, t: at_least(p, t, 1.5)),
+    # issue 6, measured in fp32 as then
+    ("M", "sample", None, "fp32", "sample M >= 2,000 tokens/s",
      lambda p, t: ("%.0f" % p["tokens_per_s"]["median"], p["tokens_per_s"]["median"] >= 2000)),
-    ("S", "sample", None, "sample S >= 5,000 tokens/s",
+    ("S", "sample", None, "fp32", "sample S >= 5,000 tokens/s",
      lambda p, t: ("%.0f" % p["tokens_per_s"]["median"], p["tokens_per_s"]["median"] >= 5000)),
-    ("S", "eval", 8192, "eval S at 8192 >= 3x PyTorch",
-     lambda p, t: ("x%.2f" % ratio(p, t), ratio(p, t) >= 3.0) if t else ("no PyTorch figure", None)),
-    ("S", "eval", 8192, "eval S at 8192 peak RSS < 500 MB",
+    ("S", "eval", 8192, "fp32", "eval S at 8192 >= 3x PyTorch", lambda p, t: at_least(p, t, 3.0)),
+    ("S", "eval", 8192, "fp32", "eval S at 8192 peak RSS < 500 MB",
      lambda p, t: ("%.1f MB" % p["peak_rss_mb"], p["peak_rss_mb"] < 500)),
-    ("M", "train", None, "train M peak RSS < 500 MB",
+    ("M", "train", None, "fp32", "train M peak RSS < 500 MB",
      lambda p, t: ("%.1f MB" % p["peak_rss_mb"], p["peak_rss_mb"] < 500)),
 ]
+
+
+def at_least(p, t, x):
+    """(the ratio pelab/PyTorch, whether it reaches x); not measured without a PyTorch figure"""
+    if not t or "skipped" in t:
+        return "no PyTorch figure", None
+    return "x%.2f" % ratio(p, t), ratio(p, t) >= x
 
 
 def ratio(p, t):
@@ -71,7 +82,7 @@ def find_torch_python():
 def common_flags(args):
     flags = []
     for name in ("configs", "workloads", "repeats", "steps", "sample_tokens", "eval_mult", "eval_extra",
-                 "eval_tokens"):
+                 "eval_tokens", "precision", "train_lens"):
         flags += ["--" + name.replace("_", "-"), str(getattr(args, name))]
     return flags
 
@@ -86,19 +97,36 @@ def run_side(what, cmd, json_path):
 
 
 def key(row):
-    return row["config"], row["workload"], row["len"]
+    """rows match on configuration, workload, length and precision (JSON from before precisions: fp32)"""
+    return row["config"], row["workload"], row["len"], row.get("precision", "fp32")
+
+
+def is_long_train(row):
+    """a training row at a --train-lens length (batch 1), not the configuration's own"""
+    return row["workload"] == "train" and row["len"] != CONFIGS[row["config"]]["seq_len"]
 
 
 def label(row):
-    return "%s %s" % (row["config"], "eval %d" % row["len"] if row["workload"] == "eval" else row["workload"])
+    """"S train fp32", "M train T4096 bf16", "S eval 8192 fp32", as pelab bench prints them"""
+    if row["workload"] == "eval":
+        what = "eval %d" % row["len"]
+    elif is_long_train(row):
+        what = "train T%d" % row["len"]
+    else:
+        what = row["workload"]
+    return "%s %s %s" % (row["config"], what, row.get("precision", "fp32"))
+
+
+def measured(row):
+    """the row, if it has figures (not a skipped length, a run out of memory, absent)"""
+    return row if row and "skipped" not in row else None
 
 
 def stat_text(s):
     return "%.0f (%.0f-%.0f)" % (s["median"], s["min"], s["max"])
 
 
-def print_tables(pelab, torch):
-    trows = {key(r): r for r in torch["results"]} if torch else {}
+def print_header(pelab, torch):
     print()
     print("pelab: %d thread%s, sgemm peak %.1f GFLOP/s" % (pelab["threads"], "" if pelab["threads"] == 1 else "s",
                                                           pelab["sgemm_gflops"]["max"]), end="")
@@ -106,35 +134,65 @@ def print_tables(pelab, torch):
         print("; PyTorch %s: attention %s, sgemm peak %.1f GFLOP/s (torch.mm)"
               % (torch["torch_version"], torch["attention"], torch["sgemm_gflops"]["max"]), end="")
     print()
-    head = "%-14s %24s %24s %9s %11s %9s %9s" % ("workload", "pelab tokens/s", "PyTorch tokens/s", "torch thr",
-                                                  "pelab/torch", "pelab RSS", "torch RSS")
+    if torch and torch.get("bf16_skipped"):
+        print("PyTorch bf16 skipped: %s" % torch["bf16_skipped"])
+
+
+ROW = "%-22s %24s %24s %9s %11s %9s %9s"
+
+
+def print_tables(pelab, torch):
+    trows = {key(r): r for r in torch["results"]} if torch else {}
+    print_header(pelab, torch)
+    head = ROW % ("workload", "pelab tokens/s", "PyTorch tokens/s", "torch thr", "pelab/torch", "pelab RSS",
+                  "torch RSS")
     print(head)
     print("-" * len(head))
     merged = []
     for p in pelab["results"]:
         if "skipped" in p:
-            print("%-14s %24s" % (label(p), "n/a: " + p["skipped"]))
+            print("%-22s %24s" % (label(p), "n/a: " + p["skipped"]))
             continue
-        t = trows.get(key(p))
+        t_any = trows.get(key(p))
+        t = measured(t_any)
         r = ratio(p, t) if t else None
-        merged.append({"config": p["config"], "workload": p["workload"], "len": p["len"],
+        merged.append({"config": p["config"], "workload": p["workload"], "precision": p.get("precision", "fp32"),
+                       "len": p["len"], "batch": p.get("batch"),
                        "pelab_tokens_per_s": p["tokens_per_s"], "torch_tokens_per_s": t and t["tokens_per_s"],
                        "torch_threads": t and t["threads"], "ratio": r, "pelab_peak_rss_mb": p["peak_rss_mb"],
-                       "torch_peak_rss_mb": t and t["peak_rss_mb"]})
-        print("%-14s %24s %24s %9s %11s %9s %9s" % (
-            label(p), stat_text(p["tokens_per_s"]), stat_text(t["tokens_per_s"]) if t else "-",
-            t["threads"] if t else "-", "x%.2f" % r if r else "-", "%.1f MB" % p["peak_rss_mb"],
-            "%.1f MB" % t["peak_rss_mb"] if t else "-"))
+                       "torch_peak_rss_mb": t and t["peak_rss_mb"], "torch_skipped": t_any and t_any.get("skipped")})
+        print(ROW % (label(p), stat_text(p["tokens_per_s"]), stat_text(t["tokens_per_s"]) if t else
+                     ("n/a" if t_any else "-"), t["threads"] if t else "-", "x%.2f" % r if r else "-",
+                     "%.1f MB" % p["peak_rss_mb"], "%.1f MB" % t["peak_rss_mb"] if t else "-"))
+        if t_any and not t:
+            print("%-22s PyTorch n/a: %s" % ("", t_any["skipped"]))
     print()
     for p in pelab["results"]:
         if p["workload"] != "train" or "skipped" in p:
             continue
-        t = trows.get(key(p))
+        t = measured(trows.get(key(p)))
         split = lambda r: "%.1f / %.1f / %.1f" % (r["fwd_ms"]["median"], r["bwd_ms"]["median"], r["opt_ms"]["median"])
         print("%s fwd / bwd / opt ms per step: pelab %s, PyTorch %s; GFLOP/s pelab %.1f (%.0f%% of its sgemm peak)"
               "%s" % (label(p), split(p), split(t) if t else "-", p["gflops"], 100 * p["peak_fraction"],
                       ", PyTorch %.1f (%.0f%%)" % (t["gflops"], 100 * t["peak_fraction"]) if t else ""))
+    print_long_rss(pelab, trows)
     return merged
+
+
+def print_long_rss(pelab, trows):
+    """the long training rows' peak memory side by side: what they are there for (PyTorch's naive
+    attention keeps every layer's L x L softmax for the backward)"""
+    rows = [p for p in pelab["results"] if is_long_train(p)]
+    if not rows:
+        return
+    print("\nlong training, batch 1, peak RSS (PyTorch: naive attention, L x L per head and layer):")
+    for p in rows:
+        t_any = trows.get(key(p))
+        t = measured(t_any)
+        pel = "n/a" if "skipped" in p else "%.1f MB" % p["peak_rss_mb"]
+        tor = "%.1f MB" % t["peak_rss_mb"] if t else ("n/a (%s)" % t_any["skipped"] if t_any else "-")
+        times = "  PyTorch/pelab x%.1f" % (t["peak_rss_mb"] / p["peak_rss_mb"]) if t and "skipped" not in p else ""
+        print("  %-22s pelab %12s   PyTorch %12s%s" % (label(p), pel, tor, times))
 
 
 def check_params(pelab, torch):
@@ -145,7 +203,7 @@ def check_params(pelab, torch):
         if "skipped" not in p:
             seen.setdefault(p["config"], [p["params"], None])
     for t in torch["results"] if torch else []:
-        if t["config"] in seen:
+        if t["config"] in seen and "skipped" not in t:
             seen[t["config"]][1] = t["params"]
     for c, (np_, nt) in sorted(seen.items()):
         same = nt is None or np_ == nt
@@ -155,16 +213,26 @@ def check_params(pelab, torch):
     return ok
 
 
+def target_row(rows, config, workload, length, precision):
+    """the key of the row a target is about: len None is the configuration's own row (for train, T at
+    its batch: the long rows have targets of their own to come, not these)"""
+    if length is None and workload == "train":
+        length = CONFIGS[config]["seq_len"]
+    match = [k for k in rows if k[0] == config and k[1] == workload and k[3] == precision and
+             (length is None or k[2] == length)]
+    return match[0] if match else None
+
+
 def print_targets(pelab, torch):
     prow = {key(r): r for r in pelab["results"] if "skipped" not in r}
     trow = {key(r): r for r in torch["results"]} if torch else {}
-    print("\ntargets (issue 6):")
-    for config, workload, length, what, test in TARGETS:
-        match = [k for k in prow if k[0] == config and k[1] == workload and (length is None or k[2] == length)]
-        if not match:
+    print("\ntargets (issue 13: training against PyTorch per precision; issue 6: the rest, fp32):")
+    for config, workload, length, precision, what, test in TARGETS:
+        k = target_row(prow, config, workload, length, precision)
+        if not k:
             print("  %-34s not measured" % what)
             continue
-        value, met = test(prow[match[0]], trow.get(match[0]))
+        value, met = test(prow[k], trow.get(k))
         print("  %-34s %-18s %s" % (what, value, {True: "met", False: "NOT MET", None: "not measured"}[met]))
 
 

@@ -17,3 +17,5 @@ def add_workload_args(ap):
     ap.add_argument("--eval-mult", default="1,4,16")
     ap.add_argument("--eval-extra", default="8192")
     ap.add_argument("--eval-tokens", type=int, default=4096)
+    ap.add_argument("--precision", default="fp32,bf16", help="fp32, bf16 (PyTorch: CPU autocast)")
+    ap.add_argument("--train-lens", default="1024,4096", help="M trained at batch 1 at these lengths (none: skip)")
