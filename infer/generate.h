@@ -13,4 +13,14 @@
 int generate(Model *m, Sampler *s, int *tokens, int n_prompt, int n_new, int use_cache, int stop_id,
              void (*on_token)(int id, void *ctx), void *ctx);
 
+/* n_seq texts side by side through one batched KV cache (decode.h): texts[b] holds n_prompt[b]
+ * (>= 1) prompt tokens and room for n_new more; samplers[b] draws text b's tokens, so each text is
+ * what generate() with that sampler gives it alone (up to float rounding of the batched products).
+ * Shorter prompts are left-padded: position ids start at 0 at each prompt's first token and padding
+ * is never attended. A text that draws stop_id ends (n_made[b] counts what it kept) while the
+ * others go on. Under a dynamic rule that the texts would cross, the texts are generated one at
+ * a time (the rule follows each text's own length). 0, or -1 with pelab_errmsg. */
+int generate_batch(Model *m, Sampler *samplers, int **texts, const int *n_prompt, int n_seq, int n_new, int stop_id,
+                   int *n_made);
+
 #endif

@@ -1,10 +1,12 @@
 /* sample_cmd.c: `pelab sample`: text from a checkpoint with the KV cache (or, with --no-cache,
- * a full forward over the whole sequence at every step: slower, the same text). */
+ * a full forward over the whole sequence at every step: slower, the same text); with --prompts,
+ * one text per line of a file, generated side by side in one batch. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/sys.h"
 #include "../data/tokenizer.h"
@@ -25,8 +27,57 @@ static void print_token(int id, void *ctx) {
     p->prev = id;
 }
 
+/* --prompts FILE: one text per line (empty lines skipped), in one batch; each text is what
+ * `sample --prompt LINE --seed S` would print, the texts in file order */
+static void sample_batch(Model *m, const Tokenizer *tok, const char *path, int n_new, float temp, float top_p,
+                         int top_k, unsigned long long seed) {
+    unsigned char *text;
+    size_t n;
+    if (read_file(path, &text, &n) != 0) pelab_die("%s", pelab_errmsg);
+    int n_seq = 0, cap = 16;
+    int **texts = xmalloc(sizeof(int *) * cap), *n_prompt = xmalloc(sizeof(int) * cap);
+    for (size_t at = 0; at < n;) {
+        size_t end = at;
+        while (end < n && text[end] != '\n') end++;
+        if (end > at) {
+            if (n_seq == cap) {
+                cap *= 2;
+                texts = xrealloc(texts, sizeof(int *) * cap), n_prompt = xrealloc(n_prompt, sizeof(int) * cap);
+            }
+            texts[n_seq] = xmalloc(sizeof(int) * (tokenizer_max_ids(end - at) + (size_t)n_new));
+            n_prompt[n_seq] = (int)tokenizer_encode_prompt(tok, text + at, end - at, texts[n_seq]);
+            n_seq++;
+        }
+        at = end + 1;
+    }
+    free(text);
+    if (n_seq == 0) pelab_die("sample: --prompts %s: no prompt (one per line)", path);
+    Sampler *samplers = xmalloc(sizeof(Sampler) * n_seq);
+    for (int b = 0; b < n_seq; b++) sampler_init(&samplers[b], m->cfg.vocab_size, temp, top_p, top_k, seed);
+    int *n_made = xmalloc(sizeof(int) * n_seq);
+    double t0 = now_seconds();
+    if (generate_batch(m, samplers, texts, n_prompt, n_seq, n_new, tok->bos, n_made) != 0)
+        pelab_die("sample: %s", pelab_errmsg);
+    double dt = now_seconds() - t0;
+    long total = 0;
+    for (int b = 0; b < n_seq; b++) {
+        printf("--- %d/%d ---\n", b + 1, n_seq);
+        Printer printer = {tok, -1};
+        for (int i = 0; i < n_prompt[b] + n_made[b]; i++)
+            if (i > 0 || texts[b][i] != tok->bos) print_token(texts[b][i], &printer);
+            else printer.prev = texts[b][i];
+        printf("\n");
+        total += n_made[b];
+        sampler_free(&samplers[b]);
+        free(texts[b]);
+    }
+    fprintf(stderr, "%d texts, %ld tokens in %.2f s: %.1f tokens/s (batch of %d, KV cache)\n", n_seq, total, dt,
+            total / dt, n_seq);
+    free(texts), free(n_prompt), free(samplers), free(n_made);
+}
+
 int cmd_sample(int argc, char **argv) {
-    const char *prompt = "", *ckpt = NULL;
+    const char *prompt = "", *ckpt = NULL, *prompts = NULL;
     int n_new = 256, steps = 0, top_k = 0, no_cache = 0, threads = 0;
     float temp = 1.0f, top_p = 0.9f;
     unsigned long long seed = 0;
@@ -43,6 +94,9 @@ int cmd_sample(int argc, char **argv) {
         {"--top-p", OPT_FLOAT, &top_p, 0, 1, "nucleus sampling mass (0 or 1: off)"},
         {"--seed", OPT_U64, &seed, 0, 1.8e19, "random seed (0: from the clock, printed on stderr)"},
         {"--no-cache", OPT_FLAG, &no_cache, 0, 0, "recompute the full forward at every step"},
+        {"--prompts", OPT_STR, &prompts, 0, 0,
+         "a file of prompts, one per line, continued side by side in one batch (left-padded; each text as "
+         "--prompt LINE with the same --seed gives)"},
         {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
         OPT_PRECISION_ROW(&precision),
         OPT_THREADS_ROW(&threads),
@@ -52,6 +106,8 @@ int cmd_sample(int argc, char **argv) {
     args_parse("sample", "CKPT [flags]", argc, argv, 1, opts, sizeof opts / sizeof opts[0], pos_args, 1, &n_pos);
     if (n_pos != 1) pelab_die("sample: expected one checkpoint path (see pelab sample --help)");
     ckpt = pos_args[0];
+    if (prompts && (steps > 0 || no_cache || prompt[0]))
+        pelab_die("sample: --prompts takes -n, not --steps, --no-cache or --prompt");
     set_threads(threads);
 
     Model m;
@@ -62,6 +118,12 @@ int cmd_sample(int argc, char **argv) {
         fprintf(stderr, "seed %llu\n", seed);
     }
 
+    if (prompts) {
+        sample_batch(&m, &tok, prompts, n_new, temp, top_p, top_k, seed);
+        model_free(&m);
+        tokenizer_free(&tok);
+        return 0;
+    }
     size_t plen = strlen(prompt);
     int *tokens = xmalloc(sizeof(int) * (tokenizer_max_ids(plen) + (size_t)(n_new > steps ? n_new : steps)));
     int n_prompt = (int)tokenizer_encode_prompt(&tok, (const unsigned char *)prompt, plen, tokens);
