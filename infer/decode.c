@@ -48,7 +48,8 @@ void kvcache_reset(KVCache *c) { c->len = 0; }
 
 void kvcache_free(KVCache *c) {
     void *bufs[] = {c->k, c->v, c->pos, c->x, c->ln, c->q, c->att_out, c->res_mid, c->gate, c->up, c->act,
-                    c->lnf, c->tokens, c->key_start, c->knew, c->vnew, c->chunk_tokens, c->chunk_pos};
+                    c->lnf, c->tokens, c->key_start, c->knew, c->vnew, c->chunk_tokens, c->chunk_pos,
+                    c->chunk_logits};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(c, 0, sizeof *c);
 }
@@ -134,8 +135,9 @@ int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int 
     return 0;
 }
 
-int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits) {
-    if (c->n_seq == 1) return decode_forward(m, c, tokens, pos, n, logits, 0);
+int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits,
+                         int all_logits) {
+    if (c->n_seq == 1) return decode_forward(m, c, tokens, pos, n, logits, all_logits);
     int S = c->n_seq;
     if (n < 1) return pelab_fail("decode_forward_batch: no tokens");
     if (c->len + n > c->max_len)
@@ -154,7 +156,15 @@ int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos
             memcpy(c->chunk_tokens + (size_t)b * nb, tokens + (size_t)b * n + done, nb * sizeof(int));
             memcpy(c->chunk_pos + (size_t)b * nb, pos + (size_t)b * n + done, nb * sizeof(int));
         }
-        decode_chunk(m, c, c->chunk_tokens, c->chunk_pos, nb, done + nb == n ? logits : NULL, 0);
+        if (!all_logits) {
+            decode_chunk(m, c, c->chunk_tokens, c->chunk_pos, nb, done + nb == n ? logits : NULL, 0);
+            continue;
+        }
+        size_t V = m->cfg.vocab_size;
+        if (!c->chunk_logits) c->chunk_logits = xmalloc((size_t)S * c->chunk * V * sizeof(float));
+        decode_chunk(m, c, c->chunk_tokens, c->chunk_pos, nb, c->chunk_logits, 1);
+        for (int b = 0; b < S; b++) /* rows [S, nb] of the chunk into [S, n] */
+            memcpy(logits + ((size_t)b * n + done) * V, c->chunk_logits + (size_t)b * nb * V, nb * V * sizeof(float));
     }
     return 0;
 }

@@ -31,6 +31,7 @@ typedef struct {
     float *knew, *vnew; /* [n_seq * chunk, kvdim]: a batch's new keys and values before the cache */
     int *chunk_tokens, *chunk_pos; /* [n_seq * chunk]: one chunk of every sequence, gathered */
     float *lnf;       /* [n_seq * chunk, D] */
+    float *chunk_logits; /* [n_seq * chunk, V], allocated by the first all_logits batch call */
 } KVCache;
 
 void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk);
@@ -48,8 +49,10 @@ int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int 
 
 /* The same for every sequence of a batched cache at once: tokens and pos [n_seq, n] (a padding
  * token may be any valid id at any accepted position: it is never attended); logits [n_seq, V],
- * the last new token of each sequence. A dynamic rule past its length is refused (its transform
- * would follow each sequence's own length: decode those one at a time). */
-int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits);
+ * the last new token of each sequence, or with all_logits [n_seq, n, V]. A dynamic rule past its
+ * length is refused (its transform would follow each sequence's own length: decode those one at
+ * a time). */
+int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits,
+                         int all_logits);
 
 #endif

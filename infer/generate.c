@@ -79,7 +79,7 @@ int generate_batch(Model *m, Sampler *samplers, int **texts, const int *n_prompt
         }
         n_made[b] = 0;
     }
-    int rc = decode_forward_batch(m, &kv, in, pos, longest, logits);
+    int rc = decode_forward_batch(m, &kv, in, pos, longest, logits, 0);
     for (int t = 0; rc == 0 && t < n_new; t++) {
         int active = 0;
         for (int b = 0; b < n_seq; b++) {
@@ -96,7 +96,7 @@ int generate_batch(Model *m, Sampler *samplers, int **texts, const int *n_prompt
             pos[b] = len - 1;
         }
         if (!active) break;
-        rc = decode_forward_batch(m, &kv, in, pos, 1, logits);
+        rc = decode_forward_batch(m, &kv, in, pos, 1, logits, 0);
     }
     kvcache_free(&kv);
     free(in), free(pos), free(done), free(logits);

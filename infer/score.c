@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* qsort_r */
 #include "score.h"
 
 #include <stdlib.h>
@@ -40,5 +41,74 @@ int score_tokens(Model *m, const int *tokens, size_t n, int len, FILE *per_token
     kvcache_free(&kv);
     free(logits);
     free(pos);
+    return rc;
+}
+
+/* texts [first, first + S) of `order` side by side; their log-probs into logprob at offset[] */
+static int score_group(Model *m, const int *const *texts, const int *lens, const int *order, int S,
+                       const size_t *offset, float *logprob, double *nll) {
+    int V = m->cfg.vocab_size, fed = 0; /* each text feeds all its tokens but the last */
+    for (int b = 0; b < S; b++) fed = lens[order[b]] - 1 > fed ? lens[order[b]] - 1 : fed;
+    KVCache kv;
+    kvcache_init_batch(&kv, m, S, fed, 64);
+    int *in = xmalloc(sizeof(int) * S * fed), *pos = xmalloc(sizeof(int) * S * fed);
+    for (int b = 0; b < S; b++) {
+        const int *t = texts[order[b]];
+        int pad = fed - (lens[order[b]] - 1);
+        kv.key_start[b] = pad;
+        for (int i = 0; i < fed; i++) in[b * fed + i] = i < pad ? 0 : t[i - pad], pos[b * fed + i] = i < pad ? 0 : i - pad;
+    }
+    float *logits = xmalloc(sizeof(float) * (size_t)S * fed * V);
+    int rc = decode_forward_batch(m, &kv, in, pos, fed, logits, 1);
+    for (int b = 0; b < S && rc == 0; b++) {
+        int t = order[b], pad = fed - (lens[t] - 1);
+        double sum = 0;
+        for (int i = 0; i < lens[t] - 1; i++) {
+            float *row = logits + ((size_t)b * fed + pad + i) * V;
+            log_softmax(row, row, V);
+            float lp = row[texts[t][i + 1]];
+            sum -= lp;
+            if (logprob) logprob[offset[t] + i] = lp;
+        }
+        if (nll) nll[t] = sum;
+    }
+    kvcache_free(&kv);
+    free(in), free(pos), free(logits);
+    return rc;
+}
+
+/* qsort_r order of text indices: shorter first, ties in file order */
+static int by_length(const void *a, const void *b, void *lens_arg) {
+    const int *lens = lens_arg;
+    int x = *(const int *)a, y = *(const int *)b;
+    return lens[x] != lens[y] ? lens[x] - lens[y] : x - y;
+}
+
+int score_texts(Model *m, const int *const *texts, const int *lens, int n_texts, int batch, float *logprob,
+                double *nll) {
+    if (batch < 1) return pelab_fail("score: batch %d: expected >= 1", batch);
+    long max_pos = pos_max_position(&m->pos);
+    const PosScheme *ps = m->pos.scheme;
+    long dyn = ps->qk_dynamic_from ? ps->qk_dynamic_from(&m->pos) : -1;
+    size_t *offset = xmalloc(sizeof(size_t) * (n_texts + 1));
+    int *order = xmalloc(sizeof(int) * (n_texts > 0 ? n_texts : 1)), rc = 0;
+    offset[0] = 0;
+    for (int t = 0; t < n_texts; t++) {
+        if (lens[t] < 2) rc = pelab_fail("text %d: %d token(s): at least 2 are needed to predict one", t + 1, lens[t]);
+        else if (max_pos >= 0 && lens[t] - 1 > max_pos)
+            rc = pelab_fail("text %d: %d tokens need positions up to %d; the %s scheme accepts %ld", t + 1, lens[t],
+                            lens[t] - 2, ps->name, max_pos);
+        if (rc != 0) break;
+        offset[t + 1] = offset[t] + (size_t)(lens[t] - 1);
+        order[t] = t;
+        if (dyn >= 0 && lens[t] - 1 > dyn) batch = 1; /* the rule follows each text's own length */
+    }
+    if (rc == 0) {
+        qsort_r(order, n_texts, sizeof(int), by_length, (void *)lens);
+        for (int first = 0; first < n_texts && rc == 0; first += batch)
+            rc = score_group(m, texts, lens, order + first, n_texts - first < batch ? n_texts - first : batch, offset,
+                             logprob, nll);
+    }
+    free(offset), free(order);
     return rc;
 }

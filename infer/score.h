@@ -18,4 +18,15 @@ typedef struct {
  * "window,position,token,logprob". -1 with pelab_errmsg if the model rejects a position. */
 int score_tokens(Model *m, const int *tokens, size_t n, int len, FILE *per_token, ScoreResult *r);
 
+/* Texts scored each on its own from position 0 (its first token is context, every later one is
+ * predicted), `batch` of them side by side through one left-padded KV cache (decode.h); texts
+ * are grouped by length so that a batch pads little. logprob (may be NULL) gets every predicted
+ * token's log-prob, text after text in the given order (lens[t] - 1 per text); nll[t] (may be
+ * NULL) each text's summed negative log-likelihood. Equal, within float rounding of the batched
+ * products, to scoring each text alone. A dynamic rule is scored one text at a time (it follows
+ * each text's own length). -1 with pelab_errmsg naming the text if one is shorter than 2 tokens
+ * or needs a position the scheme does not accept. */
+int score_texts(Model *m, const int *const *texts, const int *lens, int n_texts, int batch, float *logprob,
+                double *nll);
+
 #endif

@@ -13,6 +13,8 @@
 #include "../infer/decode.h"
 #include "../infer/generate.h"
 #include "../infer/sampler.h"
+#include "../infer/score.h"
+#include "../model/layers.h"
 #include "../model/model.h"
 #include "test.h"
 
@@ -39,11 +41,11 @@ static int batch_logits(Model *m, int pad_id, int pad_pos, float *out) {
     kvcache_init_batch(&kv, m, NSEQ, MAXP + NEW, 4);
     for (int b = 0; b < NSEQ; b++) kv.key_start[b] = MAXP - prompt_len[b];
     padded(in, pos, pad_id, pad_pos);
-    int rc = decode_forward_batch(m, &kv, in, pos, MAXP, out);
+    int rc = decode_forward_batch(m, &kv, in, pos, MAXP, out, 0);
     for (int t = 1; rc == 0 && t < NEW; t++) {
         int tok[NSEQ], p[NSEQ];
         for (int b = 0; b < NSEQ; b++) tok[b] = (5 * t + b) % V, p[b] = prompt_len[b] + t - 1;
-        rc = decode_forward_batch(m, &kv, tok, p, 1, out + (size_t)t * NSEQ * V);
+        rc = decode_forward_batch(m, &kv, tok, p, 1, out + (size_t)t * NSEQ * V, 0);
     }
     kvcache_free(&kv);
     return rc;
@@ -111,6 +113,48 @@ static void scheme_batch(const char *spec, int n_kv_heads) {
     model_free(&m);
 }
 
+/* score_texts (score --lines): batches of 3 and of all, against each text's own full forward */
+static void scoring(const char *spec) {
+    enum { NT = 5 };
+    static const int lens[NT] = {2, 7, 4, 8, 3};
+    Model m;
+    tiny_model(&m, spec, 2, 1, 33);
+    int V = m.cfg.vocab_size, *texts[NT];
+    size_t total = 0;
+    for (int t = 0; t < NT; t++) {
+        texts[t] = xmalloc(sizeof(int) * lens[t]);
+        for (int i = 0; i < lens[t]; i++) texts[t][i] = (3 * t + 5 * i + 2) % V;
+        total += lens[t] - 1;
+    }
+    float *want = xmalloc(sizeof(float) * total), *got = xmalloc(sizeof(float) * total);
+    size_t at = 0;
+    for (int t = 0; t < NT; t++) { /* the full forward, one text at a time */
+        int pos[8];
+        for (int i = 0; i < lens[t] - 1; i++) pos[i] = i;
+        model_alloc_train(&m, 1, lens[t] - 1);
+        model_forward(&m, texts[t], NULL, pos, 1, lens[t] - 1);
+        for (int i = 0; i < lens[t] - 1; i++, at++) {
+            float *row = m.acts.logits + (size_t)i * V;
+            log_softmax(row, row, V);
+            want[at] = row[texts[t][i + 1]];
+        }
+    }
+    static const int batches[] = {1, 3, NT};
+    for (int k = 0; k < 3; k++) {
+        double nll[NT];
+        int rc = score_texts(&m, (const int *const *)texts, lens, NT, batches[k], got, nll);
+        CHECK(rc == 0 && max_abs_diff(got, want, (int)total) <= 1e-5f,
+              "score_texts %s batch %d: log-probs off the full forward by %.3g", spec, batches[k],
+              rc == 0 ? max_abs_diff(got, want, (int)total) : -1.0f);
+    }
+    int short_len[1] = {1};
+    CHECK(score_texts(&m, (const int *const *)texts, short_len, 1, 4, got, NULL) != 0 && strstr(pelab_errmsg, "text 1"),
+          "score_texts: a 1-token text is refused, named: %s", pelab_errmsg);
+    for (int t = 0; t < NT; t++) free(texts[t]);
+    free(want), free(got);
+    model_free(&m);
+}
+
 /* a dynamic rule the batch would cross: refused by the batched decoder, and generate_batch
  * falls back to one text at a time (equal to generate) */
 static void dynamic_rule(void) {
@@ -121,7 +165,7 @@ static void dynamic_rule(void) {
     KVCache kv;
     kvcache_init_batch(&kv, &m, NSEQ, MAXP + NEW, 4);
     padded(in, pos, 0, 0);
-    CHECK(decode_forward_batch(&m, &kv, in, pos, MAXP, logits) != 0 && strstr(pelab_errmsg, "one at a time"),
+    CHECK(decode_forward_batch(&m, &kv, in, pos, MAXP, logits, 0) != 0 && strstr(pelab_errmsg, "one at a time"),
           "batch: a dynamic rule past its length is refused: %s", pelab_errmsg);
     kvcache_free(&kv);
     int *texts[NSEQ], n_prompt[NSEQ], n_made[NSEQ];
@@ -157,6 +201,8 @@ void test_batch(void) {
     }
     scheme_batch("rope:layout=half,scale=yarn:4", 2);
     scheme_batch("t5:buckets=8,max_distance=6", 4);
+    for (int i = 0; i < pos_count(); i++) scoring(pos_at(i)->name);
+    scoring("rope:scale=dynamic-ntk,orig_len=4");
     dynamic_rule();
     expect_pelab_error("./pelab sample x.safetensors --prompts p.txt --steps 5", "--prompts takes -n");
 }

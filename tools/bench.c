@@ -188,27 +188,34 @@ static void work_train(const Work *w, WorkResult *r) {
     rig_free(&g);
 }
 
-/* sampling: batch 1, greedy, KV cache, w->len new tokens after a 1-token prompt */
+/* sampling: w->batch texts side by side (1: decode_forward), greedy, KV cache, w->len new tokens
+ * each after a 1-token prompt; tokens/s counts every text's */
 static void work_sample(const Work *w, WorkResult *r) {
     Model m;
     bench_model_create(&m, w->bc, w->spec, w->precision);
-    int V = w->bc->vocab, n_tok = w->len;
+    int V = w->bc->vocab, n_tok = w->len, S = w->batch > 1 ? w->batch : 1;
     KVCache kv;
-    kvcache_init(&kv, &m, n_tok, 64);
-    float *logits = xmalloc(sizeof(float) * V);
+    kvcache_init_batch(&kv, &m, S, n_tok, 64);
+    float *logits = xmalloc(sizeof(float) * V * S);
+    int *tok = xmalloc(sizeof(int) * S), *pos = xmalloc(sizeof(int) * S);
     double *tps = xmalloc(sizeof(double) * w->repeats);
     for (int k = -1; k < w->repeats; k++) {
         kvcache_reset(&kv);
-        int tok = 1;
+        for (int b = 0; b < S; b++) tok[b] = 1 + b % (V - 1);
         double t0 = now_seconds();
         for (int i = 0; i < n_tok; i++) {
-            if (decode_forward(&m, &kv, &tok, &i, 1, logits, 0) != 0) pelab_die("bench: %s", pelab_errmsg);
-            int best = 0;
-            for (int v = 1; v < V; v++) best = logits[v] > logits[best] ? v : best;
-            tok = best;
+            for (int b = 0; b < S; b++) pos[b] = i;
+            if (decode_forward_batch(&m, &kv, tok, pos, 1, logits, 0) != 0) pelab_die("bench: %s", pelab_errmsg);
+            for (int b = 0; b < S; b++) {
+                const float *row = logits + (size_t)b * V;
+                int best = 0;
+                for (int v = 1; v < V; v++) best = row[v] > row[best] ? v : best;
+                tok[b] = best;
+            }
         }
-        if (k >= 0) tps[k] = n_tok / (now_seconds() - t0);
+        if (k >= 0) tps[k] = (double)S * n_tok / (now_seconds() - t0);
     }
+    free(tok), free(pos);
     r->rate = stats(tps, w->repeats);
     r->flops_per_token = forward_flops_per_token(&m, n_tok);
     r->tokens = n_tok;
@@ -335,6 +342,7 @@ static void print_result(const Work *w, const WorkResult *r, double peak) {
     const char *prec = precision_name(w->precision);
     if (w->kind == WORK_EVAL) snprintf(label, sizeof label, "eval %d %s", w->len, prec);
     else if (w->kind == WORK_TRAIN && w->len != w->bc->seq_len) snprintf(label, sizeof label, "train T%d %s", w->len, prec);
+    else if (w->kind == WORK_SAMPLE && w->batch > 1) snprintf(label, sizeof label, "sample B%d %s", w->batch, prec);
     else snprintf(label, sizeof label, "%s %s", work_names[w->kind], prec);
     if (r->limit > 0) {
         printf("%s %-16s      n/a (past the %ld positions the scheme accepts or computes)\n", w->bc->name, label,
@@ -348,7 +356,7 @@ static void print_result(const Work *w, const WorkResult *r, double peak) {
     if (w->kind == WORK_TRAIN)
         printf("  batch %d  fwd %.1f / bwd %.1f / opt %.1f ms per step", w->batch, r->fwd_ms.median, r->bwd_ms.median,
                r->opt_ms.median);
-    if (w->kind == WORK_SAMPLE) printf("  batch 1, greedy, KV cache, %d tokens", w->len);
+    if (w->kind == WORK_SAMPLE) printf("  batch %d, greedy, KV cache, %d tokens each", w->batch, w->len);
     if (w->kind == WORK_EVAL) {
         long windows = r->tokens / w->len;
         printf("  batch 1, %ld window%s of %d", windows, windows == 1 ? "" : "s", w->len);
@@ -374,7 +382,7 @@ static void json_row(FILE *f, const Work *w, const WorkResult *r, double peak, i
         return;
     }
     fprintf(f, ", \"len\": %d, \"batch\": %d, \"tokens_per_repeat\": %ld, \"repeats\": %d, \"params\": %ld",
-            w->len, w->kind == WORK_TRAIN ? w->batch : 1, r->tokens, w->repeats, r->n_params);
+            w->len, w->kind == WORK_TRAIN || w->kind == WORK_SAMPLE ? w->batch : 1, r->tokens, w->repeats, r->n_params);
     json_stat(f, "tokens_per_s", r->rate);
     double gflops = r->rate.median * r->flops_per_token / 1e9;
     fprintf(f, ", \"flops_per_token\": %.6g, \"gflops\": %.4g, \"peak_fraction\": %.4g", r->flops_per_token, gflops,
@@ -495,7 +503,7 @@ static int eval_lengths(const BenchConfig *bc, const char *mult, const char *ext
  * training at batch 1 (attention memory), M only */
 static int plan_config(const BenchConfig *bc, const char *which, const char *spec, Precision precision,
                        const char *mult, const char *extra, const int *train_lens, int n_train_lens, int repeats,
-                       int steps, int sample_tokens, int eval_tokens, Work *out) {
+                       int steps, int sample_tokens, int sample_batch, int eval_tokens, Work *out) {
     Work base = {.bc = bc, .spec = spec, .repeats = repeats, .steps = steps, .eval_tokens = eval_tokens,
                  .precision = precision};
     int n = 0;
@@ -507,7 +515,10 @@ static int plan_config(const BenchConfig *bc, const char *which, const char *spe
             out[n].steps = 1, out[n++].repeats = repeats < 3 ? repeats : 3;
         }
     }
-    if (list_has(which, "sample")) out[n] = base, out[n].kind = WORK_SAMPLE, out[n++].len = sample_tokens;
+    if (list_has(which, "sample")) {
+        out[n] = base, out[n].kind = WORK_SAMPLE, out[n].batch = 1, out[n++].len = sample_tokens;
+        if (sample_batch > 1) out[n] = base, out[n].kind = WORK_SAMPLE, out[n].batch = sample_batch, out[n++].len = sample_tokens;
+    }
     if (list_has(which, "eval")) {
         int lens[MAX_EVAL], k = eval_lengths(bc, mult, extra, lens);
         for (int i = 0; i < k; i++) out[n] = base, out[n].kind = WORK_EVAL, out[n++].len = lens[i];
@@ -516,7 +527,7 @@ static int plan_config(const BenchConfig *bc, const char *which, const char *spe
 }
 
 int cmd_bench(int argc, char **argv) {
-    int repeats = 5, steps = 3, threads = 0, sample_tokens = 256, eval_tokens = 4096, in_process = 0;
+    int repeats = 5, steps = 3, threads = 0, sample_tokens = 256, eval_tokens = 4096, in_process = 0, sample_batch = 16;
     const char *which = "S,M", *spec = "rope", *schemes = NULL, *workloads = "train,sample,eval";
     const char *mult = "1,4,16", *extra = "8192", *json_path = NULL, *precisions = "fp32,bf16", *train_lens_s = "1024,4096";
     const OptSpec opts[] = {
@@ -525,6 +536,8 @@ int cmd_bench(int argc, char **argv) {
         {"--repeats", OPT_INT, &repeats, 1, 1000, "timed repetitions (the median is reported)"},
         {"--steps", OPT_INT, &steps, 1, 1000, "training steps per repetition"},
         {"--sample-tokens", OPT_INT, &sample_tokens, 1, 1 << 20, "tokens generated per sampling repetition"},
+        {"--sample-batch", OPT_INT, &sample_batch, 1, 4096,
+         "also sample this many texts side by side (sample --prompts; 1: only batch 1)"},
         {"--eval-mult", OPT_STR, &mult, 0, 0, "evaluation lengths, multiples of each config's T (none: skip)"},
         {"--eval-extra", OPT_STR, &extra, 0, 0, "more evaluation lengths, config S only (none: skip)"},
         {"--eval-tokens", OPT_INT, &eval_tokens, 1, 1 << 26, "predictions per evaluation repetition (>= 1 window)"},
@@ -569,7 +582,8 @@ int cmd_bench(int argc, char **argv) {
             if (p == 0 ? !list_has(precisions, "fp32") : !run_bf16) continue;
             if (n + 2 * MAX_EVAL + MAX_TRAIN_LENS + 2 > MAX_WORKS) pelab_die("bench: too many workloads");
             n += plan_config(&configs[i], workloads, spec, p ? PRECISION_BF16 : PRECISION_FP32, mult, extra,
-                             train_lens, n_train_lens, repeats, steps, sample_tokens, eval_tokens, works + n);
+                             train_lens, n_train_lens, repeats, steps, sample_tokens, sample_batch, eval_tokens,
+                             works + n);
         }
     }
 

@@ -1,4 +1,5 @@
-/* score_cmd.c: `pelab score CKPT FILE`: mean NLL and perplexity of a text. */
+/* score_cmd.c: `pelab score CKPT FILE`: mean NLL and perplexity of a text; with --lines, of every
+ * line as a text of its own, --batch of them side by side. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -14,14 +15,61 @@
 #include "commands.h"
 #include "load.h"
 
+/* --lines: every non-empty line its own text from position 0; one row per line, then the total */
+static void score_lines(Model *m, const Tokenizer *tok, const char *path, const unsigned char *text, size_t n_bytes,
+                        int batch, FILE *csv) {
+    int n_texts = 0, cap = 64;
+    int **texts = xmalloc(sizeof(int *) * cap), *lens = xmalloc(sizeof(int) * cap), *line_no = xmalloc(sizeof(int) * cap);
+    int line = 0;
+    for (size_t at = 0; at < n_bytes; line++) {
+        size_t end = at;
+        while (end < n_bytes && text[end] != '\n') end++;
+        if (end > at) {
+            if (n_texts == cap) {
+                cap *= 2;
+                texts = xrealloc(texts, sizeof(int *) * cap), lens = xrealloc(lens, sizeof(int) * cap);
+                line_no = xrealloc(line_no, sizeof(int) * cap);
+            }
+            texts[n_texts] = xmalloc(sizeof(int) * tokenizer_max_ids(end - at));
+            lens[n_texts] = (int)tokenizer_encode(tok, text + at, end - at, texts[n_texts]);
+            line_no[n_texts++] = line + 1;
+        }
+        at = end + 1;
+    }
+    if (n_texts == 0) pelab_die("score: --lines %s: no non-empty line", path);
+    size_t total = 0;
+    for (int t = 0; t < n_texts; t++) total += lens[t] > 1 ? (size_t)lens[t] - 1 : 0;
+    float *lp = xmalloc(sizeof(float) * (total + 1));
+    double *nll = xmalloc(sizeof(double) * n_texts), t0 = now_seconds();
+    if (score_texts(m, (const int *const *)texts, lens, n_texts, batch, lp, nll) != 0)
+        pelab_die("score: %s: %s (texts count non-empty lines)", path, pelab_errmsg);
+    double dt = now_seconds() - t0, sum = 0;
+    size_t at = 0;
+    for (int t = 0; t < n_texts; t++) {
+        int n = lens[t] - 1;
+        printf("line %d  tokens %d  nll %.4f nats/token  ppl %.3f\n", line_no[t], lens[t], nll[t] / n, exp(nll[t] / n));
+        for (int i = 0; csv && i < n; i++)
+            fprintf(csv, "%d,%d,%d,%.6f\n", line_no[t], i + 1, texts[t][i + 1], lp[at + i]);
+        at += (size_t)n;
+        sum += nll[t];
+        free(texts[t]);
+    }
+    printf("file %s  %d texts  %zu predicted tokens  nll %.4f nats/token  ppl %.3f  (batch %d)\n", path, n_texts, total,
+           sum / total, exp(sum / total), batch);
+    fprintf(stderr, "%.0f tokens/s\n", total / dt);
+    free(texts), free(lens), free(line_no), free(lp), free(nll);
+}
+
 int cmd_score(int argc, char **argv) {
-    int len = 0, threads = 0;
+    int len = 0, threads = 0, lines = 0, batch = 16;
     const char *per_token_path = NULL;
     const char *scale = NULL, *precision = NULL;
     const OptSpec opts[] = {
         {"--len", OPT_INT, &len, 0, 1 << 24, "window length (0: the model's training length)"},
         {"--per-token", OPT_OUT_FILE, &per_token_path, 0, 0, "write window,position,token,logprob CSV here"},
         {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
+        {"--lines", OPT_FLAG, &lines, 0, 0, "score every non-empty line as a text of its own, from position 0"},
+        {"--batch", OPT_INT, &batch, 1, 4096, "with --lines: texts side by side (left-padded; the same log-probs)"},
         OPT_PRECISION_ROW(&precision),
         OPT_THREADS_ROW(&threads),
     };
@@ -37,6 +85,21 @@ int cmd_score(int argc, char **argv) {
     unsigned char *text;
     size_t n_bytes;
     if (read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);
+    FILE *csv = NULL;
+    if (per_token_path) {
+        csv = fopen(per_token_path, "w");
+        if (!csv) pelab_die("%s: cannot open for writing: %s", per_token_path, strerror(errno));
+        fprintf(csv, "%s,position,token,logprob\n", lines ? "line" : "window");
+    }
+    if (lines) {
+        if (len) pelab_die("score: --len cuts one text into windows; --lines scores every line whole");
+        score_lines(&m, &tok, pos_args[1], text, n_bytes, batch, csv);
+        if (csv && fclose(csv) != 0) pelab_die("%s: write failed: %s", per_token_path, strerror(errno));
+        free(text);
+        tokenizer_free(&tok);
+        model_free(&m);
+        return 0;
+    }
     int *tokens = xmalloc(sizeof(int) * tokenizer_max_ids(n_bytes));
     size_t n = tokenizer_encode(&tok, text, n_bytes, tokens);
     if (n < 2) pelab_die("score: %s: need at least 2 tokens, got %zu", pos_args[1], n);
@@ -45,12 +108,6 @@ int cmd_score(int argc, char **argv) {
     if (max_pos >= 0 && len > max_pos)
         pelab_die("score: --len %d exceeds the %ld positions the %s scheme accepts", len, max_pos, m.pos.scheme->name);
 
-    FILE *csv = NULL;
-    if (per_token_path) {
-        csv = fopen(per_token_path, "w");
-        if (!csv) pelab_die("%s: cannot open for writing: %s", per_token_path, strerror(errno));
-        fprintf(csv, "window,position,token,logprob\n");
-    }
     ScoreResult r;
     double t0 = now_seconds();
     if (score_tokens(&m, tokens, n, len, csv, &r) != 0) pelab_die("%s", pelab_errmsg);

@@ -97,8 +97,12 @@ def run_side(what, cmd, json_path):
 
 
 def key(row):
-    """rows match on configuration, workload, length and precision (JSON from before precisions: fp32)"""
-    return row["config"], row["workload"], row["len"], row.get("precision", "fp32")
+    """rows match on configuration, workload, length and precision (JSON from before precisions: fp32);
+    a batched sampling row (pelab's --sample-batch) is its own workload: the reference has none"""
+    workload = row["workload"]
+    if workload == "sample" and row.get("batch", 1) > 1:
+        workload = "sample B%d" % row["batch"]
+    return row["config"], workload, row["len"], row.get("precision", "fp32")
 
 
 def is_long_train(row):
@@ -112,6 +116,8 @@ def label(row):
         what = "eval %d" % row["len"]
     elif is_long_train(row):
         what = "train T%d" % row["len"]
+    elif row["workload"] == "sample" and row.get("batch", 1) > 1:
+        what = "sample B%d" % row["batch"]
     else:
         what = row["workload"]
     return "%s %s %s" % (row["config"], what, row.get("precision", "fp32"))
