@@ -1,5 +1,6 @@
 #include "decode.h"
 
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,32 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
     }
 }
 
+/* Threads for a decoding call of n new tokens per sequence: a token's products are a handful of
+ * matrix-vector products, and on a small model each parallel region (OpenBLAS's and ours) costs
+ * more in fork, barrier and wake-up than it saves (S on 2 threads sampled at 0.56x its 1-thread
+ * speed). The work is the call's multiply-adds: every weight once per new token, plus q.k and
+ * p.v against the cached keys; below DECODE_PAR_MIN_MACS per thread it runs on fewer threads. */
+enum { DECODE_PAR_MIN_MACS = 2 << 20 };
+
+static int decode_threads(const Model *m, const KVCache *c, int n) {
+    size_t weights = m->n_params - m->tensors[T_TOK_EMB].numel + (size_t)m->cfg.vocab_size * m->cfg.dim;
+    size_t attention = 2 * (size_t)m->cfg.n_layers * (c->len + n) * m->cfg.n_heads * m->head_dim;
+    size_t macs = (size_t)c->n_seq * n * (weights + attention);
+    int most = omp_get_max_threads(), want = (int)(macs / DECODE_PAR_MIN_MACS);
+    return want < 1 ? 1 : want < most ? want : most;
+}
+
+/* decode_threads for one call: OpenBLAS (OpenMP build) follows omp_get_max_threads() too */
+static int threads_begin(const Model *m, const KVCache *c, int n) {
+    int saved = omp_get_max_threads(), want = decode_threads(m, c, n);
+    if (want != saved) omp_set_num_threads(want);
+    return saved;
+}
+
+static void threads_end(int saved) {
+    if (omp_get_max_threads() != saved) omp_set_num_threads(saved);
+}
+
 static int check_tokens(const Model *m, const int *tokens, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab_size)
@@ -102,7 +129,18 @@ static int check_tokens(const Model *m, const int *tokens, size_t n) {
     return 0;
 }
 
+static int decode_forward_threads(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits,
+                                  int all_logits);
+
 int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits, int all_logits) {
+    int saved = threads_begin(m, c, n);
+    int rc = decode_forward_threads(m, c, tokens, pos, n, logits, all_logits);
+    threads_end(saved);
+    return rc;
+}
+
+static int decode_forward_threads(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits,
+                                  int all_logits) {
     if (n < 1) return pelab_fail("decode_forward: no tokens");
     if (c->n_seq != 1) return pelab_fail("decode_forward: a cache of %d sequences (decode_forward_batch)", c->n_seq);
     if (c->len + n > c->max_len)
@@ -150,6 +188,7 @@ int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos
                 return pelab_fail("position %d is past %ld, where the dynamic rule follows each sequence's own "
                                   "length: decode these sequences one at a time",
                                   pos[i], c->dynamic_from);
+    int saved = threads_begin(m, c, n);
     for (int done = 0; done < n; done += c->chunk) {
         int nb = n - done < c->chunk ? n - done : c->chunk;
         for (int b = 0; b < S; b++) { /* gather the chunk of every sequence: [S, nb] */
@@ -166,5 +205,6 @@ int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos
         for (int b = 0; b < S; b++) /* rows [S, nb] of the chunk into [S, n] */
             memcpy(logits + ((size_t)b * n + done) * V, c->chunk_logits + (size_t)b * nb * V, nb * V * sizeof(float));
     }
+    threads_end(saved);
     return 0;
 }
