@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <immintrin.h>
+
 #include "../core/cpu.h"
 #include "../core/error.h"
 #include "../core/sys.h"
@@ -42,6 +44,48 @@ bf16 *bf16_workspace(int slot, size_t n) {
 static void free_workspaces(void) {
     for (int i = 0; i < 3; i++) free(workspaces[i].buf);
     memset(workspaces, 0, sizeof workspaces);
+}
+
+#if defined(__x86_64__)
+/* 32 pairs per instruction (vdpbf16ps); the tail through a masked load */
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) static void gemv_rows(float *out, const bf16 *w, const bf16 *x,
+                                                                          int o0, int o1, int C) {
+    for (int o = o0; o < o1; o++) {
+        const bf16 *row = w + (size_t)o * C;
+        __m512 acc = _mm512_setzero_ps();
+        int c = 0;
+        for (; c + 32 <= C; c += 32)
+            acc = _mm512_dpbf16_ps(acc, (__m512bh)_mm512_loadu_si512(row + c), (__m512bh)_mm512_loadu_si512(x + c));
+        if (c < C) {
+            __mmask32 m = (__mmask32)((1ull << (C - c)) - 1);
+            acc = _mm512_dpbf16_ps(acc, (__m512bh)_mm512_maskz_loadu_epi16(m, row + c),
+                                   (__m512bh)_mm512_maskz_loadu_epi16(m, x + c));
+        }
+        out[o] = _mm512_reduce_add_ps(acc);
+    }
+}
+#endif
+
+int bf16_gemv(float *out, const bf16 *w, const float *x, int OC, int C) {
+#if defined(__x86_64__)
+    static int has = -1;
+    if (has < 0) {
+        CpuIsa isa;
+        cpu_isa(&isa);
+        has = isa.avx512bf16;
+    }
+    bf16 *xb = has ? bf16_workspace(0, (size_t)C) : NULL;
+    if (!xb) return -1;
+    for (int c = 0; c < C; c++) xb[c] = bf16_from_float(x[c]);
+    /* rows in blocks of 64 over the threads when the product is worth a fork */
+    int n_blocks = (OC + 63) / 64;
+#pragma omp parallel for schedule(static) if ((size_t)OC * C >= 2 * PAR_MIN_WORK)
+    for (int blk = 0; blk < n_blocks; blk++) gemv_rows(out, w, xb, blk * 64, blk * 64 + 64 < OC ? blk * 64 + 64 : OC, C);
+    return 0;
+#else
+    (void)out, (void)w, (void)x, (void)OC, (void)C;
+    return -1;
+#endif
 }
 
 #ifdef PELAB_NO_DNNL

@@ -64,6 +64,7 @@ static int bf16_forward(float *out, const float *inp, const bf16 *w16, int N, in
 }
 
 void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC) {
+    if (w16 && N == 1 && bf16_gemv(out, w16, inp, OC, C) == 0) return;
     if (w16 && bf16_forward(out, inp, w16, N, C, OC) == 0) return;
     /* one row (decoding): sgemm would repack all of w for a single product; sgemv streams it */
     if (N == 1) {

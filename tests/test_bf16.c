@@ -78,7 +78,24 @@ static void products(void) {
                 for (int j = N; j < LDC; j++) untouched &= Cm[i * LDC + j] == 0.5f;
             CHECK(untouched, "bf16_gemm trans_b %d: wrote past N inside the row stride", trans_b);
         }
-    free(A), free(B), free(Cm);
+    /* one row (decoding): bf16_gemv, C not a multiple of 32 (the masked tail), rows over threads */
+    enum { OC = 300, CC = 77 };
+    float x[CC], out[OC];
+    bf16 *W = xmalloc(sizeof(bf16) * OC * CC);
+    for (int i = 0; i < OC * CC; i++) W[i] = bf16_from_float(rng_normal(&rng));
+    for (int c = 0; c < CC; c++) x[c] = rng_normal(&rng);
+    if (bf16_gemv(out, W, x, OC, CC) == 0) {
+        double worst = 0;
+        for (int o = 0; o < OC; o++) {
+            double want = 0;
+            for (int c = 0; c < CC; c++) want += (double)bf16_to_float(W[o * CC + c]) * bf16_to_float(bf16_from_float(x[c]));
+            worst = fmax(worst, fabs(out[o] - want));
+        }
+        CHECK(worst < 1e-4, "bf16_gemv: max error %.3g vs double", worst);
+    } else {
+        fprintf(stderr, "  bf16_gemv skipped: no AVX512_BF16 (decoding uses oneDNN)\n");
+    }
+    free(W), free(A), free(B), free(Cm);
 }
 
 /* a small RoPE or ALiBi model trained briefly (its log-probs are peaked, as real models' are) */
