@@ -13,6 +13,7 @@
 #include "../infer/generate.h"
 #include "args.h"
 #include "commands.h"
+#include "lines.h"
 #include "load.h"
 
 typedef struct {
@@ -34,23 +35,10 @@ static void sample_batch(Model *m, const Tokenizer *tok, const char *path, int n
     unsigned char *text;
     size_t n;
     if (read_file(path, &text, &n) != 0) pelab_die("%s", pelab_errmsg);
-    int n_seq = 0, cap = 16;
-    int **texts = xmalloc(sizeof(int *) * cap), *n_prompt = xmalloc(sizeof(int) * cap);
-    for (size_t at = 0; at < n;) {
-        size_t end = at;
-        while (end < n && text[end] != '\n') end++;
-        if (end > at) {
-            if (n_seq == cap) {
-                cap *= 2;
-                texts = xrealloc(texts, sizeof(int *) * cap), n_prompt = xrealloc(n_prompt, sizeof(int) * cap);
-            }
-            texts[n_seq] = xmalloc(sizeof(int) * (tokenizer_max_ids(end - at) + (size_t)n_new));
-            n_prompt[n_seq] = (int)tokenizer_encode_prompt(tok, text + at, end - at, texts[n_seq]);
-            n_seq++;
-        }
-        at = end + 1;
-    }
+    TextLines tl;
+    text_lines_encode(&tl, tok, text, n, 1, (size_t)n_new);
     free(text);
+    int n_seq = tl.n, **texts = tl.ids, *n_prompt = tl.len;
     if (n_seq == 0) pelab_die("sample: --prompts %s: no prompt (one per line)", path);
     Sampler *samplers = xmalloc(sizeof(Sampler) * n_seq);
     for (int b = 0; b < n_seq; b++) sampler_init(&samplers[b], m->cfg.vocab_size, temp, top_p, top_k, seed);
@@ -61,7 +49,7 @@ static void sample_batch(Model *m, const Tokenizer *tok, const char *path, int n
     double dt = now_seconds() - t0;
     long total = 0;
     for (int b = 0; b < n_seq; b++) {
-        printf("--- %d/%d ---\n", b + 1, n_seq);
+        printf("--- line %d (%d/%d) ---\n", tl.line[b], b + 1, n_seq);
         Printer printer = {tok, -1};
         for (int i = 0; i < n_prompt[b] + n_made[b]; i++)
             if (i > 0 || texts[b][i] != tok->bos) print_token(texts[b][i], &printer);
@@ -69,11 +57,11 @@ static void sample_batch(Model *m, const Tokenizer *tok, const char *path, int n
         printf("\n");
         total += n_made[b];
         sampler_free(&samplers[b]);
-        free(texts[b]);
     }
     fprintf(stderr, "%d texts, %ld tokens in %.2f s: %.1f tokens/s (batch of %d, KV cache)\n", n_seq, total, dt,
             total / dt, n_seq);
-    free(texts), free(n_prompt), free(samplers), free(n_made);
+    text_lines_free(&tl);
+    free(samplers), free(n_made);
 }
 
 int cmd_sample(int argc, char **argv) {

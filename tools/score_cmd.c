@@ -13,29 +13,15 @@
 #include "../infer/score.h"
 #include "args.h"
 #include "commands.h"
+#include "lines.h"
 #include "load.h"
 
 /* --lines: every non-empty line its own text from position 0; one row per line, then the total */
 static void score_lines(Model *m, const Tokenizer *tok, const char *path, const unsigned char *text, size_t n_bytes,
                         int batch, FILE *csv) {
-    int n_texts = 0, cap = 64;
-    int **texts = xmalloc(sizeof(int *) * cap), *lens = xmalloc(sizeof(int) * cap), *line_no = xmalloc(sizeof(int) * cap);
-    int line = 0;
-    for (size_t at = 0; at < n_bytes; line++) {
-        size_t end = at;
-        while (end < n_bytes && text[end] != '\n') end++;
-        if (end > at) {
-            if (n_texts == cap) {
-                cap *= 2;
-                texts = xrealloc(texts, sizeof(int *) * cap), lens = xrealloc(lens, sizeof(int) * cap);
-                line_no = xrealloc(line_no, sizeof(int) * cap);
-            }
-            texts[n_texts] = xmalloc(sizeof(int) * tokenizer_max_ids(end - at));
-            lens[n_texts] = (int)tokenizer_encode(tok, text + at, end - at, texts[n_texts]);
-            line_no[n_texts++] = line + 1;
-        }
-        at = end + 1;
-    }
+    TextLines tl;
+    text_lines_encode(&tl, tok, text, n_bytes, 0, 0);
+    int n_texts = tl.n, **texts = tl.ids, *lens = tl.len, *line_no = tl.line;
     if (n_texts == 0) pelab_die("score: --lines %s: no non-empty line", path);
     size_t total = 0;
     for (int t = 0; t < n_texts; t++) total += lens[t] > 1 ? (size_t)lens[t] - 1 : 0;
@@ -52,12 +38,12 @@ static void score_lines(Model *m, const Tokenizer *tok, const char *path, const 
             fprintf(csv, "%d,%d,%d,%.6f\n", line_no[t], i + 1, texts[t][i + 1], lp[at + i]);
         at += (size_t)n;
         sum += nll[t];
-        free(texts[t]);
     }
     printf("file %s  %d texts  %zu predicted tokens  nll %.4f nats/token  ppl %.3f  (batch %d)\n", path, n_texts, total,
            sum / total, exp(sum / total), batch);
     fprintf(stderr, "%.0f tokens/s\n", total / dt);
-    free(texts), free(lens), free(line_no), free(lp), free(nll);
+    text_lines_free(&tl);
+    free(lp), free(nll);
 }
 
 int cmd_score(int argc, char **argv) {

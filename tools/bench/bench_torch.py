@@ -63,17 +63,23 @@ def forward_flops_per_token(cfg, length):
     return 2.0 * matmul_params + 2.0 * L * D * (length + 1.0)
 
 
-def rss_mb():
-    """peak RSS of this process so far: VmHWM of its own address space (ru_maxrss would include the
-    launching process's peak, which Linux carries across exec), else ru_maxrss"""
+def proc_field_mb(path, field):
+    """a "Field:   N kB" line of a /proc file, in MB, or None where the file or the field is missing"""
     try:
-        with open("/proc/self/status") as f:
+        with open(path) as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) / 1024.0
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return None
+
+
+def rss_mb():
+    """peak RSS of this process so far: VmHWM of its own address space (ru_maxrss would include the
+    launching process's peak, which Linux carries across exec), else ru_maxrss"""
+    hwm = proc_field_mb("/proc/self/status", "VmHWM")
+    return hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 # ---- workers: one workload at one thread setting, in a process of its own ----
@@ -336,14 +342,7 @@ def attention_floor_mb(cfg, length):
 
 def mem_available_mb():
     """MemAvailable of /proc/meminfo, or None where there is none"""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return None
+    return proc_field_mb("/proc/meminfo", "MemAvailable")
 
 
 def too_big(w):
