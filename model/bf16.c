@@ -95,6 +95,7 @@ int bf16_supported(char *why, size_t n) {
     return 0;
 }
 const char *bf16_impl_name(void) { return "none"; }
+void bf16_report(char *buf, size_t n) { snprintf(buf, n, "bf16 products: none: pelab was built without oneDNN"); }
 int bf16_gemm(int trans_b, int M, int N, int K, const bf16 *A, int lda, const bf16 *B, int ldb, float *C, int ldc,
               int accumulate) {
     (void)trans_b, (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb, (void)C, (void)ldc,
@@ -150,6 +151,19 @@ int bf16_supported(char *why, size_t n) {
 }
 
 const char *bf16_impl_name(void) { return g.impl[0] ? g.impl : "none"; }
+
+void bf16_report(char *buf, size_t n) {
+    char why[160];
+    const dnnl_version_t *v = dnnl_version();
+    if (!bf16_supported(why, sizeof why)) {
+        snprintf(buf, n, "bf16 products: unavailable: %s", why);
+        return;
+    }
+    CpuIsa isa;
+    cpu_isa(&isa);
+    snprintf(buf, n, "bf16 products: oneDNN %d.%d.%d, %s (--precision bf16)", v->major, v->minor, v->patch,
+             isa.amx_bf16 ? "AMX-BF16" : "AVX512_BF16");
+}
 
 static void drop(Cached *c) {
     dnnl_primitive_destroy(c->prim);

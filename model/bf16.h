@@ -36,6 +36,8 @@ void bf16_convert_transposed(bf16 *dst, const float *src, int rows, int cols, in
 /* 1 if this build and this CPU can run bf16 products; else 0 with why[] naming what is missing
  * ("this CPU lacks AVX512_BF16 and AMX-BF16", "pelab was built without oneDNN") */
 int bf16_supported(char *why, size_t n);
+/* one line: "bf16 products: oneDNN 2.6.3, AVX512_BF16 (--precision bf16)", or why there are none */
+void bf16_report(char *buf, size_t n);
 /* what oneDNN runs a bf16 product with ("brg:avx512_core_bf16", ...), or "none" */
 const char *bf16_impl_name(void);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../core/cpu.h"
+#include "../model/bf16.h"
 #include "test.h"
 
 static void families(void) {
@@ -80,6 +81,13 @@ static void info_command(void) {
     int rc = run_pelab("./pelab info", out, sizeof out);
     CHECK(rc == 0 && strncmp(out, "BLAS: OpenBLAS", 14) == 0 && strstr(out, " kernels); CPU: "),
           "pelab info without a checkpoint: the BLAS and CPU line (exit %d): %s", rc, out);
+    /* the bf16 line agrees with what the library says of this CPU and build */
+    char why[160];
+    int bf16 = bf16_supported(why, sizeof why);
+    const char *line = strstr(out, "\nbf16 products: ");
+    CHECK(line && (bf16 ? strstr(line, "oneDNN ") && strstr(line, "--precision bf16") != NULL
+                        : strstr(line, "unavailable: ") != NULL),
+          "pelab info: a bf16 line that says %s: %s", bf16 ? "which oneDNN runs them" : why, out);
     rc = run_pelab("./pelab info a b", out, sizeof out);
     CHECK(rc != 0, "pelab info with two paths is refused: %s", out);
 }

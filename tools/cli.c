@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "../core/cpu.h"
+#include "../model/bf16.h"
 #include "commands.h"
 
 void openblas_set_num_threads(int num_threads);
@@ -31,6 +32,8 @@ void print_machine(FILE *report, int report_line) {
     char line[512];
     if (report_line) {
         blas_report(line, sizeof line);
+        fprintf(report, "%s\n", line);
+        bf16_report(line, sizeof line);
         fprintf(report, "%s\n", line);
     }
     CpuIsa isa;

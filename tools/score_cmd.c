@@ -68,6 +68,12 @@ int cmd_score(int argc, char **argv) {
     Model m;
     Tokenizer tok;
     load_model_or_die(pos_args[0], scale, precision, &m, &tok);
+    /* flags first: a refused run leaves no --per-token file behind */
+    if (lines && len) pelab_die("score: --len cuts one text into windows; --lines scores every line whole");
+    if (len == 0) len = m.cfg.seq_len;
+    long max_pos = pos_max_position(&m.pos);
+    if (!lines && max_pos >= 0 && len > max_pos)
+        pelab_die("score: --len %d exceeds the %ld positions the %s scheme accepts", len, max_pos, m.pos.scheme->name);
     unsigned char *text;
     size_t n_bytes;
     if (read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);
@@ -78,7 +84,6 @@ int cmd_score(int argc, char **argv) {
         fprintf(csv, "%s,position,token,logprob\n", lines ? "line" : "window");
     }
     if (lines) {
-        if (len) pelab_die("score: --len cuts one text into windows; --lines scores every line whole");
         score_lines(&m, &tok, pos_args[1], text, n_bytes, batch, csv);
         if (csv && fclose(csv) != 0) pelab_die("%s: write failed: %s", per_token_path, strerror(errno));
         free(text);
@@ -88,11 +93,10 @@ int cmd_score(int argc, char **argv) {
     }
     int *tokens = xmalloc(sizeof(int) * tokenizer_max_ids(n_bytes));
     size_t n = tokenizer_encode(&tok, text, n_bytes, tokens);
-    if (n < 2) pelab_die("score: %s: need at least 2 tokens, got %zu", pos_args[1], n);
-    if (len == 0) len = m.cfg.seq_len;
-    long max_pos = pos_max_position(&m.pos);
-    if (max_pos >= 0 && len > max_pos)
-        pelab_die("score: --len %d exceeds the %ld positions the %s scheme accepts", len, max_pos, m.pos.scheme->name);
+    if (n < 2) {
+        free(tokens), free(text);
+        pelab_die("score: %s: need at least 2 tokens, got %zu", pos_args[1], n);
+    }
 
     ScoreResult r;
     double t0 = now_seconds();
