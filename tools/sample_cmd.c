@@ -19,10 +19,13 @@
 typedef struct {
     const Tokenizer *tok;
     int prev; /* the token before the one being printed (decoding depends on it after BOS) */
+    int n_printed;
+    double t_first; /* when the first new token was drawn: the steady rate is timed from there */
 } Printer;
 
 static void print_token(int id, void *ctx) {
     Printer *p = ctx;
+    if (p->n_printed++ == 0) p->t_first = now_seconds();
     tokenizer_print(p->tok, p->prev, id, stdout);
     fflush(stdout);
     p->prev = id;
@@ -50,7 +53,7 @@ static void sample_batch(Model *m, const Tokenizer *tok, const char *path, int n
     long total = 0;
     for (int b = 0; b < n_seq; b++) {
         printf("--- line %d (%d/%d) ---\n", tl.line[b], b + 1, n_seq);
-        Printer printer = {tok, -1};
+        Printer printer = {tok, -1, 0, 0.0};
         for (int i = 0; i < n_prompt[b] + n_made[b]; i++)
             if (i > 0 || texts[b][i] != tok->bos) print_token(texts[b][i], &printer);
             else printer.prev = texts[b][i];
@@ -123,7 +126,7 @@ int cmd_sample(int argc, char **argv) {
     Sampler sampler;
     sampler_init(&sampler, m.cfg.vocab_size, temp, top_p, top_k, seed);
     /* the prompt as the tokenizer decodes it (a llama2.c runner prints its pieces the same way) */
-    Printer printer = {&tok, -1};
+    Printer printer = {&tok, -1, 0, 0.0};
     if (tok.bos >= 0) {
         for (int i = 0; i < n_prompt; i++)
             if (tokens[i] != tok.bos || i > 0) print_token(tokens[i], &printer);
@@ -135,12 +138,15 @@ int cmd_sample(int argc, char **argv) {
     double t0 = now_seconds();
     int n_made = generate(&m, &sampler, tokens, n_prompt, n_new, !no_cache, tok.bos, print_token, &printer);
     if (n_made < 0) pelab_die("sample: %s", pelab_errmsg);
-    double dt = now_seconds() - t0;
+    double t_end = now_seconds(), dt = t_end - t0;
     printf("\n");
     char spec[512], lengths[160];
     pos_spec(&m.pos, spec, sizeof spec);
     pos_lengths(&m.pos, lengths, sizeof lengths);
-    fprintf(stderr, "%d tokens in %.2f s: %.1f tokens/s (%s); pos %s; lengths: %s\n", n_made, dt, n_made / dt,
+    /* the steady rate as llama2.c's runner reports it: from the first drawn token on, so the
+     * prompt, the cache's allocation and the thread pool's start are not in it */
+    double steady = n_made > 1 ? (n_made - 1) / (t_end - printer.t_first) : 0;
+    fprintf(stderr, "%d tokens in %.2f s: %.1f tokens/s after the first (%s); pos %s; lengths: %s\n", n_made, dt, steady,
             no_cache ? "no cache" : "KV cache", spec, lengths);
     sampler_free(&sampler);
     free(tokens);
