@@ -103,7 +103,18 @@ void attention_head_forward(const AttnHead *a, const PosCtx *pc) {
 void attention_forward(const Attention *a, const PosCtx *pc) {
     size_t work = (size_t)a->n_seq * a->nq * a->nk * a->n_heads * a->head_dim;
     int nblk = n_blocks(a->nq), rows = a->nq < ATT_QBLOCK ? a->nq : ATT_QBLOCK;
-#pragma omp parallel if (work >= PAR_MIN_WORK)
+    if (work < PAR_MIN_WORK) { /* no region at all: even an inactive one costs a syscall (core/sys.h) */
+        float *scratch = a->probs ? NULL : xmalloc((size_t)rows * a->nk * sizeof(float));
+        for (int b = 0; b < a->n_seq; b++)
+            for (int h = 0; h < a->n_heads; h++) {
+                AttnHead head = attention_head(a, b, h);
+                head.scratch = scratch;
+                attention_head_forward(&head, pc);
+            }
+        free(scratch);
+        return;
+    }
+#pragma omp parallel
     {
         float *scratch = a->probs ? NULL : xmalloc((size_t)rows * a->nk * sizeof(float));
         /* dynamic: under the causal mask a late block costs more than an early one */

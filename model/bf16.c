@@ -11,8 +11,7 @@
 #include "../core/sys.h"
 
 void bf16_convert(bf16 *dst, const float *src, size_t n) {
-#pragma omp parallel for schedule(static) if (n >= 4 * PAR_MIN_WORK)
-    for (size_t i = 0; i < n; i++) dst[i] = bf16_from_float(src[i]);
+    PAR_FOR(n >= 4 * PAR_MIN_WORK, size_t, i, n, dst[i] = bf16_from_float(src[i]););
 }
 
 void bf16_convert_transposed(bf16 *dst, const float *src, int rows, int cols, int lds) {
@@ -79,8 +78,8 @@ int bf16_gemv(float *out, const bf16 *w, const float *x, int OC, int C) {
     for (int c = 0; c < C; c++) xb[c] = bf16_from_float(x[c]);
     /* rows in blocks of 64 over the threads when the product is worth a fork */
     int n_blocks = (OC + 63) / 64;
-#pragma omp parallel for schedule(static) if ((size_t)OC * C >= 2 * PAR_MIN_WORK)
-    for (int blk = 0; blk < n_blocks; blk++) gemv_rows(out, w, xb, blk * 64, blk * 64 + 64 < OC ? blk * 64 + 64 : OC, C);
+    PAR_FOR((size_t)OC * C >= 2 * PAR_MIN_WORK, int, blk, n_blocks,
+            gemv_rows(out, w, xb, blk * 64, blk * 64 + 64 < OC ? blk * 64 + 64 : OC, C););
     return 0;
 #else
     (void)out, (void)w, (void)x, (void)OC, (void)C;

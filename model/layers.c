@@ -8,8 +8,8 @@
 #include <string.h>
 
 void embedding_forward(float *out, const int *inp, const float *tok_emb, int N, int D) {
-#pragma omp parallel for if ((size_t)N * D >= PAR_MIN_WORK)
-    for (int n = 0; n < N; n++) memcpy(out + (size_t)n * D, tok_emb + (size_t)inp[n] * D, sizeof(float) * D);
+    PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, n, N,
+            memcpy(out + (size_t)n * D, tok_emb + (size_t)inp[n] * D, sizeof(float) * D););
 }
 
 void embedding_backward(float *dtok_emb, const float *dout, const int *inp, int N, int D) {
@@ -22,8 +22,7 @@ void embedding_backward(float *dtok_emb, const float *dout, const int *inp, int 
 }
 
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain, int N, int D, float eps) {
-#pragma omp parallel for if ((size_t)N * D >= PAR_MIN_WORK)
-    for (int n = 0; n < N; n++) {
+    PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, n, N,
         const float *x = inp + (size_t)n * D;
         float *y = out + (size_t)n * D;
         float ss = 0.0f;
@@ -31,28 +30,26 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gai
         float r = 1.0f / sqrtf(ss / D + eps);
         for (int i = 0; i < D; i++) y[i] = x[i] * r * gain[i];
         if (rstd) rstd[n] = r;
-    }
+    );
 }
 
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp, const float *gain,
                       const float *rstd, int N, int D) {
     /* with xn = x*r and y = xn*g:  dx = r * (g*dy - xn * mean(g*dy*xn)),  dg = sum dy*xn */
-#pragma omp parallel for if ((size_t)N * D >= PAR_MIN_WORK)
-    for (int n = 0; n < N; n++) {
+    PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, n, N,
         const float *x = inp + (size_t)n * D, *dy = dout + (size_t)n * D;
         float *dx = dinp + (size_t)n * D;
         float r = rstd[n], dot = 0.0f;
         for (int i = 0; i < D; i++) dot += gain[i] * dy[i] * x[i] * r;
         dot /= D;
         for (int i = 0; i < D; i++) dx[i] += r * (gain[i] * dy[i] - x[i] * r * dot);
-    }
+    );
     /* gain gradient: reduce over rows, parallel over columns so no two threads share a slot */
-#pragma omp parallel for if ((size_t)N * D >= PAR_MIN_WORK)
-    for (int i = 0; i < D; i++) {
+    PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, i, D,
         float acc = 0.0f;
         for (int n = 0; n < N; n++) acc += dout[(size_t)n * D + i] * inp[(size_t)n * D + i] * rstd[n];
         dgain[i] += acc;
-    }
+    );
 }
 
 /* the bf16 products; 0, or -1 when oneDNN refused (the caller then runs the float32 product) */
@@ -102,26 +99,23 @@ void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp
 }
 
 void swiglu_forward(float *act, const float *gate, const float *up, size_t n) {
-#pragma omp parallel for if (n >= PAR_MIN_WORK)
-    for (size_t i = 0; i < n; i++) {
+    PAR_FOR(n >= PAR_MIN_WORK, size_t, i, n,
         float g = gate[i];
         act[i] = g / (1.0f + fast_expf(-g)) * up[i];
-    }
+    );
 }
 
 void swiglu_backward(float *dgate, float *dup, const float *dact, const float *gate, const float *up, size_t n) {
     /* silu'(g) = s * (1 + g*(1-s)), s = sigmoid(g) */
-#pragma omp parallel for if (n >= PAR_MIN_WORK)
-    for (size_t i = 0; i < n; i++) {
+    PAR_FOR(n >= PAR_MIN_WORK, size_t, i, n,
         float g = gate[i], s = 1.0f / (1.0f + fast_expf(-g));
         dgate[i] = dact[i] * up[i] * s * (1.0f + g * (1.0f - s));
         dup[i] = dact[i] * g * s;
-    }
+    );
 }
 
 void residual_forward(float *out, const float *a, const float *b, size_t n) {
-#pragma omp parallel for if (n >= PAR_MIN_WORK)
-    for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+    PAR_FOR(n >= PAR_MIN_WORK, size_t, i, n, out[i] = a[i] + b[i];);
 }
 
 void log_softmax(float *out, const float *logits, int V) {
@@ -134,8 +128,7 @@ void log_softmax(float *out, const float *logits, int V) {
 }
 
 float crossentropy_forward(float *losses, const float *logits, const int *targets, int N, int V) {
-#pragma omp parallel for if ((size_t)N * V >= PAR_MIN_WORK)
-    for (int n = 0; n < N; n++) {
+    PAR_FOR((size_t)N * V >= PAR_MIN_WORK, int, n, N,
         if (targets[n] < 0) {
             losses[n] = 0.0f;
             continue;
@@ -146,7 +139,7 @@ float crossentropy_forward(float *losses, const float *logits, const int *target
         double sum = 0.0;
         for (int i = 0; i < V; i++) sum += exp((double)(row[i] - mx));
         losses[n] = (float)(log(sum) + mx - row[targets[n]]);
-    }
+    );
     double total = 0.0; /* summed in order, not in thread-completion order */
     int counted = 0;
     for (int n = 0; n < N; n++)
@@ -158,8 +151,7 @@ void crossentropy_backward(float *logits, const int *targets, int N, int V) {
     int counted = 0;
     for (int n = 0; n < N; n++) counted += targets[n] >= 0;
     float scale = counted ? 1.0f / counted : 0.0f;
-#pragma omp parallel for if ((size_t)N * V >= PAR_MIN_WORK)
-    for (int n = 0; n < N; n++) {
+    PAR_FOR((size_t)N * V >= PAR_MIN_WORK, int, n, N,
         float *row = logits + (size_t)n * V;
         if (targets[n] < 0) {
             memset(row, 0, sizeof(float) * V);
@@ -174,5 +166,5 @@ void crossentropy_backward(float *logits, const int *targets, int N, int V) {
         }
         for (int i = 0; i < V; i++) row[i] = row[i] / sum * scale;
         row[targets[n]] -= scale;
-    }
+    );
 }

@@ -11,13 +11,12 @@ void adamw_update(Model *model, float *m, float *v, const AdamWConfig *c, long s
         float *p = model->params_mem + ti->offset, *g = model->grads_mem + ti->offset;
         float *mt = m + ti->offset, *vt = v + ti->offset;
         long n = (long)ti->numel;
-#pragma omp parallel for schedule(static) if (n >= PAR_MIN_WORK)
-        for (long i = 0; i < n; i++) {
+        PAR_FOR(n >= PAR_MIN_WORK, long, i, n,
             mt[i] = c->beta1 * mt[i] + (1.0f - c->beta1) * g[i];
             vt[i] = c->beta2 * vt[i] + (1.0f - c->beta2) * g[i] * g[i];
             float mhat = mt[i] / bc1, vhat = vt[i] / bc2;
             p[i] -= c->lr * (mhat / (sqrtf(vhat) + c->eps) + wd * p[i]);
-        }
+        );
     }
 }
 

@@ -29,19 +29,18 @@ static long learned_max_position(const PosCtx *pc) { return ((const Learned *)pc
 
 static void learned_input_forward(const PosCtx *pc, float *x, const int *pos, int n) {
     int D = pc->dim;
-#pragma omp parallel for if ((size_t)n * D >= PAR_MIN_WORK)
-    for (int t = 0; t < n; t++) {
+    PAR_FOR((size_t)n * D >= PAR_MIN_WORK, int, t, n,
         const float *row = pc->params + (size_t)pos[t] * D;
         for (int i = 0; i < D; i++) x[(size_t)t * D + i] += row[i];
-    }
+    );
 }
 
 static void learned_input_backward(const PosCtx *pc, const float *dx, const int *pos, int n, float *dparams) {
     int D = pc->dim;
     /* rows may repeat across the batch: parallel over columns, never over tokens */
-#pragma omp parallel for if ((size_t)n * D >= PAR_MIN_WORK)
-    for (int i = 0; i < D; i++)
+    PAR_FOR((size_t)n * D >= PAR_MIN_WORK, int, i, D,
         for (int t = 0; t < n; t++) dparams[(size_t)pos[t] * D + i] += dx[(size_t)t * D + i];
+    );
 }
 
 const PosScheme pos_learned = {

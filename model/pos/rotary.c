@@ -8,8 +8,7 @@ void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_
                   int head_slots, int head_div, float sin_sign) {
     int hd = l->head_dim, np = l->rot_pairs, nf = t->n_freq;
     int stride_pair = l->half_layout ? 1 : 2, offset_second = l->half_layout ? np : 1;
-#pragma omp parallel for schedule(static) if ((size_t)n * n_heads * np >= PAR_MIN_WORK / 4)
-    for (int r = 0; r < n; r++) {
+    PAR_FOR((size_t)n * n_heads * np >= PAR_MIN_WORK / 4, int, r, n,
         const float *crow = t->cos_t + (size_t)pos[r] * nf, *srow = t->sin_t + (size_t)pos[r] * nf;
         for (int h = 0; h < n_heads; h++) {
             const float *c = crow + (h / head_div) * head_slots, *sn = srow + (h / head_div) * head_slots;
@@ -21,7 +20,7 @@ void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_
                 *b = x0 * si + x1 * cs;
             }
         }
-    }
+    );
 }
 
 #include <math.h>

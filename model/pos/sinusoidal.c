@@ -49,15 +49,14 @@ static void sin_input_forward(const PosCtx *pc, float *x, const int *pos, int n)
     const SinCosTable *t = &((const Sinusoidal *)pc->state)->table;
     int D = pc->dim, nf = t->n_freq;
     float scale = (float)((const Sinusoidal *)pc->state)->scale;
-#pragma omp parallel for if ((size_t)n * D >= PAR_MIN_WORK)
-    for (int r = 0; r < n; r++) {
+    PAR_FOR((size_t)n * D >= PAR_MIN_WORK, int, r, n,
         const float *c = t->cos_t + (size_t)pos[r] * nf, *s = t->sin_t + (size_t)pos[r] * nf;
         float *row = x + (size_t)r * D;
         for (int i = 0; i < nf; i++) {
             row[2 * i] += scale * s[i];
             row[2 * i + 1] += scale * c[i];
         }
-    }
+    );
 }
 
 static void sin_release(PosCtx *pc) { sincos_table_free(&((Sinusoidal *)pc->state)->table); }
