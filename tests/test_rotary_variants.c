@@ -1,6 +1,6 @@
 /* test_rotary_variants.c: xPos and FoPE (model/pos/xpos.c, fope.c) against
- * ../shared/docs/position-encodings.md sections 7 and 9, plus the partial-rotary vector of
- * section 4. (The shared checks of both schemes: test_schemes.c, from the registry.) */
+ * ../shared/docs/position-encodings.md sections 7 and 9, the partial-rotary vector of section 4,
+ * and p-RoPE (rope:keep=P, Barbero et al. 2024) from its definition. (The shared checks of both schemes: test_schemes.c, from the registry.) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +58,59 @@ static void partial_rotary(void) {
         else CHECK(!match && x[4] == 5.0f, "%s (interleaved pairs (0,1),(2,3)) differs from the NeoX vector", specs[s]);
         pos_free(&pc);
     }
+}
+
+/* p-RoPE from its definition: head_dim 8 (4 pairs, theta_j = 10000^(-2j/8) = 1, 0.1, 0.01, 0.001),
+ * x = 1..8 at position 5. keep=0.5 rotates round(0.5 x 4) = 2 pairs, the two fastest, by
+ * 5 theta_j; the slow pairs pass through untouched at every position. */
+static void p_rope(void) {
+    static const int layout_half[2] = {0, 1};
+    for (int l = 0; l < 2; l++) {
+        PosCtx pc;
+        const char *spec = layout_half[l] ? "rope:keep=0.5,layout=half" : "rope:keep=0.5";
+        if (init_scheme(&pc, spec, 8, 1, 1, 1, 16) != 0) continue;
+        float x[8];
+        double want[8];
+        for (int i = 0; i < 8; i++) x[i] = (float)(i + 1), want[i] = i + 1;
+        for (int j = 0; j < 2; j++) { /* pair j: dims (2j, 2j+1), or (j, j + 4) in the half layout */
+            int a = layout_half[l] ? j : 2 * j, b = layout_half[l] ? j + 4 : 2 * j + 1;
+            double th = 5.0 * pow(10000.0, -2.0 * j / 8), x0 = a + 1, x1 = b + 1;
+            want[a] = x0 * cos(th) - x1 * sin(th), want[b] = x0 * sin(th) + x1 * cos(th);
+        }
+        apply(&pc, x, 5, 1, 0, 0);
+        CHECK(near_vec(x, want, 8, 2e-6), "%s at 5: the two fastest pairs rotate, the two slowest do not (%g %g %g %g "
+              "%g %g %g %g)", spec, x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]);
+        pos_free(&pc);
+    }
+    /* keep=1 is RoPE bit for bit; keep=0 is NoPE: the scores ignore the positions entirely */
+    float q[8] = {0.3f, -0.7f, 1.1f, 0.4f, -0.2f, 0.9f, 0.5f, -1.3f}, k[8] = {0.9f, 0.2f, -0.5f, 1.3f, 0.6f, -0.4f, 1.0f, 0.1f};
+    PosCtx rope, keep1, keep0, keep75, frac;
+    if (init_scheme(&rope, "rope", 8, 1, 1, 1, 16) || init_scheme(&keep1, "rope:keep=1", 8, 1, 1, 1, 16) ||
+        init_scheme(&keep0, "rope:keep=0", 8, 1, 1, 1, 16) || init_scheme(&keep75, "rope:keep=0.75", 8, 1, 1, 1, 16) ||
+        init_scheme(&frac, "rope:fraction=0.5", 8, 1, 1, 1, 16))
+        return;
+    CHECK(qk_dot(&rope, q, k, 8, 9, 2) == qk_dot(&keep1, q, k, 8, 9, 2), "rope:keep=1 equals rope");
+    double free0 = 0;
+    for (int i = 0; i < 8; i++) free0 += (double)q[i] * k[i];
+    CHECK(fabs(qk_dot(&keep0, q, k, 8, 9, 2) - free0) < 1e-6 && fabs(qk_dot(&keep0, q, k, 8, 100, 0) - free0) < 1e-6,
+          "rope:keep=0 is NoPE: q.k without position");
+    CHECK(fabs(qk_dot(&keep75, q, k, 8, 9, 2) - qk_dot(&keep75, q, k, 8, 47, 40)) < 1e-5 &&
+              fabs(qk_dot(&keep75, q, k, 8, 9, 2) - qk_dot(&keep75, q, k, 8, 7, 2)) > 1e-4,
+          "rope:keep=0.75 (3 pairs) scores depend on the offset only, and on it");
+    /* fraction=0.5 is not keep=0.5: it rotates dims 0..3 at the frequencies of a 4-dim head (1, 0.01),
+     * keep=0.5 pairs 0, 1 at those of the whole head (1, 0.1) */
+    PosCtx k50;
+    if (init_scheme(&k50, "rope:keep=0.5", 8, 1, 1, 1, 16) == 0) {
+        CHECK(fabs(qk_dot(&frac, q, k, 8, 9, 2) - qk_dot(&k50, q, k, 8, 9, 2)) > 1e-4,
+              "rope:fraction=0.5 and rope:keep=0.5 are different maps");
+        pos_free(&k50);
+    }
+    pos_free(&rope), pos_free(&keep1), pos_free(&keep0), pos_free(&keep75), pos_free(&frac);
+    PosCtx bad;
+    CHECK(pos_init(&bad, "rope:keep=1.5", 8, 1, 1, 1, 16) == -1 && strstr(pelab_errmsg, "keep"), "keep=1.5 refused: %s",
+          pelab_errmsg);
+    CHECK(pos_init(&bad, "rope:keep=-0.1", 8, 1, 1, 1, 16) == -1 && strstr(pelab_errmsg, "keep"),
+          "keep=-0.1 refused: %s", pelab_errmsg);
 }
 
 /* xPos by hand: d = 4 (theta = [1, 0.01], zeta = [0.4/1.4, 0.9/1.4]), interleaved,
@@ -360,6 +413,7 @@ static void specs_and_errors(void) {
 
 void test_rotary_variants(void) {
     partial_rotary();
+    p_rope();
     xpos_by_hand();
     xpos_relative_and_range();
     fope_floor_table();

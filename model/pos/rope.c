@@ -2,7 +2,11 @@
  * pos * theta_j, theta_j = base^(-2j/rot_dim), so q(m).k(n) depends only on m - n.
  * layout=interleaved pairs dims (2j, 2j+1) (llama2.c, Meta); layout=half pairs (j, j + rot_dim/2)
  * (HF, NeoX). fraction=F rotates only the first F of each head's dims (GPT-NeoX partial rotary).
- * scale=RULE applies a context-extension rule (rope_scaling.h). Keys are cached after rotation.
+ * scale=RULE applies a context-extension rule (rope_scaling.h). keep=P is p-RoPE (Barbero et al.
+ * 2024, arXiv 2410.06205): only the share P of pairs with the highest frequencies rotate, the
+ * rest (the longest wavelengths) carry no position; P = 1 is RoPE, P = 0 NoPE. Unlike fraction=,
+ * which keeps a leading slice of dims at all frequencies, keep= cuts the frequency band. Keys are
+ * cached after rotation.
  * A dynamic rule (dynamic-ntk) past L changes every position's rotation with the length, so
  * qk_dynamic_from tells the KV-cache decoder to recompute the whole prefix at each step. */
 #include <stdlib.h>
@@ -12,20 +16,29 @@
 
 typedef struct {
     RotaryCore core;
+    double keep;       /* p-RoPE: share of pairs, highest frequencies first, that rotate */
+    int rotating;      /* pairs 0 .. rotating-1 rotate (pair j turns at base^(-2j/rot_dim): j = 0 fastest) */
     SinCosTable table; /* [pos][pair]: attn_factor * (cos, sin) of the angle */
 } Rope;
 
-static const PosOption rope_options[] = {ROTARY_OPTIONS(Rope)};
+static const PosOption rope_options[] = {
+    ROTARY_OPTIONS(Rope),
+    POS_DOUBLE("keep", Rope, keep, 1, 0, 1,
+               "p-RoPE: share of pairs that rotate, highest frequencies first (round(P x pairs)); the lowest "
+               "frequencies carry no position (1: RoPE, 0: NoPE)", .flags = POS_OPT_SHORTEST),
+};
 
 static void rope_row(const void *ctx, long pos, int n, double *angle, double *amp) {
-    const RotaryCore *c = ctx;
-    for (int j = 0; j < n; j++) angle[j] = rotary_core_angle(c, j, pos), amp[j] = c->attn_factor;
+    const Rope *s = ctx;
+    for (int j = 0; j < n; j++)
+        angle[j] = j < s->rotating ? rotary_core_angle(&s->core, j, pos) : 0.0, amp[j] = s->core.attn_factor;
 }
 
 static int rope_prepare(PosCtx *pc) {
     Rope *s = pc->state;
     if (rotary_core_prepare(&s->core, "rope", pc->head_dim, pc->seq_len) != 0) return -1;
-    sincos_table_init_fn(&s->table, s->core.layout.rot_pairs, rope_row, &s->core);
+    s->rotating = (int)(s->keep * s->core.layout.rot_pairs + 0.5);
+    sincos_table_init_fn(&s->table, s->core.layout.rot_pairs, rope_row, s);
     return 0;
 }
 
@@ -62,7 +75,7 @@ const PosScheme pos_rope = {
     POS_OPTIONS(rope_options),
     .state_size = sizeof(Rope),
     .test_specs = {"rope:layout=half,base=500", "rope:scale=pi:4", "rope:scale=ntk:4", "rope:scale=yarn:4",
-                   "rope:scale=llama3:4", "rope:scale=dynatan", "rope:scale=dynatan-a",
+                   "rope:scale=llama3:4", "rope:scale=dynatan", "rope:scale=dynatan-a", "rope:keep=0.5,layout=half",
                    /* dynamic: the shared checks leave out the KV cache (test_rope_scaling.c decodes past L) */
                    "rope:scale=dynamic-ntk:2,fraction=0.5"},
     .prepare = rope_prepare,
