@@ -73,6 +73,19 @@ void test_cli(void) {
     run_pelab(cmd, b, sizeof b);
     CHECK(strlen(a) == 4 + 60 + 1 && strcmp(a, b) == 0, "sample: --no-cache gives identical text (%zu bytes)",
           strlen(a));
+    /* --prompts: the texts of a file in batches; the same texts whatever the batch size, and the
+     * text of a line is what --prompt LINE prints with the same seed */
+    snprintf(cmd, sizeof cmd, "printf 'The \\nOnce upon a time\\n\\nA \\n' > %s/prompts.txt", dir);
+    run_pelab(cmd, out, sizeof out);
+    char c[4096];
+    snprintf(cmd, sizeof cmd, "./pelab sample %s/cli.safetensors --prompts %s/prompts.txt -n 60 --seed 5 2>/dev/null", dir,
+             dir);
+    run_pelab(cmd, b, sizeof b);
+    snprintf(cmd, sizeof cmd,
+             "./pelab sample %s/cli.safetensors --prompts %s/prompts.txt -n 60 --seed 5 --batch 2 2>/dev/null", dir, dir);
+    run_pelab(cmd, c, sizeof c);
+    CHECK(strcmp(b, c) == 0 && strstr(b, "--- line 4 (3/3) ---") && strstr(b, a),
+          "sample --prompts: batches of 2 print what one batch prints, and line 1 is --prompt's text: %s", b);
 
     snprintf(cmd, sizeof cmd, "./pelab synth stories --bytes 20000 --seed 4 > %s/text.txt", dir);
     CHECK(run_pelab(cmd, out, sizeof out) == 0, "pelab synth writes a corpus");

@@ -31,10 +31,11 @@ static void print_token(int id, void *ctx) {
     p->prev = id;
 }
 
-/* --prompts FILE: one text per line (empty lines skipped), in one batch; each text is what
- * `sample --prompt LINE --seed S` would print, the texts in file order */
-static void sample_batch(Model *m, const Tokenizer *tok, const char *path, int n_new, float temp, float top_p,
-                         int top_k, unsigned long long seed) {
+/* --prompts FILE: one text per line (empty lines skipped), `batch` side by side at a time (the KV
+ * cache holds a batch, not the file); each text is what `sample --prompt LINE --seed S` would
+ * print, the texts in file order */
+static void sample_batch(Model *m, const Tokenizer *tok, const char *path, int batch, int n_new, float temp,
+                         float top_p, int top_k, unsigned long long seed) {
     unsigned char *text;
     size_t n;
     if (read_file(path, &text, &n) != 0) pelab_die("%s", pelab_errmsg);
@@ -47,8 +48,11 @@ static void sample_batch(Model *m, const Tokenizer *tok, const char *path, int n
     for (int b = 0; b < n_seq; b++) sampler_init(&samplers[b], m->cfg.vocab_size, temp, top_p, top_k, seed);
     int *n_made = xmalloc(sizeof(int) * n_seq);
     double t0 = now_seconds();
-    if (generate_batch(m, samplers, texts, n_prompt, n_seq, n_new, tok->bos, n_made) != 0)
-        pelab_die("sample: %s", pelab_errmsg);
+    for (int first = 0; first < n_seq; first += batch) {
+        int k = n_seq - first < batch ? n_seq - first : batch;
+        if (generate_batch(m, samplers + first, texts + first, n_prompt + first, k, n_new, tok->bos, n_made + first) != 0)
+            pelab_die("sample: --prompts %s, line %d..: %s", path, tl.line[first], pelab_errmsg);
+    }
     double dt = now_seconds() - t0;
     long total = 0;
     for (int b = 0; b < n_seq; b++) {
@@ -61,15 +65,15 @@ static void sample_batch(Model *m, const Tokenizer *tok, const char *path, int n
         total += n_made[b];
         sampler_free(&samplers[b]);
     }
-    fprintf(stderr, "%d texts, %ld tokens in %.2f s: %.1f tokens/s (batch of %d, KV cache)\n", n_seq, total, dt,
-            total / dt, n_seq);
+    fprintf(stderr, "%d texts, %ld tokens in %.2f s: %.1f tokens/s (batches of %d, KV cache)\n", n_seq, total, dt,
+            total / dt, batch < n_seq ? batch : n_seq);
     text_lines_free(&tl);
     free(samplers), free(n_made);
 }
 
 int cmd_sample(int argc, char **argv) {
     const char *prompt = "", *ckpt = NULL, *prompts = NULL;
-    int n_new = 256, steps = 0, top_k = 0, no_cache = 0, threads = 0;
+    int n_new = 256, steps = 0, top_k = 0, no_cache = 0, threads = 0, batch = 16;
     float temp = 1.0f, top_p = 0.9f;
     unsigned long long seed = 0;
     const char *scale = NULL, *precision = NULL;
@@ -88,6 +92,7 @@ int cmd_sample(int argc, char **argv) {
         {"--prompts", OPT_STR, &prompts, 0, 0,
          "a file of prompts, one per line, continued side by side in one batch (left-padded; each text as "
          "--prompt LINE with the same --seed gives)"},
+        {"--batch", OPT_INT, &batch, 1, 4096, "with --prompts: texts side by side (memory: batch x KV cache)"},
         {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
         OPT_PRECISION_ROW(&precision),
         OPT_THREADS_ROW(&threads),
@@ -110,7 +115,7 @@ int cmd_sample(int argc, char **argv) {
     }
 
     if (prompts) {
-        sample_batch(&m, &tok, prompts, n_new, temp, top_p, top_k, seed);
+        sample_batch(&m, &tok, prompts, batch, n_new, temp, top_p, top_k, seed);
         model_free(&m);
         tokenizer_free(&tok);
         return 0;
