@@ -16,6 +16,7 @@ enum { H = 4, KVH = 2, HD = 8, NSEQ = 2 };
 
 typedef struct {
     int nq, nk, q_offset;
+    int kstart[NSEQ]; /* left padding: sequence b's keys before kstart[b] are never attended */
     float *q, *k, *v, *dout;
     int *qpos, *kpos;
 } Case;
@@ -29,7 +30,7 @@ static float *randn(Rng *rng, size_t n, float s) {
 static Case make_case(int nq, int nk, int q_offset, unsigned seed) {
     Rng rng;
     rng_seed(&rng, seed);
-    Case c = {nq, nk, q_offset, randn(&rng, (size_t)NSEQ * nq * H * HD, 1.0f), randn(&rng, (size_t)NSEQ * nk * KVH * HD, 1.0f),
+    Case c = {nq, nk, q_offset, {0, 0}, randn(&rng, (size_t)NSEQ * nq * H * HD, 1.0f), randn(&rng, (size_t)NSEQ * nk * KVH * HD, 1.0f),
               randn(&rng, (size_t)NSEQ * nk * KVH * HD, 1.0f), randn(&rng, (size_t)NSEQ * nq * H * HD, 1.0f),
               xmalloc(sizeof(int) * NSEQ * nq), xmalloc(sizeof(int) * NSEQ * nk)};
     /* sorted ids with gaps, different per sequence; query i is key q_offset + i */
@@ -48,6 +49,7 @@ static void free_case(Case *c) {
 static Attention view(const Case *c, float *out, float *probs, float *stats) {
     return (Attention){.q = c->q, .k = c->k, .v = c->v, .out = out, .probs = probs, .stats = stats, .qpos = c->qpos,
                        .kpos = c->kpos, .n_seq = NSEQ, .nq = c->nq, .nk = c->nk, .q_offset = c->q_offset,
+                       .kstart = c->kstart,
                        .n_heads = H, .n_kv_heads = KVH, .head_dim = HD, .layer = 0};
 }
 
@@ -64,23 +66,26 @@ static void reference(const Case *c, const PosCtx *pc, double *out, double *dq, 
         for (int h = 0; h < H; h++) {
             int kh = h / (H / KVH);
             for (int i = 0; i < nq; i++) {
-                int nv = c->q_offset + i + 1 < nk ? c->q_offset + i + 1 : nk;
+                int nv = c->q_offset + i + 1 < nk ? c->q_offset + i + 1 : nk, ks = c->kstart[b];
+                double *o = out + ((size_t)b * nq + i) * qd + h * HD, *dqi = dq + ((size_t)b * nq + i) * qd + h * HD;
+                memset(o, 0, sizeof(double) * HD);
+                memset(dqi, 0, sizeof(double) * HD);
+                if (nv <= ks) continue; /* a padding query: output zero, no gradient */
                 const float *qi = c->q + ((size_t)b * nq + i) * qd + h * HD;
                 const float *doi = c->dout + ((size_t)b * nq + i) * qd + h * HD;
                 memset(bias, 0, sizeof(float) * nk);
-                if (pc && pc->scheme->bias_row) pc->scheme->bias_row(pc, bias, c->qpos[b * nq + i], c->kpos + b * nk, nv, h, 0);
+                if (pc && pc->scheme->bias_row)
+                    pc->scheme->bias_row(pc, bias + ks, c->qpos[b * nq + i], c->kpos + b * nk + ks, nv - ks, h, 0);
                 double mx = -1e300, sum = 0, dot = 0;
-                for (int j = 0; j < nv; j++) {
+                for (int j = ks; j < nv; j++) {
                     const float *kj = c->k + ((size_t)b * nk + j) * kvd + kh * HD;
                     double s = 0;
                     for (int d = 0; d < HD; d++) s += (double)qi[d] * kj[d];
                     P[j] = s * scale + bias[j];
                     mx = fmax(mx, P[j]);
                 }
-                for (int j = 0; j < nv; j++) sum += (P[j] = exp(P[j] - mx));
-                double *o = out + ((size_t)b * nq + i) * qd + h * HD;
-                memset(o, 0, sizeof(double) * HD);
-                for (int j = 0; j < nv; j++) {
+                for (int j = ks; j < nv; j++) sum += (P[j] = exp(P[j] - mx));
+                for (int j = ks; j < nv; j++) {
                     P[j] /= sum;
                     const float *vj = c->v + ((size_t)b * nk + j) * kvd + kh * HD;
                     double dp = 0;
@@ -88,9 +93,7 @@ static void reference(const Case *c, const PosCtx *pc, double *out, double *dq, 
                     dS[j] = dp;
                     dot += P[j] * dp;
                 }
-                double *dqi = dq + ((size_t)b * nq + i) * qd + h * HD;
-                memset(dqi, 0, sizeof(double) * HD);
-                for (int j = 0; j < nv; j++) {
+                for (int j = ks; j < nv; j++) {
                     dS[j] = P[j] * (dS[j] - dot);
                     dSf[j] = (float)dS[j];
                     const float *kj = c->k + ((size_t)b * nk + j) * kvd + kh * HD;
@@ -101,7 +104,9 @@ static void reference(const Case *c, const PosCtx *pc, double *out, double *dq, 
                         dvj[d] += P[j] * doi[d];
                     }
                 }
-                if (dpos) pc->scheme->bias_backward(pc, dSf, c->qpos[b * nq + i], c->kpos + b * nk, nv, h, 0, dpos);
+                if (dpos)
+                    pc->scheme->bias_backward(pc, dSf + ks, c->qpos[b * nq + i], c->kpos + b * nk + ks, nv - ks, h, 0,
+                                              dpos);
             }
         }
     free(P), free(dS), free(bias), free(dSf);
@@ -118,13 +123,14 @@ static double rel_err(const float *got, const double *want, size_t n) {
     return worst / scale;
 }
 
-static void check_case(const char *spec, int nq, int nk, int q_offset, int backward) {
+static void check_case(const char *spec, int nq, int nk, int q_offset, int backward, int pad) {
     PosCtx pc;
     if (pos_init(&pc, spec, H * HD, H, KVH, 1, nk) != 0) {
         CHECK(0, "attention %s: pos_init failed", spec);
         return;
     }
     Case c = make_case(nq, nk, q_offset, 7u + (unsigned)nq);
+    c.kstart[1] = pad; /* the second sequence left-padded: its first `pad` keys are padding */
     size_t n_pos = pos_n_params(&pc);
     float *params = NULL;
     if (n_pos) {
@@ -157,8 +163,10 @@ static void check_case(const char *spec, int nq, int nk, int q_offset, int backw
     long future = 0;
     for (int bh = 0; bh < NSEQ * H; bh++)
         for (int i = 0; i < nq; i++)
-            for (int j = q_offset + i + 1; j < nk; j++) future += probs[((size_t)bh * nq + i) * nk + j] != 0.0f;
-    CHECK(future == 0, "attention %s nq %d: %ld kept weights past the causal limit are not 0", spec, nq, future);
+            for (int j = 0; j < nk; j++)
+                if (j > q_offset + i || j < c.kstart[bh / H]) future += probs[((size_t)bh * nq + i) * nk + j] != 0.0f;
+    CHECK(future == 0, "attention %s nq %d pad %d: %ld kept weights past the causal limit or on padding are not 0", spec,
+          nq, pad, future);
 
     if (backward) {
         float *dq = xmalloc(nout * sizeof(float)), *dk = xmalloc(nkv * sizeof(float)), *dv = xmalloc(nkv * sizeof(float));
@@ -186,9 +194,11 @@ static void check_case(const char *spec, int nq, int nk, int q_offset, int backw
 void test_attention(void) {
     static const char *specs[] = {"nope", "alibi", "t5", "kerple:layers=shared"};
     for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
-        check_case(specs[s], 150, 150, 0, 1);            /* training: blocks 64 + 64 + 22 */
-        check_case(specs[s], ATT_QBLOCK, ATT_QBLOCK, 0, 1); /* exactly one full block */
-        check_case(specs[s], 70, 150, 80, 0);            /* a decoding chunk after 80 cached keys */
-        check_case(specs[s], 1, 150, 149, 0);            /* one new token */
+        check_case(specs[s], 150, 150, 0, 1, 0);            /* training: blocks 64 + 64 + 22 */
+        check_case(specs[s], ATT_QBLOCK, ATT_QBLOCK, 0, 1, 0); /* exactly one full block */
+        check_case(specs[s], 70, 150, 80, 0, 0);            /* a decoding chunk after 80 cached keys */
+        check_case(specs[s], 1, 150, 149, 0, 0);            /* one new token */
+        check_case(specs[s], 150, 150, 0, 1, 37);           /* left padding, forward and backward */
+        check_case(specs[s], 70, 150, 80, 0, 100);          /* padding past the chunk's first queries */
     }
 }
