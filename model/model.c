@@ -237,6 +237,7 @@ void block_forward(const Model *m, int layer, const LayerActs *a) {
         ps->qk_forward(&m->pos, a->q, a->pos, N, H, 0, layer);
         ps->qk_forward(&m->pos, a->k, a->pos, N, KVH, 1, layer);
     }
+    attn_scale_apply(&m->pos.attn_scale, a->q, a->pos, N, qdim); /* +logn, +temp: queries only */
     if (a->key_stride) /* a batched cache: each sequence's new rows after its cached ones */
         for (int b = 0; b < a->n_seq; b++) {
             size_t row = (size_t)b * a->key_stride + a->past, bytes = (size_t)a->n * kvdim * sizeof(float);
@@ -276,6 +277,7 @@ void block_backward(Model *m, int layer, const LayerActs *a) {
     /* attention */
     matmul_backward(s->d_att_out, dw.wo, s->d_res, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D, 0);
     attention_backward(&att, s->d_att_out, s->d_q, s->d_k, s->d_v, dpos, &m->pos);
+    attn_scale_apply(&m->pos.attn_scale, s->d_q, a->pos, N, qdim); /* q' = f q: dq = f dq' */
     if (ps->qk_backward) {
         ps->qk_backward(&m->pos, s->d_q, a->pos, N, H, 0, layer);
         ps->qk_backward(&m->pos, s->d_k, a->pos, N, KVH, 1, layer);

@@ -13,7 +13,7 @@ int cmd_train(int argc, char **argv) {
     const char *precision = NULL;
     int steps = (int)tc.steps, synth_bytes = (int)tc.synth_bytes, stop_after = 0, threads = 0, untied = 0;
     /* every scheme's options from its table; args_usage appends " (default rope)" on a line of its own */
-    char schemes[4096], pos_flag_help[4200];
+    char schemes[8192], pos_flag_help[8400];
     pos_help(schemes, sizeof schemes, "                       ");
     snprintf(pos_flag_help, sizeof pos_flag_help, "position scheme NAME[:k=v,...], one of:\n%s\n%20s", schemes, "");
     const OptSpec opts[] = {

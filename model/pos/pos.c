@@ -21,7 +21,7 @@ const PosScheme *pos_find(const char *name) {
 
 const PosScheme *pos_find_spec(const char *spec) {
     char name[64];
-    size_t len = strcspn(spec, ":");
+    size_t len = strcspn(spec, ":+");
     if (len >= sizeof name) return NULL;
     memcpy(name, spec, len);
     name[len] = 0;
@@ -204,6 +204,10 @@ void pos_help(char *buf, size_t n, const char *indent) {
                 opt, o->help, def);
         }
     }
+    /* the modifier any scheme takes after a '+' (attn_scale.h) */
+    put(buf, n, &used, "\n%s%-11s %-24s %s\n%s%-11s %-24s %s", indent, "SPEC+logn", "len=N",
+        "queries times log(pos+1)/log(N) past N tokens (Qwen's logn; default N = L)", indent, "SPEC+temp",
+        "scale=F,floor=N", "queries times F log(floor((pos+1)/N) + 1) + 1 (Llama 4; default F 0.1, N = L)");
 }
 
 /* one line for an option that is not "key=value" with a key of this scheme */
@@ -221,6 +225,8 @@ int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads,
     if (!spec || !*spec) spec = "rope";
     if (strlen(spec) >= sizeof buf) return pelab_fail("--pos: spec too long (%zu characters)", strlen(spec));
     strcpy(buf, spec);
+    char *modifier = strchr(buf, '+');
+    if (modifier) *modifier++ = 0;
     char *opts = strchr(buf, ':');
     if (opts) *opts++ = 0;
     const PosScheme *s = pos_find(buf);
@@ -236,6 +242,7 @@ int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads,
     pc->head_dim = dim / n_heads;
     pc->n_layers = n_layers;
     pc->seq_len = seq_len;
+    if (modifier && attn_scale_parse(&pc->attn_scale, modifier, seq_len) != 0) return -1;
     if (s->state_size) pc->state = xcalloc(1, s->state_size);
     for (int i = 0; i < s->n_options; i++) set_default(pc, &s->options[i]);
     char *saveptr = NULL;
@@ -272,6 +279,9 @@ void pos_spec(const PosCtx *pc, char *buf, size_t n) {
         value_text(pc, &s->options[i], val, sizeof val);
         put(buf, n, &used, "%c%s=%s", i ? ',' : ':', s->options[i].name, val);
     }
+    char mod[96];
+    attn_scale_spec(&pc->attn_scale, mod, sizeof mod);
+    put(buf, n, &used, "%s", mod);
 }
 
 size_t pos_n_params(const PosCtx *pc) {

@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "../../core/rng.h"
+#include "attn_scale.h"
 
 typedef struct PosCtx PosCtx;
 
@@ -123,6 +124,7 @@ struct PosCtx {
     int dim, n_heads, n_kv_heads, head_dim, n_layers, seq_len;
     const float *params; /* the scheme's learned parameters inside the model block, NULL if none */
     void *state;         /* scheme-private options and tables */
+    AttnScale attn_scale; /* "+logn" / "+temp": queries scaled by their position (attn_scale.h) */
 };
 
 /* Registry (registry.c), in registration order */
@@ -137,8 +139,8 @@ void pos_options_summary(const PosScheme *s, char *buf, size_t n);
 /* every scheme and its options with their help, one line each, each line starting with indent */
 void pos_help(char *buf, size_t n, const char *indent);
 
-/* Parse "NAME[:k=v,...]" (a later key overrides an earlier one) and set up pc for a model of this
- * shape. */
+/* Parse "NAME[:k=v,...][+MODIFIER[:k=v,...]]" (a later key overrides an earlier one; the modifier
+ * is length-scaled attention, attn_scale.h) and set up pc for a model of this shape. */
 int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads, int n_layers, int seq_len);
 void pos_free(PosCtx *pc);
 /* set the scaling rule of a scheme that takes one (POS_CAP_RULES), keeping its other options and
@@ -148,7 +150,8 @@ int pos_set_scale(PosCtx *pc, const char *rule);
 long pos_computable_position(const PosCtx *pc);
 /* "training L; accepted N|unbounded; computable N|unbounded" */
 void pos_lengths(const PosCtx *pc, char *buf, size_t n);
-/* "name:k=v,..." with every option spelled out (the canonical spec stored in checkpoints) */
+/* "name:k=v,...[+modifier:k=v,...]" with every option spelled out (the canonical spec stored in
+ * checkpoints) */
 void pos_spec(const PosCtx *pc, char *buf, size_t n);
 size_t pos_n_params(const PosCtx *pc);
 long pos_max_position(const PosCtx *pc);

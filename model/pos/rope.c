@@ -76,6 +76,7 @@ const PosScheme pos_rope = {
     .state_size = sizeof(Rope),
     .test_specs = {"rope:layout=half,base=500", "rope:scale=pi:4", "rope:scale=ntk:4", "rope:scale=yarn:4",
                    "rope:scale=llama3:4", "rope:scale=dynatan", "rope:scale=dynatan-a", "rope:keep=0.5,layout=half",
+                   "rope+temp:floor=2,scale=0.5",
                    /* dynamic: the shared checks leave out the KV cache (test_rope_scaling.c decodes past L) */
                    "rope:scale=dynamic-ntk:2,fraction=0.5"},
     .prepare = rope_prepare,
