@@ -38,6 +38,10 @@ int threads_limit(void);
 #define OPT_PRECISION_ROW(dst)                                                                             \
     {"--precision", OPT_STR, (dst), 0, 0,                                                                  \
      "fp32, or bf16: weight products in bf16 with fp32 accumulation (oneDNN; AVX512_BF16 or AMX CPUs)"}
+/* one row of a command's table: --attn-scale MOD */
+#define OPT_ATTN_SCALE_ROW(dst)                                                                            \
+    {"--attn-scale", OPT_STR, (dst), 0, 0,                                                                 \
+     "length-scaled attention on the loaded model: logn[:len=N], temp[:scale=F,floor=N] or none (see --pos)"}
 /* one row of a command's table: --threads N */
 #define OPT_THREADS_ROW(dst) {"--threads", OPT_THREADS, (dst), 0, 0, "threads (0: all cores)"}
 

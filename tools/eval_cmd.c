@@ -24,6 +24,7 @@ enum { MAX_RULES = 16, MAX_LENGTHS = 64 };
 typedef struct {
     const char *model_path, *data_path, *seed, *tokenizer;
     const char *precision;       /* --precision, NULL: fp32 */
+    const char *attn_scale;      /* --attn-scale, NULL: the checkpoint's */
     size_t n_tokens, n_file;
     int train_len, n_rules, n_lengths;
     char rule_buf[1024];         /* --scale, split in place: rules[] point into it */
@@ -272,6 +273,7 @@ static void load_rules(Run *run, const char *scale) {
         if (eval_load_rule(run->model_path, tok, &run->models[r], r ? NULL : &run->meta) != 0)
             pelab_die("%s", pelab_errmsg);
         set_precision_or_die(&run->models[r], run->precision);
+        set_attn_scale_or_die(&run->models[r], run->attn_scale);
         pos_spec(&run->models[r].pos, run->scheme[r], sizeof run->scheme[r]);
         pos_lengths(&run->models[r].pos, run->lengths_str[r], sizeof run->lengths_str[r]);
     }
@@ -337,7 +339,7 @@ static void run_free(Run *run) {
 
 int cmd_eval(int argc, char **argv) {
     const char *data = NULL, *lengths = NULL, *mult = NULL, *scale = "none", *csv_path = NULL,
-               *json_path = NULL, *precision = NULL;
+               *json_path = NULL, *precision = NULL, *attn_scale = NULL;
     int stride = 0, buckets = 16, max_tokens = 65536, threads = 0;
     EvalGenOpts gen = {.gen_tokens = 0, .gen_prompts = 3, .keyppl_tokens = 0, .key_gain = 2.0f};
     const OptSpec opts[] = {
@@ -357,6 +359,7 @@ int cmd_eval(int argc, char **argv) {
                                                                      "(0: off); the first rule picks the key tokens"},
         {"--key-gain", OPT_FLOAT, &gen.key_gain, 0, 100, "key token: log-prob gain (nats) with context L over L/4"},
         OPT_PRECISION_ROW(&precision),
+        OPT_ATTN_SCALE_ROW(&attn_scale),
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[1];
@@ -372,6 +375,7 @@ int cmd_eval(int argc, char **argv) {
     run->model_path = pos_args[0];
     run->data_path = data;
     run->precision = precision;
+    run->attn_scale = attn_scale;
     tokenizer_init_byte(&run->tok);
     load_rules(run, scale);
     run->n_lengths = eval_parse_lengths(lengths, mult ? mult : "0.5,1,2,4,8", run->train_len, run->lens, MAX_LENGTHS);

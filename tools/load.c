@@ -4,6 +4,10 @@
 #include "../io/checkpoint.h"
 #include "commands.h"
 
+void set_attn_scale_or_die(Model *m, const char *text) {
+    if (text && pos_set_attn_scale(&m->pos, text) != 0) pelab_die("--attn-scale %s: %s", text, pelab_errmsg);
+}
+
 void set_precision_or_die(Model *m, const char *precision) {
     Precision p;
     if (!precision) return;

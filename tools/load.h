@@ -8,6 +8,8 @@
 
 /* scale: a RoPE scaling rule to apply (--scale), or NULL; precision: --precision (NULL: fp32) */
 void load_model_or_die(const char *path, const char *scale, const char *precision, Model *m, Tokenizer *tok);
+/* --attn-scale logn[:len=N]|temp[:...]|none on a loaded model, or stop with one line (NULL: keep) */
+void set_attn_scale_or_die(Model *m, const char *text);
 /* --precision fp32|bf16 on a model, or stop with one line (NULL: leave it fp32) */
 void set_precision_or_die(Model *m, const char *precision);
 

@@ -76,7 +76,7 @@ int cmd_sample(int argc, char **argv) {
     int n_new = 256, steps = 0, top_k = 0, no_cache = 0, threads = 0, batch = 16;
     float temp = 1.0f, top_p = 0.9f;
     unsigned long long seed = 0;
-    const char *scale = NULL, *precision = NULL;
+    const char *scale = NULL, *precision = NULL, *attn_scale = NULL;
     const OptSpec opts[] = {
         {"--prompt", OPT_STR, &prompt, 0, 0, "text to continue (empty: start from BOS, or a newline for byte/bpe models)"},
         {"-n", OPT_INT, &n_new, 1, 1 << 24,
@@ -95,6 +95,7 @@ int cmd_sample(int argc, char **argv) {
         {"--batch", OPT_INT, &batch, 1, 4096, "with --prompts: texts side by side (memory: batch x KV cache)"},
         {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
         OPT_PRECISION_ROW(&precision),
+        OPT_ATTN_SCALE_ROW(&attn_scale),
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[1];
@@ -109,6 +110,7 @@ int cmd_sample(int argc, char **argv) {
     Model m;
     Tokenizer tok;
     load_model_or_die(ckpt, scale, precision, &m, &tok);
+    set_attn_scale_or_die(&m, attn_scale);
     if (seed == 0) {
         seed = (unsigned long long)time(NULL);
         fprintf(stderr, "seed %llu\n", seed);

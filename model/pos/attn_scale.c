@@ -15,25 +15,25 @@ static int parse_number(const char *mod, const char *key, const char *value, dou
     errno = 0;
     double v = strtod(value, &end);
     if (errno || end == value || *end || !(v >= lo && v <= hi))
-        return pelab_fail("--pos +%s: %s=%s: expected a number in [%g, %g]", mod, key, value, lo, hi);
+        return pelab_fail("attention modifier +%s: %s=%s: expected a number in [%g, %g]", mod, key, value, lo, hi);
     *out = v;
     return 0;
 }
 
 int attn_scale_parse(AttnScale *a, const char *text, int train_len) {
     char buf[128];
-    if (strlen(text) >= sizeof buf) return pelab_fail("--pos +%s: too long", text);
+    if (strlen(text) >= sizeof buf) return pelab_fail("attention modifier +%s: too long", text);
     strcpy(buf, text);
     char *opts = strchr(buf, ':');
     if (opts) *opts++ = 0;
     memset(a, 0, sizeof *a);
     if (!strcmp(buf, "logn")) a->kind = ATTN_SCALE_LOGN, a->len = train_len;
     else if (!strcmp(buf, "temp")) a->kind = ATTN_SCALE_TEMP, a->floor_len = train_len, a->scale = 0.1;
-    else return pelab_fail("--pos +%s: unknown attention modifier (expected logn or temp)", buf);
+    else return pelab_fail("attention modifier +%s: unknown (expected logn or temp)", buf);
     char *save = NULL;
     for (char *tok = opts ? strtok_r(opts, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
-        if (!eq) return pelab_fail("--pos +%s: '%s': expected key=value", buf, tok);
+        if (!eq) return pelab_fail("attention modifier +%s: '%s': expected key=value", buf, tok);
         *eq = 0;
         double v = 0;
         if (a->kind == ATTN_SCALE_LOGN && !strcmp(tok, "len")) {
@@ -45,11 +45,11 @@ int attn_scale_parse(AttnScale *a, const char *text, int train_len) {
             if (parse_number(buf, tok, eq + 1, 1, 1 << 30, &v) != 0) return -1;
             a->floor_len = (int)v;
         } else {
-            return pelab_fail("--pos +%s: unknown option '%s' (expected %s)", buf, tok,
+            return pelab_fail("attention modifier +%s: unknown option '%s' (expected %s)", buf, tok,
                               a->kind == ATTN_SCALE_LOGN ? "len" : "scale, floor");
         }
     }
-    if (a->kind == ATTN_SCALE_LOGN && a->len < 2) return pelab_fail("--pos +logn: len %d: expected >= 2", a->len);
+    if (a->kind == ATTN_SCALE_LOGN && a->len < 2) return pelab_fail("attention modifier +logn: len %d: expected >= 2", a->len);
     return 0;
 }
 

@@ -242,7 +242,11 @@ int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads,
     pc->head_dim = dim / n_heads;
     pc->n_layers = n_layers;
     pc->seq_len = seq_len;
-    if (modifier && attn_scale_parse(&pc->attn_scale, modifier, seq_len) != 0) return -1;
+    if (modifier && attn_scale_parse(&pc->attn_scale, modifier, seq_len) != 0) {
+        char why[sizeof pelab_errmsg];
+        memcpy(why, pelab_errmsg, sizeof why);
+        return pelab_fail("--pos %s: %s", spec, why);
+    }
     if (s->state_size) pc->state = xcalloc(1, s->state_size);
     for (int i = 0; i < s->n_options; i++) set_default(pc, &s->options[i]);
     char *saveptr = NULL;
@@ -321,6 +325,13 @@ int pos_set_scale(PosCtx *pc, const char *rule) {
     }
     pos_free(pc);
     *pc = fresh;
+    return 0;
+}
+
+int pos_set_attn_scale(PosCtx *pc, const char *text) {
+    AttnScale a = {0};
+    if (strcmp(text, "none") != 0 && attn_scale_parse(&a, text, pc->seq_len) != 0) return -1;
+    pc->attn_scale = a;
     return 0;
 }
 

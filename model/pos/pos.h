@@ -146,6 +146,9 @@ void pos_free(PosCtx *pc);
 /* set the scaling rule of a scheme that takes one (POS_CAP_RULES), keeping its other options and
  * its parameter pointer: how --scale RULE reaches a loaded model; one line for the others */
 int pos_set_scale(PosCtx *pc, const char *rule);
+/* replace the length-scaled attention modifier of a loaded model ("logn[:len=N]", "temp[:...]" or
+ * "none"): how --attn-scale applies Qwen's logn to a model trained without it, at inference */
+int pos_set_attn_scale(PosCtx *pc, const char *text);
 /* largest accepted position + 1 for numbers that stay finite in float32, -1 if unlimited */
 long pos_computable_position(const PosCtx *pc);
 /* "training L; accepted N|unbounded; computable N|unbounded" */
