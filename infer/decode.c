@@ -104,7 +104,8 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
 enum { DECODE_PAR_MIN_MACS = 2 << 20 };
 
 static int decode_threads(const Model *m, const KVCache *c, int n) {
-    size_t weights = m->n_params - m->tensors[T_TOK_EMB].numel + (size_t)m->cfg.vocab_size * m->cfg.dim;
+    /* every weight but the embedding table, which a token only reads a row of; a tied head reads it all */
+    size_t weights = m->n_params - m->tensors[T_TOK_EMB].numel + (m->cfg.tied ? m->tensors[T_TOK_EMB].numel : 0);
     size_t attention = 2 * (size_t)m->cfg.n_layers * (c->len + n) * m->cfg.n_heads * m->head_dim;
     size_t macs = (size_t)c->n_seq * n * (weights + attention);
     int most = omp_get_max_threads(), want = (int)(macs / DECODE_PAR_MIN_MACS);

@@ -75,7 +75,7 @@ int bf16_gemv(float *out, const bf16 *w, const float *x, int OC, int C) {
     }
     bf16 *xb = has ? bf16_workspace(0, (size_t)C) : NULL;
     if (!xb) return -1;
-    for (int c = 0; c < C; c++) xb[c] = bf16_from_float(x[c]);
+    bf16_convert(xb, x, (size_t)C);
     /* rows in blocks of 64 over the threads when the product is worth a fork */
     int n_blocks = (OC + 63) / 64;
     PAR_FOR((size_t)OC * C >= 2 * PAR_MIN_WORK, int, blk, n_blocks,
@@ -227,7 +227,7 @@ static Cached *lookup(const Cached *want) {
     }
     *slot = *want;
     if (create(slot) != 0) {
-        memset(slot, 0, sizeof *slot);
+        drop(slot);   /* whatever create made before it failed */
         slot->M = -1; /* matches nothing */
         return NULL;
     }

@@ -5,6 +5,7 @@
  * change no real row's output (bit for bit: a padded key gets weight exactly 0, so nothing of it
  * reaches a bias or a sum); a dynamic rule the texts would cross is decoded one at a time. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +37,7 @@ static void padded(int *in, int *pos, int pad_id, int pad_pos) {
 
 /* logits of the batch after the prompt and after each of NEW - 1 fed tokens: [NEW][NSEQ][V] */
 static int batch_logits(Model *m, int pad_id, int pad_pos, float *out) {
-    int V = m->cfg.vocab_size, in[NSEQ * MAXP], pos[NSEQ * MAXP];
+    int V = m->cfg.vocab_size, in[NSEQ * MAXP], pos[NSEQ * MAXP], threads = omp_get_max_threads();
     KVCache kv;
     kvcache_init_batch(&kv, m, NSEQ, MAXP + NEW, 4);
     for (int b = 0; b < NSEQ; b++) kv.key_start[b] = MAXP - prompt_len[b];
@@ -48,6 +49,9 @@ static int batch_logits(Model *m, int pad_id, int pad_pos, float *out) {
         rc = decode_forward_batch(m, &kv, tok, p, 1, out + (size_t)t * NSEQ * V, 0);
     }
     kvcache_free(&kv);
+    /* a tiny model decodes on one thread (decode_threads); the caller's setting comes back */
+    CHECK(omp_get_max_threads() == threads, "decoding left %d threads, not the caller's %d", omp_get_max_threads(),
+          threads);
     return rc;
 }
 
