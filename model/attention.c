@@ -48,8 +48,10 @@ static inline int visible_keys(const AttnHead *a, int i) {
 }
 
 /* scores of queries i0..i1-1 against keys 0..n_keys-1 (the block's last causal limit), scaled,
- * biased, into S (row stride lds); entries a row may not see are left as they are */
-static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, int n_keys, float *S, int lds) {
+ * biased, into S (row stride lds); entries a row may not see are left as they are. raw (NULL: not
+ * wanted) receives the scores before a content bias (CoPE), which its backward needs. */
+static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, int n_keys, float *S, int lds,
+                         float *raw) {
     float scale = 1.0f / sqrtf((float)a->hd);
     const float *q = a->q + (size_t)i0 * a->ldq;
     /* sgemv for one query, as in decoding: no repacking of k */
@@ -57,6 +59,14 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, in
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq, a->k, a->ldkv,
                     0.0f, S, lds);
+    if (pc && pc->scheme->content_row)
+        for (int i = i0; i < i1; i++) {
+            int ks = a->kstart, n = visible_keys(a, i) - ks;
+            float *row = S + (size_t)(i - i0) * lds + ks;
+            if (n <= 0) continue;
+            if (raw) memcpy(raw + (size_t)(i - i0) * lds + ks, row, (size_t)n * sizeof(float));
+            pc->scheme->content_row(pc, row, a->q + (size_t)i * a->ldq, n, a->head, a->layer);
+        }
     if (pc && pc->scheme->bias_row)
         for (int i = i0; i < i1; i++) {
             int ks = a->kstart, n = visible_keys(a, i) - ks; /* padding keys never reach a bias */
@@ -70,7 +80,7 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, in
  * their stats, and out = P V */
 static void block_forward(const AttnHead *a, const PosCtx *pc, int i0, int i1, float *S, int lds, int fill_to) {
     int n_keys = visible_keys(a, i1 - 1), nb = i1 - i0;
-    block_scores(a, pc, i0, i1, n_keys, S, lds);
+    block_scores(a, pc, i0, i1, n_keys, S, lds, NULL);
     for (int i = i0; i < i1; i++) {
         float *row = S + (size_t)(i - i0) * lds, mx = 0.0f, inv = 0.0f;
         int n_visible = visible_keys(a, i), ks = a->kstart;
@@ -133,13 +143,16 @@ void attention_forward(const Attention *a, const PosCtx *pc) {
 /* the gradients of queries i0..i1-1 of one head: dq rows (overwritten), dk and dv (accumulated
  * over every block and every query head of the group), the bias parameters' (dpos) */
 static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, int i1, const float *dO, float *dq,
-                                float *dk, float *dv, float *P, float *dS, float *dpos) {
+                                float *dk, float *dv, float *P, float *dS, float *raw, float *dq_content,
+                                float *dpos) {
     int nb = i1 - i0, n_keys = visible_keys(hv, i1 - 1), lds = n_keys, hd = hv->hd;
     float scale = 1.0f / sqrtf((float)hd);
     const float *dOb = dO + (size_t)i0 * hv->ldq, *qb = hv->q + (size_t)i0 * hv->ldq;
     /* P from the forward's max and 1/sum: the same operations on the same scores, so bit for bit
      * the forward's probabilities */
-    block_scores(hv, pc, i0, i1, n_keys, P, lds);
+    int content = pc && pc->scheme->content_backward;
+    block_scores(hv, pc, i0, i1, n_keys, P, lds, content ? raw : NULL);
+    if (content) memset(dq_content, 0, (size_t)nb * hd * sizeof(float));
     for (int i = i0; i < i1; i++) {
         float *row = P + (size_t)(i - i0) * lds, mx = hv->stats[2 * i], inv = hv->stats[2 * i + 1];
         int n_visible = visible_keys(hv, i), ks = hv->kstart < n_visible ? hv->kstart : n_visible;
@@ -162,13 +175,20 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
         for (int j = 0; j < ks; j++) drow[j] = 0.0f;
         for (int j = ks; j < n_visible; j++) drow[j] = prow[j] * (drow[j] - dot);
         for (int j = n_visible; j < n_keys; j++) drow[j] = 0.0f;
-        if (dpos && n_visible > ks)
+        if (dpos && n_visible > ks && pc->scheme->bias_backward)
             pc->scheme->bias_backward(pc, drow + ks, hv->qpos[i], hv->kpos + ks, n_visible - ks, hv->head, hv->layer,
                                       dpos);
+        /* the content bias's gradient flows into the scores themselves (and q), parameters or not */
+        if (content && n_visible > ks)
+            pc->scheme->content_backward(pc, drow + ks, raw + (size_t)(i - i0) * lds + ks, qb + (size_t)(i - i0) * hv->ldq,
+                                         n_visible - ks, hv->head, hv->layer, dq_content + (size_t)(i - i0) * hd, dpos);
     }
     /* dQ = scale dS K ; dK += scale dS^T Q */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, hd, n_keys, scale, dS, lds, hv->k, hv->ldkv, 0.0f,
                 dq + (size_t)i0 * hv->ldq, hv->ldq);
+    if (content)
+        for (int r = 0; r < nb; r++)
+            for (int d = 0; d < hd; d++) dq[(size_t)(i0 + r) * hv->ldq + d] += dq_content[(size_t)r * hd + d];
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, scale, dS, lds, qb, hv->ldq, 1.0f, dk,
                 hv->ldkv);
 }
@@ -176,7 +196,7 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
 void attention_backward(const Attention *a, const float *dout, float *dq, float *dk, float *dv, float *dpos_params,
                         const PosCtx *pc) {
     int nq = a->nq, nk = a->nk, hd = a->head_dim, group = a->n_heads / a->n_kv_heads;
-    int has_bias_grad = dpos_params && pc && pc->scheme->bias_backward;
+    int has_bias_grad = dpos_params && pc && (pc->scheme->bias_backward || pc->scheme->content_backward);
     size_t n_pos = has_bias_grad ? pos_n_params(pc) : 0;
     int n_threads = omp_get_max_threads();
     int rows = nq < ATT_QBLOCK ? nq : ATT_QBLOCK;
@@ -186,7 +206,9 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
     /* parallel over (b, kv head): the query heads of one group all write the same dk, dv slice */
 #pragma omp parallel
     {
-        float *P = xmalloc(2 * (size_t)rows * nk * sizeof(float)), *dS = P + (size_t)rows * nk;
+        /* P, dS, and for a content bias the raw scores and the rows' dq share */
+        float *P = xmalloc((3 * (size_t)rows * nk + (size_t)rows * hd) * sizeof(float)), *dS = P + (size_t)rows * nk;
+        float *raw = dS + (size_t)rows * nk, *dq_content = raw + (size_t)rows * nk;
         float *dpos = n_pos ? dpos_private + (size_t)omp_get_thread_num() * n_pos : NULL;
 #pragma omp for collapse(2) schedule(static)
         for (int b = 0; b < a->n_seq; b++) {
@@ -204,7 +226,7 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
                     float *dqh = dq + (hv.q - a->q);
                     for (int i0 = 0; i0 < nq; i0 += ATT_QBLOCK)
                         head_block_backward(&hv, pc, i0, i0 + ATT_QBLOCK < nq ? i0 + ATT_QBLOCK : nq, dO, dqh, dkh,
-                                            dvh, P, dS, dpos);
+                                            dvh, P, dS, raw, dq_content, dpos);
                 }
             }
         }

@@ -44,6 +44,14 @@ static double loss_at(Model *m, const int *in, const int *tg, const int *pos, in
 /* Central differences, eps 2e-3 on float32 weights of size ~0.35. Tolerance, per tensor:
  * ||analytic - numeric|| <= 2e-2 * ||numeric|| + 1e-4 * sqrt(n), and every element within
  * 3e-3 + 5e-2 * |numeric|. A wrong backward (sign, transpose, missing term) fails by O(1).
+ * A scheme that declares POS_CAP_KINKED (CoPE: linear interpolation between integer positions,
+ * whose slope jumps where a p crosses an integer, in its own layer or, through the residual
+ * stream, in a later one) has no central difference across a kink. For it, where the one-sided
+ * differences disagree by more than 1e-3 + 2e-2 |numeric|, numeric may instead be a one-sided
+ * difference (at eps or eps / 8: kinks on both sides) nearer the analytic value, which must then
+ * match that side's derivative; a wrong backward, off by O(1), matches no side. Only for those
+ * schemes: a smooth loss's one-sided differences differ by its curvature, which must not loosen
+ * its check.
  * mask_every > 0: every mask_every-th target is -1 (a prompt token of a task: no loss). */
 static void gradcheck_masked(const char *spec, int n_kv_heads, int tied, int mask_every) {
     Model m;
@@ -69,6 +77,8 @@ static void gradcheck_masked(const char *spec, int n_kv_heads, int tied, int mas
     memcpy(analytic, m.grads_mem, m.n_params * sizeof(float));
 
     const double eps = getenv("GC_EPS") ? atof(getenv("GC_EPS")) : 2e-3;
+    const double l0 = loss_at(&m, in, tg, pos, B, T);
+    int kinks = 0, kinked = (m.pos.scheme->caps & POS_CAP_KINKED) != 0;
     for (int t = 0; t < N_PARAM_TENSORS; t++) {
         const TensorInfo *ti = &m.tensors[t];
         if (!ti->numel) continue;
@@ -82,7 +92,21 @@ static void gradcheck_masked(const char *spec, int n_kv_heads, int tied, int mas
             *p = saved - (float)eps;
             double lm = loss_at(&m, in, tg, pos, B, T);
             *p = saved;
-            double numeric = (lp - lm) / (2 * eps), a = analytic[ti->offset + i], d = fabs(a - numeric);
+            double numeric = (lp - lm) / (2 * eps), a = analytic[ti->offset + i];
+            double ahead = (lp - l0) / eps, behind = (l0 - lm) / eps;
+            if (kinked && fabs(ahead - behind) > 1e-3 + 2e-2 * fabs(numeric)) { /* a kink within eps, maybe */
+                /* and the one-sided differences at eps / 8, for a second kink on the other side */
+                *p = saved + (float)(eps / 8);
+                double near_ahead = (loss_at(&m, in, tg, pos, B, T) - l0) / (eps / 8);
+                *p = saved - (float)(eps / 8);
+                double near_behind = (l0 - loss_at(&m, in, tg, pos, B, T)) / (eps / 8);
+                *p = saved;
+                double sides[4] = {ahead, behind, near_ahead, near_behind};
+                for (int k = 0; k < 4; k++)
+                    if (fabs(a - sides[k]) < fabs(a - numeric)) numeric = sides[k];
+                kinks++;
+            }
+            double d = fabs(a - numeric);
             err2 += d * d;
             num2 += numeric * numeric;
             if (d > 3e-3 + 5e-2 * fabs(numeric)) elem_ok = 0;
@@ -91,8 +115,8 @@ static void gradcheck_masked(const char *spec, int n_kv_heads, int tied, int mas
         double rel_ok = sqrt(err2) <= 2e-2 * sqrt(num2) + 1e-4 * sqrt((double)ti->numel);
         CHECK(rel_ok && elem_ok && num2 > 0,
               "gradcheck %s kv=%d tied=%d mask 1/%d tensor %s: |err| %.3g vs |grad| %.3g, worst element %zu off by "
-              "%.3g",
-              spec, n_kv_heads, tied, mask_every, ti->name, sqrt(err2), sqrt(num2), worst_i, worst);
+              "%.3g (%d one-sided so far)",
+              spec, n_kv_heads, tied, mask_every, ti->name, sqrt(err2), sqrt(num2), worst_i, worst, kinks);
     }
     free(analytic);
     model_free(&m);

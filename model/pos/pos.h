@@ -4,6 +4,7 @@
  *   1. input:        x[t] += p(pos[t])                (learned, sinusoidal)
  *   2. q/k transform: per-pair 2x2 map of q and k     (RoPE family, FoPE, xPos)
  *   3. score bias:   s[i][j] += b_h(pos_i, pos_j)     (ALiBi, T5, KERPLE)
+ *   4. content bias: s[i][j] += c(q_i, s[i][..])       (CoPE: positions counted by gates on the scores)
  * Every token carries an explicit position id, so training, KV-cache decoding, sliding windows
  * and randomized positions all go through the same hooks. A NULL hook means "not used".
  * A scheme declares what it is: its options (a PosOption table that pos.c parses, checks, lists
@@ -66,6 +67,9 @@ enum {
     POS_CAP_RULES = 1 << 2,         /* takes a scaling rule (its POS_OPT_RULE option): --scale RULE */
     POS_CAP_LEARNED = 1 << 3,       /* has learned parameters (param_shape) */
     POS_CAP_DYNAMIC = 1 << 4,       /* may follow the current length past L (qk_dynamic_from) */
+    POS_CAP_KINKED = 1 << 5,        /* piecewise linear in the activations (CoPE's interpolation between
+                                     * integer positions): its slope jumps, so a finite difference may
+                                     * straddle a kink (the gradient checks then also try one-sided ones) */
 };
 
 enum { POS_MAX_TEST_SPECS = 10 };
@@ -114,6 +118,17 @@ typedef struct PosScheme {
     /* dparams += d(loss)/d(params) given drow = d(loss)/d(row) (the softmax-input gradient) */
     void (*bias_backward)(const PosCtx *pc, const float *drow, int qpos, const int *kpos, int nk, int head,
                           int layer, float *dparams);
+    /* 4. content-dependent bias (CoPE), applied before bias_row: row holds one query's scaled
+     *    scores (q . k / sqrt(head_dim)) against its nk visible keys, oldest first, the query's own
+     *    key last; it adds to them a term that depends on the query vector q (head_dim floats,
+     *    after the q/k transform) and on the scores themselves. The hook sees no position id: order
+     *    comes from the row. */
+    void (*content_row)(const PosCtx *pc, float *row, const float *q, int nk, int head, int layer);
+    /* drow: d(loss)/d(row after content_row), in place becomes d(loss)/d(row before) (scores is that
+     *    row, recomputed); dq += the term's gradient with respect to q; dparams (NULL: not wanted)
+     *    += its parameters' */
+    void (*content_backward)(const PosCtx *pc, float *drow, const float *scores, const float *q, int nk, int head,
+                             int layer, float *dq, float *dparams);
     /* free what prepare allocated inside the state; pos_free then frees the state block itself */
     void (*release)(PosCtx *pc);
 } PosScheme;
