@@ -57,7 +57,7 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, in
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq, a->k, a->ldkv,
                     0.0f, S, lds);
-    if (pc && pc->scheme->bias_row)
+    if (pc && pc->scheme->bias_row && pos_layer_active(pc, a->layer))
         for (int i = i0; i < i1; i++) {
             int ks = a->kstart, n = visible_keys(a, i) - ks; /* padding keys never reach a bias */
             if (n > 0)
@@ -162,7 +162,7 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
         for (int j = 0; j < ks; j++) drow[j] = 0.0f;
         for (int j = ks; j < n_visible; j++) drow[j] = prow[j] * (drow[j] - dot);
         for (int j = n_visible; j < n_keys; j++) drow[j] = 0.0f;
-        if (dpos && n_visible > ks)
+        if (dpos && n_visible > ks && pos_layer_active(pc, hv->layer))
             pc->scheme->bias_backward(pc, drow + ks, hv->qpos[i], hv->kpos + ks, n_visible - ks, hv->head, hv->layer,
                                       dpos);
     }

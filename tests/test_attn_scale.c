@@ -25,7 +25,7 @@ static void factors(void) {
               fabs(attn_scale_factor(&a, 23) - (0.1 * log(4.0) + 1)) < 1e-12,
           "temp: scale log(floor((pos + 1) / floor) + 1) + 1");
     CHECK(attn_scale_parse(&a, "temp", 64) == 0 && a.floor_len == 64, "temp: floor defaults to the training length");
-    const char *bad[][2] = {{"cope", "+cope: unknown (expected logn or temp)"}, {"logn:len=1", "len=1"},
+    const char *bad[][2] = {{"cope", "+cope: unknown (expected logn, temp or ssmax)"}, {"logn:len=1", "len=1"},
                             {"temp:scale=-1", "scale=-1"}, {"temp:len=4", "unknown option 'len'"},
                             {"logn:len", "expected key=value"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
