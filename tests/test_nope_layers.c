@@ -119,6 +119,16 @@ static void on_a_model(void) {
         model_free(&m);
     }
     model_free(&ref);
+
+    /* temp:layers=nope: the temperature in the NoPE layer 1 only (Llama 4); the same weights */
+    tiny_model(&m, "rope+nope@1", 2, 1, 5);
+    tiny_model(&ref, "rope+nope@1+temp:floor=2,layers=nope", 2, 1, 5);
+    model_alloc_train(&m, 1, T), model_alloc_train(&ref, 1, T);
+    model_forward(&m, in, NULL, pos, 1, T), model_forward(&ref, in, NULL, pos, 1, T);
+    CHECK(memcmp(m.acts.q, ref.acts.q, sizeof(float) * T * qdim) == 0 &&
+              max_abs_diff(m.acts.q + T * qdim, ref.acts.q + T * qdim, T * qdim) > 1e-3,
+          "temp:layers=nope: rotary layer 0's queries unscaled, NoPE layer 1's scaled");
+    model_free(&m), model_free(&ref);
 }
 
 /* the canonical spec is the checkpoint's "pos": the layers and the learned SSMax s come back */
