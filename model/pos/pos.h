@@ -69,8 +69,9 @@ enum {
 };
 
 enum { POS_MAX_TEST_SPECS = 12 };
-/* the most layers a model has (config.c), and the longest canonical spec (checkpoints store it) */
-enum { POS_MAX_LAYERS = 1024, POS_SPEC_MAX = 512 };
+/* the most layers a model has (config.c), and the longest canonical spec + 1 (a checkpoint's
+ * metadata value holds 447 bytes, io/checkpoint.h) */
+enum { POS_MAX_LAYERS = 1024, POS_SPEC_MAX = 448 };
 
 typedef struct PosScheme {
     const char *name;
