@@ -206,12 +206,12 @@ void pos_help(char *buf, size_t n, const char *indent) {
     }
     /* the modifier any scheme takes after a '+' (attn_scale.h) */
     put(buf, n, &used, "\n%s%-11s %-24s %s\n%s%-11s %-24s %s\n%s%-11s %-24s %s\n%s%-11s %-24s %s", indent,
-        "SPEC+logn", "len=N,layers=all|nope",
+        "SPEC+logn", "len=N,layers=W",
         "queries times log(pos+1)/log(N) past N tokens (Qwen's logn; default N = L)", indent, "SPEC+temp",
-        "scale=F,floor=N,layers=..", "queries times F log(floor((pos+1)/N) + 1) + 1 (Llama 4; default F 0.1, N = L)",
+        "scale=F,floor=N,layers=W", "queries times F log(floor((pos+1)/N) + 1) + 1 (Llama 4; default F 0.1, N = L)",
         indent, "SPEC+ssmax", "init=F",
         "queries times s log(pos+1), s learned per layer and head (SSMax; default s = 1/log L)", indent,
-        "SPEC+nope@L", "L1,L2,...", "these 0-based layers skip the scheme (NoPE layers; rotary and bias schemes)");
+        "SPEC+nope@L", "L1,L2,...", "these 0-based layers skip the scheme (rotary, bias schemes); W = nope: logn, temp only there");
 }
 
 /* one line for an option that is not "key=value" with a key of this scheme */
