@@ -128,7 +128,9 @@ int llama2c_check_exportable(const Model *m, const char *name) {
     /* without a scaling rule orig_len changes nothing (a fine-tune at a new length keeps the
      * original one): compare the specs without it */
     char *cut_want = strstr(want, ",orig_len="), *cut_have = strstr(have, ",orig_len=");
-    if (cut_want && cut_have && strstr(have, "scale=none")) *cut_want = 0, *cut_have = 0;
+    if (cut_want && cut_have && strstr(have, "scale=none")) /* only the option: a modifier or +nope@ after it stays */
+        for (char *cut[2] = {cut_want, cut_have}, **c = cut; c < cut + 2; c++)
+            memmove(*c, *c + 1 + strcspn(*c + 1, ",+"), strlen(*c + 1 + strcspn(*c + 1, ",+")) + 1);
     if (strcmp(want, have) != 0)
         return pelab_fail("%s: position scheme %s: llama2.c's runner computes only %s (RoPE, interleaved pairs, "
                           "base 10000, no scaling rule)",

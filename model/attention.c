@@ -59,7 +59,8 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, in
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq, a->k, a->ldkv,
                     0.0f, S, lds);
-    if (pc && pc->scheme->content_row)
+    int active = pc && pos_layer_active(pc, a->layer); /* +nope@: no position in this layer */
+    if (active && pc->scheme->content_row)
         for (int i = i0; i < i1; i++) {
             int ks = a->kstart, n = visible_keys(a, i) - ks;
             float *row = S + (size_t)(i - i0) * lds + ks;
@@ -67,7 +68,7 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, in
             if (raw) memcpy(raw + (size_t)(i - i0) * lds + ks, row, (size_t)n * sizeof(float));
             pc->scheme->content_row(pc, row, a->q + (size_t)i * a->ldq, n, a->head, a->layer);
         }
-    if (pc && pc->scheme->bias_row)
+    if (active && pc->scheme->bias_row)
         for (int i = i0; i < i1; i++) {
             int ks = a->kstart, n = visible_keys(a, i) - ks; /* padding keys never reach a bias */
             if (n > 0)
@@ -150,7 +151,7 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
     const float *dOb = dO + (size_t)i0 * hv->ldq, *qb = hv->q + (size_t)i0 * hv->ldq;
     /* P from the forward's max and 1/sum: the same operations on the same scores, so bit for bit
      * the forward's probabilities */
-    int content = pc && pc->scheme->content_backward;
+    int content = pc && pc->scheme->content_backward && pos_layer_active(pc, hv->layer);
     block_scores(hv, pc, i0, i1, n_keys, P, lds, content ? raw : NULL);
     if (content) memset(dq_content, 0, (size_t)nb * hd * sizeof(float));
     for (int i = i0; i < i1; i++) {
@@ -175,7 +176,7 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
         for (int j = 0; j < ks; j++) drow[j] = 0.0f;
         for (int j = ks; j < n_visible; j++) drow[j] = prow[j] * (drow[j] - dot);
         for (int j = n_visible; j < n_keys; j++) drow[j] = 0.0f;
-        if (dpos && n_visible > ks && pc->scheme->bias_backward)
+        if (dpos && n_visible > ks && pc->scheme->bias_backward && pos_layer_active(pc, hv->layer))
             pc->scheme->bias_backward(pc, drow + ks, hv->qpos[i], hv->kpos + ks, n_visible - ks, hv->head, hv->layer,
                                       dpos);
         /* the content bias's gradient flows into the scores themselves (and q), parameters or not */

@@ -23,7 +23,7 @@ static void set_tensor(TensorInfo *t, const char *name, int decay, int ndim, int
 
 /* pointers into a block laid out like m->tensors */
 static void point_tensors(const Model *m, float *block, ParamTensors *p) {
-    float **slot[N_PARAM_TENSORS] = {&p->tok_emb, &p->pos, &p->attn_norm, &p->wq, &p->wk, &p->wv, &p->wo,
+    float **slot[N_PARAM_TENSORS] = {&p->tok_emb, &p->pos, &p->attn_scale, &p->attn_norm, &p->wq, &p->wk, &p->wv, &p->wo,
                                      &p->mlp_norm, &p->w1, &p->w2, &p->w3, &p->final_norm, &p->lm_head};
     for (int i = 0; i < N_PARAM_TENSORS; i++) *slot[i] = block + m->tensors[i].offset;
     if (m->cfg.tied) p->lm_head = p->tok_emb;
@@ -43,6 +43,9 @@ int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec) {
     int pnd = 0, ps[4] = {0};
     if (m->pos.scheme->param_shape) m->pos.scheme->param_shape(&m->pos, &pnd, ps);
     set_tensor(&t[T_POS], "pos.weight", 0, pnd, ps[0], ps[1], ps[2]);
+    /* +ssmax: s per layer and head, no weight decay (a temperature, not a weight) */
+    set_tensor(&t[T_ATTN_SCALE], "pos.attn_scale", 0, attn_scale_learned(&m->pos.attn_scale) ? 2 : 0, L,
+               cfg->n_heads, 0);
     set_tensor(&t[T_ATTN_NORM], "layers.attn_norm", 0, 2, L, D, 0);
     set_tensor(&t[T_WQ], "layers.wq", 1, 3, L, qdim, D);
     set_tensor(&t[T_WK], "layers.wk", 1, 3, L, kvdim, D);
@@ -65,6 +68,7 @@ int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec) {
     m->params_mem = xcalloc(off, sizeof(float));
     point_tensors(m, m->params_mem, &m->params);
     m->pos.params = t[T_POS].numel ? m->params.pos : NULL;
+    m->pos.attn_scale.s = t[T_ATTN_SCALE].numel ? m->params.attn_scale : NULL;
     return 0;
 }
 
@@ -80,6 +84,8 @@ void model_init_weights(Model *m, unsigned long long seed) {
         if (t->numel == 0) continue;
         if (i == T_POS) {
             if (m->pos.scheme->init_params) m->pos.scheme->init_params(&m->pos, p, &rng);
+        } else if (i == T_ATTN_SCALE) {
+            for (size_t j = 0; j < t->numel; j++) p[j] = (float)m->pos.attn_scale.init;
         } else if (i == T_ATTN_NORM || i == T_MLP_NORM || i == T_FINAL_NORM) {
             for (size_t j = 0; j < t->numel; j++) p[j] = 1.0f;
         } else {
@@ -220,6 +226,11 @@ static Attention layer_attention(const Model *m, int layer, const LayerActs *a) 
                        .layer = layer};
 }
 
+/* the length-scaled attention modifier applies in this layer (layers=nope: only in NoPE layers) */
+static int attn_scaled(const PosCtx *pc, int layer) {
+    return pc->attn_scale.kind != ATTN_SCALE_NONE && (!pc->attn_scale.nope_only || !pos_layer_active(pc, layer));
+}
+
 void block_forward(const Model *m, int layer, const LayerActs *a) {
     const ModelConfig *c = &m->cfg;
     const PosScheme *ps = m->pos.scheme;
@@ -233,11 +244,12 @@ void block_forward(const Model *m, int layer, const LayerActs *a) {
     matmul_forward(a->q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim); /* [N, D] -> [N, H*hd] */
     matmul_forward(a->k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim);
     matmul_forward(a->v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim);
-    if (ps->qk_forward) {
+    if (ps->qk_forward && pos_layer_active(&m->pos, layer)) { /* not in a +nope@ layer */
         ps->qk_forward(&m->pos, a->q, a->pos, N, H, 0, layer);
         ps->qk_forward(&m->pos, a->k, a->pos, N, KVH, 1, layer);
     }
-    attn_scale_apply(&m->pos.attn_scale, a->q, a->pos, N, qdim); /* +logn, +temp: queries only */
+    if (attn_scaled(&m->pos, layer)) /* +logn, +temp, +ssmax: queries only */
+        attn_scale_apply(&m->pos.attn_scale, a->q, a->pos, N, H, m->head_dim, layer);
     if (a->key_stride) /* a batched cache: each sequence's new rows after its cached ones */
         for (int b = 0; b < a->n_seq; b++) {
             size_t row = (size_t)b * a->key_stride + a->past, bytes = (size_t)a->n * kvdim * sizeof(float);
@@ -277,8 +289,18 @@ void block_backward(Model *m, int layer, const LayerActs *a) {
     /* attention */
     matmul_backward(s->d_att_out, dw.wo, s->d_res, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D, 0);
     attention_backward(&att, s->d_att_out, s->d_q, s->d_k, s->d_v, dpos, &m->pos);
-    attn_scale_apply(&m->pos.attn_scale, s->d_q, a->pos, N, qdim); /* q' = f q: dq = f dq' */
-    if (ps->qk_backward) {
+    if (attn_scaled(&m->pos, layer)) {
+        if (attn_scale_learned(&m->pos.attn_scale)) {
+            /* ds needs q before the scaling: recomputed as the forward made it (a->q holds f q, and
+             * dividing by s is unstable near 0) into d_att_out, free once attention_backward is done */
+            float *q = s->d_att_out;
+            matmul_forward(q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim);
+            if (ps->qk_forward && pos_layer_active(&m->pos, layer)) ps->qk_forward(&m->pos, q, a->pos, N, H, 0, layer);
+            attn_scale_backward_s(s->d_q, q, a->pos, N, H, m->head_dim, m->grads.attn_scale + (size_t)layer * H);
+        }
+        attn_scale_apply(&m->pos.attn_scale, s->d_q, a->pos, N, H, m->head_dim, layer); /* q' = f q: dq = f dq' */
+    }
+    if (ps->qk_backward && pos_layer_active(&m->pos, layer)) {
         ps->qk_backward(&m->pos, s->d_q, a->pos, N, H, 0, layer);
         ps->qk_backward(&m->pos, s->d_k, a->pos, N, KVH, 1, layer);
     }

@@ -11,13 +11,14 @@
 #include "pos/pos.h"
 
 enum {
-    T_TOK_EMB, T_POS, T_ATTN_NORM, T_WQ, T_WK, T_WV, T_WO, T_MLP_NORM, T_W1, T_W2, T_W3,
+    T_TOK_EMB, T_POS, T_ATTN_SCALE, T_ATTN_NORM, T_WQ, T_WK, T_WV, T_WO, T_MLP_NORM, T_W1, T_W2, T_W3,
     T_FINAL_NORM, T_LM_HEAD, N_PARAM_TENSORS
 };
 
 typedef struct {
     float *tok_emb;    /* [V, D] */
     float *pos;        /* position scheme's parameters (may be empty) */
+    float *attn_scale; /* [L, H] SSMax's learned s (+ssmax; empty otherwise) */
     float *attn_norm;  /* [L, D] */
     float *wq;         /* [L, H*hd, D] */
     float *wk;         /* [L, KVH*hd, D] */

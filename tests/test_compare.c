@@ -166,6 +166,11 @@ static void rules_follow_capability(void) {
               strcmp(c.scheme[2], "rope:base=500,scale=pi:2") == 0 && strcmp(c.scheme[3], "alibi") == 0 &&
               strcmp(c.tag[1], "sinusoidal-scale-1-tokens-sqrt-dim") == 0,
           "--schemes keeps multi-option specs whole (%d: %s | %s)", c.n_schemes, c.scheme[1], c.scheme[2]);
+    /* NoPE layers: digits after "+nope@" continue the list; elsewhere they would be a scheme */
+    compare_set_schemes(&c, "rope,rope+nope@1,2,alibi+temp:floor=2+nope@0,3");
+    CHECK(c.n_schemes == 3 && strcmp(c.scheme[0], "rope") == 0 && strcmp(c.scheme[1], "rope+nope@1,2") == 0 &&
+              strcmp(c.scheme[2], "alibi+temp:floor=2+nope@0,3") == 0 && strcmp(c.tag[1], "rope-nope-1-2") == 0,
+          "--schemes keeps a layer list whole (%d: %s | %s | tag %s)", c.n_schemes, c.scheme[1], c.scheme[2], c.tag[1]);
     expect_pelab_error("./pelab compare --schemes scale=2,rope --out /tmp/pelab-unused", "no scheme before it");
     /* end to end without training (--collect): xPos gets the rule rows and its fine-tune, FoPE none */
     static char out[1 << 16], args[1024];

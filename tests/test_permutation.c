@@ -28,7 +28,7 @@ static void sublayer(PosCtx *pc, const float *x0, const float *wq, const float *
     matmul_forward(q, x, wq, NULL, N, D, D);
     matmul_forward(k, x, wk, NULL, N, D, D);
     matmul_forward(v, x, wv, NULL, N, D, D);
-    if (pc->scheme->qk_forward) {
+    if (pc->scheme->qk_forward && pos_layer_active(pc, 0)) { /* as block_forward */
         pc->scheme->qk_forward(pc, q, pos, N, H, 0, 0);
         pc->scheme->qk_forward(pc, k, pos, N, H, 1, 0);
     }
@@ -42,7 +42,7 @@ static void sublayer(PosCtx *pc, const float *x0, const float *wq, const float *
 
 float equivariance_gap(const char *spec) {
     PosCtx pc;
-    if (pos_init(&pc, spec, D, H, H, 1, 16) != 0) return -1;
+    if (pos_init(&pc, spec, D, H, H, 2, 16) != 0) return -1; /* 2 layers: "+nope@1" parses; layer 0 runs */
     float *params = NULL;
     size_t np = pos_n_params(&pc);
     Rng rng;

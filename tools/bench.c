@@ -113,7 +113,8 @@ static void bench_model_create(Model *m, const BenchConfig *bc, const char *spec
  * Training counts 3 forwards (the backward does twice the forward's products). */
 static double forward_flops_per_token(const Model *m, int len) {
     size_t matmul_params = m->n_params - m->tensors[T_ATTN_NORM].numel - m->tensors[T_MLP_NORM].numel -
-                           m->tensors[T_FINAL_NORM].numel - m->tensors[T_POS].numel;
+                           m->tensors[T_FINAL_NORM].numel - m->tensors[T_POS].numel -
+                           m->tensors[T_ATTN_SCALE].numel;
     return 2.0 * matmul_params + 2.0 * m->cfg.n_layers * m->cfg.dim * (len + 1.0);
 }
 

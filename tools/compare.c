@@ -307,6 +307,9 @@ static int split_schemes(Compare *c, const char *list) {
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(t, '=');
         int option = eq && memchr(t, ':', (size_t)(eq - t)) == NULL;
+        /* "rope+nope@1,2": a piece of digits only continues a layer list */
+        const char *last_part = n ? strrchr(c->scheme[n - 1], '+') : NULL;
+        if (n && t[strspn(t, "0123456789")] == 0 && last_part && strncmp(last_part, "+nope@", 6) == 0) option = 1;
         if (option && n == 0) pelab_die("%s: --schemes: '%s' is an option with no scheme before it", c->name, t);
         if (option) {
             char *spec = c->scheme[n - 1];
@@ -329,7 +332,7 @@ void compare_set_schemes(Compare *c, const char *list) {
     if (c->n_schemes == 0) pelab_die("%s: --schemes '%s': expected at least one position scheme", c->name, list);
     for (int i = 0; i < c->n_schemes; i++) {
         char name[128];
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(c->scheme[i], ":"), c->scheme[i]);
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(c->scheme[i], ":+"), c->scheme[i]);
         if (!pos_find(name))
             pelab_die("%s: --schemes: unknown position scheme '%s' (known: %s)", c->name, name, known);
         for (int j = 0; j < i; j++)

@@ -1,5 +1,6 @@
 /* train_cmd.c: `pelab train` flags -> TrainConfig -> train_run. */
 #include <stdio.h>
+#include <string.h>
 
 #include "../core/error.h"
 #include "../model/pos/pos.h"
@@ -10,7 +11,7 @@
 int cmd_train(int argc, char **argv) {
     TrainConfig tc;
     train_config_defaults(&tc);
-    const char *precision = NULL;
+    const char *precision = NULL, *pos_layers = NULL;
     int steps = (int)tc.steps, synth_bytes = (int)tc.synth_bytes, stop_after = 0, threads = 0, untied = 0;
     /* every scheme's options from its table; args_usage appends " (default rope)" on a line of its own */
     char schemes[8192], pos_flag_help[8400];
@@ -19,6 +20,8 @@ int cmd_train(int argc, char **argv) {
     const OptSpec opts[] = {
         {"--data", OPT_STR, &tc.data, 0, 0, "text file or synth:NAME (bytes are tokens unless --tokenizer)"},
         {"--pos", OPT_STR, &tc.pos, 0, 0, pos_flag_help},
+        {"--pos-layers", OPT_STR, &pos_layers, 0, 0,
+         "nope@L1,L2,...: these 0-based layers without the --pos scheme (NoPE layers; appended to --pos)"},
         {"--tokenizer", OPT_STR, &tc.tokenizer, 0, 0,
          "tokenizer file (pelab tokenizer train, or a llama2.c tokenizer.bin); default: bytes, or --init's"},
         {"--out", OPT_OUT_FILE, &tc.out, 0, 0, "checkpoint path (safetensors)"},
@@ -64,6 +67,15 @@ int cmd_train(int argc, char **argv) {
     tc.stop_after = stop_after;
     tc.tied = !untied;
     if (precision && precision_parse(precision, &tc.precision) != 0) pelab_die("train: %s", pelab_errmsg);
+    char pos_with_layers[POS_SPEC_MAX]; /* --pos + "+" + --pos-layers: pos_init checks the list */
+    if (pos_layers) {
+        if (tc.init) pelab_die("train: --pos-layers %s: with --init the scheme is the checkpoint's", pos_layers);
+        if (pos_layers[0] == '+') pos_layers++;
+        if (strncmp(pos_layers, "nope@", 5) != 0) pelab_die("train: --pos-layers %s: expected nope@L1,L2,...", pos_layers);
+        if (snprintf(pos_with_layers, sizeof pos_with_layers, "%s+%s", tc.pos, pos_layers) >= (int)sizeof pos_with_layers)
+            pelab_die("train: --pos-layers %.40s...: too long", pos_layers);
+        tc.pos = pos_with_layers;
+    }
     set_threads(threads);
     TrainResult res;
     if (train_run(&tc, &res) != 0) pelab_die("train: %s", pelab_errmsg);

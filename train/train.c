@@ -169,7 +169,7 @@ static int check_resume_model(const Model *m, const TrainConfig *tc) {
     if (tc->init) return 0; /* the scheme came from the --init checkpoint (train.init is compared) */
     PosCtx want; /* the shape flags equal the checkpoint's: the flags' scheme is comparable */
     if (scheme_from_flags(tc, &want) != 0) return -1;
-    char a[256], b[256];
+    char a[POS_SPEC_MAX], b[POS_SPEC_MAX];
     pos_spec(&want, a, sizeof a);
     pos_spec(&m->pos, b, sizeof b);
     pos_free(&want);

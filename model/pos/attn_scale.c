@@ -20,6 +20,12 @@ static int parse_number(const char *mod, const char *key, const char *value, dou
     return 0;
 }
 
+/* the fewest digits that read back exactly */
+static void shortest(char *buf, size_t n, double x) {
+    snprintf(buf, n, "%.15g", x);
+    if (strtod(buf, NULL) != x) snprintf(buf, n, "%.17g", x);
+}
+
 int attn_scale_parse(AttnScale *a, const char *text, int train_len) {
     char buf[128];
     if (strlen(text) >= sizeof buf) return pelab_fail("attention modifier +%s: too long", text);
@@ -29,7 +35,9 @@ int attn_scale_parse(AttnScale *a, const char *text, int train_len) {
     memset(a, 0, sizeof *a);
     if (!strcmp(buf, "logn")) a->kind = ATTN_SCALE_LOGN, a->len = train_len;
     else if (!strcmp(buf, "temp")) a->kind = ATTN_SCALE_TEMP, a->floor_len = train_len, a->scale = 0.1;
-    else return pelab_fail("attention modifier +%s: unknown (expected logn or temp)", buf);
+    /* no initial s given in the paper: 1 / log L makes the factor 1 at the training length */
+    else if (!strcmp(buf, "ssmax")) a->kind = ATTN_SCALE_SSMAX, a->init = train_len >= 2 ? 1.0 / log(train_len) : 1.0;
+    else return pelab_fail("attention modifier +%s: unknown (expected logn, temp or ssmax)", buf);
     char *save = NULL;
     for (char *tok = opts ? strtok_r(opts, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
@@ -44,9 +52,17 @@ int attn_scale_parse(AttnScale *a, const char *text, int train_len) {
         } else if (a->kind == ATTN_SCALE_TEMP && !strcmp(tok, "floor")) {
             if (parse_number(buf, tok, eq + 1, 1, 1 << 30, &v) != 0) return -1;
             a->floor_len = (int)v;
+        } else if (a->kind == ATTN_SCALE_SSMAX && !strcmp(tok, "init")) {
+            if (parse_number(buf, tok, eq + 1, -100, 100, &a->init) != 0) return -1;
+        } else if (a->kind != ATTN_SCALE_SSMAX && !strcmp(tok, "layers")) {
+            if (strcmp(eq + 1, "all") && strcmp(eq + 1, "nope"))
+                return pelab_fail("attention modifier +%s: layers=%s: expected all or nope", buf, eq + 1);
+            a->nope_only = !strcmp(eq + 1, "nope");
         } else {
             return pelab_fail("attention modifier +%s: unknown option '%s' (expected %s)", buf, tok,
-                              a->kind == ATTN_SCALE_LOGN ? "len" : "scale, floor");
+                              a->kind == ATTN_SCALE_LOGN   ? "len, layers"
+                              : a->kind == ATTN_SCALE_TEMP ? "scale, floor, layers"
+                                                           : "init");
         }
     }
     if (a->kind == ATTN_SCALE_LOGN && a->len < 2) return pelab_fail("attention modifier +logn: len %d: expected >= 2", a->len);
@@ -54,27 +70,64 @@ int attn_scale_parse(AttnScale *a, const char *text, int train_len) {
 }
 
 void attn_scale_spec(const AttnScale *a, char *buf, size_t n) {
-    if (a->kind == ATTN_SCALE_LOGN) snprintf(buf, n, "+logn:len=%d", a->len);
+    char v[32];
+    const char *layers = a->nope_only ? ",layers=nope" : "";
+    if (a->kind == ATTN_SCALE_LOGN) snprintf(buf, n, "+logn:len=%d%s", a->len, layers);
     else if (a->kind == ATTN_SCALE_TEMP) {
-        char v[32]; /* the fewest digits that read back exactly */
-        snprintf(v, sizeof v, "%.15g", a->scale);
-        if (strtod(v, NULL) != a->scale) snprintf(v, sizeof v, "%.17g", a->scale);
-        snprintf(buf, n, "+temp:scale=%s,floor=%d", v, a->floor_len);
-    }
-    else if (n) buf[0] = 0;
+        shortest(v, sizeof v, a->scale);
+        snprintf(buf, n, "+temp:scale=%s,floor=%d%s", v, a->floor_len, layers);
+    } else if (a->kind == ATTN_SCALE_SSMAX) {
+        shortest(v, sizeof v, a->init);
+        snprintf(buf, n, "+ssmax:init=%s", v);
+    } else if (n) buf[0] = 0;
 }
+
+int attn_scale_learned(const AttnScale *a) { return a->kind == ATTN_SCALE_SSMAX; }
 
 double attn_scale_factor(const AttnScale *a, long pos) {
     if (a->kind == ATTN_SCALE_LOGN) return pos + 1 > a->len ? log((double)pos + 1) / log((double)a->len) : 1.0;
     if (a->kind == ATTN_SCALE_TEMP) return a->scale * log(floor((double)(pos + 1) / a->floor_len) + 1.0) + 1.0;
+    if (a->kind == ATTN_SCALE_SSMAX) return log((double)pos + 1);
     return 1.0;
 }
 
-void attn_scale_apply(const AttnScale *a, float *rows, const int *pos, int n, int width) {
+double attn_scale_head_factor(const AttnScale *a, long pos, int layer, int head, int n_heads) {
+    if (a->kind != ATTN_SCALE_SSMAX) return attn_scale_factor(a, pos);
+    double s = a->s ? a->s[(size_t)layer * n_heads + head] : a->init;
+    return s * log((double)pos + 1);
+}
+
+void attn_scale_apply(const AttnScale *a, float *rows, const int *pos, int n, int n_heads, int head_dim, int layer) {
     if (a->kind == ATTN_SCALE_NONE) return;
+    int width = n_heads * head_dim;
+    if (a->kind == ATTN_SCALE_SSMAX) {
+        PAR_FOR((size_t)n * width >= PAR_MIN_WORK, int, r, n,
+            for (int h = 0; h < n_heads; h++) {
+                float f = (float)attn_scale_head_factor(a, pos[r], layer, h, n_heads);
+                float *x = rows + (size_t)r * width + (size_t)h * head_dim;
+                for (int i = 0; i < head_dim; i++) x[i] *= f;
+            }
+        );
+        return;
+    }
     PAR_FOR((size_t)n * width >= PAR_MIN_WORK, int, r, n,
         float f = (float)attn_scale_factor(a, pos[r]);
         if (f != 1.0f)
             for (int i = 0; i < width; i++) rows[(size_t)r * width + i] *= f;
     );
+}
+
+void attn_scale_backward_s(const float *dq_scaled, const float *q, const int *pos, int n, int n_heads, int head_dim,
+                           float *ds) {
+    int width = n_heads * head_dim;
+    for (int h = 0; h < n_heads; h++) {
+        double sum = 0; /* rows x head_dim products: double keeps the sum's order harmless */
+        for (int r = 0; r < n; r++) {
+            const float *g = dq_scaled + (size_t)r * width + (size_t)h * head_dim, *x = q + (size_t)r * width + (size_t)h * head_dim;
+            double dot = 0;
+            for (int i = 0; i < head_dim; i++) dot += (double)g[i] * x[i];
+            sum += log((double)pos[r] + 1) * dot;
+        }
+        ds[h] += (float)sum;
+    }
 }

@@ -91,7 +91,7 @@ const PosScheme pos_kerple = {
     .caps = POS_CAP_LEARNED,
     POS_OPTIONS(kerple_options),
     .state_size = sizeof(Kerple),
-    .test_specs = {"kerple:layers=separate"},
+    .test_specs = {"kerple:layers=separate", "kerple:layers=separate+nope@0"},
     .param_shape = kerple_param_shape,
     .init_params = kerple_init_params,
     .after_update = kerple_after_update,

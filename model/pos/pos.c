@@ -205,9 +205,13 @@ void pos_help(char *buf, size_t n, const char *indent) {
         }
     }
     /* the modifier any scheme takes after a '+' (attn_scale.h) */
-    put(buf, n, &used, "\n%s%-11s %-24s %s\n%s%-11s %-24s %s", indent, "SPEC+logn", "len=N",
+    put(buf, n, &used, "\n%s%-11s %-24s %s\n%s%-11s %-24s %s\n%s%-11s %-24s %s\n%s%-11s %-24s %s", indent,
+        "SPEC+logn", "len=N,layers=W",
         "queries times log(pos+1)/log(N) past N tokens (Qwen's logn; default N = L)", indent, "SPEC+temp",
-        "scale=F,floor=N", "queries times F log(floor((pos+1)/N) + 1) + 1 (Llama 4; default F 0.1, N = L)");
+        "scale=F,floor=N,layers=W", "queries times F log(floor((pos+1)/N) + 1) + 1 (Llama 4; default F 0.1, N = L)",
+        indent, "SPEC+ssmax", "init=F",
+        "queries times s log(pos+1), s learned per layer and head (SSMax; default s = 1/log L)", indent,
+        "SPEC+nope@L", "L1,L2,...", "these 0-based layers skip the scheme (rotary, bias schemes); W = nope: logn, temp only there");
 }
 
 /* one line for an option that is not "key=value" with a key of this scheme */
@@ -219,14 +223,64 @@ static int option_error(const PosScheme *s, const char *key, int has_key) {
     return pelab_fail("--pos %s: unknown option '%s' (expected %s)", s->name, key, summary);
 }
 
+static size_t write_spec(const PosCtx *pc, char *buf, size_t n);
+
+/* "nope@L1,L2,...": the 0-based layers without the scheme's per-layer hooks */
+static int parse_nope_layers(PosCtx *pc, const char *list) {
+    const PosScheme *s = pc->scheme;
+    if (!s->qk_forward && !s->bias_row)
+        return pelab_fail("+nope@%s: %s has no per-layer hook to switch off (%s); NoPE layers need a rotary or "
+                          "score-bias scheme",
+                          list, s->name, s->input_forward ? "its positions are added once, at the input" : "no positions");
+    for (const char *p = list;; p++) {
+        char *end;
+        errno = 0;
+        long l = strtol(p, &end, 10);
+        if (end == p || errno || (*end && *end != ',') || *p == '-' || *p == '+' || *p == ' ')
+            return pelab_fail("+nope@%s: expected 0-based layer numbers separated by commas", list);
+        if (l >= pc->n_layers)
+            return pelab_fail("+nope@%s: layer %ld: expected 0..%d (the model has %d layers)", list, l,
+                              pc->n_layers - 1, pc->n_layers);
+        if (!pos_layer_active(pc, (int)l)) return pelab_fail("+nope@%s: layer %ld given twice", list, l);
+        pc->nope_layers[l / 8] |= (unsigned char)(1u << (l % 8));
+        p = end;
+        if (!*p) return 0;
+    }
+}
+
+/* the '+' parts after the scheme: at most one attention modifier, at most one nope@ list */
+static int parse_parts(PosCtx *pc, char *parts) {
+    char *save = NULL, modifier[64] = "", *tok;
+    int has_nope = 0;
+    size_t len = strlen(parts);
+    if (len == 0 || parts[len - 1] == '+' || strstr(parts, "++"))
+        return pelab_fail("an empty '+' part (expected +logn, +temp, +ssmax or +nope@L1,L2)");
+    for (tok = strtok_r(parts, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
+        if (!strncmp(tok, "nope@", 5)) {
+            if (has_nope++) return pelab_fail("+nope@ given twice: list every NoPE layer in one +nope@L1,L2");
+            if (parse_nope_layers(pc, tok + 5) != 0) return -1;
+        } else if (!strcmp(tok, "nope")) {
+            return pelab_fail("+nope: expected +nope@L1,L2 (the 0-based layers without position encoding)");
+        } else {
+            if (pc->attn_scale.kind != ATTN_SCALE_NONE)
+                return pelab_fail("one attention modifier at most (+%s and +%s)", modifier, tok);
+            if (attn_scale_parse(&pc->attn_scale, tok, pc->seq_len) != 0) return -1;
+            snprintf(modifier, sizeof modifier, "%.*s", (int)strcspn(tok, ":"), tok);
+        }
+    }
+    if (pc->attn_scale.nope_only && !has_nope)
+        return pelab_fail("+%s:layers=nope: the model has no NoPE layers (add +nope@L1,L2)", modifier);
+    return 0;
+}
+
 int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads, int n_layers, int seq_len) {
     memset(pc, 0, sizeof *pc);
     char buf[512];
     if (!spec || !*spec) spec = "rope";
     if (strlen(spec) >= sizeof buf) return pelab_fail("--pos: spec too long (%zu characters)", strlen(spec));
     strcpy(buf, spec);
-    char *modifier = strchr(buf, '+');
-    if (modifier) *modifier++ = 0;
+    char *parts = strchr(buf, '+'); /* "+MODIFIER" and "+nope@..." parts, in either order */
+    if (parts) *parts++ = 0;
     char *opts = strchr(buf, ':');
     if (opts) *opts++ = 0;
     const PosScheme *s = pos_find(buf);
@@ -242,7 +296,7 @@ int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads,
     pc->head_dim = dim / n_heads;
     pc->n_layers = n_layers;
     pc->seq_len = seq_len;
-    if (modifier && attn_scale_parse(&pc->attn_scale, modifier, seq_len) != 0) {
+    if (parts && parse_parts(pc, parts) != 0) {
         char why[sizeof pelab_errmsg];
         memcpy(why, pelab_errmsg, sizeof why);
         return pelab_fail("--pos %s: %s", spec, why);
@@ -264,7 +318,16 @@ int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads,
         pos_free(pc);
         return -1;
     }
+    char canon[POS_SPEC_MAX];
+    if (write_spec(pc, canon, sizeof canon) >= sizeof canon) {
+        pos_free(pc);
+        return pelab_fail("--pos %.60s...: the canonical spec is longer than %d characters", spec, POS_SPEC_MAX - 1);
+    }
     return 0;
+}
+
+int pos_layer_active(const PosCtx *pc, int layer) {
+    return layer < 0 || layer >= POS_MAX_LAYERS || !(pc->nope_layers[layer / 8] & (1u << (layer % 8)));
 }
 
 void pos_free(PosCtx *pc) {
@@ -273,7 +336,8 @@ void pos_free(PosCtx *pc) {
     pc->state = NULL;
 }
 
-void pos_spec(const PosCtx *pc, char *buf, size_t n) {
+/* the canonical spec into buf; returns its full length (>= n: cut) */
+static size_t write_spec(const PosCtx *pc, char *buf, size_t n) {
     const PosScheme *s = pc->scheme;
     size_t used = 0;
     buf[0] = 0;
@@ -286,7 +350,16 @@ void pos_spec(const PosCtx *pc, char *buf, size_t n) {
     char mod[96];
     attn_scale_spec(&pc->attn_scale, mod, sizeof mod);
     put(buf, n, &used, "%s", mod);
+    int first = 1;
+    for (int l = 0; l < pc->n_layers && l < POS_MAX_LAYERS; l++)
+        if (!pos_layer_active(pc, l)) {
+            put(buf, n, &used, "%s%d", first ? "+nope@" : ",", l);
+            first = 0;
+        }
+    return used;
 }
+
+void pos_spec(const PosCtx *pc, char *buf, size_t n) { write_spec(pc, buf, n); }
 
 size_t pos_n_params(const PosCtx *pc) {
     int nd = 0, shape[4] = {0};
@@ -331,6 +404,14 @@ int pos_set_scale(PosCtx *pc, const char *rule) {
 int pos_set_attn_scale(PosCtx *pc, const char *text) {
     AttnScale a = {0};
     if (strcmp(text, "none") != 0 && attn_scale_parse(&a, text, pc->seq_len) != 0) return -1;
+    if (attn_scale_learned(&a))
+        return pelab_fail("ssmax is learned (s per layer and head): train with --pos SPEC+ssmax; it cannot be added "
+                          "to a loaded model");
+    if (attn_scale_learned(&pc->attn_scale))
+        return pelab_fail("this model was trained with +ssmax (learned): its modifier cannot be replaced");
+    int has_nope = 0;
+    for (int l = 0; l < pc->n_layers; l++) has_nope |= !pos_layer_active(pc, l);
+    if (a.nope_only && !has_nope) return pelab_fail("layers=nope: this model has no NoPE layers");
     pc->attn_scale = a;
     return 0;
 }

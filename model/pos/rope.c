@@ -78,7 +78,9 @@ const PosScheme pos_rope = {
                    "rope:scale=llama3:4", "rope:scale=dynatan", "rope:scale=dynatan-a", "rope:keep=0.5,layout=half",
                    "rope+temp:floor=2,scale=0.5",
                    /* dynamic: the shared checks leave out the KV cache (test_rope_scaling.c decodes past L) */
-                   "rope:scale=dynamic-ntk:2,fraction=0.5"},
+                   "rope:scale=dynamic-ntk:2,fraction=0.5",
+                   /* a NoPE layer (Llama 4, RNoPE); SSMax's learned s */
+                   "rope+nope@1", "rope+ssmax"},
     .prepare = rope_prepare,
     .reserve = rope_reserve,
     .qk_dynamic_from = rope_dynamic_from,

@@ -92,7 +92,7 @@ const PosScheme pos_t5 = {
     .caps = POS_CAP_LEARNED,
     POS_OPTIONS(t5_options),
     .state_size = sizeof(T5),
-    .test_specs = {"t5:buckets=8,max_distance=16"},
+    .test_specs = {"t5:buckets=8,max_distance=16", "t5+nope@1"},
     .prepare = t5_prepare,
     .param_shape = t5_param_shape,
     .init_params = t5_init_params,

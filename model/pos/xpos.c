@@ -108,7 +108,7 @@ const PosScheme pos_xpos = {
     .caps = POS_CAP_ROTARY | POS_CAP_RULES | POS_CAP_DYNAMIC,
     POS_OPTIONS(xpos_options),
     .state_size = sizeof(Xpos),
-    .test_specs = {"xpos:layout=half,scale_base=64"},
+    .test_specs = {"xpos:layout=half,scale_base=64", "xpos+nope@0+temp:floor=2,layers=nope"},
     .prepare = xpos_prepare,
     .reserve = xpos_reserve,
     .qk_dynamic_from = xpos_dynamic_from,
