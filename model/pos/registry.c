@@ -12,6 +12,7 @@
     X(kerple)          \
     X(xpos)            \
     X(fope)            \
+    X(fire)            \
     /* a new scheme: one X(name) line above this one */
 
 #define DECLARE(name) extern const PosScheme pos_##name;
