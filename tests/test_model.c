@@ -44,14 +44,14 @@ static double loss_at(Model *m, const int *in, const int *tg, const int *pos, in
 /* Central differences, eps 2e-3 on float32 weights of size ~0.35. Tolerance, per tensor:
  * ||analytic - numeric|| <= 2e-2 * ||numeric|| + 1e-4 * sqrt(n), and every element within
  * 3e-3 + 5e-2 * |numeric|. A wrong backward (sign, transpose, missing term) fails by O(1).
- * A scheme that declares POS_CAP_KINKED (CoPE: linear interpolation between integer positions,
- * whose slope jumps where a p crosses an integer, in its own layer or, through the residual
- * stream, in a later one) has no central difference across a kink. For it, where the one-sided
- * differences disagree by more than 1e-3 + 2e-2 |numeric|, numeric may instead be a one-sided
- * difference (at eps or eps / 8: kinks on both sides) nearer the analytic value, which must then
- * match that side's derivative; a wrong backward, off by O(1), matches no side. Only for those
- * schemes: a smooth loss's one-sided differences differ by its curvature, which must not loosen
- * its check.
+ * A scheme that declares POS_CAP_KINKED (FIRE: its MLP's ReLU; CoPE: linear interpolation
+ * between integer positions, whose slope jumps where a p crosses an integer, in its own layer or,
+ * through the residual stream, in a later one) has no central difference across a kink. For it,
+ * where the one-sided differences disagree by more than 1e-3 + 2e-2 |numeric|, numeric may
+ * instead be a one-sided difference (at eps or eps / 8: kinks on both sides) nearer the analytic
+ * value, which must then match that side's derivative; a wrong backward, off by O(1), matches no
+ * side. Only for those schemes: a smooth loss's one-sided differences differ by its curvature,
+ * which must not loosen its check.
  * mask_every > 0: every mask_every-th target is -1 (a prompt token of a task: no loss). */
 static void gradcheck_masked(const char *spec, int n_kv_heads, int tied, int mask_every) {
     Model m;

@@ -121,6 +121,8 @@ static void stored_specs(void) {
         {"kerple", "kerple:layers=shared"},
         {"xpos", "xpos:base=10000,layout=interleaved,fraction=1,scale=none,orig_len=8,scale_base=512"},
         {"fope", "fope:base=10000,layout=half,sigma=0.3,sigma_mode=gain,pad=identity,seed=1"},
+        {"fire", "fire:width=32,c=0.1,L=8,layers=separate,learn=all"},
+        {"fire:learn=mlp,L=512,c=0.03", "fire:width=32,c=0.03,L=512,layers=separate,learn=mlp"},
         {"rope:fraction=0.7,scale=pi:2.5,base=500.1",
          "rope:base=500.10000000000002,layout=interleaved,fraction=0.69999999999999996,scale=pi:2.5,orig_len=8,keep=1"},
         {"xpos:scale=dynatan-a:64,orig_len=16,scale_base=100.1",

@@ -13,6 +13,7 @@
     X(xpos)            \
     X(fope)            \
     X(cope)            \
+    X(fire)            \
     /* a new scheme: one X(name) line above this one */
 
 #define DECLARE(name) extern const PosScheme pos_##name;
