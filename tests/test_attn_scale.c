@@ -44,7 +44,7 @@ static void specs(void) {
     pos_free(&pc);
     CHECK(pos_init(&pc, "rope:base=500+logn", 16, 2, 2, 1, 8) == 0, "rope options then +logn: %s", pelab_errmsg);
     pos_spec(&pc, spec, sizeof spec);
-    CHECK(strstr(spec, "rope:base=500,") && strstr(spec, ",keep=1+logn:len=8"), "%s", spec);
+    CHECK(strstr(spec, "rope:base=500,") && strstr(spec, ",keep=1,max_period=0+logn:len=8"), "%s", spec);
     CHECK(pos_find_spec("rope+logn") == pos_find("rope"), "pos_find_spec cuts at the '+'");
     pos_free(&pc);
     CHECK(pos_init(&pc, "rope+logn+temp", 16, 2, 2, 1, 8) != 0 && strstr(pelab_errmsg, "+logn+temp"),

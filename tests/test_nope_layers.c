@@ -26,7 +26,7 @@ static void canonical4(const char *spec, char *out, size_t n) {
 static void specs(void) {
     char a[POS_SPEC_MAX], b[POS_SPEC_MAX], c[POS_SPEC_MAX];
     canonical4("rope+nope@3,1", a, sizeof a);
-    CHECK(!strcmp(a, "rope:base=10000,layout=interleaved,fraction=1,scale=none,orig_len=8,keep=1+nope@1,3"),
+    CHECK(!strcmp(a, "rope:base=10000,layout=interleaved,fraction=1,scale=none,orig_len=8,keep=1,max_period=0+nope@1,3"),
           "layers written ascending after the options: %s", a);
     canonical4("rope+temp+nope@2", a, sizeof a);
     canonical4("rope+nope@2+temp", b, sizeof b);

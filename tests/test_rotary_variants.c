@@ -105,8 +105,26 @@ static void p_rope(void) {
               "rope:fraction=0.5 and rope:keep=0.5 are different maps");
         pos_free(&k50);
     }
+    /* HoPE's cut by period: theta = 1, 0.1, 0.01, 0.001 turn once in 6.28, 62.8, 628, 6283 positions */
+    static const char *hope[][2] = {
+        {"rope:max_period=16", "rope:keep=0.25"},  /* only the fastest pair turns within 16 */
+        {"rope:max_period=100", "rope:keep=0.5"},  /* two pairs */
+        {"rope:max_period=6", "rope:keep=0"},      /* 6.28 > 6: none, NoPE */
+        {"rope:max_period=100000", "rope"},       /* every pair */
+        {"rope:max_period=100,keep=0.25", "rope:keep=0.25"}, /* the stricter cut wins */
+    };
+    for (int c = 0; c < 5; c++) {
+        PosCtx a, b;
+        if (init_scheme(&a, hope[c][0], 8, 1, 1, 1, 16) || init_scheme(&b, hope[c][1], 8, 1, 1, 1, 16)) continue;
+        int same = 1;
+        for (int m = 0; m < 16; m++) same &= qk_dot(&a, q, k, 8, m, 0) == qk_dot(&b, q, k, 8, m, 0);
+        CHECK(same, "%s rotates the same pairs as %s", hope[c][0], hope[c][1]);
+        pos_free(&a), pos_free(&b);
+    }
     pos_free(&rope), pos_free(&keep1), pos_free(&keep0), pos_free(&keep75), pos_free(&frac);
     PosCtx bad;
+    CHECK(pos_init(&bad, "rope:max_period=-1", 8, 1, 1, 1, 16) == -1 && strstr(pelab_errmsg, "max_period"),
+          "max_period=-1 refused: %s", pelab_errmsg);
     CHECK(pos_init(&bad, "rope:keep=1.5", 8, 1, 1, 1, 16) == -1 && strstr(pelab_errmsg, "keep"), "keep=1.5 refused: %s",
           pelab_errmsg);
     CHECK(pos_init(&bad, "rope:keep=-0.1", 8, 1, 1, 1, 16) == -1 && strstr(pelab_errmsg, "keep"),

@@ -5,10 +5,14 @@
  * scale=RULE applies a context-extension rule (rope_scaling.h). keep=P is p-RoPE (Barbero et al.
  * 2024, arXiv 2410.06205): only the share P of pairs with the highest frequencies rotate, the
  * rest (the longest wavelengths) carry no position; P = 1 is RoPE, P = 0 NoPE. Unlike fraction=,
- * which keeps a leading slice of dims at all frequencies, keep= cuts the frequency band. Keys are
- * cached after rotation.
+ * which keeps a leading slice of dims at all frequencies, keep= cuts the frequency band.
+ * max_period=N is HoPE's cut (Chen et al. 2024, arXiv 2410.21216): the pairs whose period
+ * 2 pi / theta_j is longer than N (with N = L: those that never complete a turn inside the
+ * training window, the "activated" low frequencies the paper blames for the U-shaped attention)
+ * carry no position; both cuts may be given, the stricter wins. Keys are cached after rotation.
  * A dynamic rule (dynamic-ntk) past L changes every position's rotation with the length, so
  * qk_dynamic_from tells the KV-cache decoder to recompute the whole prefix at each step. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "pos.h"
@@ -17,6 +21,7 @@
 typedef struct {
     RotaryCore core;
     double keep;       /* p-RoPE: share of pairs, highest frequencies first, that rotate */
+    int max_period;    /* HoPE: pairs that do not complete a turn within this many positions stay still */
     int rotating;      /* pairs 0 .. rotating-1 rotate (pair j turns at base^(-2j/rot_dim): j = 0 fastest) */
     SinCosTable table; /* [pos][pair]: attn_factor * (cos, sin) of the angle */
 } Rope;
@@ -26,6 +31,9 @@ static const PosOption rope_options[] = {
     POS_DOUBLE("keep", Rope, keep, 1, 0, 1,
                "p-RoPE: share of pairs that rotate, highest frequencies first (round(P x pairs)); the lowest "
                "frequencies carry no position (1: RoPE, 0: NoPE)", .flags = POS_OPT_SHORTEST),
+    POS_INT("max_period", Rope, max_period, 0, 0, 1 << 30,
+            "HoPE: pairs whose period 2 pi / theta_j exceeds N positions carry no position (HoPE: N = the "
+            "training length; 0: off)"),
 };
 
 static void rope_row(const void *ctx, long pos, int n, double *angle, double *amp) {
@@ -37,7 +45,13 @@ static void rope_row(const void *ctx, long pos, int n, double *angle, double *am
 static int rope_prepare(PosCtx *pc) {
     Rope *s = pc->state;
     if (rotary_core_prepare(&s->core, "rope", pc->head_dim, pc->seq_len) != 0) return -1;
-    s->rotating = (int)(s->keep * s->core.layout.rot_pairs + 0.5);
+    int pairs = s->core.layout.rot_pairs;
+    s->rotating = (int)(s->keep * pairs + 0.5);
+    /* theta_j = base^(-2j/rot_dim) falls with j: the first pair whose period 2 pi / theta_j exceeds
+     * max_period, and every slower one, is cut (before any scaling rule: the cut is the training
+     * window's, as HoPE's) */
+    for (int j = 0; s->max_period > 0 && j < s->rotating; j++)
+        if (2.0 * M_PI * pow(s->core.base, 2.0 * j / (2.0 * pairs)) > s->max_period) s->rotating = j;
     sincos_table_init_fn(&s->table, s->core.layout.rot_pairs, rope_row, s);
     return 0;
 }
@@ -75,7 +89,7 @@ const PosScheme pos_rope = {
     POS_OPTIONS(rope_options),
     .state_size = sizeof(Rope),
     .test_specs = {"rope:layout=half,base=500", "rope:scale=pi:4", "rope:scale=ntk:4", "rope:scale=yarn:4",
-                   "rope:scale=llama3:4", "rope:scale=dynatan", "rope:scale=dynatan-a", "rope:keep=0.5,layout=half",
+                   "rope:scale=llama3:4", "rope:scale=dynatan", "rope:scale=dynatan-a", "rope:keep=0.5,layout=half,max_period=20",
                    "rope+temp:floor=2,scale=0.5",
                    /* dynamic: the shared checks leave out the KV cache (test_rope_scaling.c decodes past L) */
                    "rope:scale=dynamic-ntk:2,fraction=0.5",
