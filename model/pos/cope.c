@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../../core/error.h"
+#include "../fastmath.h"
 #include "pos.h"
 
 enum { COPE_MAX_POS = 4096 }; /* z lives on the stack */
@@ -64,13 +65,31 @@ static void cope_init_params(const PosCtx *pc, float *params, Rng *rng) {
     memset(params, 0, (size_t)shape[0] * shape[1] * shape[2] * shape[3] * sizeof(float));
 }
 
+/* 8 partial sums, so the loop vectorizes (a fixed order: the same result on every call) */
 static inline float dot(const float *a, const float *b, int n) {
-    float s = 0.0f;
-    for (int i = 0; i < n; i++) s += a[i] * b[i];
+    float part[8] = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int u = 0; u < 8; u++) part[u] += a[i + u] * b[i + u];
+    float s = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    for (; i < n; i++) s += a[i] * b[i];
     return s;
 }
 
-static inline float gate(float score) { return 1.0f / (1.0f + expf(-score)); }
+enum { COPE_CHUNK = 64 }; /* gates are computed a chunk of keys at a time, vectorized */
+
+/* g[i] = sigmoid(scores[i]) for i < n. One out-of-line copy, so the forward and the backward
+ * compute bit for bit the same gates. */
+__attribute__((noinline)) static void gates(const float *scores, int n, float *g) {
+    for (int i = 0; i < n; i++) g[i] = 1.0f / (1.0f + fast_expf(-scores[i]));
+}
+
+/* the chunk of keys [*start, end) walked next from the newest key down, its gates in g */
+static inline int next_chunk(const float *scores, int end, float *g) {
+    int start = end > COPE_CHUNK ? end - COPE_CHUNK : 0;
+    gates(scores + start, end - start, g);
+    return start;
+}
 
 /* Key j's capped position from the suffix sum acc (keys j..end): floor fl, ceiling ce, weight w.
  * Forward and backward walk the row the same way, so they see the same p bit for bit. */
@@ -98,12 +117,16 @@ static void cope_content_row(const PosCtx *pc, float *row, const float *q, int n
     const Cope *c = pc->state;
     int hd = pc->head_dim, have = 0;
     const float *e = pc->params + cope_table(pc, layer, head);
-    float z[COPE_MAX_POS], acc = 0.0f;
-    for (int j = nk - 1; j >= 0; j--) {
-        acc += gate(row[j]);
-        CopePos p = cope_pos(acc, c->npos);
-        extend_z(z, &have, p.ce + 1, q, e, hd);
-        row[j] += z[p.fl] + p.w * (z[p.ce] - z[p.fl]);
+    float z[COPE_MAX_POS], g[COPE_CHUNK], acc = 0.0f;
+    for (int end = nk; end > 0;) {
+        int start = next_chunk(row, end, g);
+        for (int j = end - 1; j >= start; j--) {
+            acc += g[j - start];
+            CopePos p = cope_pos(acc, c->npos);
+            extend_z(z, &have, p.ce + 1, q, e, hd);
+            row[j] += z[p.fl] + p.w * (z[p.ce] - z[p.fl]);
+        }
+        end = start;
     }
 }
 
@@ -119,27 +142,35 @@ static void cope_content_backward(const PosCtx *pc, float *drow, const float *sc
     int hd = pc->head_dim, have = 0;
     size_t table = cope_table(pc, layer, head);
     const float *e = pc->params + table;
-    float z[COPE_MAX_POS], dz[COPE_MAX_POS], acc = 0.0f;
+    float z[COPE_MAX_POS], dz[COPE_MAX_POS], g[COPE_CHUNK], acc = 0.0f;
     double dp_total = 0.0;
-    for (int j = nk - 1; j >= 0; j--) {
-        acc += gate(scores[j]);
-        CopePos p = cope_pos(acc, c->npos);
-        extend_z(z, &have, p.ce + 1, q, e, hd);
-        if (!p.capped) dp_total += (double)drow[j] * (z[p.ce] - z[p.fl]);
+    for (int end = nk; end > 0;) {
+        int start = next_chunk(scores, end, g);
+        for (int j = end - 1; j >= start; j--) {
+            acc += g[j - start];
+            CopePos p = cope_pos(acc, c->npos);
+            extend_z(z, &have, p.ce + 1, q, e, hd);
+            if (!p.capped) dp_total += (double)drow[j] * (z[p.ce] - z[p.fl]);
+        }
+        end = start;
     }
     memset(dz, 0, (size_t)have * sizeof(float));
     double dp_after = 0.0; /* sum of dp over the keys newer than j */
     acc = 0.0f;
-    for (int j = nk - 1; j >= 0; j--) {
-        float g = gate(scores[j]), d = drow[j];
-        acc += g;
-        CopePos p = cope_pos(acc, c->npos);
-        dz[p.fl] += d * (1.0f - p.w);
-        dz[p.ce] += d * p.w;
-        double dp = p.capped ? 0.0 : (double)d * (z[p.ce] - z[p.fl]);
-        double dg = dp_total - dp_after; /* sum over keys j' <= j */
-        dp_after += dp;
-        drow[j] = d + (float)dg * g * (1.0f - g);
+    for (int end = nk; end > 0;) {
+        int start = next_chunk(scores, end, g);
+        for (int j = end - 1; j >= start; j--) {
+            float gj = g[j - start], d = drow[j];
+            acc += gj;
+            CopePos p = cope_pos(acc, c->npos);
+            dz[p.fl] += d * (1.0f - p.w);
+            dz[p.ce] += d * p.w;
+            double dp = p.capped ? 0.0 : (double)d * (z[p.ce] - z[p.fl]);
+            double dg = dp_total - dp_after; /* sum over keys j' <= j */
+            dp_after += dp;
+            drow[j] = d + (float)dg * gj * (1.0f - gj);
+        }
+        end = start;
     }
     float *de = dparams ? dparams + table : NULL;
     for (int n = 0; n < have; n++) {
