@@ -42,6 +42,10 @@ int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec) {
     set_tensor(&t[T_TOK_EMB], "tok_emb", 1, 2, V, D, 0);
     int pnd = 0, ps[4] = {0};
     if (m->pos.scheme->param_shape) m->pos.scheme->param_shape(&m->pos, &pnd, ps);
+    if (pnd < 0 || pnd > 3) { /* set_tensor takes three dimensions */
+        pos_free(&m->pos);
+        return pelab_fail("--pos %s: its parameter tensor has %d dimensions (at most 3)", m->pos.scheme->name, pnd);
+    }
     set_tensor(&t[T_POS], "pos.weight", 0, pnd, ps[0], ps[1], ps[2]);
     /* +ssmax: s per layer and head, no weight decay (a temperature, not a weight) */
     set_tensor(&t[T_ATTN_SCALE], "pos.attn_scale", 0, attn_scale_learned(&m->pos.attn_scale) ? 2 : 0, L,

@@ -443,6 +443,10 @@ void test_checkpoint(void) {
     roundtrip("learned", 1, 1);
     roundtrip("rope:base=500000,layout=half", 1, 1);
     roundtrip("nope", 0, 0);
+    /* the newer schemes: learned tables and MLPs in pos.weight, SSMax's s, a NoPE layer, HoPE's cut */
+    roundtrip("cope:heads=separate", 1, 1);
+    roundtrip("fire:layers=shared", 0, 1);
+    roundtrip("rope:max_period=6+ssmax+nope@1", 1, 1);
     test_save_errors();
     test_rejections();
 }

@@ -167,6 +167,21 @@ void test_cli(void) {
     snprintf(cmd, sizeof cmd, "./pelab score %s/learned.safetensors %s/text.txt --len 64", dir, dir);
     expect_pelab_error(cmd, "--len 64");
 
+    /* the newer schemes through every command: train, sample, score, eval past L (issue 14) */
+    static const char *newer[][2] = {{"cope", ""}, {"fire:width=8", ""}, {"rope+ssmax", "--pos-layers nope@1"},
+                                     {"rope:max_period=8", ""}};
+    for (int i = 0; i < 4; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "./pelab train --pos %s %s --steps 3 --dim 32 --layers 2 --heads 2 --seq-len 16 --batch 2 "
+                 "--synth-bytes 20000 --quiet --out %s/newer%d.safetensors && "
+                 "./pelab sample %s/newer%d.safetensors -n 40 --seed 1 > /dev/null && "
+                 "./pelab score %s/newer%d.safetensors %s/text.txt --len 48 && "
+                 "./pelab eval %s/newer%d.safetensors --data %s/text.txt --mult 1,4 --max-tokens 512",
+                 newer[i][0], newer[i][1], dir, i, dir, i, dir, i, dir, dir, i, dir);
+        CHECK(run_pelab(cmd, out, sizeof out) == 0 && strstr(out, "nats"), "%s %s: train, sample, score, eval: %s",
+              newer[i][0], newer[i][1], out);
+    }
+
     /* --scale reaches a rotary scheme's rule, never sinusoidal's own scale= (its amplitude) */
     snprintf(cmd, sizeof cmd,
              "./pelab train --pos sinusoidal --steps 2 --dim 32 --layers 1 --heads 2 --seq-len 32 --batch 2 "

@@ -47,8 +47,8 @@ static int cope_tables_per_layer(const PosCtx *pc) { return ((const Cope *)pc->s
 
 static void cope_param_shape(const PosCtx *pc, int *ndim, int shape[4]) {
     const Cope *c = pc->state;
-    *ndim = 4;
-    shape[0] = pc->n_layers, shape[1] = cope_tables_per_layer(pc), shape[2] = c->npos, shape[3] = pc->head_dim;
+    *ndim = 3; /* [layer, head if separate] flattened in the first dimension */
+    shape[0] = pc->n_layers * cope_tables_per_layer(pc), shape[1] = c->npos, shape[2] = pc->head_dim;
 }
 
 /* e: [npos, head_dim] of this layer and head */
@@ -62,7 +62,7 @@ static void cope_init_params(const PosCtx *pc, float *params, Rng *rng) {
     (void)rng; /* zeros, as the authors' code */
     int nd, shape[4];
     cope_param_shape(pc, &nd, shape);
-    memset(params, 0, (size_t)shape[0] * shape[1] * shape[2] * shape[3] * sizeof(float));
+    memset(params, 0, (size_t)shape[0] * shape[1] * shape[2] * sizeof(float));
 }
 
 /* 8 partial sums, so the loop vectorizes (a fixed order: the same result on every call) */

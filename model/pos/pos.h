@@ -88,7 +88,7 @@ typedef struct PosScheme {
     /* after options and model shape are known: validate, precompute tables (may allocate pc->state
      * itself when state_size is 0) */
     int (*prepare)(PosCtx *pc);
-    /* learned parameters: one tensor "pos.weight" of this shape; ndim 0 = none */
+    /* learned parameters: one tensor "pos.weight" of this shape; ndim 0 = none, at most 3 */
     void (*param_shape)(const PosCtx *pc, int *ndim, int shape[4]);
     void (*init_params)(const PosCtx *pc, float *params, Rng *rng);
     /* largest accepted position + 1 (learned: table size), or -1 if unbounded */

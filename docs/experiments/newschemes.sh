@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The newer schemes of issue 14 against RoPE, ALiBi, NoPE and KERPLE (EXPERIMENTS.md section 10):
+# the tinyshakespeare setup of section 1 (dim 96, 3 layers, 4 heads, L = 128, 600 steps, seeds 1-3,
+# evaluated to 16L with both protocols), then copy and sort trained on 2-8 symbols as in section
+# 6.1 (dim 64, 2 layers, L = 64, 3000 steps). Two workers, one thread each.
+# Usage: docs/experiments/newschemes.sh OUTDIR [lm|tasks]
+set -euo pipefail
+out=${1:?usage: newschemes.sh OUTDIR [lm|tasks]}
+what=${2:-all}
+pelab=${PELAB:-./pelab}
+mkdir -p "$out"
+run() { # DIR, then the compare flags
+    dir=$1; shift
+    "$pelab" compare "$@" --out "$out/$dir" --jobs "$out/$dir.jobs"
+    xargs -P 2 -I{} sh -c "{}" < "$out/$dir.jobs"
+    "$pelab" compare "$@" --out "$out/$dir" --collect
+}
+if [ "$what" = all ] || [ "$what" = lm ]; then
+    run lm --data ../shared/data/tinyshakespeare/input.txt --train-len 128 --steps 600 --seeds 1,2,3 \
+        --dim 96 --layers 3 --heads 4 --batch 16 --eval-tokens 16384 --mult 0.5,1,2,4,8,16 --rules none \
+        --finetune-steps 0 --gen-tokens 0 --keyppl-tokens 0 --threads 1 \
+        --schemes rope,alibi,nope,kerple,cope,fire,rope+nope@2,rope+ssmax,rope:keep=0.75,rope:max_period=128
+fi
+if [ "$what" = all ] || [ "$what" = tasks ]; then
+    common="--seeds 1,2,3 --steps 3000 --dim 64 --layers 2 --heads 4 --batch 16 --lr 3e-3 --threads 1 \
+        --schemes rope,alibi,nope,kerple,cope,fire,rope+nope@1,rope+ssmax,rope:max_period=64"
+    for task in copy sort; do
+        run $task --task $task:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --train-len 64 \
+            --synth-bytes 2000000 $common
+    done
+fi
