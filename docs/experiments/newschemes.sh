@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The newer schemes of issue 14 against RoPE, ALiBi, NoPE and KERPLE (EXPERIMENTS.md section 10):
 # the tinyshakespeare setup of section 1 (dim 96, 3 layers, 4 heads, L = 128, 600 steps, seeds 1-3,
-# evaluated to 16L with both protocols), then copy and sort trained on 2-8 symbols as in section
-# 6.1 (dim 64, 2 layers, L = 64, 3000 steps). Two workers, one thread each.
+# evaluated to 16L with both protocols), then copy (as section 6.1), selective copy and counting,
+# trained short and tested longer (dim 64, 2 layers, L = 64, 3000 steps). Two workers, one thread
+# each.
 # Usage: docs/experiments/newschemes.sh OUTDIR [lm|tasks]
 set -euo pipefail
 out=${1:?usage: newschemes.sh OUTDIR [lm|tasks]}
@@ -24,8 +25,11 @@ fi
 if [ "$what" = all ] || [ "$what" = tasks ]; then
     common="--seeds 1,2,3 --steps 3000 --dim 64 --layers 2 --heads 4 --batch 16 --lr 3e-3 --threads 1 \
         --schemes rope,alibi,nope,kerple,cope,fire,rope+nope@1,rope+ssmax,rope:max_period=64"
-    for task in copy sort; do
-        run $task --task $task:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --train-len 64 \
-            --synth-bytes 2000000 $common
-    done
+    # copy as in section 6.1; selective copy and counting are the toy tasks CoPE's paper reports
+    run copy --task copy:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --train-len 64 \
+        --synth-bytes 2000000 $common
+    run selective_copy --task selective_copy:len=4-16 --task-lens 4,8,12,16,20,24,32,48,64 --task-n 100 \
+        --train-len 64 --synth-bytes 2000000 $common
+    run count --task count:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --train-len 64 \
+        --synth-bytes 2000000 $common
 fi

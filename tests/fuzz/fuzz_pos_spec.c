@@ -80,6 +80,21 @@ static void run_hooks(PosCtx *pc, const char *spec) {
                     if (s->bias_backward && np) s->bias_backward(pc, drow, pos[q], pos, q + 1, h, l, dparams);
                 }
     }
+    if (s->content_row) { /* CoPE: the row's scores and the query vector, then the way back */
+        float row[N], scores[N], drow[N], dq[64] = {0};
+        const float *q = x; /* the q rows of the transform above, or the input pattern */
+        for (int i = 0; i < hd && i < 64; i++) x[i] = 0.3f - 0.05f * (float)i;
+        for (int l = 0; l < pc->n_layers; l++)
+            for (int h = 0; h < H; h++)
+                for (int k = 1; k <= n && hd <= 64; k++) {
+                    for (int j = 0; j < k; j++) row[j] = scores[j] = 2.0f - 0.7f * (float)j, drow[j] = 0.1f * (float)(j - k);
+                    s->content_row(pc, row, q, k, h, l);
+                    check_finite(row, (size_t)k, "content", spec);
+                    s->content_backward(pc, drow, scores, q, k, h, l, dq, np ? dparams : NULL);
+                    check_finite(drow, (size_t)k, "dscores", spec);
+                    check_finite(dq, (size_t)hd, "dq", spec);
+                }
+    }
     if (np) check_finite(dparams, np, "dparams", spec);
     free(x);
 done:
