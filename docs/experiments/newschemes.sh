@@ -4,9 +4,9 @@
 # evaluated to 16L with both protocols), then copy (as section 6.1), selective copy and counting,
 # trained short and tested longer (dim 64, 2 layers, L = 64, 3000 steps). Two workers, one thread
 # each.
-# Usage: docs/experiments/newschemes.sh OUTDIR [lm|tasks]
+# Usage: docs/experiments/newschemes.sh OUTDIR [lm|tasks|passkey]
 set -euo pipefail
-out=${1:?usage: newschemes.sh OUTDIR [lm|tasks]}
+out=${1:?usage: newschemes.sh OUTDIR [lm|tasks|passkey]}
 what=${2:-all}
 pelab=${PELAB:-./pelab}
 mkdir -p "$out"
@@ -32,4 +32,10 @@ if [ "$what" = all ] || [ "$what" = tasks ]; then
         --train-len 64 --synth-bytes 2000000 $common
     run count --task count:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --train-len 64 \
         --synth-bytes 2000000 $common
+fi
+if [ "$what" = all ] || [ "$what" = passkey ]; then
+    # retrieval past L (the RNoPE paper's claim for NoPE layers): section 6.2's passkey recipe
+    run passkey --task passkey:len=64-128 --task-lens 64,128,256,512,1024 --task-n 50 --train-len 128 \
+        --synth-bytes 4000000 --seeds 1,2,3 --steps 3000 --dim 64 --layers 2 --heads 4 --batch 16 --lr 3e-3 \
+        --threads 1 --schemes rope,alibi,nope,cope,fire,rope+nope@1,rope+ssmax,rope:max_period=128
 fi
