@@ -41,7 +41,7 @@ int threads_limit(void);
 /* one row of a command's table: --attn-scale MOD */
 #define OPT_ATTN_SCALE_ROW(dst)                                                                            \
     {"--attn-scale", OPT_STR, (dst), 0, 0,                                                                 \
-     "length-scaled attention on the loaded model: logn[:len=N], temp[:scale=F,floor=N] or none (see --pos)"}
+     "length-scaled attention on the loaded model: logn[:len=N], temp[:scale=F,floor=N] (either with layers=nope) or none (see --pos)"}
 /* one row of a command's table: --threads N */
 #define OPT_THREADS_ROW(dst) {"--threads", OPT_THREADS, (dst), 0, 0, "threads (0: all cores)"}
 
