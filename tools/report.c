@@ -395,10 +395,10 @@ static void write_config(FILE *f, const Compare *c, const Agg *a) {
                 c->finetune_rule, compare_finetune_len(c), compare_finetune_steps(c, FT_PI), b->batch, c->finetune_lr);
     if (a->n_expected[1 + FT_POSE])
         fprintf(f, "- PoSE fine-tune (Zhu et al. 2023) of each run that takes rules (rule `%s`): from its checkpoint, "
-                   "trained with `--scale %s --pose %d` at length %d (each row's positions in 2 chunks skipping into "
+                   "trained with `--scale %s --pose %d` at length %d (each row's positions in %d chunks skipping into "
                    "[0, %d)) for %ld steps, batch %d (the PI fine-tune's %d steps x %d tokens), lr %g, warmup 5%%; "
                    "evaluated as it is\n",
-                c->finetune_label[FT_POSE], c->finetune_rule, compare_finetune_len(c), b->seq_len,
+                c->finetune_label[FT_POSE], c->finetune_rule, compare_finetune_len(c), b->seq_len, b->pose_chunks,
                 compare_finetune_len(c), compare_finetune_steps(c, FT_POSE), b->batch, c->finetune_steps,
                 compare_finetune_len(c), c->finetune_lr);
     if (!a->n_expected[1 + FT_PI] && !a->n_expected[1 + FT_POSE]) fprintf(f, "- no fine-tuning\n");
