@@ -154,7 +154,7 @@ static void rules_follow_capability(void) {
                               {"sinusoidal:scale=1", "0"}, {"ropes", "0"}};
     for (int i = 0; i < 5; i++) {
         snprintf(c.scheme[0], sizeof c.scheme[0], "%s", specs[i][0]);
-        c.finetune_steps = 5;
+        c.finetune_steps = 5, c.finetune_kinds = 1 << FT_PI;
         int want = specs[i][1][0] == '1';
         CHECK(compare_takes_rules(&c, 0) == want && compare_finetunes(&c, 0) == want,
               "compare: %s takes rules and is fine-tuned: %s", specs[i][0], specs[i][1]);
@@ -263,8 +263,37 @@ static void check_compare_task(const char *dir) {
     CHECK(rc == 1 && strstr(out, "frob"), "an unknown task refused: %s", out);
 }
 
+/* --finetune both: the PI fine-tune at 2L and PoSE at L for twice the steps (the same tokens), side
+ * by side in the CSVs and the report; an unknown recipe refused */
+static void check_compare_pose(const char *dir) {
+    static char out[1 << 16], args[1024], path[512];
+    snprintf(args, sizeof args,
+             "--schemes rope --seeds 1 --dim 16 --layers 1 --heads 2 --train-len 16 --steps 20 --synth-bytes 20000 "
+             "--batch 4 --mult 1,2 --rules pi:2 --finetune-steps 5 --finetune both --eval-tokens 500 --threads 1 "
+             "--out %s/cmp-pose",
+             dir);
+    int rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "] fine-tune rope seed 1 with pi:2 at length 32, 5 steps") &&
+              strstr(out, "] PoSE fine-tune rope seed 1 with pi:2 at length 16, 10 steps, PoSE positions in [0, 32)"),
+          "compare --finetune both: PI at 2L, PoSE at L for twice the steps (exit %d): %s", rc, out);
+    snprintf(path, sizeof path, "%s/cmp-pose/runs/rope_s1_ft-pose2.csv", dir);
+    const char *csv = slurp(path);
+    CHECK(csv && count_substr(csv, "\nlength,rope,1,pi:2+pose,16,") == 4, "the PoSE fine-tune's CSV: 2 lengths x 2 protocols");
+    snprintf(path, sizeof path, "%s/cmp-pose/report.md", dir);
+    const char *rep = slurp(path);
+    const char *needles[] = {"| rope | pi:2+ft |", "| rope | pi:2+pose |", "`--scale pi:2 --pose 32` at length 16",
+                             "PI fine-tunes: 1 of 1 finished; PoSE fine-tunes: 1 of 1 finished",
+                             "runs/SCHEME_sSEED_ft-pose2.safetensors"};
+    check_all_in(rep, "report.md with --finetune both", needles, sizeof needles / sizeof needles[0]);
+    snprintf(args, sizeof args, "--schemes rope --finetune frob --out %s/cmp-pose", dir);
+    rc = run_compare("", args, out, sizeof out);
+    CHECK(rc == 1 && count_lines(out) == 1 && strstr(out, "--finetune frob: expected pi, pose or both"),
+          "an unknown fine-tune recipe refused in one line: %s", out);
+}
+
 void test_compare(void) {
     check_compare_task(test_tmpdir());
+    check_compare_pose(test_tmpdir());
     rules_follow_capability();
     static char out[1 << 16], args[2048], path[512], jobs[512];
     const char *dir = test_tmpdir();

@@ -29,7 +29,8 @@ static void small_config(TrainConfig *tc, const char *out) {
     tc->quiet = 1;
 }
 
-static void resume_identical(const char *spec) {
+/* pose > 0: PoSE positions, drawn from the checkpointed data generator */
+static void resume_identical(const char *spec, int pose) {
     char a[256], b[256];
     snprintf(a, sizeof a, "%s/full.safetensors", test_tmpdir());
     snprintf(b, sizeof b, "%s/split.safetensors", test_tmpdir());
@@ -39,10 +40,12 @@ static void resume_identical(const char *spec) {
     TrainResult r;
     small_config(&tc, a);
     tc.pos = spec;
+    tc.pose = pose;
     tc.loss_log = full;
     CHECK(train_run(&tc, &r) == 0 && r.step == 20, "resume %s: uninterrupted run: %s", spec, pelab_errmsg);
     small_config(&tc, b);
     tc.pos = spec;
+    tc.pose = pose;
     tc.loss_log = split;
     tc.stop_after = 10;
     CHECK(train_run(&tc, &r) == 0 && r.step == 10 && r.interrupted, "resume %s: first half stops at 10", spec);
@@ -248,6 +251,75 @@ static void randomized_positions(void) {
           pelab_errmsg);
 }
 
+/* PoSE's position ids: sorted, distinct, in [0, target), at most `chunks` runs of consecutive ids
+ * starting at 0, reaching every part of [0, target) over many rows, the same from the same seed */
+static void pose_position_ids(void) {
+    enum { T = 32, TARGET = 256, ROWS = 1000, BINS = 16 };
+    for (int chunks = 1; chunks <= 4; chunks++) {
+        Rng rng, again;
+        rng_seed(&rng, 7), rng_seed(&again, 7);
+        int ids[T], ids2[T], bins[BINS] = {0}, ok = 1, same = 1, max_runs = 0, max_last = 0;
+        for (int row = 0; row < ROWS; row++) {
+            pose_positions(&rng, T, TARGET, chunks, ids);
+            pose_positions(&again, T, TARGET, chunks, ids2);
+            same &= memcmp(ids, ids2, sizeof ids) == 0;
+            int runs = 1;
+            ok &= ids[0] == 0 && ids[T - 1] <= TARGET - 1;
+            for (int t = 1; t < T; t++) {
+                ok &= ids[t] > ids[t - 1];
+                runs += ids[t] != ids[t - 1] + 1;
+            }
+            ok &= runs <= chunks; /* a skip of 0 joins two chunks into one run */
+            if (runs > max_runs) max_runs = runs;
+            if (ids[T - 1] > max_last) max_last = ids[T - 1];
+            for (int t = 0; t < T && ok; t++) bins[ids[t] * BINS / TARGET]++;
+        }
+        int covered = 1;
+        for (int i = 0; i < BINS; i++) covered &= chunks == 1 || bins[i] > 0;
+        CHECK(ok && same, "pose %d chunks: ids sorted, distinct, from 0, last <= %d, deterministic", chunks, TARGET - 1);
+        CHECK(max_runs == chunks, "pose %d chunks: up to %d runs of consecutive ids (%d seen)", chunks, chunks,
+              max_runs);
+        CHECK(chunks == 1 ? max_last == T - 1 : max_last >= TARGET - 4,
+              "pose %d chunks: the last id reaches the target's end (max %d of %d)", chunks, max_last, TARGET - 1);
+        CHECK(covered, "pose %d chunks: every 16th of [0, %d) is covered over %d rows", chunks, TARGET, ROWS);
+    }
+    int ids[8]; /* T = target: no room to skip, positions 0..T-1 */
+    Rng rng;
+    rng_seed(&rng, 1);
+    pose_positions(&rng, 8, 8, 3, ids);
+    int plain = 1;
+    for (int t = 0; t < 8; t++) plain &= ids[t] == t;
+    CHECK(plain, "pose to the training length itself: positions 0..T-1");
+}
+
+/* --pose's refusals: one line naming the flag, from the library and the command */
+static void pose_refusals(void) {
+    char out[256], cmd[1024];
+    snprintf(out, sizeof out, "%s/pose.safetensors", test_tmpdir());
+    struct { const char *flags, *needle; } bad[] = {
+        {"--seq-len 32 --pose 16", "--pose 16: expected a target length of at least --seq-len 32"},
+        {"--seq-len 32 --pose 64 --rand-pos 64", "--pose 64: cannot be combined with --rand-pos"},
+        {"--seq-len 32 --pos learned --pose 256", "--pose 256: positions up to 255 are past the end of the learned"},
+        {"--seq-len 32 --pose 64 --pose-chunks 33", "--pose-chunks 33: expected 1 to --seq-len 32"},
+        {"--seq-len 32 --pose-chunks 3", "--pose-chunks 3: needs --pose"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd, "./pelab train --data /nonexistent/corpus.txt %s --out %s", bad[i].flags, out);
+        expect_pelab_error(cmd, bad[i].needle);
+    }
+    /* a resumed run refuses another target */
+    TrainConfig tc;
+    TrainResult r;
+    small_config(&tc, out);
+    tc.pose = 128;
+    tc.steps = 2;
+    CHECK(train_run(&tc, &r) == 0, "train with --pose 128: %s", pelab_errmsg);
+    tc.pose = 256;
+    tc.resume = 1;
+    CHECK(train_run(&tc, &r) == -1 && strstr(pelab_errmsg, "train.pose is 128 in the checkpoint but 256"),
+          "resume with another --pose refused: %s", pelab_errmsg);
+}
+
 /* the PI recipe: --init CKPT --scale pi:4 --seq-len 4L keeps the rule's original length */
 static void pi_finetune(void) {
     char base[256], tuned[256];
@@ -321,10 +393,13 @@ static void flags_checked_first(void) {
 void test_train(void) {
     flags_checked_first();
     randomized_positions();
+    pose_position_ids();
+    pose_refusals();
     pi_finetune();
     optimizer_by_hand();
-    resume_identical("rope");
-    resume_identical("learned");
+    resume_identical("rope", 256);
+    resume_identical("rope", 0);
+    resume_identical("learned", 0); /* resume_refuses_changes continues this one */
     resume_refuses_changes();
     nan_stops();
     poisoned_weights_not_saved();

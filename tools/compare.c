@@ -85,10 +85,10 @@ static void evaluate_model(const Compare *c, int s, int k, Model *m, const char 
     }
 }
 
-/* One checkpoint into the CSV: a trained model as stored and under each post-hoc rule (when its
- * scheme takes rules), or a fine-tuned one as stored (its rule is in the checkpoint), labelled
- * finetune_label. */
-static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, int finetuned, FILE *f) {
+/* One checkpoint into the CSV: a trained model (ft_label NULL) as stored and under each post-hoc
+ * rule (when its scheme takes rules), or a fine-tuned one as stored (its rule is in the
+ * checkpoint), labelled ft_label. */
+static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, const char *ft_label, FILE *f) {
     Dataset d = {0};
     /* the very data the run trained on (at L: the same split); its held-out tail is the evaluation
      * text. A task run is scored on fresh examples instead. */
@@ -98,7 +98,7 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, int f
     const int *held = d.tokens + d.n_train;
     size_t n_held = d.n - d.n_train;
     if (c->eval_tokens > 0 && n_held > (size_t)c->eval_tokens) n_held = (size_t)c->eval_tokens;
-    int n_rules = !finetuned && compare_takes_rules(c, s) ? 1 + c->n_rules : 1;
+    int n_rules = !ft_label && compare_takes_rules(c, s) ? 1 + c->n_rules : 1;
     char base_ckpt[1200]; /* key tokens from the run as trained, so a fine-tune is scored on the same ones */
     compare_run_path(c, s, k, ".safetensors", base_ckpt, sizeof base_ckpt);
     size_t n_key_tokens = 0;
@@ -109,22 +109,23 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, int f
         if (eval_load_rule(ckpt, rule, &m, NULL) != 0 || model_set_precision(&m, c->base.precision) != 0)
             pelab_die("%s: %s: rule %s: %s", c->name, ckpt, rule, pelab_errmsg);
         if (c->task) compare_task_rows(c, s, k, &m, rule, f);
-        else evaluate_model(c, s, k, &m, finetuned ? c->finetune_label : rule, held, n_held, f);
-        if (!c->task)
-            compare_gen_rows(c, s, k, &m, finetuned ? c->finetune_label : rule, held, n_held, key, n_key_tokens, f);
+        else evaluate_model(c, s, k, &m, ft_label ? ft_label : rule, held, n_held, f);
+        if (!c->task) compare_gen_rows(c, s, k, &m, ft_label ? ft_label : rule, held, n_held, key, n_key_tokens, f);
         model_free(&m);
     }
     free(key);
     if (!c->task) dataset_free(&d);
 }
 
-/* trains tc (what: "train" or "fine-tune") and evaluates its checkpoint into csv, written under a
- * temporary name and renamed: a CSV that exists is a finished run */
-static void train_and_evaluate(const Compare *c, int s, int k, const TrainConfig *tc, const char *what, int finetuned,
-                               const char *csv, int idx, int total) {
+/* trains tc (what: "train" or "fine-tune", ft_label: the fine-tune's rule column or NULL) and
+ * evaluates its checkpoint into csv, written under a temporary name and renamed: a CSV that exists
+ * is a finished run */
+static void train_and_evaluate(const Compare *c, int s, int k, const TrainConfig *tc, const char *what,
+                               const char *ft_label, const char *csv, int idx, int total) {
     double t0 = now_seconds();
     fprintf(stderr, "%s: [%d/%d] %s %s seed %llu", c->name, idx, total, what, c->scheme[s], c->seed[k]);
-    if (finetuned) fprintf(stderr, " with %s at length %d, %ld steps", tc->scale, tc->seq_len, tc->steps);
+    if (ft_label) fprintf(stderr, " with %s at length %d, %ld steps", tc->scale, tc->seq_len, tc->steps);
+    if (ft_label && tc->pose) fprintf(stderr, ", PoSE positions in [0, %d)", tc->pose);
     fprintf(stderr, " -> %s\n", tc->out);
     TrainResult tr;
     if (train_run(tc, &tr) != 0) pelab_die("%s: %s %s seed %llu: %s", c->name, what, c->scheme[s], c->seed[k], pelab_errmsg);
@@ -135,7 +136,7 @@ static void train_and_evaluate(const Compare *c, int s, int k, const TrainConfig
     FILE *f = fopen(tmp, "w");
     if (!f) pelab_die("%s: cannot open %s: %s", c->name, tmp, strerror(errno));
     fprintf(f, "%s\n", CMP_CSV_COLUMNS);
-    evaluate_run(c, s, k, tc->out, finetuned, f);
+    evaluate_run(c, s, k, tc->out, ft_label, f);
     if (fclose(f) != 0 || rename(tmp, csv) != 0) pelab_die("%s: cannot write %s: %s", c->name, csv, strerror(errno));
     char val[64] = "checkpoint reused"; /* a finished fine-tune resumed: no step, no validation */
     if (!isnan(tr.val_loss)) snprintf(val, sizeof val, "val_loss %.4f", tr.val_loss);
@@ -151,13 +152,14 @@ static int skip_finished(const char *csv) {
     return 1;
 }
 
-/* The PI recipe on a trained run whose scheme takes rules: its weights, pi:S, length S x L, a
- * short budget. base_retrained: the run was (re)trained just now, so an older fine-tune of it is stale. */
-static void finetune_one(const Compare *c, int s, int k, const char *base_ckpt, int base_retrained, int idx,
+/* A fine-tune recipe on a trained run whose scheme takes rules: its weights, pi:S, a short budget;
+ * PI at length S x L, or PoSE at length L with positions skipping into [0, S x L) for as many tokens.
+ * base_retrained: the run was (re)trained just now, so an older fine-tune of it is stale. */
+static void finetune_one(const Compare *c, int kind, int s, int k, const char *base_ckpt, int base_retrained, int idx,
                          int total) {
     char ckpt[1200], csv[1200];
-    compare_finetune_path(c, s, k, ".safetensors", ckpt, sizeof ckpt);
-    compare_finetune_path(c, s, k, ".csv", csv, sizeof csv);
+    compare_finetune_path(c, kind, s, k, ".safetensors", ckpt, sizeof ckpt);
+    compare_finetune_path(c, kind, s, k, ".csv", csv, sizeof csv);
     if (base_retrained) remove(csv), remove(ckpt);
     else if (skip_finished(csv)) return;
     if (access(base_ckpt, F_OK) != 0)
@@ -166,10 +168,13 @@ static void finetune_one(const Compare *c, int s, int k, const char *base_ckpt, 
     TrainConfig tc = c->base;
     tc.pos = c->scheme[s], tc.seed = c->seed[k], tc.out = ckpt;
     tc.init = base_ckpt, tc.scale = c->finetune_rule;
-    tc.seq_len = compare_finetune_len(c), tc.steps = c->finetune_steps; /* same batch: fewer rows recovered worse */
+    tc.seq_len = kind == FT_POSE ? c->base.seq_len : compare_finetune_len(c);
+    tc.pose = kind == FT_POSE ? compare_finetune_len(c) : 0;
+    tc.steps = compare_finetune_steps(c, kind); /* same batch: fewer rows recovered worse */
     tc.lr = c->finetune_lr, tc.warmup = -1; /* 5% of the fine-tune, whatever the base run's warmup */
     tc.resume = 1; /* a fine-tune checkpoint without its CSV (stopped during the evaluation) is reused */
-    train_and_evaluate(c, s, k, &tc, "fine-tune", 1, csv, idx, total);
+    train_and_evaluate(c, s, k, &tc, kind == FT_POSE ? "PoSE fine-tune" : "fine-tune", c->finetune_label[kind], csv,
+                       idx, total);
 }
 
 /* train + evaluate one (scheme, seed), then its fine-tune; each skipped when its CSV exists */
@@ -181,10 +186,11 @@ static void run_one(const Compare *c, int s, int k, int idx, int total) {
     if (c->fresh || !skip_finished(csv)) {
         TrainConfig tc = c->base;
         tc.pos = c->scheme[s], tc.seed = c->seed[k], tc.out = ckpt;
-        train_and_evaluate(c, s, k, &tc, "train", 0, csv, idx, total);
+        train_and_evaluate(c, s, k, &tc, "train", NULL, csv, idx, total);
         trained = 1;
     }
-    if (compare_finetunes(c, s)) finetune_one(c, s, k, ckpt, trained, idx, total);
+    for (int kind = 0; kind < FT_KINDS; kind++)
+        if (compare_finetunes_with(c, s, kind)) finetune_one(c, kind, s, k, ckpt, trained, idx, total);
 }
 
 /* DIR/runs, created with its parents; DIR's length is bounded here so that every path built from it
@@ -346,7 +352,8 @@ void compare_set_schemes(Compare *c, const char *list) {
 
 void compare_set_finetune(Compare *c) {
     snprintf(c->finetune_rule, sizeof c->finetune_rule, "pi:%g", c->finetune_scale);
-    snprintf(c->finetune_label, sizeof c->finetune_label, "%s+ft", c->finetune_rule);
+    snprintf(c->finetune_label[FT_PI], sizeof c->finetune_label[FT_PI], "%s+ft", c->finetune_rule);
+    snprintf(c->finetune_label[FT_POSE], sizeof c->finetune_label[FT_POSE], "%s+pose", c->finetune_rule);
 }
 
 /* the largest of the --mult list */
@@ -354,6 +361,14 @@ static double largest_mult(const char *mult) {
     double smax = 0;
     for (const char *p = mult; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) smax = fmax(smax, atof(p));
     return smax;
+}
+
+/* --finetune pi|pose|both: the recipes' bits */
+static int finetune_kinds(const char *which) {
+    if (strcmp(which, "pi") == 0) return 1 << FT_PI;
+    if (strcmp(which, "pose") == 0) return 1 << FT_POSE;
+    if (strcmp(which, "both") == 0) return 1 << FT_PI | 1 << FT_POSE;
+    pelab_die("compare: --finetune %s: expected pi, pose or both", which);
 }
 
 /* --finetune-*: defaults (S = min(4, largest mult), 10% of the steps) and checks */
@@ -394,7 +409,7 @@ int cmd_compare(int argc, char **argv) {
     char all_schemes[512];
     pos_list(all_schemes, sizeof all_schemes);
     const char *schemes = NULL, *seeds = "1,2,3", *rules = NULL, *jobs = NULL, *only = NULL, *task_lens = NULL;
-    const char *precision = NULL;
+    const char *precision = NULL, *finetune = "pi";
     int collect = 0, unaligned = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes;
     /* the defaults by identity: with --task, a --mult or --data given is refused, not ignored */
     static const char default_mult[] = "0.5,1,2,4,8,16", default_data[] = "synth:stories";
@@ -416,6 +431,8 @@ int cmd_compare(int argc, char **argv) {
         {"--finetune-scale", OPT_FLOAT, &c.finetune_scale, -1, 1 << 10, "its factor F: pi:F at length F x L (-1: min(4, "
                                                                          "largest mult); 0: no fine-tune)"},
         {"--finetune-lr", OPT_FLOAT, &c.finetune_lr, 0, 10, "its peak learning rate (0: --lr / 3)"},
+        {"--finetune", OPT_STR, &finetune, 0, 0, "fine-tune recipe: pi (pi:F at F x L), pose (pi:F at L, PoSE positions "
+                                                 "into [0, F x L), F x the steps: the same tokens) or both"},
         {"--passkey-frac", OPT_FLOAT, &c.passkey_frac, 0, 0.9, "share of passkey documents in training (> 0: passkey "
                                                                 "accuracy by length too)"},
         {"--task", OPT_STR, &c.task, 0, 0, "train on task:SPEC (pelab task list) and report greedy-answer accuracy by task "
@@ -457,6 +474,7 @@ int cmd_compare(int argc, char **argv) {
     set_threads(threads);
     if (precision && precision_parse(precision, &b->precision) != 0) pelab_die("compare: %s", pelab_errmsg);
     b->steps = steps, b->synth_bytes = synth_bytes, b->data = c.data, b->passkey_frac = c.passkey_frac;
+    c.finetune_kinds = finetune_kinds(finetune);
 
     compare_set_schemes(&c, schemes);
     char seed_s[CMP_MAX_SEEDS][32];

@@ -11,8 +11,9 @@ void compare_run_path(const Compare *c, int scheme, int seed, const char *ext, c
     snprintf(buf, n, "%s/runs/%s_s%llu%s", c->out, c->tag[scheme], c->seed[seed], ext);
 }
 
-void compare_finetune_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n) {
-    snprintf(buf, n, "%s/runs/%s_s%llu_ft-pi%g%s", c->out, c->tag[scheme], c->seed[seed], c->finetune_scale, ext);
+void compare_finetune_path(const Compare *c, int kind, int scheme, int seed, const char *ext, char *buf, size_t n) {
+    snprintf(buf, n, "%s/runs/%s_s%llu_ft-%s%g%s", c->out, c->tag[scheme], c->seed[seed],
+             kind == FT_POSE ? "pose" : "pi", c->finetune_scale, ext);
 }
 
 int compare_takes_rules(const Compare *c, int i) {
@@ -20,9 +21,20 @@ int compare_takes_rules(const Compare *c, int i) {
     return s && (s->caps & POS_CAP_RULES);
 }
 
-int compare_finetunes(const Compare *c, int i) { return c->finetune_steps > 0 && compare_takes_rules(c, i); }
+int compare_finetunes(const Compare *c, int i) {
+    return c->finetune_steps > 0 && c->finetune_kinds && compare_takes_rules(c, i);
+}
+
+int compare_finetunes_with(const Compare *c, int i, int kind) {
+    return compare_finetunes(c, i) && (c->finetune_kinds >> kind & 1);
+}
 
 int compare_finetune_len(const Compare *c) { return (int)floor(c->finetune_scale * c->base.seq_len + 0.5); }
+
+long compare_finetune_steps(const Compare *c, int kind) {
+    if (kind == FT_PI) return c->finetune_steps;
+    return (long)floor((double)c->finetune_steps * compare_finetune_len(c) / c->base.seq_len + 0.5);
+}
 
 void compare_row_start(FILE *f, const Compare *c, const char *kind, int s, int k, const char *rule, int len,
                        const char *protocol) {

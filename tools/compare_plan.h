@@ -1,8 +1,8 @@
 /* compare_plan.h: what a `pelab compare` (or `pelab demo`) is made of: its schemes, seeds, rules,
  * lengths and training config, and where each run's files go. Shared by the driver (compare.c:
- * train + evaluate each (scheme, seed) run into DIR/runs/NAME.csv, and the PI fine-tune of the
- * runs whose scheme takes scaling rules into DIR/runs/NAME_ft-piS.csv) and the report (report.c), which never call each
- * other's insides: both read this plan. */
+ * train + evaluate each (scheme, seed) run into DIR/runs/NAME.csv, and the PI and/or PoSE fine-tunes of
+ * the runs whose scheme takes scaling rules into DIR/runs/NAME_ft-piS.csv, NAME_ft-poseS.csv) and the report
+ * (report.c), which never call each other's insides: both read this plan. */
 #ifndef PELAB_COMPARE_PLAN_H
 #define PELAB_COMPARE_PLAN_H
 
@@ -11,6 +11,10 @@
 
 #include "../core/strbuf.h"
 #include "../train/train.h"
+
+/* the fine-tune recipes: PI at length S x L, and PoSE (Zhu et al. 2023) with pi:S at length L
+ * whose positions skip into [0, S x L), S times the steps so that both see the same tokens */
+enum { FT_PI, FT_POSE, FT_KINDS };
 
 enum { CMP_MAX_SCHEMES = 16, CMP_MAX_SEEDS = 16, CMP_MAX_RULES = 8, CMP_MAX_LENGTHS = 16, CMP_BUCKETS = 16 };
 
@@ -32,8 +36,9 @@ typedef struct {
     int finetune_steps;                   /* PI fine-tune of each run that takes rules (0: none) */
     float finetune_scale;                 /* its S: trained with pi:S at length S x L */
     float finetune_lr;                    /* its peak learning rate */
-    char finetune_rule[32];               /* "pi:S" */
-    char finetune_label[40];              /* its rule column in the CSV and report: "pi:S+ft" */
+    int finetune_kinds;                   /* bits 1 << FT_PI, 1 << FT_POSE: which recipes run */
+    char finetune_rule[32];               /* "pi:S", both recipes' rule */
+    char finetune_label[FT_KINDS][40];    /* rule column in the CSV and report: "pi:S+ft", "pi:S+pose" */
     const char *task;                     /* --task SPEC: train on task:SPEC, evaluate task accuracy at
                                            * lens[] = task lengths (NULL: language modelling) */
     int task_n;                           /* examples per task length */
@@ -69,13 +74,17 @@ unsigned long long compare_task_seed(const Compare *c, int seed);
 
 /* "DIR/runs/TAG_sSEED" + ext */
 void compare_run_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n);
-/* the PI fine-tune of that run: "DIR/runs/TAG_sSEED_ft-piS" + ext */
-void compare_finetune_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n);
+/* a fine-tune (FT_PI or FT_POSE) of that run: "DIR/runs/TAG_sSEED_ft-piS" or "..._ft-poseS" + ext */
+void compare_finetune_path(const Compare *c, int kind, int scheme, int seed, const char *ext, char *buf, size_t n);
 /* 1 if scheme i takes the post-hoc scaling rules (its scheme declares POS_CAP_RULES: rope, xpos) */
 int compare_takes_rules(const Compare *c, int i);
-/* 1 if scheme i's runs are also PI fine-tuned (the schemes that take rules) */
+/* 1 if scheme i's runs are also fine-tuned (the schemes that take rules), by any recipe */
 int compare_finetunes(const Compare *c, int i);
-/* the fine-tune's training length, S x L */
+/* 1 if scheme i's runs are fine-tuned by recipe kind */
+int compare_finetunes_with(const Compare *c, int i, int kind);
+/* the fine-tune's target length, S x L: PI's training length, PoSE's position range */
 int compare_finetune_len(const Compare *c);
+/* kind's steps: PI's finetune_steps; PoSE's as many tokens in rows of L, finetune_steps x S x L / L */
+long compare_finetune_steps(const Compare *c, int kind);
 
 #endif

@@ -37,7 +37,7 @@ typedef struct {
 typedef struct {
     int n_series, has_passkey, lmax;
     long reach[CMP_MAX_LENGTHS]; /* --task: the positions each task length reached (the most over runs) */
-    int n_found[2], n_expected[2]; /* runs, fine-tunes */
+    int n_found[1 + FT_KINDS], n_expected[1 + FT_KINDS]; /* runs, then fine-tunes by recipe (1 + FT_PI, ...) */
     Series s[MAX_SERIES];
     char missing[2048];
 } Agg;
@@ -318,9 +318,9 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
     return 0;
 }
 
-/* one CSV into the aggregate, or its run name into the missing list */
-static void read_csv(const Compare *c, Agg *a, int s, const char *csv, int finetuned) {
-    a->n_expected[finetuned]++;
+/* one CSV into the aggregate, or its run name into the missing list; slot: 0 a run, 1 + kind a fine-tune */
+static void read_csv(const Compare *c, Agg *a, int s, const char *csv, int slot) {
+    a->n_expected[slot]++;
     FILE *f = fopen(csv, "r");
     if (!f) {
         const char *name = strrchr(csv, '/') ? strrchr(csv, '/') + 1 : csv;
@@ -330,10 +330,10 @@ static void read_csv(const Compare *c, Agg *a, int s, const char *csv, int finet
     }
     read_run(c, a, s, f);
     fclose(f);
-    a->n_found[finetuned]++;
+    a->n_found[slot]++;
 }
 
-/* every run's CSV (and fine-tune's) into series, in a fixed row order: scheme, its rules, its fine-tune */
+/* every run's CSV (and fine-tunes') into series, in a fixed row order: scheme, its rules, its fine-tunes */
 static void aggregate(const Compare *c, Agg *a) {
     memset(a, 0, sizeof *a);
     report_gen_reset();
@@ -341,14 +341,17 @@ static void aggregate(const Compare *c, Agg *a) {
     for (int s = 0; s < c->n_schemes; s++) {
         for (int r = 0; r <= (compare_takes_rules(c, s) ? c->n_rules : 0); r++)
             series_get(a, s, r ? c->rule[r - 1] : "none", c);
-        if (compare_finetunes(c, s)) series_get(a, s, c->finetune_label, c);
+        for (int kind = 0; kind < FT_KINDS; kind++)
+            if (compare_finetunes_with(c, s, kind)) series_get(a, s, c->finetune_label[kind], c);
         for (int k = 0; k < c->n_seeds; k++) {
             char csv[1200];
             compare_run_path(c, s, k, ".csv", csv, sizeof csv);
             read_csv(c, a, s, csv, 0);
-            if (!compare_finetunes(c, s)) continue;
-            compare_finetune_path(c, s, k, ".csv", csv, sizeof csv);
-            read_csv(c, a, s, csv, 1);
+            for (int kind = 0; kind < FT_KINDS; kind++) {
+                if (!compare_finetunes_with(c, s, kind)) continue;
+                compare_finetune_path(c, kind, s, k, ".csv", csv, sizeof csv);
+                read_csv(c, a, s, csv, 1 + kind);
+            }
         }
     }
 }
@@ -386,14 +389,25 @@ static void write_config(FILE *f, const Compare *c, const Agg *a) {
     fprintf(f, "\n- post-hoc scaling rules on the models that take them:");
     for (int r = 0; r < c->n_rules; r++) fprintf(f, " %s", c->rule[r]);
     fprintf(f, "%s\n", c->n_rules ? "" : " none");
-    if (a->n_expected[1])
+    if (a->n_expected[1 + FT_PI])
         fprintf(f, "- PI fine-tune of each run that takes rules (rule `%s`): from its checkpoint, trained with `--scale %s` at "
-                   "length %d for %d steps, batch %d, lr %g, warmup 5%%; evaluated as it is\n", c->finetune_label,
-                c->finetune_rule, compare_finetune_len(c), c->finetune_steps, b->batch, c->finetune_lr);
-    else fprintf(f, "- no PI fine-tuning\n");
+                   "length %d for %ld steps, batch %d, lr %g, warmup 5%%; evaluated as it is\n", c->finetune_label[FT_PI],
+                c->finetune_rule, compare_finetune_len(c), compare_finetune_steps(c, FT_PI), b->batch, c->finetune_lr);
+    if (a->n_expected[1 + FT_POSE])
+        fprintf(f, "- PoSE fine-tune (Zhu et al. 2023) of each run that takes rules (rule `%s`): from its checkpoint, "
+                   "trained with `--scale %s --pose %d` at length %d (each row's positions in %d chunks skipping into "
+                   "[0, %d)) for %ld steps, batch %d (the PI fine-tune's %d steps x %d tokens), lr %g, warmup 5%%; "
+                   "evaluated as it is\n",
+                c->finetune_label[FT_POSE], c->finetune_rule, compare_finetune_len(c), b->seq_len, b->pose_chunks,
+                compare_finetune_len(c), compare_finetune_steps(c, FT_POSE), b->batch, c->finetune_steps,
+                compare_finetune_len(c), c->finetune_lr);
+    if (!a->n_expected[1 + FT_PI] && !a->n_expected[1 + FT_POSE]) fprintf(f, "- no fine-tuning\n");
     if (c->passkey_frac > 0) fprintf(f, "- passkey documents: %g of training rows\n", c->passkey_frac);
     fprintf(f, "- runs: %d of %d finished", a->n_found[0], a->n_expected[0]);
-    if (a->n_expected[1]) fprintf(f, "; PI fine-tunes: %d of %d finished", a->n_found[1], a->n_expected[1]);
+    if (a->n_expected[1 + FT_PI])
+        fprintf(f, "; PI fine-tunes: %d of %d finished", a->n_found[1 + FT_PI], a->n_expected[1 + FT_PI]);
+    if (a->n_expected[1 + FT_POSE])
+        fprintf(f, "; PoSE fine-tunes: %d of %d finished", a->n_found[1 + FT_POSE], a->n_expected[1 + FT_POSE]);
     fprintf(f, "%s%s\n", a->missing[0] ? "; missing: " : "", a->missing);
 }
 
@@ -470,8 +484,10 @@ int compare_report(const Compare *c) {
     else if (have_gp) fprintf(f, "gnuplot failed (see plots/gnuplot.log); the data and script are in plots/.\n");
     else fprintf(f, "gnuplot not found: no plots drawn. The data and script are kept: `cd plots && gnuplot plots.gp`.\n");
     fprintf(f, "\n## Files\n\n- runs/SCHEME_sSEED.safetensors, runs/SCHEME_sSEED.csv (columns: %s)\n", CMP_CSV_COLUMNS);
-    if (a.n_expected[1])
+    if (a.n_expected[1 + FT_PI])
         fprintf(f, "- runs/SCHEME_sSEED_ft-pi%g.safetensors, .csv: the PI fine-tunes\n", c->finetune_scale);
+    if (a.n_expected[1 + FT_POSE])
+        fprintf(f, "- runs/SCHEME_sSEED_ft-pose%g.safetensors, .csv: the PoSE fine-tunes\n", c->finetune_scale);
     fprintf(f, "- plots/loss_vs_length.dat, plots/loss_by_position.dat (length %d), plots/plots.gp\n", a.lmax);
     if (fclose(f) != 0) return pelab_fail("cannot write %s: %s", path, strerror(errno));
     return 0;

@@ -13,6 +13,7 @@ int cmd_train(int argc, char **argv) {
     train_config_defaults(&tc);
     const char *precision = NULL, *pos_layers = NULL;
     int steps = (int)tc.steps, synth_bytes = (int)tc.synth_bytes, stop_after = 0, threads = 0, untied = 0;
+    int pose_chunks = 0; /* 0: not given */
     /* every scheme's options from its table; args_usage appends " (default rope)" on a line of its own */
     char schemes[8192], pos_flag_help[8400];
     pos_help(schemes, sizeof schemes, "                       ");
@@ -29,6 +30,9 @@ int cmd_train(int argc, char **argv) {
         {"--init", OPT_STR, &tc.init, 0, 0, "start from this checkpoint's weights (fine-tune)"},
         {"--scale", OPT_STR, &tc.scale, 0, 0, "scaling rule to train with, for a scheme that takes one (with --init: fine-tune, e.g. pi:4)"},
         {"--rand-pos", OPT_INT, &tc.rand_pos, 0, 1 << 30, "randomized positions: sorted distinct ids from [0, N) (0: off)"},
+        {"--pose", OPT_INT, &tc.pose, 0, 1 << 30,
+         "PoSE to target length N: each row's --seq-len positions in chunks with random skips into [0, N) (0: off)"},
+        {"--pose-chunks", OPT_INT, &pose_chunks, 1, 1 << 20, "PoSE's chunks per row (default 2)"},
         {"--passkey-frac", OPT_FLOAT, &tc.passkey_frac, 0, 1, "share of rows that are passkey documents (pelab passkey)"},
         {"--align-examples", OPT_FLAG, &tc.align_examples, 0, 0,
          "task data: every window starts at an example's first byte (as task eval's prompts)"},
@@ -66,6 +70,8 @@ int cmd_train(int argc, char **argv) {
     tc.synth_bytes = synth_bytes;
     tc.stop_after = stop_after;
     tc.tied = !untied;
+    if (pose_chunks && !tc.pose) pelab_die("train: --pose-chunks %d: needs --pose TARGET_LEN", pose_chunks);
+    if (pose_chunks) tc.pose_chunks = pose_chunks;
     if (precision && precision_parse(precision, &tc.precision) != 0) pelab_die("train: %s", pelab_errmsg);
     char pos_with_layers[POS_SPEC_MAX]; /* --pos + "+" + --pos-layers: pos_init checks the list */
     if (pos_layers) {

@@ -40,6 +40,7 @@ void train_config_defaults(TrainConfig *tc) {
     tc->beta1 = 0.9f;
     tc->beta2 = 0.95f;
     tc->seed = 1;
+    tc->pose_chunks = 2;
     tc->val_frac = 0.1f;
     tc->synth_bytes = 4 << 20;
     tc->eval_every = 200;
@@ -98,6 +99,19 @@ float evaluate_loss(Model *m, const Dataset *d, int T, int max_windows, int rand
     return weight_sum > 0 ? (float)(total / weight_sum) : NAN;
 }
 
+void pose_positions(Rng *rng, int T, int target, int chunks, int *out) {
+    int *cuts = xmalloc(sizeof(int) * (chunks + 1)); /* chunk i is tokens [cuts[i], cuts[i+1]) */
+    cuts[0] = 0, cuts[chunks] = T;
+    rng_sorted_sample(rng, T - 1, chunks - 1, cuts + 1); /* distinct, from [0, T-1): +1 below */
+    for (int i = 1; i < chunks; i++) cuts[i]++;
+    int slack = target - T, skip = 0; /* skip: u_i, nondecreasing so the runs never overlap */
+    for (int i = 0; i < chunks; i++) {
+        if (i > 0) skip += (int)rng_below(rng, (uint64_t)(slack - skip + 1));
+        for (int t = cuts[i]; t < cuts[i + 1]; t++) out[t] = t + skip;
+    }
+    free(cuts);
+}
+
 /* the training hyperparameters a resumed run must share with the run it continues */
 static void write_train_meta(CkptMeta *meta, const TrainConfig *tc, const Dataset *d) {
     meta_set(meta, "tokenizer", "%s", d->tok ? tokenizer_kind_name(d->tok) : "byte");
@@ -121,6 +135,8 @@ static void write_train_meta(CkptMeta *meta, const TrainConfig *tc, const Datase
     meta_set(meta, "train.init", "%s", tc->init ? tc->init : "");
     meta_set(meta, "train.scale", "%s", tc->scale ? tc->scale : "");
     meta_set(meta, "train.rand_pos", "%d", tc->rand_pos);
+    meta_set(meta, "train.pose", "%d", tc->pose);
+    meta_set(meta, "train.pose_chunks", "%d", tc->pose_chunks);
     meta_set(meta, "train.passkey_frac", "%.9g", tc->passkey_frac);
     meta_set(meta, "train.align_examples", "%d", tc->align_examples);
     meta_set(meta, "train.precision", "%s", precision_name(tc->precision));
@@ -136,6 +152,8 @@ static int check_resume_meta(const CkptMeta *stored, const TrainConfig *tc, cons
         if (!old && strcmp(key, "train.passkey_frac") == 0) old = "0"; /* written before the flag existed */
         if (!old && strcmp(key, "train.align_examples") == 0) old = "0"; /* the same */
         if (!old && strcmp(key, "train.precision") == 0) old = "fp32";
+        if (!old && strcmp(key, "train.pose") == 0) old = "0";
+        if (!old && strcmp(key, "train.pose_chunks") == 0) old = "2";
         if (!old) return pelab_fail("%s: cannot resume: the checkpoint has no '%s' (not written by pelab train)", path, key);
         if (strcmp(old, now.e[i].val) != 0)
             return pelab_fail("%s: cannot resume: %s is %s in the checkpoint but %s now; pass the same flags as the "
@@ -219,17 +237,20 @@ static ModelConfig flag_model_config(const TrainConfig *tc, int vocab_size) {
                          .norm_eps = 1e-5f, .tied = tc->tied};
 }
 
-/* randomized positions go up to rand_pos - 1: the scheme must accept and compute all of them */
-static int check_positions_fit(const PosCtx *pc, int rand_pos) {
+/* randomized (--rand-pos N) and PoSE (--pose N) positions go up to N - 1: the scheme must accept
+ * and compute all of them */
+static int check_positions_fit(const PosCtx *pc, const TrainConfig *tc) {
+    const char *flag = tc->pose > 0 ? "--pose" : "--rand-pos";
+    int n = tc->pose > 0 ? tc->pose : tc->rand_pos;
     long table = pos_max_position(pc), computable = pos_computable_position(pc);
-    if (rand_pos > 0 && table >= 0 && rand_pos > table)
-        return pelab_fail("--rand-pos %d: positions up to %d are past the end of the %s position table (%ld "
-                          "positions); use --rand-pos <= %ld",
-                          rand_pos, rand_pos - 1, pc->scheme->name, table, table);
-    if (rand_pos > 0 && computable >= 0 && rand_pos > computable)
-        return pelab_fail("--rand-pos %d: positions up to %d are past the %ld positions the %s scheme can compute "
+    if (n > 0 && table >= 0 && n > table)
+        return pelab_fail("%s %d: positions up to %d are past the end of the %s position table (%ld "
+                          "positions); use %s <= %ld",
+                          flag, n, n - 1, pc->scheme->name, table, flag, table);
+    if (n > 0 && computable >= 0 && n > computable)
+        return pelab_fail("%s %d: positions up to %d are past the %ld positions the %s scheme can compute "
                           "in float32",
-                          rand_pos, rand_pos - 1, computable, pc->scheme->name);
+                          flag, n, n - 1, computable, pc->scheme->name);
     return 0;
 }
 
@@ -253,6 +274,12 @@ static int check_run_flags(const TrainConfig *tc) {
     if (tc->rand_pos < 0 || (tc->rand_pos > 0 && tc->rand_pos < tc->seq_len))
         return pelab_fail("--rand-pos %d: expected at least --seq-len %d distinct positions", tc->rand_pos,
                           tc->seq_len);
+    if (tc->pose < 0 || (tc->pose > 0 && tc->pose < tc->seq_len))
+        return pelab_fail("--pose %d: expected a target length of at least --seq-len %d", tc->pose, tc->seq_len);
+    if (tc->pose > 0 && tc->rand_pos > 0)
+        return pelab_fail("--pose %d: cannot be combined with --rand-pos (both choose the positions)", tc->pose);
+    if (tc->pose > 0 && (tc->pose_chunks < 1 || tc->pose_chunks > tc->seq_len))
+        return pelab_fail("--pose-chunks %d: expected 1 to --seq-len %d chunks", tc->pose_chunks, tc->seq_len);
     if (tc->align_examples && strncmp(tc->data, "task:", 5) != 0)
         return pelab_fail("--align-examples: needs --data task:SPEC (a stream of examples), got %s", tc->data);
     if (!(tc->passkey_frac >= 0.0f && tc->passkey_frac <= 1.0f))
@@ -280,7 +307,7 @@ static int check_model_flags(const TrainConfig *tc) {
     if (config_validate(&cfg) != 0) return -1;
     PosCtx pc;
     if (scheme_from_flags(tc, &pc) != 0) return -1;
-    int rc = check_positions_fit(&pc, tc->rand_pos);
+    int rc = check_positions_fit(&pc, tc);
     pos_free(&pc);
     return rc;
 }
@@ -340,7 +367,7 @@ static int load_model(Trainer *tr, int resuming) {
         return pelab_fail("model vocab %d is smaller than the data's %d", tr->model.cfg.vocab_size,
                           tr->data.vocab_size);
     /* with --init the scheme is the checkpoint's: the flags could not be checked against it */
-    return check_positions_fit(&tr->model.pos, tc->rand_pos);
+    return check_positions_fit(&tr->model.pos, tc);
 }
 
 /* the moments (zero for a new run), activations and one batch */
@@ -434,6 +461,8 @@ static void next_batch(Trainer *tr) {
     passkey_mix_batch(&tr->data, &tr->data_rng, tc->passkey_frac, B, T, tr->inputs, tr->targets); /* frac 0: corpus only */
     if (tc->rand_pos > 0)
         for (int b = 0; b < B; b++) rng_sorted_sample(&tr->data_rng, tc->rand_pos, T, tr->positions + b * T);
+    if (tc->pose > 0)
+        for (int b = 0; b < B; b++) pose_positions(&tr->data_rng, T, tc->pose, tc->pose_chunks, tr->positions + b * T);
 }
 
 int trainer_step(Trainer *tr) {

@@ -19,6 +19,8 @@ typedef struct {
     const char *scale;  /* RoPE scaling rule to train with (with init: the PI fine-tuning recipe), or NULL */
     const char *tokenizer; /* tokenizer file (pelab BPE or llama2.c tokenizer.bin), or NULL (see train_run) */
     int rand_pos;       /* > 0: randomized positions, sorted distinct ids from [0, rand_pos) per row */
+    int pose;           /* > 0: PoSE, each row's positions are pose_chunks runs skipping into [0, pose) */
+    int pose_chunks;    /* PoSE's chunks per row (default 2, as the paper) */
     float passkey_frac; /* share of training rows that are passkey documents (data/passkey.h) */
     int align_examples; /* task data: every training window starts at an example's first byte */
     Precision precision; /* the weight products: fp32, or bf16 with fp32 accumulation (model.h) */
@@ -62,7 +64,7 @@ typedef struct {
     AdamWConfig opt;         /* opt.lr: the last step's */
     Rng data_rng;            /* batches, passkey rows and random positions; saved in the checkpoint */
     int *inputs, *targets;   /* [batch * seq_len] */
-    int *positions;          /* [batch * seq_len]: 0..T-1 per row, or sampled with rand_pos */
+    int *positions;          /* [batch * seq_len]: 0..T-1 per row, or sampled with rand_pos or pose */
     long step;               /* steps completed (resume: counted from the checkpoint's) */
     long steps_this_run;
     long last_good_step;     /* step of the last checkpoint written or resumed, -1 if none */
@@ -92,5 +94,11 @@ void trainer_free(Trainer *tr);
  * at positions 0..T-1, or (rand_pos > 0) at sorted distinct ids from [0, rand_pos) drawn as
  * training draws them, from a fixed seed (every evaluation the same) */
 float evaluate_loss(Model *m, const Dataset *d, int T, int max_windows, int rand_pos);
+
+/* PoSE (Zhu et al. 2023): T positions for a row of T contiguous tokens, in `chunks` runs of
+ * consecutive ids. The cuts between runs are distinct, uniform in [1, T-1]; run 0 starts at 0
+ * and run i is shifted by a skip u_i ~ U[u_{i-1}, target - T] (u_0 = 0), so the ids are sorted,
+ * distinct and the last is at most target - 1. Needs 1 <= chunks <= T <= target. */
+void pose_positions(Rng *rng, int T, int target, int chunks, int *out);
 
 #endif
