@@ -211,7 +211,7 @@ void test_cli(void) {
             for (int t = 0; t < T; t++)
                 in[w * T + t] = toks[w * T + t], tg[w * T + t] = toks[w * T + t + 1], pos[w * T + t] = t;
         ScoreResult r;
-        score_tokens(&m, toks, W * T + 1, T, NULL, &r);
+        score_tokens(&m, toks, W * T + 1, T, DYNAMIC_WINDOW, NULL, &r);
         model_alloc_train(&m, W, T);
         model_forward(&m, in, tg, pos, W, T);
         double nll = r.nll_sum / r.n_scored;
