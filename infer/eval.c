@@ -24,8 +24,8 @@ void eval_bucket_range(int b, int len, int n_buckets, int *lo, int *hi) {
     *hi = (int)(((long)(b + 1) * len + n_buckets - 1) / n_buckets) - 1;
 }
 
-int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, int n_buckets, double *bucket_sum,
-                 size_t *bucket_n, EvalTrace *trace, ScoreResult *r) {
+int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,
+                 double *bucket_sum, size_t *bucket_n, EvalTrace *trace, ScoreResult *r) {
     memset(r, 0, sizeof *r);
     if (n < 2) return pelab_fail("eval: need at least 2 tokens, got %zu", n);
     if (len < 1) return pelab_fail("eval: length %d: expected >= 1", len);
@@ -43,8 +43,7 @@ int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, int
     for (size_t s = 0; done < last; s += (size_t)stride) {
         size_t e = s + (size_t)len < last ? s + (size_t)len : last;
         int nw = (int)(e - s);
-        kvcache_reset(&kv);
-        if (decode_forward(m, &kv, tokens + s, pos, nw, logits, 1) != 0) {
+        if (score_window_logits(m, &kv, tokens + s, pos, nw, (int)(done - s), dynamic, logits) != 0) {
             rc = -1;
             break;
         }
@@ -76,7 +75,8 @@ int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, int
 
 double eval_mean(const ScoreResult *r) { return r->n_scored ? r->nll_sum / r->n_scored : NAN; }
 
-int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, int n_buckets, EvalLength *e) {
+int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,
+                EvalLength *e) {
     memset(e, 0, sizeof *e);
     if (len < 1) return pelab_fail("eval: length %d: expected >= 1", len);
     if (n_buckets < 1) return pelab_fail("eval: %d buckets: expected >= 1", n_buckets);
@@ -99,14 +99,14 @@ int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, int 
         return 0;
     }
     double t0 = now_seconds();
-    if (eval_windows(m, tokens, n, len, len, e->n_buckets, e->bucket_sum, e->bucket_n, NULL,
+    if (eval_windows(m, tokens, n, len, len, dynamic, e->n_buckets, e->bucket_sum, e->bucket_n, NULL,
                      &e->proto[EVAL_NONOVERLAP]) != 0)
         return -1;
     double t1 = now_seconds();
     e->seconds[EVAL_NONOVERLAP] = t1 - t0;
     /* stride = len is the same computation: reuse it rather than spend the time twice */
     if (e->stride == len) e->proto[EVAL_SLIDING] = e->proto[EVAL_NONOVERLAP];
-    else if (eval_windows(m, tokens, n, len, e->stride, 0, NULL, NULL, NULL, &e->proto[EVAL_SLIDING]) != 0)
+    else if (eval_windows(m, tokens, n, len, e->stride, dynamic, 0, NULL, NULL, NULL, &e->proto[EVAL_SLIDING]) != 0)
         return -1;
     e->seconds[EVAL_SLIDING] = now_seconds() - t1;
     return 0;

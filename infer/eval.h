@@ -31,10 +31,11 @@ typedef struct {
 } EvalTrace;
 
 /* One protocol: windows of len tokens advanced by stride (1 <= stride <= len), position ids
- * 0..len-1. bucket_sum / bucket_n (may be NULL): NLL sum and count per bucket of the query
- * position (eval_bucket). trace may be NULL. -1 with pelab_errmsg if the model refuses a position. */
-int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, int n_buckets, double *bucket_sum,
-                 size_t *bucket_n, EvalTrace *trace, ScoreResult *r);
+ * 0..len-1; a dynamic rule under `dynamic` (score.h: the window's length or each prefix's).
+ * bucket_sum / bucket_n (may be NULL): NLL sum and count per bucket of the query position
+ * (eval_bucket). trace may be NULL. -1 with pelab_errmsg if the model refuses a position. */
+int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,
+                 double *bucket_sum, size_t *bucket_n, EvalTrace *trace, ScoreResult *r);
 
 /* bucket of query position p (0..len-1) among n_buckets equal-width buckets; its range [lo, hi] */
 int eval_bucket(int p, int len, int n_buckets);
@@ -54,7 +55,8 @@ typedef struct {
 /* Both protocols and the position buckets at one length. stride 0: len / 2 (at least 1).
  * A length the scheme refuses is not an error: status says why and nothing is computed.
  * Free with eval_length_free. */
-int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, int n_buckets, EvalLength *e);
+int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,
+                EvalLength *e);
 void eval_length_free(EvalLength *e);
 /* "ok", "n/a (past table of 64)", "n/a (past computable 18000)" */
 void eval_status_str(const EvalLength *e, char *buf, size_t n);

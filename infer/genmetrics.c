@@ -82,7 +82,7 @@ int gen_text(Model *m, const int *prompt, int n_prompt, int n_total, const GenSa
     g->logprob = xcalloc(g->n, sizeof(float));
     EvalTrace tr = {g->logprob, NULL};
     ScoreResult r;
-    if (eval_windows(m, g->tokens, g->n, g->n, g->n, 0, NULL, NULL, &tr, &r) != 0) {
+    if (eval_windows(m, g->tokens, g->n, g->n, g->n, DYNAMIC_WINDOW, 0, NULL, NULL, &tr, &r) != 0) {
         gen_text_free(g);
         return -1;
     }
@@ -171,7 +171,7 @@ int loss_jump_on_text(Model *m, const int *tokens, size_t n, int L, double *jump
     size_t *count = xcalloc(len, sizeof(size_t));
     ScoreResult r;
     /* one bucket per query position */
-    int rc = eval_windows(m, tokens, n, len, len, len, sum, count, NULL, &r);
+    int rc = eval_windows(m, tokens, n, len, len, DYNAMIC_WINDOW, len, sum, count, NULL, &r);
     if (rc == 0) *jump = loss_jump(sum, count, L);
     free(sum);
     free(count);

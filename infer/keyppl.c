@@ -23,7 +23,7 @@ size_t key_select(const float *lp_long, const float *lp_short, size_t n, float m
 static int sliding_logprobs(Model *m, const int *tokens, size_t n, int len, float *lp) {
     EvalTrace tr = {lp, NULL};
     ScoreResult r;
-    return eval_windows(m, tokens, n, len, len / 2 > 0 ? len / 2 : 1, 0, NULL, NULL, &tr, &r);
+    return eval_windows(m, tokens, n, len, len / 2 > 0 ? len / 2 : 1, DYNAMIC_WINDOW, 0, NULL, NULL, &tr, &r);
 }
 
 int key_identify(Model *evaluator, const int *tokens, size_t n, int long_len, int short_len, float min_gain,
@@ -57,7 +57,7 @@ int key_ppl_at(Model *m, const int *tokens, size_t n, int len, const unsigned ch
     int *scored = xcalloc(n, sizeof(int));
     EvalTrace tr = {lp, scored};
     ScoreResult s;
-    int rc = eval_windows(m, tokens, n, len, len, 0, NULL, NULL, &tr, &s);
+    int rc = eval_windows(m, tokens, n, len, len, DYNAMIC_WINDOW, 0, NULL, NULL, &tr, &s);
     if (rc == 0) key_ppl_add(lp, scored, key, n, r);
     free(lp), free(scored);
     return rc;

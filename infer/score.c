@@ -2,13 +2,42 @@
 #include "score.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/error.h"
 #include "../core/mem.h"
 #include "../model/layers.h"
 #include "decode.h"
 
-int score_tokens(Model *m, const int *tokens, size_t n, int len, FILE *per_token, ScoreResult *r) {
+const char *const dynamic_length_names[2] = {"window", "prefix"};
+
+int dynamic_length_parse(const char *flag, const char *text, DynamicLength *out) {
+    for (int d = 0; d < 2; d++)
+        if (strcmp(text, dynamic_length_names[d]) == 0) {
+            *out = (DynamicLength)d;
+            return 0;
+        }
+    return pelab_fail("%s %s: expected window or prefix", flag, text);
+}
+
+int score_window_logits(Model *m, KVCache *kv, const int *tokens, const int *pos, int n, int first,
+                        DynamicLength dynamic, float *logits) {
+    kvcache_reset(kv);
+    long dyn = kv->dynamic_from;
+    if (dynamic == DYNAMIC_WINDOW || dyn < 0 || n <= dyn) return decode_forward(m, kv, tokens, pos, n, logits, 1);
+    size_t V = m->cfg.vocab_size;
+    /* prefixes up to L share one rotation, so one forward gives all their rows; when the first
+     * scored row is past L, one forward over its prefix gives just that row */
+    int rc = first + 1 > dyn ? decode_forward(m, kv, tokens, pos, first + 1, logits + first * V, 0)
+                             : decode_forward(m, kv, tokens, pos, (int)dyn, logits, 1);
+    /* then one token at a time, as generate() feeds them: past L the decoder recomputes the prefix
+     * under each new length */
+    for (int i = kv->len; i < n && rc == 0; i++) rc = decode_forward(m, kv, tokens + i, pos + i, 1, logits + i * V, 0);
+    return rc;
+}
+
+int score_tokens(Model *m, const int *tokens, size_t n, int len, DynamicLength dynamic, FILE *per_token,
+                 ScoreResult *r) {
     r->nll_sum = 0.0;
     r->n_scored = 0;
     r->n_windows = 0;
@@ -23,8 +52,7 @@ int score_tokens(Model *m, const int *tokens, size_t n, int len, FILE *per_token
     int rc = 0;
     for (size_t start = 0; start + 1 < n; start += (size_t)len) {
         int nw = (int)(n - 1 - start < (size_t)len ? n - 1 - start : (size_t)len);
-        kvcache_reset(&kv);
-        if (decode_forward(m, &kv, tokens + start, pos, nw, logits, 1) != 0) {
+        if (score_window_logits(m, &kv, tokens + start, pos, nw, 0, dynamic, logits) != 0) {
             rc = -1;
             break;
         }
@@ -46,7 +74,7 @@ int score_tokens(Model *m, const int *tokens, size_t n, int len, FILE *per_token
 
 /* texts [first, first + S) of `order` side by side; their log-probs into logprob at offset[] */
 static int score_group(Model *m, const int *const *texts, const int *lens, const int *order, int S,
-                       const size_t *offset, float *logprob, double *nll) {
+                       DynamicLength dynamic, const size_t *offset, float *logprob, double *nll) {
     int V = m->cfg.vocab_size, fed = 0; /* each text feeds all its tokens but the last */
     for (int b = 0; b < S; b++) fed = lens[order[b]] - 1 > fed ? lens[order[b]] - 1 : fed;
     KVCache kv;
@@ -59,7 +87,8 @@ static int score_group(Model *m, const int *const *texts, const int *lens, const
         for (int i = 0; i < fed; i++) in[b * fed + i] = i < pad ? 0 : t[i - pad], pos[b * fed + i] = i < pad ? 0 : i - pad;
     }
     float *logits = xmalloc(sizeof(float) * (size_t)S * fed * V);
-    int rc = decode_forward_batch(m, &kv, in, pos, fed, logits, 1);
+    int rc = S == 1 ? score_window_logits(m, &kv, in, pos, fed, 0, dynamic, logits)
+                    : decode_forward_batch(m, &kv, in, pos, fed, logits, 1);
     for (int b = 0; b < S && rc == 0; b++) {
         int t = order[b], pad = fed - (lens[t] - 1);
         double sum = 0;
@@ -84,8 +113,8 @@ static int by_length(const void *a, const void *b, void *lens_arg) {
     return lens[x] != lens[y] ? lens[x] - lens[y] : x - y;
 }
 
-int score_texts(Model *m, const int *const *texts, const int *lens, int n_texts, int batch, float *logprob,
-                double *nll) {
+int score_texts(Model *m, const int *const *texts, const int *lens, int n_texts, int batch, DynamicLength dynamic,
+                float *logprob, double *nll) {
     if (batch < 1) return pelab_fail("score: batch %d: expected >= 1", batch);
     long max_pos = pos_max_position(&m->pos);
     const PosScheme *ps = m->pos.scheme;
@@ -106,8 +135,8 @@ int score_texts(Model *m, const int *const *texts, const int *lens, int n_texts,
     if (rc == 0) {
         qsort_r(order, n_texts, sizeof(int), by_length, (void *)lens);
         for (int first = 0; first < n_texts && rc == 0; first += batch)
-            rc = score_group(m, texts, lens, order + first, n_texts - first < batch ? n_texts - first : batch, offset,
-                             logprob, nll);
+            rc = score_group(m, texts, lens, order + first, n_texts - first < batch ? n_texts - first : batch,
+                             dynamic, offset, logprob, nll);
     }
     free(offset), free(order);
     return rc;

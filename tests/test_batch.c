@@ -146,13 +146,14 @@ static void scoring(const char *spec) {
     static const int batches[] = {1, 3, NT};
     for (int k = 0; k < 3; k++) {
         double nll[NT];
-        int rc = score_texts(&m, (const int *const *)texts, lens, NT, batches[k], got, nll);
+        int rc = score_texts(&m, (const int *const *)texts, lens, NT, batches[k], DYNAMIC_WINDOW, got, nll);
         CHECK(rc == 0 && max_abs_diff(got, want, (int)total) <= 1e-5f,
               "score_texts %s batch %d: log-probs off the full forward by %.3g", spec, batches[k],
               rc == 0 ? max_abs_diff(got, want, (int)total) : -1.0f);
     }
     int short_len[1] = {1};
-    CHECK(score_texts(&m, (const int *const *)texts, short_len, 1, 4, got, NULL) != 0 && strstr(pelab_errmsg, "text 1"),
+    CHECK(score_texts(&m, (const int *const *)texts, short_len, 1, 4, DYNAMIC_WINDOW, got, NULL) != 0 &&
+              strstr(pelab_errmsg, "text 1"),
           "score_texts: a 1-token text is refused, named: %s", pelab_errmsg);
     for (int t = 0; t < NT; t++) free(texts[t]);
     free(want), free(got);

@@ -92,6 +92,11 @@ void test_cli(void) {
     snprintf(cmd, sizeof cmd, "./pelab score %s/cli.safetensors %s/text.txt --per-token %s/pt.csv", dir, dir, dir);
     rc = run_pelab(cmd, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "nll ") && strstr(out, "tokens 19999"), "pelab score: %s", out);
+    /* --dynamic names the length a dynamic rule follows; anything but window or prefix is refused */
+    snprintf(cmd, sizeof cmd, "./pelab score %s/cli.safetensors %s/text.txt --dynamic foo", dir, dir);
+    expect_pelab_error(cmd, "--dynamic foo: expected window or prefix");
+    snprintf(cmd, sizeof cmd, "./pelab eval %s/cli.safetensors --data %s/text.txt --dynamic foo", dir, dir);
+    expect_pelab_error(cmd, "--dynamic foo: expected window or prefix");
 
     /* the diagnosis checklist passes on a trained model; probes refuse an unknown name */
     snprintf(cmd, sizeof cmd, "./pelab probe %s/cli.safetensors cache --threads 1", dir);
@@ -211,7 +216,7 @@ void test_cli(void) {
             for (int t = 0; t < T; t++)
                 in[w * T + t] = toks[w * T + t], tg[w * T + t] = toks[w * T + t + 1], pos[w * T + t] = t;
         ScoreResult r;
-        score_tokens(&m, toks, W * T + 1, T, NULL, &r);
+        score_tokens(&m, toks, W * T + 1, T, DYNAMIC_WINDOW, NULL, &r);
         model_alloc_train(&m, W, T);
         model_forward(&m, in, tg, pos, W, T);
         double nll = r.nll_sum / r.n_scored;

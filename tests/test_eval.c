@@ -34,9 +34,9 @@ static void agrees_with_score(void) {
     make_tokens(tok, N, m.cfg.vocab_size);
     int L = m.cfg.seq_len;
     ScoreResult s, w;
-    score_tokens(&m, tok, N, L, NULL, &s);
+    score_tokens(&m, tok, N, L, DYNAMIC_WINDOW, NULL, &s);
     EvalLength e;
-    int rc = eval_length(&m, tok, N, L, 0, 4, &e);
+    int rc = eval_length(&m, tok, N, L, 0, DYNAMIC_WINDOW, 4, &e);
     CHECK(rc == 0 && e.status == EVAL_OK && e.proto[EVAL_NONOVERLAP].nll_sum == s.nll_sum &&
               e.proto[EVAL_NONOVERLAP].n_scored == s.n_scored && e.proto[EVAL_NONOVERLAP].n_windows == s.n_windows,
           "eval at L = score_tokens: %.9f vs %.9f (%zu vs %zu tokens)", eval_mean(&e.proto[EVAL_NONOVERLAP]),
@@ -45,8 +45,8 @@ static void agrees_with_score(void) {
 
     /* stride = length through the sliding code path: the non-overlapping numbers, bit for bit */
     for (int len = 3; len <= 24; len += 7) {
-        score_tokens(&m, tok, N, len, NULL, &s);
-        eval_windows(&m, tok, N, len, len, 0, NULL, NULL, NULL, &w);
+        score_tokens(&m, tok, N, len, DYNAMIC_WINDOW, NULL, &s);
+        eval_windows(&m, tok, N, len, len, DYNAMIC_WINDOW, 0, NULL, NULL, NULL, &w);
         CHECK(w.nll_sum == s.nll_sum && w.n_scored == N - 1 && w.n_windows == s.n_windows,
               "len %d: stride = len reproduces non-overlapping exactly (%.12g vs %.12g)", len, w.nll_sum, s.nll_sum);
     }
@@ -54,7 +54,7 @@ static void agrees_with_score(void) {
     /* buckets weighted by their counts average back to the overall loss, at several bucketings */
     int shapes[][2] = {{8, 16}, {16, 16}, {24, 5}, {10, 3}, {4, 9}};
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
-        eval_length(&m, tok, N, shapes[k][0], 0, shapes[k][1], &e);
+        eval_length(&m, tok, N, shapes[k][0], 0, DYNAMIC_WINDOW, shapes[k][1], &e);
         double sum = 0.0;
         size_t cnt = 0;
         int contiguous = 1, prev_hi = -1;
@@ -97,7 +97,8 @@ static void sliding_brute_force(void) {
     int count[N] = {0};
     EvalTrace tr = {lp, count};
     ScoreResult r;
-    CHECK(eval_windows(&m, tok, N, LEN, S, 0, NULL, NULL, &tr, &r) == 0, "sliding eval runs: %s", pelab_errmsg);
+    CHECK(eval_windows(&m, tok, N, LEN, S, DYNAMIC_WINDOW, 0, NULL, NULL, &tr, &r) == 0, "sliding eval runs: %s",
+          pelab_errmsg);
     int once = count[0] == 0;
     for (int t = 1; t < N; t++) once &= count[t] == 1;
     CHECK(once && r.n_scored == N - 1 && r.n_windows == 11, "sliding: every token after the first scored once (%zu "
@@ -129,7 +130,7 @@ static void sliding_brute_force(void) {
     int count2[N + 40];
     memset(count2, 0, sizeof count2);
     EvalTrace tr2 = {NULL, count2};
-    eval_windows(&m, tok, N + 17, LEN, 5, 0, NULL, NULL, &tr2, &r);
+    eval_windows(&m, tok, N + 17, LEN, 5, DYNAMIC_WINDOW, 0, NULL, NULL, &tr2, &r);
     once = count2[0] == 0;
     for (int t = 1; t < N + 17; t++) once &= count2[t] == 1;
     CHECK(once && r.n_scored == N + 16, "sliding, ragged end: each token scored once");
@@ -145,14 +146,14 @@ static void learned_past_table(void) {
     int tok[100];
     make_tokens(tok, 100, m.cfg.vocab_size);
     EvalLength e;
-    int rc = eval_length(&m, tok, 100, 16, 0, 4, &e);
+    int rc = eval_length(&m, tok, 100, 16, 0, DYNAMIC_WINDOW, 4, &e);
     char st[64];
     eval_status_str(&e, st, sizeof st);
     CHECK(rc == 0 && e.status == EVAL_PAST_TABLE && e.proto[0].n_scored == 0 && e.proto[1].n_scored == 0 &&
               strcmp(st, "n/a (past table of 8)") == 0,
           "learned: length 16 past the table of 8 is reported, not computed: rc %d, '%s'", rc, st);
     eval_length_free(&e);
-    rc = eval_length(&m, tok, 100, 8, 0, 4, &e);
+    rc = eval_length(&m, tok, 100, 8, 0, DYNAMIC_WINDOW, 4, &e);
     CHECK(rc == 0 && e.status == EVAL_OK && e.proto[0].n_scored == 99, "learned: length 8 computed");
     eval_length_free(&e);
     model_free(&m);

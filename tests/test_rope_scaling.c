@@ -1,7 +1,8 @@
 /* test_rope_scaling.c: the RoPE context-extension rules (model/pos/rope_scaling.c) against
  * ../shared/docs/position-encodings.md section 6.7 (PI, NTK, dynamic NTK, YaRN code variant,
  * Llama-3) and section 8 (DynaTan A and B), the numbers of testvectors/pe_testvectors.out; the
- * rules through the real rope scheme; gradients past L; KV-cache decoding under a dynamic rule.
+ * rules through the real rope scheme; gradients past L; KV-cache decoding under a dynamic rule,
+ * and score / eval under --dynamic window and prefix.
  * (The shared checks of each rule: test_schemes.c, from rope's test_specs.) */
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +12,9 @@
 #include "../core/mem.h"
 #include "../core/rng.h"
 #include "../infer/decode.h"
+#include "../infer/eval.h"
+#include "../infer/score.h"
+#include "../model/layers.h"
 #include "../model/model.h"
 #include "../model/pos/rope_scaling.h"
 #include "test.h"
@@ -545,6 +549,114 @@ static void dynamic_reset(void) {
     model_free(&fresh);
 }
 
+/* out[i] = log p(tokens[i + 1]) as the decoder assigns it, feeding tokens[0..n) one at a time */
+static void decoded_logprobs(Model *m, const int *tokens, int n, float *out) {
+    int V = m->cfg.vocab_size;
+    float *row = xmalloc(sizeof(float) * V);
+    KVCache kv;
+    kvcache_init(&kv, m, n, 4);
+    for (int i = 0; i < n; i++) {
+        decode_forward(m, &kv, tokens + i, &i, 1, row, 0);
+        log_softmax(row, row, V);
+        out[i] = row[tokens[i + 1]];
+    }
+    kvcache_free(&kv);
+    free(row);
+}
+
+/* out[i] = log p(tokens[i + 1]) from one full forward over tokens[0..n) */
+static void window_logprobs(Model *m, const int *tokens, int n, float *out) {
+    int V = m->cfg.vocab_size, pos[64];
+    for (int i = 0; i < n; i++) pos[i] = i;
+    model_alloc_train(m, 1, n);
+    model_forward(m, tokens, NULL, pos, 1, n);
+    for (int i = 0; i < n; i++) {
+        float *row = m->acts.logits + (size_t)i * V;
+        log_softmax(row, row, V);
+        out[i] = row[tokens[i + 1]];
+    }
+}
+
+/* eval's windows of len advanced by stride: each target's reference log-prob from the window
+ * that scores it (eval.h), by `ref` (the decoder's or one forward's); max |diff| against trace */
+static float windows_vs_reference(Model *m, const int *tokens, size_t n, int len, int stride, const float *trace,
+                                  void (*ref)(Model *, const int *, int, float *), float *past_l_diff) {
+    float lp[64], worst = 0;
+    long L = m->cfg.seq_len;
+    size_t done = 0, last = n - 1;
+    for (size_t s = 0; done < last; s += (size_t)stride) {
+        size_t e = s + (size_t)len < last ? s + (size_t)len : last;
+        ref(m, tokens + s, (int)(e - s), lp);
+        for (size_t t = done + 1; t <= e; t++) {
+            float d = fabsf(lp[t - s - 1] - trace[t]);
+            worst = fmaxf(worst, d);
+            if (past_l_diff && (long)(t - s) > L) *past_l_diff = fmaxf(*past_l_diff, d);
+        }
+        done = e;
+    }
+    return worst;
+}
+
+/* score and eval under --dynamic: prefix mode gives every target the log-prob KV-cache decoding
+ * gives it (its prefix's length), window mode one forward over the window (HF's full forward);
+ * on a model without a dynamic rule the two are one computation */
+static void dynamic_score_modes(void) {
+    enum { N = 61, LEN = 24 }; /* windows of 3L, L = 8: two full, one of 12 */
+    Model m;
+    const char *spec = "rope:scale=dynamic-ntk:2,fraction=0.5";
+    if (small_model(&m, spec, 2, 1, 2, 21) != 0) {
+        CHECK(0, "%s: %s", spec, pelab_errmsg);
+        return;
+    }
+    int V = m.cfg.vocab_size, tokens[N];
+    for (int i = 0; i < N; i++) tokens[i] = (i * 7 + 3 + i / 5) % V;
+    float prefix[N], window[N];
+    EvalTrace tp = {prefix, NULL}, tw = {window, NULL};
+    ScoreResult rp, rw, sp, sw;
+    int rc = eval_windows(&m, tokens, N, LEN, LEN, DYNAMIC_PREFIX, 0, NULL, NULL, &tp, &rp);
+    rc |= eval_windows(&m, tokens, N, LEN, LEN, DYNAMIC_WINDOW, 0, NULL, NULL, &tw, &rw);
+    CHECK(rc == 0, "%s: eval_windows under both modes: %s", spec, pelab_errmsg);
+    float past_l = 0, apart = 0;
+    float dec = windows_vs_reference(&m, tokens, N, LEN, LEN, prefix, decoded_logprobs, &past_l);
+    CHECK(dec <= 1e-5f && past_l > 0, "%s: prefix mode = the decoder's log-probs at every target, max |diff| %.3g "
+          "(past L %.3g)", spec, dec, past_l);
+    float full = windows_vs_reference(&m, tokens, N, LEN, LEN, window, window_logprobs, NULL);
+    CHECK(full <= 1e-5f, "%s: window mode = one forward over each window, max |diff| %.3g", spec, full);
+    for (int t = 1; t < N; t++) apart = fmaxf(apart, fabsf(prefix[t] - window[t]));
+    CHECK(apart > 1e-3f, "%s: the two modes differ past L (max |diff| %.3g)", spec, apart);
+    /* score = eval at stride len, mode for mode */
+    score_tokens(&m, tokens, N, LEN, DYNAMIC_PREFIX, NULL, &sp);
+    score_tokens(&m, tokens, N, LEN, DYNAMIC_WINDOW, NULL, &sw);
+    CHECK(sp.nll_sum == rp.nll_sum && sw.nll_sum == rw.nll_sum && sp.nll_sum != sw.nll_sum,
+          "score_tokens = eval_windows under each mode (%.9g %.9g, %.9g %.9g)", sp.nll_sum, rp.nll_sum, sw.nll_sum,
+          rw.nll_sum);
+    /* sliding, stride 5: later windows score only their last 5 rows, all past L */
+    rc = eval_windows(&m, tokens, N, LEN, 5, DYNAMIC_PREFIX, 0, NULL, NULL, &tp, &rp);
+    dec = windows_vs_reference(&m, tokens, N, LEN, 5, prefix, decoded_logprobs, NULL);
+    CHECK(rc == 0 && dec <= 1e-5f, "%s: sliding prefix mode = the decoder, max |diff| %.3g", spec, dec);
+    /* score --lines: one text of 30 tokens */
+    const int *text = tokens, len30 = 30;
+    float lines[29], ref[29];
+    rc = score_texts(&m, &text, &len30, 1, 4, DYNAMIC_PREFIX, lines, NULL);
+    decoded_logprobs(&m, tokens, 29, ref);
+    CHECK(rc == 0 && max_abs_diff(lines, ref, 29) <= 1e-5f,
+          "%s: score_texts prefix mode = the decoder, max |diff| %.3g", spec, max_abs_diff(lines, ref, 29));
+    model_free(&m);
+
+    const char *plain[] = {"rope", "rope:scale=ntk:2"};
+    for (int k = 0; k < 2; k++) {
+        if (small_model(&m, plain[k], 2, 1, 2, 21) != 0) {
+            CHECK(0, "%s: %s", plain[k], pelab_errmsg);
+            continue;
+        }
+        eval_windows(&m, tokens, N, LEN, 5, DYNAMIC_PREFIX, 0, NULL, NULL, &tp, &rp);
+        eval_windows(&m, tokens, N, LEN, 5, DYNAMIC_WINDOW, 0, NULL, NULL, &tw, &rw);
+        CHECK(memcmp(prefix + 1, window + 1, sizeof(float) * (N - 1)) == 0 && rp.nll_sum == rw.nll_sum,
+              "%s: no dynamic rule, both modes the same bit for bit", plain[k]);
+        model_free(&m);
+    }
+}
+
 void test_rope_scaling(void) {
     freqs_section_6_7();
     dynatan_vectors();
@@ -555,4 +667,5 @@ void test_rope_scaling(void) {
     gradients();
     dynamic_kvcache();
     dynamic_reset();
+    dynamic_score_modes();
 }

@@ -42,6 +42,13 @@ int threads_limit(void);
 #define OPT_ATTN_SCALE_ROW(dst)                                                                            \
     {"--attn-scale", OPT_STR, (dst), 0, 0,                                                                 \
      "length-scaled attention on the loaded model: logn[:len=N], temp[:scale=F,floor=N] (either with layers=nope) or none (see --pos)"}
+/* one row of a command's table: --dynamic window|prefix (score.h's DynamicLength) */
+#define OPT_DYNAMIC_ROW(dst)                                                                               \
+    {"--dynamic", OPT_STR, (dst), 0, 0,                                                                    \
+     "the length a dynamic rule (dynamic-ntk) rotates for; other models score the same either way. "      \
+     "window: one forward per window (score --lines: per text), every position under its length, as HF's full "  \
+     "forward; prefix: each token under its own prefix's length, as `sample` decodes it (one forward per "  \
+     "token past L: O(T^2) per window)"}
 /* one row of a command's table: --threads N */
 #define OPT_THREADS_ROW(dst) {"--threads", OPT_THREADS, (dst), 0, 0, "threads (0: all cores)"}
 

@@ -249,7 +249,8 @@ static void work_eval(const Work *w, WorkResult *r) {
     for (int k = -1; k < w->repeats; k++) {
         ScoreResult sr;
         double t0 = now_seconds();
-        if (eval_windows(&m, tokens, n, len, len, 0, NULL, NULL, NULL, &sr) != 0) pelab_die("bench: %s", pelab_errmsg);
+        if (eval_windows(&m, tokens, n, len, len, DYNAMIC_WINDOW, 0, NULL, NULL, NULL, &sr) != 0)
+            pelab_die("bench: %s", pelab_errmsg);
         if (k >= 0) tps[k] = (double)sr.n_scored / (now_seconds() - t0);
     }
     r->rate = stats(tps, w->repeats);

@@ -55,8 +55,9 @@ static void evaluate_model(const Compare *c, int s, int k, Model *m, const char 
     for (int l = 0; l < c->n_lengths; l++) {
         int len = c->lens[l];
         EvalLength e;
-        /* stride = len is the non-overlapping computation only (eval_length reuses it) */
-        if (eval_length(m, held, n_held, len, c->nonoverlap_only ? len : 0, CMP_BUCKETS, &e) != 0)
+        /* stride = len is the non-overlapping computation only (eval_length reuses it); a dynamic
+         * rule under the window's length, `pelab eval`'s default */
+        if (eval_length(m, held, n_held, len, c->nonoverlap_only ? len : 0, DYNAMIC_WINDOW, CMP_BUCKETS, &e) != 0)
             pelab_die("%s: rule %s, length %d: %s", c->name, rule, len, pelab_errmsg);
         char status[64];
         eval_status_str(&e, status, sizeof status);

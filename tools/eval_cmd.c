@@ -25,6 +25,7 @@ typedef struct {
     const char *model_path, *data_path, *seed, *tokenizer;
     const char *precision;       /* --precision, NULL: fp32 */
     const char *attn_scale;      /* --attn-scale, NULL: the checkpoint's */
+    DynamicLength dynamic;       /* --dynamic: a dynamic rule's length, the window's or each prefix's */
     size_t n_tokens, n_file;
     int train_len, n_rules, n_lengths;
     char rule_buf[1024];         /* --scale, split in place: rules[] point into it */
@@ -69,6 +70,9 @@ static void print_header(const Run *run) {
     for (int r = 0; r < run->n_rules; r++)
         printf("rule %-10s scheme %s  lengths: %s\n", run->rules[r], run->scheme[r], run->lengths_str[r]);
     for (int p = 0; p < EVAL_N_PROTOCOLS; p++) printf("%-10s = %s\n", eval_protocol_names[p], protocol_defs[p]);
+    printf("dynamic    = %s (a dynamic rule such as dynamic-ntk: %s)\n", dynamic_length_names[run->dynamic],
+           run->dynamic == DYNAMIC_PREFIX ? "each token under its own prefix's length, as decoding"
+                                          : "every position under the window's length");
     printf("loss in nats/token, ppl = exp(loss); weight products in %s\n\n",
            precision_name(run->models[0].precision));
 }
@@ -247,6 +251,7 @@ static void write_file(const char *path, int json, const Run *run) {
         json_field(f, ", ", "model", run->model_path);
         json_field(f, ", ", "seed", run->seed);
         json_field(f, ", ", "data", run->data_path);
+        json_field(f, ", ", "dynamic", dynamic_length_names[run->dynamic]);
         fprintf(f, ", \"tokens\": %zu, \"train_len\": %d,\n  \"protocols\": {", run->n_tokens, run->train_len);
         for (int p = 0; p < EVAL_N_PROTOCOLS; p++) json_field(f, p ? ", " : "", eval_protocol_names[p], protocol_defs[p]);
         fprintf(f, "},\n  \"rules\": [");
@@ -320,7 +325,8 @@ static void evaluate_all(Run *run, int stride, int buckets) {
     for (int r = 0; r < run->n_rules; r++)
         for (int l = 0; l < run->n_lengths; l++) {
             int len = run->lens[l], s = stride > 0 && stride < len ? stride : stride > 0 ? len : 0;
-            if (eval_length(&run->models[r], run->tokens, run->n_tokens, len, s, buckets, &run->res[r][l]) != 0)
+            if (eval_length(&run->models[r], run->tokens, run->n_tokens, len, s, run->dynamic, buckets,
+                            &run->res[r][l]) != 0)
                 pelab_die("eval: rule %s, length %d: %s", run->rules[r], len, pelab_errmsg);
             report_length(run, r, l);
         }
@@ -339,7 +345,7 @@ static void run_free(Run *run) {
 
 int cmd_eval(int argc, char **argv) {
     const char *data = NULL, *lengths = NULL, *mult = NULL, *scale = "none", *csv_path = NULL,
-               *json_path = NULL, *precision = NULL, *attn_scale = NULL;
+               *json_path = NULL, *precision = NULL, *attn_scale = NULL, *dynamic_arg = "window";
     int stride = 0, buckets = 16, max_tokens = 65536, threads = 0;
     EvalGenOpts gen = {.gen_tokens = 0, .gen_prompts = 3, .keyppl_tokens = 0, .key_gain = 2.0f};
     const OptSpec opts[] = {
@@ -358,6 +364,7 @@ int cmd_eval(int argc, char **argv) {
         {"--keyppl-tokens", OPT_INT, &gen.keyppl_tokens, 0, 1 << 30, "key-token perplexity on the first N data tokens "
                                                                      "(0: off); the first rule picks the key tokens"},
         {"--key-gain", OPT_FLOAT, &gen.key_gain, 0, 100, "key token: log-prob gain (nats) with context L over L/4"},
+        OPT_DYNAMIC_ROW(&dynamic_arg),
         OPT_PRECISION_ROW(&precision),
         OPT_ATTN_SCALE_ROW(&attn_scale),
         OPT_THREADS_ROW(&threads),
@@ -369,9 +376,12 @@ int cmd_eval(int argc, char **argv) {
     if (n_pos != 1) pelab_die("eval: expected a checkpoint (see pelab eval --help)");
     if (!data) pelab_die("eval: --data FILE is required (held-out text)");
     if (lengths && mult) pelab_die("eval: give --lengths or --mult, not both");
+    DynamicLength dynamic_length;
+    if (dynamic_length_parse("--dynamic", dynamic_arg, &dynamic_length) != 0) pelab_die("eval: %s", pelab_errmsg);
     set_threads(threads);
 
     Run *run = xcalloc(1, sizeof *run);
+    run->dynamic = dynamic_length;
     run->model_path = pos_args[0];
     run->data_path = data;
     run->precision = precision;

@@ -18,7 +18,7 @@
 
 /* --lines: every non-empty line its own text from position 0; one row per line, then the total */
 static void score_lines(Model *m, const Tokenizer *tok, const char *path, const unsigned char *text, size_t n_bytes,
-                        int batch, FILE *csv) {
+                        int batch, DynamicLength dynamic, FILE *csv) {
     TextLines tl;
     text_lines_encode(&tl, tok, text, n_bytes, 0, 0);
     int n_texts = tl.n, **texts = tl.ids, *lens = tl.len, *line_no = tl.line;
@@ -27,7 +27,7 @@ static void score_lines(Model *m, const Tokenizer *tok, const char *path, const 
     for (int t = 0; t < n_texts; t++) total += lens[t] > 1 ? (size_t)lens[t] - 1 : 0;
     float *lp = xmalloc(sizeof(float) * (total + 1));
     double *nll = xmalloc(sizeof(double) * n_texts), t0 = now_seconds();
-    if (score_texts(m, (const int *const *)texts, lens, n_texts, batch, lp, nll) != 0)
+    if (score_texts(m, (const int *const *)texts, lens, n_texts, batch, dynamic, lp, nll) != 0)
         pelab_die("score: %s: %s (texts count non-empty lines)", path, pelab_errmsg);
     double dt = now_seconds() - t0, sum = 0;
     size_t at = 0;
@@ -49,13 +49,14 @@ static void score_lines(Model *m, const Tokenizer *tok, const char *path, const 
 int cmd_score(int argc, char **argv) {
     int len = 0, threads = 0, lines = 0, batch = 16;
     const char *per_token_path = NULL;
-    const char *scale = NULL, *precision = NULL, *attn_scale = NULL;
+    const char *scale = NULL, *precision = NULL, *attn_scale = NULL, *dynamic_arg = "window";
     const OptSpec opts[] = {
         {"--len", OPT_INT, &len, 0, 1 << 24, "window length (0: the model's training length)"},
         {"--per-token", OPT_OUT_FILE, &per_token_path, 0, 0, "write window,position,token,logprob CSV here"},
         {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
         {"--lines", OPT_FLAG, &lines, 0, 0, "score every non-empty line as a text of its own, from position 0"},
         {"--batch", OPT_INT, &batch, 1, 4096, "with --lines: texts side by side (left-padded; the same log-probs)"},
+        OPT_DYNAMIC_ROW(&dynamic_arg),
         OPT_PRECISION_ROW(&precision),
         OPT_ATTN_SCALE_ROW(&attn_scale),
         OPT_THREADS_ROW(&threads),
@@ -64,6 +65,8 @@ int cmd_score(int argc, char **argv) {
     int n_pos;
     args_parse("score", "CKPT FILE [flags]", argc, argv, 1, opts, sizeof opts / sizeof opts[0], pos_args, 2, &n_pos);
     if (n_pos != 2) pelab_die("score: expected a checkpoint and a text file (see pelab score --help)");
+    DynamicLength dynamic;
+    if (dynamic_length_parse("--dynamic", dynamic_arg, &dynamic) != 0) pelab_die("score: %s", pelab_errmsg);
     set_threads(threads);
 
     Model m;
@@ -86,7 +89,7 @@ int cmd_score(int argc, char **argv) {
         fprintf(csv, "%s,position,token,logprob\n", lines ? "line" : "window");
     }
     if (lines) {
-        score_lines(&m, &tok, pos_args[1], text, n_bytes, batch, csv);
+        score_lines(&m, &tok, pos_args[1], text, n_bytes, batch, dynamic, csv);
         if (csv && fclose(csv) != 0) pelab_die("%s: write failed: %s", per_token_path, strerror(errno));
         free(text);
         tokenizer_free(&tok);
@@ -102,7 +105,7 @@ int cmd_score(int argc, char **argv) {
 
     ScoreResult r;
     double t0 = now_seconds();
-    if (score_tokens(&m, tokens, n, len, csv, &r) != 0) pelab_die("%s", pelab_errmsg);
+    if (score_tokens(&m, tokens, n, len, dynamic, csv, &r) != 0) pelab_die("%s", pelab_errmsg);
     double dt = now_seconds() - t0;
     if (csv && fclose(csv) != 0) pelab_die("%s: write failed: %s", per_token_path, strerror(errno));
     double nll = r.nll_sum / r.n_scored;
