@@ -13,7 +13,7 @@
 #include "../infer/eval.h"
 #include "../infer/score.h"
 #include "../io/checkpoint.h"
-#include "../io/json.h"
+#include "../core/json.h"
 #include "test.h"
 
 /* a deterministic stream over the tiny vocabulary (13) with some structure */
