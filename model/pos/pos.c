@@ -343,7 +343,7 @@ static size_t write_spec(const PosCtx *pc, char *buf, size_t n) {
     buf[0] = 0;
     put(buf, n, &used, "%s", s->name);
     for (int i = 0; i < s->n_options; i++) {
-        char val[128];
+        char val[POS_SPEC_MAX]; /* a rule may hold a path (longrope:PATH) */
         value_text(pc, &s->options[i], val, sizeof val);
         put(buf, n, &used, "%c%s=%s", i ? ',' : ':', s->options[i].name, val);
     }
