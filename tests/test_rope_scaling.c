@@ -580,7 +580,8 @@ static void longrope_frequencies(void) {
     snprintf(rule, sizeof rule, "longrope:%s", tmp_json("lr4.json", LR4_CONFIG));
     RopeRule r = rule_of(rule);
     CHECK(r.kind == RULE_LONGROPE && r.longrope.n_pairs == 4 && r.longrope.orig_len == 8 && r.longrope.factor == 4,
-          "LR4: kind %d, %d pairs, L %ld, factor %g", r.kind, r.longrope.n_pairs, r.longrope.orig_len, r.longrope.factor);
+          "LR4: kind %d, %d pairs, L %ld, factor %g", r.kind, r.longrope.n_pairs, r.longrope.orig_len,
+          r.longrope.factor);
     CHECK(rope_rule_is_dynamic(&r) && rope_rule_length(&r, 16) == 8, "longrope is dynamic, switching at the file's L");
     /* by hand, not from the code's formula: theta_j = 10000^(-j/4) = 1, 0.1, 0.01, 0.001 divided by
      * the factors; attention factor sqrt(1 + ln 4 / ln 8) = sqrt(1 + 2/3) = sqrt(5/3) */
@@ -602,7 +603,8 @@ static void longrope_frequencies(void) {
     /* a bare object: no lengths, so L is the model's and the factor the file's; attention_factor wins */
     RopeRule bare, given;
     snprintf(rule, sizeof rule, "longrope:%s",
-             tmp_json("lr4_bare.json", "{\"short_factor\": [1, 1, 1, 1], \"long_factor\": [2, 2, 2, 2], \"factor\": 4}"));
+             tmp_json("lr4_bare.json",
+                      "{\"short_factor\": [1, 1, 1, 1], \"long_factor\": [2, 2, 2, 2], \"factor\": 4}"));
     bare = rule_of(rule);
     double f[4], af;
     rope_rule_freqs(&bare, 8, 10000, 16, 16, f, &af);
@@ -628,9 +630,10 @@ static void longrope_frequencies(void) {
     }
     CHECK(pc.scheme->qk_dynamic_from(&pc) == 8, "the KV cache is told the rule follows the length past 8 (got %ld)",
           pc.scheme->qk_dynamic_from(&pc));
-    float at8 = pair1_after_length(&pc, 8, 5), at9 = pair1_after_length(&pc, 9, 5), back = pair1_after_length(&pc, 8, 5);
-    CHECK(fabsf(at8 - (float)(af_want * sin(5.0 / 15))) < 1e-6f && fabsf(at9 - (float)(af_want * sin(5 * 0.0125))) < 1e-6f
-              && at8 == back,
+    float at8 = pair1_after_length(&pc, 8, 5), at9 = pair1_after_length(&pc, 9, 5);
+    float back = pair1_after_length(&pc, 8, 5);
+    CHECK(fabsf(at8 - (float)(af_want * sin(5.0 / 15))) < 1e-6f &&
+              fabsf(at9 - (float)(af_want * sin(5 * 0.0125))) < 1e-6f && at8 == back,
           "pair 1 at pos 5: sqrt(5/3) sin(5 theta_1 / 1.5) up to length 8 (%g), sqrt(5/3) sin(5 theta_1 / 8) at 9 "
           "(%g), the short set again at 8 (%g)", at8, at9, back);
     char canon[POS_SPEC_MAX];
@@ -731,7 +734,8 @@ static void longrope_phi3(void) {
     snprintf(rule, sizeof rule, "rope:scale=longrope:%s,layout=half", path);
     PosCtx pc;
     int rc = pos_init(&pc, rule, 192, 2, 2, 1, 16);
-    CHECK(rc == 0 && pc.scheme->qk_dynamic_from(&pc) == 4096, "Phi-3 factors on head_dim 96: %s", rc ? pelab_errmsg : "ok");
+    CHECK(rc == 0 && pc.scheme->qk_dynamic_from(&pc) == 4096, "Phi-3 factors on head_dim 96: %s",
+          rc ? pelab_errmsg : "ok");
     if (rc == 0) pos_free(&pc);
     pelab_errmsg[0] = 0;
     CHECK(pos_init(&pc, rule, 128, 2, 2, 1, 16) == -1 && strstr(pelab_errmsg, "expected 32"),

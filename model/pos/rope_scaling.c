@@ -36,15 +36,19 @@ static int read_factor_set(const char *path, const JsonNode *obj, const char *pr
     const JsonNode *a = member(obj, obj, key, prefix, where, sizeof where);
     if (!a) return pelab_fail("--scale longrope:%s: %s%s: missing (expected an array of factors, one per rotary pair)",
                               path, prefix, key);
-    if (a->type != JSON_ARRAY || a->n_children < 1 || a->n_children > ROPE_MAX_PAIRS)
-        return pelab_fail("--scale longrope:%s: %s: expected an array of 1 to %d numbers, got %s of %zu", path, where,
-                          ROPE_MAX_PAIRS, json_type_name(a->type), a->n_children);
+    if (a->type != JSON_ARRAY)
+        return pelab_fail("--scale longrope:%s: %s: expected an array of numbers, got %s", path, where,
+                          json_type_name(a->type));
+    if (a->n_children < 1 || a->n_children > ROPE_MAX_PAIRS)
+        return pelab_fail("--scale longrope:%s: %s: %zu factors; expected 1 to %d", path, where, a->n_children,
+                          ROPE_MAX_PAIRS);
     int i = 0;
-    for (const JsonNode *e = a->child; e; e = e->next, i++)
+    for (const JsonNode *e = a->child; e; e = e->next, i++) {
         if (e->type != JSON_NUMBER || !isfinite(e->number) || !(e->number > 0))
             return pelab_fail("--scale longrope:%s: %s[%d]: expected a finite number > 0, got %s", path, where, i,
                               e->type == JSON_NUMBER ? e->str : json_type_name(e->type));
-        else out[i] = e->number;
+        out[i] = e->number;
+    }
     *count = i;
     return 0;
 }
