@@ -12,6 +12,7 @@
 #include "../core/mem.h"
 #include "../core/rng.h"
 #include "../infer/decode.h"
+#include "../infer/longrope_search.h"
 #include "../model/model.h"
 #include "../model/pos/rope_scaling.h"
 #include "test.h"
@@ -765,6 +766,52 @@ static void longrope_kvcache(void) {
     }
 }
 
+/* the factor search (infer/longrope_search.h) on a tiny model: never worse than PI, the constraint
+ * kept, the written file reads back to the same factors and loss */
+static void longrope_search_small(void) {
+    Model m;
+    if (small_model(&m, "rope:layout=half", 4, 4, 1, 29) != 0) {
+        CHECK(0, "search model: %s", pelab_errmsg);
+        return;
+    }
+    enum { LEN = 24, W = 2, V = 13 };
+    int tokens[W * LEN + 1];
+    for (int i = 0; i < W * LEN + 1; i++) tokens[i] = (i * 5 + i / 7) % V;
+    LongRopeSearchConfig cfg = {.len = LEN, .windows = W, .population = 4, .generations = 2, .seed = 5};
+    LongRopeFactors best;
+    double loss, pi_loss;
+    int rc = longrope_search(&m, tokens, W * LEN + 1, &cfg, &best, &loss, &pi_loss);
+    int ordered = best.n_pairs == 2 && best.long_factor[0] >= 1 && best.long_factor[1] >= best.long_factor[0];
+    CHECK(rc == 0 && loss <= pi_loss && ordered && best.orig_len == 8 && best.factor == 3,
+          "search: loss %.6f <= PI's %.6f, factors %g <= %g (%s)", loss, pi_loss, best.long_factor[0],
+          best.long_factor[1], rc ? pelab_errmsg : "ok");
+    char path[300], rule[320];
+    snprintf(path, sizeof path, "%s/searched.json", test_tmpdir());
+    snprintf(rule, sizeof rule, "longrope:%s", path);
+    RopeRule back;
+    CHECK(longrope_write(path, &best) == 0 && rope_rule_parse(rule, &back) == 0 &&
+              !memcmp(back.longrope.long_factor, best.long_factor, sizeof(double) * 2) &&
+              back.longrope.orig_len == 8 && back.longrope.factor == 3,
+          "the written factors read back exactly: %s", pelab_errmsg);
+    int pos[LEN];
+    for (int t = 0; t < LEN; t++) pos[t] = t;
+    double again = 0;
+    CHECK(pos_set_scale(&m.pos, rule) == 0, "--scale %s: %s", rule, pelab_errmsg);
+    for (int w = 0; w < W; w++) {
+        model_forward(&m, tokens + w * LEN, tokens + w * LEN + 1, pos, 1, LEN);
+        again += m.mean_loss / W;
+    }
+    CHECK(fabs(again - loss) < 1e-6, "the file's loss %.6f = the search's %.6f", again, loss);
+    cfg.len = 8;
+    pelab_errmsg[0] = 0;
+    CHECK(longrope_search(&m, tokens, W * LEN + 1, &cfg, &best, &loss, &pi_loss) == -1 && strstr(pelab_errmsg, "L 8"),
+          "a target length within L refused: %s", pelab_errmsg);
+    cfg.len = LEN;
+    CHECK(longrope_search(&m, tokens, W * LEN, &cfg, &best, &loss, &pi_loss) == -1 && strstr(pelab_errmsg, "tokens"),
+          "too few tokens refused: %s", pelab_errmsg);
+    model_free(&m);
+}
+
 void test_rope_scaling(void) {
     freqs_section_6_7();
     dynatan_vectors();
@@ -779,4 +826,5 @@ void test_rope_scaling(void) {
     longrope_refusals();
     longrope_phi3();
     longrope_kvcache();
+    longrope_search_small();
 }

@@ -282,6 +282,8 @@ void rope_rule_freqs(const RopeRule *r, int d, double base, int L, long n, doubl
     }
 }
 
+int rope_rotary_pairs(int head_dim, double fraction) { return (int)(head_dim * fraction / 2.0 + 1e-9); }
+
 double rope_rule_angle(const RopeRule *r, double freq, long pos, int L) {
     double tl = r->tan_len > 0 ? r->tan_len : (double)L;
     if (r->kind == RULE_DYNATAN) return freq * tl * tanh((double)pos / tl);

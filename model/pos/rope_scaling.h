@@ -62,6 +62,9 @@ int rope_rule_check_pairs(const RopeRule *r, int rot_pairs, const char *scheme);
  * pairs must have been checked (rope_rule_check_pairs). */
 void rope_rule_freqs(const RopeRule *r, int rot_dim, double base, int L, long n, double *freq,
                      double *attn_factor);
+/* the whole pairs that rotate in a head of head_dim at this fraction (partial rotary): what a
+ * rule's per-pair factors count */
+int rope_rotary_pairs(int head_dim, double fraction);
 /* rotation angle of pair j at pos given freq[j] (pos * freq except DynaTan) */
 double rope_rule_angle(const RopeRule *r, double freq, long pos, int L);
 

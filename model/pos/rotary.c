@@ -31,7 +31,7 @@ void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_
 #include "pos.h"
 
 int rotary_core_prepare(RotaryCore *c, const char *scheme, int head_dim, int train_len) {
-    int rot_dim = 2 * (int)(head_dim * c->fraction / 2.0 + 1e-9); /* whole pairs */
+    int rot_dim = 2 * rope_rotary_pairs(head_dim, c->fraction);
     if (rot_dim < 2)
         return pelab_fail("--pos %s: fraction=%g of head_dim %d rotates no pair; expected at least 2 dims", scheme,
                           c->fraction, head_dim);
