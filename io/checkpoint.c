@@ -16,7 +16,7 @@
 #include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/strbuf.h"
-#include "json.h"
+#include "../core/json.h"
 
 #define CKPT_FORMAT "pelab"
 #define CKPT_VERSION "1"

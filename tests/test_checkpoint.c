@@ -12,7 +12,7 @@
 #include "../core/mem.h"
 #include "../core/rng.h"
 #include "../io/checkpoint.h"
-#include "../io/json.h"
+#include "../core/json.h"
 #include "test.h"
 
 #define CK_NAME "ck.safetensors"

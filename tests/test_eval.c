@@ -13,7 +13,7 @@
 #include "../infer/eval.h"
 #include "../infer/score.h"
 #include "../io/checkpoint.h"
-#include "../io/json.h"
+#include "../core/json.h"
 #include "test.h"
 
 /* a deterministic stream over the tiny vocabulary (13) with some structure */
@@ -300,6 +300,27 @@ static void cli(void) {
     expect_error("eval /nonexistent.safetensors --data x", "/nonexistent.safetensors");
     snprintf(args, sizeof args, "eval %s --data %s --scale none,bogus:2", rope, text);
     expect_error(args, "bogus");
+
+    /* LongRoPE's factor file through eval, score and sample (head_dim 8: 4 pairs); 3 factors refused
+     * in one line naming the file */
+    static char lr[512], lr3[512];
+    snprintf(lr, sizeof lr, "%s/eval_lr.json", dir);
+    snprintf(lr3, sizeof lr3, "%s/eval_lr3.json", dir);
+    FILE *lf = fopen(lr, "w"), *lf3 = fopen(lr3, "w");
+    if (lf) fputs("{\"short_factor\": [1, 1, 1.5, 2], \"long_factor\": [1, 2, 4, 8], "
+                  "\"original_max_position_embeddings\": 16, \"max_position_embeddings\": 64}", lf), fclose(lf);
+    if (lf3) fputs("{\"short_factor\": [1, 1, 1.5], \"long_factor\": [1, 2, 4]}", lf3), fclose(lf3);
+    snprintf(args, sizeof args, "eval %s --data %s --mult 1,2 --scale none,longrope:%s", rope, text, lr);
+    rc = run(args, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "scale=longrope:"), "eval --scale none,longrope:PATH (exit %d): %s", rc, out);
+    snprintf(args, sizeof args, "score %s %s --len 32 --scale longrope:%s", rope, text, lr);
+    rc = run(args, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "scale=longrope:"), "score --scale longrope:PATH (exit %d): %s", rc, out);
+    snprintf(args, sizeof args, "sample %s -n 24 --seed 1 --scale longrope:%s", rope, lr);
+    rc = run(args, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "scale=longrope:"), "sample past L with --scale longrope:PATH (exit %d): %s", rc, out);
+    snprintf(args, sizeof args, "score %s %s --scale longrope:%s", rope, text, lr3);
+    expect_error(args, "eval_lr3.json");
 }
 
 void test_eval(void) {

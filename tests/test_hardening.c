@@ -27,7 +27,7 @@
 #include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/sys.h"
-#include "../io/json.h"
+#include "../core/json.h"
 #include "test.h"
 
 typedef struct {

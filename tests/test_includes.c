@@ -1,5 +1,5 @@
 /* test_includes.c: the include structure is the architecture, so it is tested. Floors, from the
- * bottom: core/ (errors, memory, files, RNG) < model/, model/pos/, data/ < io/ (file formats)
+ * bottom: core/ (errors, memory, files, JSON, RNG) < model/, model/pos/, data/ < io/ (file formats)
  * < train/, infer/ < tools/ and pelab.c (the command layer). A file may include its own floor or
  * a lower one, never a higher one (an "upward arrow"); no file may reach itself through its
  * includes (a cycle), and no two modules (x.c with x.h) may depend on each other through their

@@ -9,7 +9,7 @@
 #include "../data/passkey.h"
 #include "../data/task.h"
 #include "../infer/task_eval.h"
-#include "../io/json.h"
+#include "../core/json.h"
 #include "../model/model.h"
 #include "test.h"
 

@@ -33,7 +33,8 @@ int args_numbers(const char *cmd, const char *flag, const char *list, double lo,
 int threads_limit(void);
 /* the --scale flag's help, the same in every command that takes one */
 #define SCALE_RULE_HELP                                                                                    \
-    "scaling rule, for a scheme that takes one: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L]"
+    "scaling rule, for a scheme that takes one: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L], "    \
+    "dynatan-a[:L], longrope:PATH (JSON: an HF config or short_factor, long_factor)"
 /* one row of a command's table: --precision fp32|bf16 */
 #define OPT_PRECISION_ROW(dst)                                                                             \
     {"--precision", OPT_STR, (dst), 0, 0,                                                                  \

@@ -426,7 +426,8 @@ int cmd_compare(int argc, char **argv) {
         {"--out", OPT_OUT_DIR, &c.out, 0, 0, "output directory (runs/, plots/, report.md)"},
         {"--mult", OPT_STR, &c.mult, 0, 0, "evaluation lengths as multiples of L"},
         {"--rules", OPT_STR, &rules, 0, 0, "post-hoc scaling rules for the schemes that take them (default pi:S,ntk:S,yarn:S,dynamic-ntk, "
-                                           "S = largest mult, and pi:F for the fine-tune; none: no rules)"},
+                                           "S = largest mult, and pi:F for the fine-tune; none: no rules; "
+                                           "longrope:PATH with no ',' in PATH)"},
         {"--finetune-steps", OPT_INT, &c.finetune_steps, -1, 1 << 30, "PI fine-tune of each run that takes rules: steps at F x L "
                                                                        "(-1: 10% of --steps; 0: no fine-tune)"},
         {"--finetune-scale", OPT_FLOAT, &c.finetune_scale, -1, 1 << 10, "its factor F: pi:F at length F x L (-1: min(4, "

@@ -4,9 +4,9 @@
 # evaluated to 16L with both protocols), then copy (as section 6.1), selective copy and counting,
 # trained short and tested longer (dim 64, 2 layers, L = 64, 3000 steps). Two workers, one thread
 # each.
-# Usage: docs/experiments/newschemes.sh OUTDIR [lm|tasks|passkey]
+# Usage: docs/experiments/newschemes.sh OUTDIR [lm|tasks|copy|selcount|passkey]
 set -euo pipefail
-out=${1:?usage: newschemes.sh OUTDIR [lm|tasks|passkey]}
+out=${1:?usage: newschemes.sh OUTDIR [lm|tasks|copy|selcount|passkey]}
 what=${2:-all}
 pelab=${PELAB:-./pelab}
 mkdir -p "$out"
@@ -23,11 +23,13 @@ if [ "$what" = all ] || [ "$what" = lm ]; then
         --schemes rope,alibi,nope,kerple,cope,fire,rope+nope@2,rope+ssmax,rope:keep=0.75,rope:max_period=128
 fi
 common="--seeds 1,2,3 --steps 3000 --dim 64 --layers 2 --heads 4 --batch 16 --lr 3e-3 --threads 1"
-if [ "$what" = all ] || [ "$what" = tasks ]; then
+if [ "$what" = all ] || [ "$what" = tasks ] || [ "$what" = copy ]; then
     # copy as in section 6.1, every scheme
     run copy --task copy:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --train-len 64 \
         --synth-bytes 2000000 $common \
         --schemes rope,alibi,nope,kerple,cope,fire,rope+nope@1,rope+ssmax,rope:max_period=64
+fi
+if [ "$what" = all ] || [ "$what" = tasks ] || [ "$what" = selcount ]; then
     # selective copy and counting, the toy tasks CoPE's paper reports: CoPE and FIRE against the
     # baselines (the machine's time did not stretch to every scheme)
     run selective_copy --task selective_copy:len=4-16 --task-lens 4,8,12,16,20,24,32,48,64 --task-n 100 \

@@ -343,7 +343,7 @@ static size_t write_spec(const PosCtx *pc, char *buf, size_t n) {
     buf[0] = 0;
     put(buf, n, &used, "%s", s->name);
     for (int i = 0; i < s->n_options; i++) {
-        char val[128];
+        char val[POS_SPEC_MAX]; /* a rule may hold a path (longrope:PATH) */
         value_text(pc, &s->options[i], val, sizeof val);
         put(buf, n, &used, "%c%s=%s", i ? ',' : ':', s->options[i].name, val);
     }
@@ -387,11 +387,19 @@ int pos_set_scale(PosCtx *pc, const char *rule) {
     }
     RopeRule r;
     if (rope_rule_parse(rule, &r) != 0) return -1;
+    return pos_set_rule(pc, &r);
+}
+
+int pos_set_rule(PosCtx *pc, const RopeRule *r) {
+    const PosScheme *s = pc->scheme;
+    const PosOption *ro = rule_option(s);
+    if (!(s->caps & POS_CAP_RULES) || !ro) return pelab_fail("scaling rules apply to rotary schemes; this model uses %s",
+                                                             s->name);
     PosCtx fresh = *pc;
     fresh.state = xcalloc(1, s->state_size);
     for (int i = 0; i < s->n_options; i++)
         memcpy(field(&fresh, &s->options[i]), field(pc, &s->options[i]), field_size(&s->options[i]));
-    *(RopeRule *)field(&fresh, ro) = r;
+    *(RopeRule *)field(&fresh, ro) = *r;
     if (s->prepare && s->prepare(&fresh) != 0) {
         pos_free(&fresh);
         return -1;
@@ -414,6 +422,12 @@ int pos_set_attn_scale(PosCtx *pc, const char *text) {
     if (a.nope_only && !has_nope) return pelab_fail("layers=nope: this model has no NoPE layers");
     pc->attn_scale = a;
     return 0;
+}
+
+int pos_rotary_pairs(const PosCtx *pc) {
+    if (!(pc->scheme->caps & POS_CAP_RULES)) return 0;
+    const PosOption *fraction = find_option(pc->scheme, "fraction");
+    return rope_rotary_pairs(pc->head_dim, fraction ? *(const double *)field(pc, fraction) : 1.0);
 }
 
 long pos_computable_position(const PosCtx *pc) {

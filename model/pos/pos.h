@@ -19,6 +19,7 @@
 
 #include "../../core/rng.h"
 #include "attn_scale.h"
+#include "rope_scaling.h"
 
 typedef struct PosCtx PosCtx;
 
@@ -172,6 +173,10 @@ int pos_layer_active(const PosCtx *pc, int layer);
 /* set the scaling rule of a scheme that takes one (POS_CAP_RULES), keeping its other options and
  * its parameter pointer: how --scale RULE reaches a loaded model; one line for the others */
 int pos_set_scale(PosCtx *pc, const char *rule);
+/* the same with a rule already parsed (a LongRoPE factor search builds its candidates in memory) */
+int pos_set_rule(PosCtx *pc, const RopeRule *rule);
+/* the rotary pairs of each head a scheme that takes rules maps (its fraction= option); 0 for others */
+int pos_rotary_pairs(const PosCtx *pc);
 /* replace the length-scaled attention modifier of a loaded model ("logn[:len=N]", "temp[:...]" or
  * "none"): how --attn-scale applies Qwen's logn to a model trained without it, at inference */
 int pos_set_attn_scale(PosCtx *pc, const char *text);

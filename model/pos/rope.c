@@ -10,7 +10,7 @@
  * 2 pi / theta_j is longer than N (with N = L: those that never complete a turn inside the
  * training window, the "activated" low frequencies the paper blames for the U-shaped attention)
  * carry no position; both cuts may be given, the stricter wins. Keys are cached after rotation.
- * A dynamic rule (dynamic-ntk) past L changes every position's rotation with the length, so
+ * A dynamic rule (dynamic-ntk; longrope once, at L) past L changes every position's rotation with the length, so
  * qk_dynamic_from tells the KV-cache decoder to recompute the whole prefix at each step. */
 #include <math.h>
 #include <stdlib.h>

@@ -31,14 +31,16 @@ void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_
 #include "pos.h"
 
 int rotary_core_prepare(RotaryCore *c, const char *scheme, int head_dim, int train_len) {
-    int rot_dim = 2 * (int)(head_dim * c->fraction / 2.0 + 1e-9); /* whole pairs */
+    int rot_dim = 2 * rope_rotary_pairs(head_dim, c->fraction);
     if (rot_dim < 2)
         return pelab_fail("--pos %s: fraction=%g of head_dim %d rotates no pair; expected at least 2 dims", scheme,
                           c->fraction, head_dim);
     c->layout.head_dim = head_dim;
     c->layout.rot_pairs = rot_dim / 2;
-    /* a model fine-tuned at a longer length keeps the rule's original L (the PI recipe) */
-    c->train_len = c->orig_len > 0 ? c->orig_len : train_len;
+    if (rope_rule_check_pairs(&c->rule, c->layout.rot_pairs, scheme) != 0) return -1;
+    /* a model fine-tuned at a longer length keeps the rule's original L (the PI recipe); LongRoPE's
+     * file may name the length its factors were searched for */
+    c->train_len = rope_rule_length(&c->rule, c->orig_len > 0 ? c->orig_len : train_len);
     c->freq = xmalloc(sizeof(double) * c->layout.rot_pairs);
     c->rule_len = c->train_len;
     rope_rule_freqs(&c->rule, rot_dim, c->base, c->train_len, c->train_len, c->freq, &c->attn_factor);
@@ -50,8 +52,15 @@ int rotary_core_set_length(RotaryCore *c, long n) {
     long len = n > c->train_len ? n : c->train_len;
     if (len == c->rule_len) return 0;
     c->rule_len = len;
-    rope_rule_freqs(&c->rule, 2 * c->layout.rot_pairs, c->base, c->train_len, len, c->freq, &c->attn_factor);
-    return 1;
+    /* LongRoPE's frequencies change only when the length crosses L: say so only then, so the
+     * tables are not rebuilt at every step */
+    int np = c->layout.rot_pairs;
+    double *old = xmalloc(sizeof(double) * np), old_af = c->attn_factor;
+    memcpy(old, c->freq, sizeof(double) * np);
+    rope_rule_freqs(&c->rule, 2 * np, c->base, c->train_len, len, c->freq, &c->attn_factor);
+    int changed = old_af != c->attn_factor || memcmp(old, c->freq, sizeof(double) * np) != 0;
+    free(old);
+    return changed;
 }
 
 long rotary_core_dynamic_from(const RotaryCore *c) { return rope_rule_is_dynamic(&c->rule) ? c->train_len : -1; }

@@ -11,7 +11,7 @@
 
 #include "../../core/error.h"
 #include "../../io/checkpoint.h"
-#include "../../io/json.h"
+#include "../../core/json.h"
 #include "fuzz_common.h"
 
 enum { MAX_SYNTH_DATA = 1 << 20 };

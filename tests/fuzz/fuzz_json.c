@@ -1,10 +1,10 @@
-/* fuzz_json.c: io/json.c's strict parser (json_parse) on arbitrary bytes, and a walk of every
+/* fuzz_json.c: core/json.c's strict parser (json_parse) on arbitrary bytes, and a walk of every
  * tree it returns checking json.h's promises: child counts, member keys, NUL-terminated strings of
  * the stated length holding valid UTF-8 and no NUL, offsets inside the input, json_get/json_at. */
 #include <stdint.h>
 
 #include "../../core/error.h"
-#include "../../io/json.h"
+#include "../../core/json.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/error.h"
-#include "../core/mem.h"
+#include "error.h"
+#include "mem.h"
 
 /* ---- arena: nodes and strings of one document, freed together ---- */
 

@@ -1,4 +1,5 @@
-/* json.h: a small strict JSON parser (RFC 8259) for safetensors headers.
+/* json.h: a small strict JSON parser (RFC 8259) for safetensors headers (io/checkpoint.c) and
+ * LongRoPE's factor files (model/pos/rope_scaling.c): in core/ so the position schemes may read them.
  * Parses (buffer, length) into a tree of nodes held in one arena owned by a JsonDoc: the input
  * is never read past its length and need not be NUL-terminated; nesting is bounded by
  * JSON_MAX_DEPTH; anything after the root value other than whitespace is an error; strings must
