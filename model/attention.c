@@ -207,9 +207,11 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
     /* parallel over (b, kv head): the query heads of one group all write the same dk, dv slice */
 #pragma omp parallel
     {
-        /* P, dS, and for a content bias the raw scores and the rows' dq share */
-        float *P = xmalloc((3 * (size_t)rows * nk + (size_t)rows * hd) * sizeof(float)), *dS = P + (size_t)rows * nk;
-        float *raw = dS + (size_t)rows * nk, *dq_content = raw + (size_t)rows * nk;
+        /* P, dS, and only for a content bias the raw scores and the rows' dq share */
+        size_t content_floats = pc && pc->scheme->content_backward ? (size_t)rows * nk + (size_t)rows * hd : 0;
+        float *P = xmalloc((2 * (size_t)rows * nk + content_floats) * sizeof(float)), *dS = P + (size_t)rows * nk;
+        float *raw = content_floats ? dS + (size_t)rows * nk : NULL;
+        float *dq_content = content_floats ? raw + (size_t)rows * nk : NULL;
         float *dpos = n_pos ? dpos_private + (size_t)omp_get_thread_num() * n_pos : NULL;
 #pragma omp for collapse(2) schedule(static)
         for (int b = 0; b < a->n_seq; b++) {
