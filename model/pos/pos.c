@@ -334,7 +334,74 @@ void pos_free(PosCtx *pc) {
     if (pc->scheme && pc->scheme->release && pc->state) pc->scheme->release(pc);
     free(pc->state);
     pc->state = NULL;
+    if (pc->extend_far) {
+        pos_free(pc->extend_far);
+        free(pc->extend_far);
+        pc->extend_far = NULL;
+    }
 }
+
+/* a copy of pc (a scheme that takes rules) with its own state, every option as pc's but the rule;
+ * no extension method. -1 if the scheme refuses the rule. */
+static int clone_with_rule(const PosCtx *pc, const RopeRule *r, PosCtx *out) {
+    const PosScheme *s = pc->scheme;
+    *out = *pc;
+    out->extend = (PosExtend){0};
+    out->extend_far = NULL;
+    out->state = xcalloc(1, s->state_size);
+    for (int i = 0; i < s->n_options; i++)
+        memcpy(field(out, &s->options[i]), field(pc, &s->options[i]), field_size(&s->options[i]));
+    *(RopeRule *)field(out, rule_option(s)) = *r;
+    if (s->prepare && s->prepare(out) != 0) {
+        pos_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+int pos_set_extend(PosCtx *pc, const PosExtend *e) {
+    const PosScheme *s = pc->scheme;
+    char name[64];
+    extend_describe(e, name, sizeof name);
+    if (e->kind == EXTEND_STREAM && s->input_forward)
+        return pelab_fail("--scale %s: the %s scheme adds positions to the input, so a cached token's position "
+                          "cannot follow its slot as the cache slides; stream needs positions inside attention "
+                          "(rotary, bias or none)", name, s->name);
+    if (extend_two_branch(e)) {
+        if (!s->qk_forward)
+            return pelab_fail("--scale %s: remaps the relative positions of a q/k map; the %s scheme has none "
+                              "(rotary schemes: rope, xpos, fope)", name, s->name);
+        if (s->qk_dynamic_from && s->qk_dynamic_from(pc) >= 0)
+            return pelab_fail("--scale %s: this model's rule follows the sequence length, which the far branch's "
+                              "fixed positions cannot; load it without the dynamic rule", name);
+        if (e->window < 1) return pelab_fail("--scale %s: the window must be >= 1", name);
+    }
+    PosCtx *far = NULL;
+    if (e->kind == EXTEND_LEAKY_REROPE) { /* the same scheme and options under pi:K */
+        const PosOption *ro = rule_option(s);
+        if (!(s->caps & POS_CAP_RULES) || !ro)
+            return pelab_fail("--scale %s: divides the frequencies by K, which needs a scheme that takes scaling "
+                              "rules; the %s scheme takes none", name, s->name);
+        if (((const RopeRule *)field(pc, ro))->kind != RULE_NONE)
+            return pelab_fail("--scale %s: brings its own pi:K in the far branch; this model already has a scaling "
+                              "rule", name);
+        RopeRule pi = {.kind = RULE_PI, .s = e->leak};
+        far = xmalloc(sizeof *far);
+        if (clone_with_rule(pc, &pi, far) != 0) {
+            free(far);
+            return -1;
+        }
+    }
+    if (pc->extend_far) {
+        pos_free(pc->extend_far);
+        free(pc->extend_far);
+    }
+    pc->extend = *e;
+    pc->extend_far = far;
+    return 0;
+}
+
+const PosCtx *pos_far_ctx(const PosCtx *pc) { return pc->extend_far ? pc->extend_far : pc; }
 
 /* the canonical spec into buf; returns its full length (>= n: cut) */
 static size_t write_spec(const PosCtx *pc, char *buf, size_t n) {
@@ -373,6 +440,10 @@ size_t pos_n_params(const PosCtx *pc) {
 
 /* a fresh state with pc's options, the rule replaced, prepared again: the tables follow the rule */
 int pos_set_scale(PosCtx *pc, const char *rule) {
+    PosExtend e;
+    int is_extend = extend_parse(rule, &e);
+    if (is_extend < 0) return -1;
+    if (is_extend) return pos_set_extend(pc, &e);
     const PosScheme *s = pc->scheme;
     const PosOption *ro = rule_option(s);
     if (!(s->caps & POS_CAP_RULES) || !ro) {
@@ -395,15 +466,10 @@ int pos_set_rule(PosCtx *pc, const RopeRule *r) {
     const PosOption *ro = rule_option(s);
     if (!(s->caps & POS_CAP_RULES) || !ro) return pelab_fail("scaling rules apply to rotary schemes; this model uses %s",
                                                              s->name);
-    PosCtx fresh = *pc;
-    fresh.state = xcalloc(1, s->state_size);
-    for (int i = 0; i < s->n_options; i++)
-        memcpy(field(&fresh, &s->options[i]), field(pc, &s->options[i]), field_size(&s->options[i]));
-    *(RopeRule *)field(&fresh, ro) = *r;
-    if (s->prepare && s->prepare(&fresh) != 0) {
-        pos_free(&fresh);
-        return -1;
-    }
+    if (pc->extend.kind != EXTEND_NONE) /* leaky's far context was built under the old rule */
+        return pelab_fail("a scaling rule cannot be set on a model with an extension method: set the rule first");
+    PosCtx fresh;
+    if (clone_with_rule(pc, r, &fresh) != 0) return -1;
     pos_free(pc);
     *pc = fresh;
     return 0;
@@ -460,6 +526,14 @@ int pos_check_positions(PosCtx *pc, const int *pos, size_t n) {
     if (computable >= 0 && hi >= computable)
         return pelab_fail("position %ld is past the %ld positions the %s scheme can compute in float32",
                           hi, computable, pc->scheme->name);
-    if (pc->scheme->reserve && hi >= 0) return pc->scheme->reserve(pc, hi + 1);
+    if (pc->scheme->reserve && hi >= 0 && pc->scheme->reserve(pc, hi + 1) != 0) return -1;
+    if (extend_two_branch(&pc->extend) && pc->scheme->reserve && hi >= 0) {
+        /* the far branch's positions: a query's, and the window (Self-Extend's shift, ReRoPE's W)
+         * which may lie past every real position of a short sequence */
+        long far_hi = extend_far_qpos(&pc->extend, (int)hi);
+        if (pc->extend.window > far_hi) far_hi = pc->extend.window;
+        PosCtx *far = pc->extend_far ? pc->extend_far : pc;
+        if (pc->scheme->reserve(far, far_hi + 1) != 0) return -1;
+    }
     return 0;
 }

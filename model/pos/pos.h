@@ -19,6 +19,7 @@
 
 #include "../../core/rng.h"
 #include "attn_scale.h"
+#include "extend.h"
 #include "rope_scaling.h"
 
 typedef struct PosCtx PosCtx;
@@ -147,6 +148,10 @@ struct PosCtx {
     /* "+nope@L1,L2": bit l set = layer l runs without the scheme's per-layer hooks (Llama 4's
      * interleaved NoPE layers). A fixed bitset, not an allocation: PosCtx is copied by value. */
     unsigned char nope_layers[POS_MAX_LAYERS / 8];
+    /* an inference-time extension method (extend.h), set by pos_set_extend; never in the spec */
+    PosExtend extend;
+    /* leaky-rerope: the far branch's own context (the scheme under pi:K), owned; NULL otherwise */
+    struct PosCtx *extend_far;
 };
 
 /* Registry (registry.c), in registration order */
@@ -171,8 +176,17 @@ void pos_free(PosCtx *pc);
  * "+nope@" layer */
 int pos_layer_active(const PosCtx *pc, int layer);
 /* set the scaling rule of a scheme that takes one (POS_CAP_RULES), keeping its other options and
- * its parameter pointer: how --scale RULE reaches a loaded model; one line for the others */
+ * its parameter pointer: how --scale RULE reaches a loaded model; one line for the others. An
+ * extension method's name (extend.h: selfextend, rerope, leaky-rerope, stream) goes to
+ * pos_set_extend instead. */
 int pos_set_scale(PosCtx *pc, const char *rule);
+/* set an inference-time extension method (extend.h) on a loaded model, checking that its scheme
+ * can take it: the two-branch methods need a q/k map (a rotary scheme) whose rule does not follow
+ * the length (leaky-rerope: no rule at all, it brings pi:K), stream needs positions applied inside
+ * attention (not at the input). -1 with one line naming the method and the scheme otherwise. */
+int pos_set_extend(PosCtx *pc, const PosExtend *e);
+/* the context whose q/k map the far branch of a two-branch method uses (pc, or leaky's own) */
+const PosCtx *pos_far_ctx(const PosCtx *pc);
 /* the same with a rule already parsed (a LongRoPE factor search builds its candidates in memory) */
 int pos_set_rule(PosCtx *pc, const RopeRule *rule);
 /* the rotary pairs of each head a scheme that takes rules maps (its fraction= option); 0 for others */
