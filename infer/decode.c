@@ -39,6 +39,12 @@ void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int 
         c->chunk_tokens = xmalloc(rows * sizeof(int));
         c->chunk_pos = xmalloc(rows * sizeof(int));
     }
+    if (extend_two_branch(&m->pos.extend)) {
+        c->k_far = xmalloc(cache * sizeof(float));
+        c->q_far = xmalloc(rows * qdim * sizeof(float));
+        c->knew_far = xmalloc(rows * c->kvdim * sizeof(float));
+        c->far_pos = xmalloc(rows * sizeof(int));
+    }
     const PosScheme *ps = m->pos.scheme;
     c->dynamic_from = ps->qk_dynamic_from ? ps->qk_dynamic_from(&m->pos) : -1;
 }
@@ -50,7 +56,7 @@ void kvcache_reset(KVCache *c) { c->len = 0; }
 void kvcache_free(KVCache *c) {
     void *bufs[] = {c->k, c->v, c->pos, c->x, c->ln, c->q, c->att_out, c->res_mid, c->gate, c->up, c->act,
                     c->lnf, c->tokens, c->key_start, c->knew, c->vnew, c->chunk_tokens, c->chunk_pos,
-                    c->chunk_logits};
+                    c->chunk_logits, c->k_far, c->q_far, c->knew_far, c->far_pos};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(c, 0, sizeof *c);
 }
@@ -82,6 +88,11 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
         /* one sequence: the new rows go straight into the cache; a batch: through knew, vnew */
         layer.k = S > 1 ? c->knew : keys + (size_t)start * kvdim;
         layer.v = S > 1 ? c->vnew : values + (size_t)start * kvdim;
+        if (c->k_far) { /* a two-branch extension method: the far keys beside the near ones */
+            float *keys_far = c->k_far + l * layer_cache;
+            layer.q_far = c->q_far, layer.keys_far = keys_far, layer.far_pos = c->far_pos;
+            layer.k_far = S > 1 ? c->knew_far : keys_far + (size_t)start * kvdim;
+        }
         block_forward(m, l, &layer);
     }
     c->len = start + nb;
@@ -130,6 +141,13 @@ static int check_tokens(const Model *m, const int *tokens, size_t n) {
     return 0;
 }
 
+/* a cache built before a two-branch method was set has no far keys */
+static int check_extend(const Model *m, const KVCache *c) {
+    if (extend_two_branch(&m->pos.extend) != (c->k_far != NULL))
+        return pelab_fail("KV cache built before the model's extension method changed: build it again");
+    return 0;
+}
+
 static int decode_forward_threads(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits,
                                   int all_logits);
 
@@ -147,7 +165,7 @@ static int decode_forward_threads(Model *m, KVCache *c, const int *tokens, const
     if (c->len + n > c->max_len)
         return pelab_fail("KV cache full: %d cached + %d new tokens exceeds its capacity of %d", c->len, n,
                           c->max_len);
-    if (check_tokens(m, tokens, n) != 0) return -1;
+    if (check_tokens(m, tokens, n) != 0 || check_extend(m, c) != 0) return -1;
     /* a dynamic rule past its length changes the transform of every position, so every layer of
      * the cache is stale: recompute the prefix under the new length (same table for all rows) */
     long longest = 0;
@@ -182,7 +200,7 @@ int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos
     if (c->len + n > c->max_len)
         return pelab_fail("KV cache full: %d cached + %d new tokens exceeds its capacity of %d", c->len, n,
                           c->max_len);
-    if (check_tokens(m, tokens, (size_t)S * n) != 0 || pos_check_positions(&m->pos, pos, (size_t)S * n) != 0) return -1;
+    if (check_tokens(m, tokens, (size_t)S * n) != 0 || check_extend(m, c) != 0 || pos_check_positions(&m->pos, pos, (size_t)S * n) != 0) return -1;
     if (c->dynamic_from >= 0)
         for (size_t i = 0; i < (size_t)S * n; i++)
             if (pos[i] + 1 > c->dynamic_from)

@@ -22,6 +22,11 @@ typedef struct {
                         * decoding equals a full forward over the sequence; 1: keep the cache as
                         * computed at each token's own step (what HF does; an experiment toggle) */
     float *v;      /* [L, n_seq, max_len, kvdim] */
+    /* a two-branch extension method (extend.h: Self-Extend, ReRoPE), NULL otherwise: every cached
+     * key a second time under the far branch's map [L, n_seq, max_len, kvdim] (a key's far position
+     * depends on the key alone, so it is computed once, as the near one), and per-chunk scratch */
+    float *k_far, *q_far, *knew_far;
+    int *far_pos;
     int *pos;      /* [n_seq, max_len] position id of every cached token */
     int *key_start; /* [n_seq]: sequence b's cache entries before key_start[b] are padding (0: none);
                      * set before the first call, never attended */

@@ -116,6 +116,8 @@ void model_alloc_train(Model *m, int B, int T) {
     free(m->acts_mem);
     free(m->scratch_mem);
     free(m->inputs);
+    free(m->far_mem), free(m->far_pos); /* sized for the old [B, T] */
+    m->far_mem = NULL, m->far_pos = NULL;
     m->B = B;
     m->T = T;
     size_t BT = (size_t)B * T, D = c->dim, L = c->n_layers, F = c->hidden_dim, V = c->vocab_size;
@@ -194,6 +196,7 @@ void model_free(Model *m) {
     free(m->acts_mem);
     free(m->scratch_mem);
     free(m->inputs);
+    free(m->far_mem), free(m->far_pos);
     pos_free(&m->pos);
     memset(m, 0, sizeof *m);
 }
@@ -222,8 +225,15 @@ const bf16 *model_w16(const Model *m, const float *w) {
 }
 
 /* the layer's attention: its queries against the keys the view names */
+/* a two-branch extension method (Self-Extend, ReRoPE) runs in this layer: not in a +nope@ one */
+static int far_branch(const Model *m, int layer, const LayerActs *a) {
+    return a->q_far && extend_two_branch(&m->pos.extend) && pos_layer_active(&m->pos, layer);
+}
+
 static Attention layer_attention(const Model *m, int layer, const LayerActs *a) {
+    int far = far_branch(m, layer, a);
     return (Attention){.q = a->q, .k = a->keys, .v = a->values, .out = a->att_out, .probs = a->att_probs,
+                       .q_far = far ? a->q_far : NULL, .k_far = far ? a->keys_far : NULL, .extend = &m->pos.extend,
                        .stats = a->att_stats, .qpos = a->pos, .kpos = a->key_pos, .n_seq = a->n_seq, .nq = a->n,
                        .nk = a->n_keys, .q_offset = a->past, .kv_stride = a->key_stride, .kstart = a->key_start,
                        .n_heads = m->cfg.n_heads, .n_kv_heads = m->cfg.n_kv_heads, .head_dim = m->head_dim,
@@ -248,17 +258,31 @@ void block_forward(const Model *m, int layer, const LayerActs *a) {
     matmul_forward(a->q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim); /* [N, D] -> [N, H*hd] */
     matmul_forward(a->k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim);
     matmul_forward(a->v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim);
+    int far = far_branch(m, layer, a);
+    if (far) { /* the far branch maps the same projections at its own positions (extend.h) */
+        const PosExtend *e = &m->pos.extend;
+        const PosCtx *fc = pos_far_ctx(&m->pos);
+        memcpy(a->q_far, a->q, (size_t)N * qdim * sizeof(float));
+        memcpy(a->k_far, a->k, (size_t)N * kvdim * sizeof(float));
+        for (int i = 0; i < N; i++) a->far_pos[i] = extend_far_qpos(e, a->pos[i]);
+        ps->qk_forward(fc, a->q_far, a->far_pos, N, H, 0, layer);
+        for (int i = 0; i < N; i++) a->far_pos[i] = extend_far_kpos(e, a->pos[i]);
+        ps->qk_forward(fc, a->k_far, a->far_pos, N, KVH, 1, layer);
+    }
     if (ps->qk_forward && pos_layer_active(&m->pos, layer)) { /* not in a +nope@ layer */
         ps->qk_forward(&m->pos, a->q, a->pos, N, H, 0, layer);
         ps->qk_forward(&m->pos, a->k, a->pos, N, KVH, 1, layer);
     }
-    if (attn_scaled(&m->pos, layer)) /* +logn, +temp, +ssmax: queries only */
+    if (attn_scaled(&m->pos, layer)) { /* +logn, +temp, +ssmax: queries only, by their real position */
         attn_scale_apply(&m->pos.attn_scale, a->q, a->pos, N, H, m->head_dim, layer);
+        if (far) attn_scale_apply(&m->pos.attn_scale, a->q_far, a->pos, N, H, m->head_dim, layer);
+    }
     if (a->key_stride) /* a batched cache: each sequence's new rows after its cached ones */
         for (int b = 0; b < a->n_seq; b++) {
             size_t row = (size_t)b * a->key_stride + a->past, bytes = (size_t)a->n * kvdim * sizeof(float);
             memcpy((float *)a->keys + row * kvdim, a->k + (size_t)b * a->n * kvdim, bytes);
             memcpy((float *)a->values + row * kvdim, a->v + (size_t)b * a->n * kvdim, bytes);
+            if (far) memcpy((float *)a->keys_far + row * kvdim, a->k_far + (size_t)b * a->n * kvdim, bytes);
         }
     attention_forward(&att, &m->pos); /* -> att_out [N, H*hd], att_probs */
     matmul_forward(a->res_mid, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D);
@@ -368,8 +392,19 @@ int model_forward(Model *m, const int *inputs, const int *targets, const int *po
     ActTensors *a = &m->acts;
 
     model_embed(m, a->x0, inputs, positions, (int)BT);
+    int far = extend_two_branch(&m->pos.extend);
+    if (far && !m->far_mem) { /* inference only, allocated on the first such forward */
+        size_t rows = (size_t)m->B * m->T;
+        m->far_mem = xmalloc(rows * ((size_t)c->n_heads + c->n_kv_heads) * m->head_dim * sizeof(float));
+        m->far_pos = xmalloc(rows * sizeof(int));
+    }
     for (int l = 0; l < c->n_layers; l++) {
         LayerActs layer = train_layer_acts(m, l);
+        if (far) {
+            layer.q_far = m->far_mem;
+            layer.k_far = m->far_mem + BT * c->n_heads * m->head_dim;
+            layer.keys_far = layer.k_far, layer.far_pos = m->far_pos;
+        }
         block_forward(m, l, &layer);
     }
     const float *last = a->res_out + (c->n_layers - 1) * BT * D;

@@ -100,6 +100,13 @@ typedef struct {
      * and v are then scratch rows [N, KVH*hd] that block_forward copies to row past of each
      * sequence in keys, values (which it may write) */
     int key_stride;
+    /* a two-branch extension method (extend.h; all NULL otherwise, and in training): q_far, k_far
+     * [N, H*hd], [N, KVH*hd] the rows' queries and keys under the far branch's map (k_far, like k,
+     * is scratch that a batched cache copies into keys_far), keys_far the keys the queries see under
+     * it (laid out as keys), far_pos [N] scratch for the far position ids */
+    float *q_far, *k_far;
+    const float *keys_far;
+    int *far_pos;
     const int *key_start;       /* NULL, or [n_seq]: sequence b's keys before key_start[b] are padding */
     float *att_probs;           /* NULL, or [n_seq, H, n, n_keys] softmax rows kept */
     float *att_stats;           /* NULL, or [n_seq, H, n, 2] softmax max and 1/sum (for the backward) */
@@ -138,6 +145,10 @@ typedef struct Model {
     float *scratch_mem;
     GradScratch scratch;
     int *inputs, *targets, *positions; /* [B*T] copies for the backward */
+    /* a two-branch extension method in a full forward: one layer's far-branch q and k [B*T, H*hd +
+     * KVH*hd] and far positions [B*T], reused by every layer (inference only: no backward) */
+    float *far_mem;
+    int *far_pos;
     float mean_loss;
 } Model;
 
