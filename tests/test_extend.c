@@ -240,11 +240,11 @@ static void extend_refusals(void) {
     static const struct {
         const char *spec, *method, *needle;
     } bad[] = {
-        {"alibi", "selfextend:2:4", "no"},
-        {"t5", "rerope:4", "rotary schemes"},
+        {"alibi", "selfextend:2:4", "no q/k map"},
+        {"t5", "rerope:4", "rotary schemes: rope"},
         {"rope:scale=dynamic-ntk", "rerope:4", "follows the sequence length"},
         {"rope:scale=pi:2", "leaky-rerope:4:2", "already has a scaling rule"},
-        {"fope", "leaky-rerope:4:2", "takes none"},
+        {"fope", "leaky-rerope:4:2", "takes no scaling rule"},
         {"learned", "stream:2:6", "adds positions to the input"},
         {"sinusoidal", "stream:2:6", "adds positions to the input"},
     };
@@ -273,10 +273,48 @@ static void extend_refusals(void) {
     model_free(&m);
 }
 
+/* the methods through the command line: eval side by side, greedy sampling with and without the
+ * cache, passkey, and compare refusing a bad method before training */
+static void extend_cli(void) {
+    static char out[65536], cmd[2048], a[4096], b[4096];
+    const char *dir = test_tmpdir();
+    snprintf(cmd, sizeof cmd,
+             "./pelab train --steps 5 --dim 32 --layers 2 --heads 2 --seq-len 16 --batch 2 --synth-bytes 20000 "
+             "--quiet --out %s/ext.safetensors && ./pelab synth stories --bytes 3000 > %s/ext.txt",
+             dir, dir);
+    int rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0, "a tiny model and text for the extension methods (exit %d): %s", rc, out);
+    snprintf(cmd, sizeof cmd,
+             "./pelab eval %s/ext.safetensors --data %s/ext.txt --lengths 16,64 "
+             "--scale none,selfextend:2:8,rerope:8,leaky-rerope:8:2 2>/dev/null", dir, dir);
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "selfextend:2:8") && strstr(out, "rerope:8") && strstr(out, "leaky-rerope:8:2"),
+          "eval runs the three methods side by side (exit %d): %.300s", rc, out);
+    static const char *methods[] = {"selfextend:2:8", "rerope:8", "leaky-rerope:8:2"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "./pelab sample %s/ext.safetensors -n 120 --temp 0 --scale %s 2>/dev/null", dir,
+                 methods[i]);
+        run_pelab(cmd, a, sizeof a);
+        snprintf(cmd, sizeof cmd, "./pelab sample %s/ext.safetensors -n 120 --temp 0 --scale %s --no-cache 2>/dev/null",
+                 dir, methods[i]);
+        run_pelab(cmd, b, sizeof b);
+        CHECK(strlen(a) > 100 && strcmp(a, b) == 0, "sample --scale %s: the cache and full forwards write the same "
+              "greedy text to 7.5L (%zu bytes)", methods[i], strlen(a));
+    }
+    snprintf(cmd, sizeof cmd, "./pelab passkey %s/ext.safetensors --lengths 48 --trials 2 --scale rerope:8", dir);
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0, "passkey --scale rerope:8 runs (exit %d): %.300s", rc, out);
+    snprintf(cmd, sizeof cmd, "./pelab sample %s/ext.safetensors -n 5 --scale selfextend:0:8", dir);
+    expect_pelab_error(cmd, "group size");
+    snprintf(cmd, sizeof cmd, "./pelab compare --schemes rope --rules pi:2,selfextend:2 --steps 1 --out %s/extcmp", dir);
+    expect_pelab_error(cmd, "neighbour window");
+}
+
 void test_extend(void) {
     extend_texts();
     extend_tables();
     extend_reference();
     extend_kvcache();
     extend_refusals();
+    extend_cli();
 }

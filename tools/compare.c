@@ -99,12 +99,13 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, const
     const int *held = d.tokens + d.n_train;
     size_t n_held = d.n - d.n_train;
     if (c->eval_tokens > 0 && n_held > (size_t)c->eval_tokens) n_held = (size_t)c->eval_tokens;
-    int n_rules = !ft_label && compare_takes_rules(c, s) ? 1 + c->n_rules : 1;
+    int n_rules = !ft_label ? 1 + c->n_rules : 1;
     char base_ckpt[1200]; /* key tokens from the run as trained, so a fine-tune is scored on the same ones */
     compare_run_path(c, s, k, ".safetensors", base_ckpt, sizeof base_ckpt);
     size_t n_key_tokens = 0;
     unsigned char *key = c->task ? NULL : compare_key_tokens(c, base_ckpt, held, n_held, &n_key_tokens);
     for (int r = 0; r < n_rules; r++) {
+        if (r > 0 && !compare_takes_rule(c, s, r - 1)) continue;
         const char *rule = r == 0 ? "none" : c->rule[r - 1];
         Model m;
         if (eval_load_rule(ckpt, rule, &m, NULL) != 0 || model_set_precision(&m, c->base.precision) != 0)
@@ -400,6 +401,13 @@ static void setup_rules(Compare *c, const char *rules, double smax) {
     }
     if (strcmp(rules, "none") != 0 && rules[0])
         c->n_rules = split_list("compare", "--rules", rules, c->rule[0], sizeof c->rule[0], CMP_MAX_RULES);
+    for (int r = 0; r < c->n_rules; r++) { /* now, not after hours of training */
+        PosExtend e;
+        RopeRule rule;
+        int is_extend = extend_parse(c->rule[r], &e);
+        if (is_extend < 0 || (is_extend == 0 && rope_rule_parse(c->rule[r], &rule) != 0))
+            pelab_die("compare: --rules: %s", pelab_errmsg);
+    }
 }
 
 int cmd_compare(int argc, char **argv) {
@@ -427,7 +435,9 @@ int cmd_compare(int argc, char **argv) {
         {"--mult", OPT_STR, &c.mult, 0, 0, "evaluation lengths as multiples of L"},
         {"--rules", OPT_STR, &rules, 0, 0, "post-hoc scaling rules for the schemes that take them (default pi:S,ntk:S,yarn:S,dynamic-ntk, "
                                            "S = largest mult, and pi:F for the fine-tune; none: no rules; "
-                                           "longrope:PATH with no ',' in PATH)"},
+                                           "longrope:PATH with no ',' in PATH; extension methods selfextend:G:W, "
+                                           "rerope:W, leaky-rerope:W:K for the rotary schemes, stream:S:W for all "
+                                           "but learned and sinusoidal)"},
         {"--finetune-steps", OPT_INT, &c.finetune_steps, -1, 1 << 30, "PI fine-tune of each run that takes rules: steps at F x L "
                                                                        "(-1: 10% of --steps; 0: no fine-tune)"},
         {"--finetune-scale", OPT_FLOAT, &c.finetune_scale, -1, 1 << 10, "its factor F: pi:F at length F x L (-1: min(4, "

@@ -21,6 +21,13 @@ int compare_takes_rules(const Compare *c, int i) {
     return s && (s->caps & POS_CAP_RULES);
 }
 
+int compare_takes_rule(const Compare *c, int i, int r) {
+    const PosScheme *s = pos_find_spec(c->scheme[i]);
+    PosExtend e;
+    if (s && extend_parse(c->rule[r], &e) == 1) return pos_extend_refusal(s, &e) == NULL;
+    return compare_takes_rules(c, i);
+}
+
 int compare_finetunes(const Compare *c, int i) {
     return c->finetune_steps > 0 && c->finetune_kinds && compare_takes_rules(c, i);
 }

@@ -78,6 +78,9 @@ void compare_run_path(const Compare *c, int scheme, int seed, const char *ext, c
 void compare_finetune_path(const Compare *c, int kind, int scheme, int seed, const char *ext, char *buf, size_t n);
 /* 1 if scheme i takes the post-hoc scaling rules (its scheme declares POS_CAP_RULES: rope, xpos) */
 int compare_takes_rules(const Compare *c, int i);
+/* scheme i takes --rules entry r: a scaling rule when it takes rules, an extension method
+ * (extend.h) when its scheme can carry it (stream: most schemes; the others: rotary ones) */
+int compare_takes_rule(const Compare *c, int i, int r);
 /* 1 if scheme i's runs are also fine-tuned (the schemes that take rules), by any recipe */
 int compare_finetunes(const Compare *c, int i);
 /* 1 if scheme i's runs are fine-tuned by recipe kind */

@@ -354,7 +354,8 @@ int cmd_eval(int argc, char **argv) {
         {"--mult", OPT_STR, &mult, 0, 0, "lengths as multiples of the training length (default 0.5,1,2,4,8)"},
         {"--stride", OPT_INT, &stride, 0, 1 << 24, "sliding-window stride (0: L_eval/2; capped at L_eval)"},
         {"--scale", OPT_STR, &scale, 0, 0, "scaling rules side by side: none (the stored scheme),pi:4,ntk:4,yarn:4,"
-                                             "longrope:PATH,... (see --help of score)"},
+                                             "longrope:PATH,... and extension methods selfextend:G:W,rerope:W,"
+                                             "leaky-rerope:W:K,stream:S:W (see --help of score)"},
         {"--buckets", OPT_INT, &buckets, 1, 1 << 20, "position buckets per length (at most L_eval)"},
         {"--csv", OPT_OUT_FILE, &csv_path, 0, 0, "write every result row as CSV here"},
         {"--json", OPT_OUT_FILE, &json_path, 0, 0, "write every result row as JSON here"},

@@ -339,8 +339,8 @@ static void aggregate(const Compare *c, Agg *a) {
     report_gen_reset();
     for (int l = 0; l < c->n_lengths; l++) a->lmax = c->lens[l] > a->lmax ? c->lens[l] : a->lmax;
     for (int s = 0; s < c->n_schemes; s++) {
-        for (int r = 0; r <= (compare_takes_rules(c, s) ? c->n_rules : 0); r++)
-            series_get(a, s, r ? c->rule[r - 1] : "none", c);
+        for (int r = 0; r <= c->n_rules; r++)
+            if (r == 0 || compare_takes_rule(c, s, r - 1)) series_get(a, s, r ? c->rule[r - 1] : "none", c);
         for (int kind = 0; kind < FT_KINDS; kind++)
             if (compare_finetunes_with(c, s, kind)) series_get(a, s, c->finetune_label[kind], c);
         for (int k = 0; k < c->n_seeds; k++) {

@@ -359,18 +359,24 @@ static int clone_with_rule(const PosCtx *pc, const RopeRule *r, PosCtx *out) {
     return 0;
 }
 
+const char *pos_extend_refusal(const PosScheme *s, const PosExtend *e) {
+    if (e->kind == EXTEND_STREAM && s->input_forward)
+        return "adds positions to the input, so a cached token's position cannot follow its slot as the cache "
+               "slides; stream needs positions inside attention (rotary, bias or none)";
+    if (extend_two_branch(e) && !s->qk_forward)
+        return "has no q/k map whose relative positions the method could remap (rotary schemes: rope, xpos, fope)";
+    if (e->kind == EXTEND_LEAKY_REROPE && !(s->caps & POS_CAP_RULES))
+        return "takes no scaling rule, and leaky-rerope divides the frequencies by K with one (pi:K)";
+    return NULL;
+}
+
 int pos_set_extend(PosCtx *pc, const PosExtend *e) {
     const PosScheme *s = pc->scheme;
     char name[64];
     extend_describe(e, name, sizeof name);
-    if (e->kind == EXTEND_STREAM && s->input_forward)
-        return pelab_fail("--scale %s: the %s scheme adds positions to the input, so a cached token's position "
-                          "cannot follow its slot as the cache slides; stream needs positions inside attention "
-                          "(rotary, bias or none)", name, s->name);
+    const char *why = pos_extend_refusal(s, e);
+    if (why) return pelab_fail("--scale %s: the %s scheme %s", name, s->name, why);
     if (extend_two_branch(e)) {
-        if (!s->qk_forward)
-            return pelab_fail("--scale %s: remaps the relative positions of a q/k map; the %s scheme has none "
-                              "(rotary schemes: rope, xpos, fope)", name, s->name);
         if (s->qk_dynamic_from && s->qk_dynamic_from(pc) >= 0)
             return pelab_fail("--scale %s: this model's rule follows the sequence length, which the far branch's "
                               "fixed positions cannot; load it without the dynamic rule", name);
@@ -378,11 +384,7 @@ int pos_set_extend(PosCtx *pc, const PosExtend *e) {
     }
     PosCtx *far = NULL;
     if (e->kind == EXTEND_LEAKY_REROPE) { /* the same scheme and options under pi:K */
-        const PosOption *ro = rule_option(s);
-        if (!(s->caps & POS_CAP_RULES) || !ro)
-            return pelab_fail("--scale %s: divides the frequencies by K, which needs a scheme that takes scaling "
-                              "rules; the %s scheme takes none", name, s->name);
-        if (((const RopeRule *)field(pc, ro))->kind != RULE_NONE)
+        if (((const RopeRule *)field(pc, rule_option(s)))->kind != RULE_NONE)
             return pelab_fail("--scale %s: brings its own pi:K in the far branch; this model already has a scaling "
                               "rule", name);
         RopeRule pi = {.kind = RULE_PI, .s = e->leak};

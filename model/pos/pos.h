@@ -185,6 +185,9 @@ int pos_set_scale(PosCtx *pc, const char *rule);
  * the length (leaky-rerope: no rule at all, it brings pi:K), stream needs positions applied inside
  * attention (not at the input). -1 with one line naming the method and the scheme otherwise. */
 int pos_set_extend(PosCtx *pc, const PosExtend *e);
+/* NULL if a scheme can carry the extension method, else why not (one phrase, for messages); the
+ * checks that depend on a model's options (its rule) are pos_set_extend's */
+const char *pos_extend_refusal(const PosScheme *s, const PosExtend *e);
 /* the context whose q/k map the far branch of a two-branch method uses (pc, or leaky's own) */
 const PosCtx *pos_far_ctx(const PosCtx *pc);
 /* the same with a rule already parsed (a LongRoPE factor search builds its candidates in memory) */
