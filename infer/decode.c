@@ -168,10 +168,14 @@ static int decode_forward_threads(Model *m, KVCache *c, const int *tokens, const
     if (check_tokens(m, tokens, n) != 0 || check_extend(m, c) != 0) return -1;
     /* a dynamic rule past its length changes the transform of every position, so every layer of
      * the cache is stale: recompute the prefix under the new length (same table for all rows) */
-    long longest = 0;
-    for (int i = 0; i < c->len; i++) longest = c->pos[i] + 1 > longest ? c->pos[i] + 1 : longest;
+    long cached = 0, longest;
+    for (int i = 0; i < c->len; i++) cached = c->pos[i] + 1 > cached ? c->pos[i] + 1 : cached;
+    longest = cached;
     for (int i = 0; i < n; i++) longest = pos[i] + 1 > longest ? pos[i] + 1 : longest;
-    if (c->dynamic_from >= 0 && !c->stale_dynamic && longest > c->dynamic_from && c->len > 0) {
+    /* the cache was built at length `cached`: stale if the transform at `longest` is another */
+    const PosScheme *ps = m->pos.scheme;
+    int changes = !ps->qk_transform_changes || ps->qk_transform_changes(&m->pos, cached, longest);
+    if (c->dynamic_from >= 0 && !c->stale_dynamic && longest > c->dynamic_from && c->len > 0 && changes) {
         int old = c->len;
         memcpy(c->pos + old, pos, n * sizeof(int)); /* all positions in one array for the check */
         if (pos_check_positions(&m->pos, c->pos, (size_t)old + n) != 0) return -1;

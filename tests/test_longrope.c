@@ -92,6 +92,17 @@ static void longrope_frequencies(void) {
     }
     CHECK(pc.scheme->qk_dynamic_from(&pc) == 8, "the KV cache is told the rule follows the length past 8 (got %ld)",
           pc.scheme->qk_dynamic_from(&pc));
+    /* the sets switch once, at L: a cache built past L stays exact past L (recomputed once, not per step) */
+    int (*changes)(const PosCtx *, long, long) = pc.scheme->qk_transform_changes;
+    CHECK(changes && !changes(&pc, 4, 8) && changes(&pc, 8, 9) && !changes(&pc, 9, 30) && changes(&pc, 30, 8),
+          "longrope changes its transform only across L = 8");
+    PosCtx dyn, pi;
+    pos_init(&dyn, "rope:scale=dynamic-ntk", 32, 4, 4, 1, 8);
+    pos_init(&pi, "xpos:scale=pi:2", 32, 4, 4, 1, 8);
+    CHECK(!changes(&dyn, 3, 8) && changes(&dyn, 8, 9) && changes(&dyn, 9, 10) && !changes(&dyn, 12, 12) &&
+              !pi.scheme->qk_transform_changes(&pi, 3, 30),
+          "dynamic NTK changes at every length past L, pi never");
+    pos_free(&dyn), pos_free(&pi);
     float at8 = pair1_after_length(&pc, 8, 5), at9 = pair1_after_length(&pc, 9, 5);
     float back = pair1_after_length(&pc, 8, 5);
     CHECK(fabsf(at8 - (float)(af_want * sin(5.0 / 15))) < 1e-6f &&

@@ -51,6 +51,8 @@ static void capabilities(void) {
         CHECK(has(s, POS_CAP_LEARNED) == (pos_n_params(&pc) > 0), "%s: learned iff it has parameters (%zu)", s->name,
               pos_n_params(&pc));
         CHECK(has(s, POS_CAP_DYNAMIC) == !!s->qk_dynamic_from, "%s: dynamic iff it says from where", s->name);
+        CHECK(!s->qk_transform_changes || s->qk_dynamic_from, "%s: says when its transform changes only if dynamic",
+              s->name);
         CHECK(!s->n_options || s->state_size, "%s: options live in a state block", s->name);
         pos_free(&pc);
     }

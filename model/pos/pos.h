@@ -102,6 +102,10 @@ typedef struct PosScheme {
      * length (dynamic NTK): a cache built at a shorter length is then stale in every layer, and
      * the KV-cache decoder recomputes the prefix to stay exact */
     long (*qk_dynamic_from)(const PosCtx *pc);
+    /* with qk_dynamic_from: 0 when the transform at current length to_len is the one at from_len (a
+     * cache built at from_len stays exact: LongRoPE switches sets once, at L), 1 when it changed;
+     * NULL: it changes with every length */
+    int (*qk_transform_changes)(const PosCtx *pc, long from_len, long to_len);
     /* largest position + 1 whose numbers stay finite and accurate in float32, -1 if unlimited */
     long (*computable_position)(const PosCtx *pc);
     /* after every optimizer update: project learned parameters back into their domain (clamps) */

@@ -11,7 +11,8 @@
  * training window, the "activated" low frequencies the paper blames for the U-shaped attention)
  * carry no position; both cuts may be given, the stricter wins. Keys are cached after rotation.
  * A dynamic rule (dynamic-ntk; longrope once, at L) past L changes every position's rotation with the length, so
- * qk_dynamic_from tells the KV-cache decoder to recompute the whole prefix at each step. */
+ * qk_dynamic_from tells the KV-cache decoder to recompute the whole prefix: at each step under
+ * dynamic NTK, once (when the length crosses L) under LongRoPE (qk_transform_changes). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -64,6 +65,10 @@ static int rope_reserve(PosCtx *pc, long n_positions) {
 
 static long rope_dynamic_from(const PosCtx *pc) { return rotary_core_dynamic_from(&((const Rope *)pc->state)->core); }
 
+static int rope_changes(const PosCtx *pc, long from_len, long to_len) {
+    return rotary_core_changes(&((const Rope *)pc->state)->core, from_len, to_len);
+}
+
 static void rope_qk_forward(const PosCtx *pc, float *v, const int *pos, int n, int n_heads, int is_key, int layer) {
     (void)is_key, (void)layer;
     const Rope *s = pc->state;
@@ -98,6 +103,7 @@ const PosScheme pos_rope = {
     .prepare = rope_prepare,
     .reserve = rope_reserve,
     .qk_dynamic_from = rope_dynamic_from,
+    .qk_transform_changes = rope_changes,
     .qk_forward = rope_qk_forward,
     .qk_backward = rope_qk_backward,
     .release = rope_release,

@@ -215,6 +215,12 @@ void rope_rule_describe(const RopeRule *r, char *buf, size_t n) {
 /* LongRoPE switches sets with the length, so like dynamic NTK it changes every cached rotation */
 int rope_rule_is_dynamic(const RopeRule *r) { return r->kind == RULE_DYNAMIC_NTK || r->kind == RULE_LONGROPE; }
 
+int rope_rule_changes(const RopeRule *r, int L, long a, long b) {
+    if (!rope_rule_is_dynamic(r) || (a <= L && b <= L)) return 0;
+    if (r->kind == RULE_LONGROPE) return (a > L) != (b > L);
+    return a != b;
+}
+
 int rope_rule_length(const RopeRule *r, int model_len) {
     if (r->kind == RULE_LONGROPE && r->longrope.orig_len > 0) return (int)r->longrope.orig_len;
     return model_len;

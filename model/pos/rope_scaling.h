@@ -50,6 +50,9 @@ int rope_rule_parse(const char *text, RopeRule *r);
 void rope_rule_describe(const RopeRule *r, char *buf, size_t n);
 /* 1 if the frequencies depend on the current sequence length (the KV cache must re-rotate) */
 int rope_rule_is_dynamic(const RopeRule *r);
+/* 1 if the rule's frequencies at length b differ from those at length a (original length L): never
+ * for a static rule, for dynamic NTK at any two lengths past L, for LongRoPE only across L */
+int rope_rule_changes(const RopeRule *r, int L, long a, long b);
 /* the rule's original length L for a model whose rules' L is otherwise model_len (LongRoPE's file
  * may name its own) */
 int rope_rule_length(const RopeRule *r, int model_len);

@@ -65,6 +65,10 @@ int rotary_core_set_length(RotaryCore *c, long n) {
 
 long rotary_core_dynamic_from(const RotaryCore *c) { return rope_rule_is_dynamic(&c->rule) ? c->train_len : -1; }
 
+int rotary_core_changes(const RotaryCore *c, long from_len, long to_len) {
+    return rope_rule_changes(&c->rule, c->train_len, from_len, to_len);
+}
+
 double rotary_core_angle(const RotaryCore *c, int j, long pos) {
     return rope_rule_angle(&c->rule, c->freq[j], pos, c->train_len);
 }

@@ -57,6 +57,8 @@ int rotary_core_prepare(RotaryCore *c, const char *scheme, int head_dim, int tra
 int rotary_core_set_length(RotaryCore *c, long n);
 /* -1, or the length past which a dynamic rule changes the frequencies (qk_dynamic_from) */
 long rotary_core_dynamic_from(const RotaryCore *c);
+/* qk_transform_changes of a rotary scheme: whether its rule's frequencies differ between lengths */
+int rotary_core_changes(const RotaryCore *c, long from_len, long to_len);
 /* RoPE angle of pair j at pos under the rule */
 double rotary_core_angle(const RotaryCore *c, int j, long pos);
 void rotary_core_free(RotaryCore *c);

@@ -80,6 +80,10 @@ static int xpos_reserve(PosCtx *pc, long n_positions) {
 
 static long xpos_dynamic_from(const PosCtx *pc) { return rotary_core_dynamic_from(&((const Xpos *)pc->state)->core); }
 
+static int xpos_changes(const PosCtx *pc, long from_len, long to_len) {
+    return rotary_core_changes(&((const Xpos *)pc->state)->core, from_len, to_len);
+}
+
 static long xpos_computable_position(const PosCtx *pc) { return ((const Xpos *)pc->state)->last_safe + 1; }
 
 static void xpos_qk_forward(const PosCtx *pc, float *v, const int *pos, int n, int n_heads, int is_key, int layer) {
@@ -112,6 +116,7 @@ const PosScheme pos_xpos = {
     .prepare = xpos_prepare,
     .reserve = xpos_reserve,
     .qk_dynamic_from = xpos_dynamic_from,
+    .qk_transform_changes = xpos_changes,
     .computable_position = xpos_computable_position,
     .qk_forward = xpos_qk_forward,
     .qk_backward = xpos_qk_backward,
