@@ -11,6 +11,9 @@
 void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int chunk) {
     const ModelConfig *cfg = &m->cfg;
     memset(c, 0, sizeof *c);
+    const PosExtend *e = &m->pos.extend;
+    c->stream = e->kind == EXTEND_STREAM;
+    if (c->stream) c->sinks = e->sinks, max_len = e->sinks + e->window; /* constant memory */
     if (chunk > max_len) chunk = max_len;
     c->max_len = max_len;
     c->chunk = chunk;
@@ -41,6 +44,11 @@ void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int 
     }
     const PosScheme *ps = m->pos.scheme;
     c->dynamic_from = ps->qk_dynamic_from ? ps->qk_dynamic_from(&m->pos) : -1;
+    if (c->stream) { /* keys are mapped again at every call: no prefix to recompute */
+        c->dynamic_from = -1;
+        c->kmap = xmalloc((size_t)max_len * c->kvdim * sizeof(float));
+        for (size_t i = 0; i < (size_t)n_seq * max_len; i++) c->pos[i] = (int)(i % max_len);
+    }
 }
 
 void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk) { kvcache_init_batch(c, m, 1, max_len, chunk); }
@@ -50,9 +58,35 @@ void kvcache_reset(KVCache *c) { c->len = 0; }
 void kvcache_free(KVCache *c) {
     void *bufs[] = {c->k, c->v, c->pos, c->x, c->ln, c->q, c->att_out, c->res_mid, c->gate, c->up, c->act,
                     c->lnf, c->tokens, c->key_start, c->knew, c->vnew, c->chunk_tokens, c->chunk_pos,
-                    c->chunk_logits};
+                    c->chunk_logits, c->kmap};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(c, 0, sizeof *c);
+}
+
+/* stream: layer l attends to kmap, its cached raw keys mapped at their slots; block_forward maps
+ * the new rows there too, and keeps them raw in the cache */
+static void stream_keys(const Model *m, KVCache *c, int l, LayerActs *a) {
+    size_t kvdim = c->kvdim;
+    float *raw = c->k + (size_t)l * c->max_len * kvdim;
+    const PosScheme *ps = m->pos.scheme;
+    memcpy(c->kmap, raw, (size_t)a->past * kvdim * sizeof(float));
+    if (ps->qk_forward && pos_layer_active(&m->pos, l) && a->past > 0)
+        ps->qk_forward(&m->pos, c->kmap, c->pos, a->past, m->cfg.n_kv_heads, 1, l);
+    a->keys = c->kmap;
+    a->k = c->kmap + a->past * kvdim;
+    a->k_raw = raw + a->past * kvdim;
+}
+
+/* stream, full cache: drop the oldest token after the sinks; the later ones move up one slot */
+static void stream_evict(KVCache *c) {
+    size_t kvdim = c->kvdim, S = c->sinks, keep = c->len - S - 1, bytes = keep * kvdim * sizeof(float);
+    for (int l = 0; l < c->n_layers; l++) {
+        size_t layer = (size_t)l * c->max_len * kvdim;
+        memmove(c->k + layer + S * kvdim, c->k + layer + (S + 1) * kvdim, bytes);
+        memmove(c->v + layer + S * kvdim, c->v + layer + (S + 1) * kvdim, bytes);
+    }
+    memmove(c->tokens + S, c->tokens + S + 1, keep * sizeof(int));
+    c->len--;
 }
 
 /* one chunk of nb <= chunk tokens of every sequence (tokens, pos: [n_seq, nb]): every layer
@@ -82,6 +116,7 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
         /* one sequence: the new rows go straight into the cache; a batch: through knew, vnew */
         layer.k = S > 1 ? c->knew : keys + (size_t)start * kvdim;
         layer.v = S > 1 ? c->vnew : values + (size_t)start * kvdim;
+        if (c->stream) stream_keys(m, c, l, &layer);
         block_forward(m, l, &layer);
     }
     c->len = start + nb;
@@ -140,10 +175,30 @@ int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int 
     return rc;
 }
 
+/* stream: a block while the cache has room, else one token after an eviction; positions are
+ * the slots (c->pos), and reserve() sees the cache's length, never the stream's */
+static int stream_forward(Model *m, KVCache *c, const int *tokens, int n, float *logits, int all_logits) {
+    int filled = c->len + n < c->max_len ? c->len + n : c->max_len;
+    if (pos_check_positions(&m->pos, c->pos, filled) != 0) return -1;
+    for (int done = 0; done < n;) {
+        if (c->len == c->max_len) stream_evict(c);
+        int nb = n - done, room = c->max_len - c->len;
+        nb = nb < room ? nb : room;
+        nb = nb < c->chunk ? nb : c->chunk;
+        float *out = all_logits ? logits + (size_t)done * m->cfg.vocab_size : (done + nb == n ? logits : NULL);
+        decode_chunk(m, c, tokens + done, c->pos + c->len, nb, out, all_logits);
+        done += nb;
+    }
+    return 0;
+}
+
 static int decode_forward_threads(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits,
                                   int all_logits) {
     if (n < 1) return pelab_fail("decode_forward: no tokens");
     if (c->n_seq != 1) return pelab_fail("decode_forward: a cache of %d sequences (decode_forward_batch)", c->n_seq);
+    if (c->stream != (m->pos.extend.kind == EXTEND_STREAM))
+        return pelab_fail("decode_forward: --scale stream was %s after kvcache_init", c->stream ? "unset" : "set");
+    if (c->stream) return check_tokens(m, tokens, n) != 0 ? -1 : stream_forward(m, c, tokens, n, logits, all_logits);
     if (c->len + n > c->max_len)
         return pelab_fail("KV cache full: %d cached + %d new tokens exceeds its capacity of %d", c->len, n,
                           c->max_len);
@@ -179,6 +234,9 @@ int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos
     if (c->n_seq == 1) return decode_forward(m, c, tokens, pos, n, logits, all_logits);
     int S = c->n_seq;
     if (n < 1) return pelab_fail("decode_forward_batch: no tokens");
+    if (c->stream)
+        return pelab_fail("stream:%d:%d: a streaming cache holds one sequence; decode these %d one at a time", c->sinks,
+                          c->max_len - c->sinks, S);
     if (c->len + n > c->max_len)
         return pelab_fail("KV cache full: %d cached + %d new tokens exceeds its capacity of %d", c->len, n,
                           c->max_len);
