@@ -113,16 +113,18 @@ static void one_layer_reference(void) {
             float *lb = xmalloc(sizeof(float) * N * V);
             int rc = feed(&b, &kb, tok, N, calls, 5, lb);
             model_alloc_train(&a, 1, S + W);
-            float worst = 0;
+            float worst = 0, big = 1; /* the two paths sum in different orders (sgemv, sgemm) */
             for (int t = 0; t < N && rc == 0; t++) {
                 int n = cached_tokens(tok, t, S, W, seq);
                 rc = model_forward(&a, seq, NULL, pos, 1, n);
-                float d = max_abs_diff(a.acts.logits + (size_t)(n - 1) * V, lb + (size_t)t * V, V);
+                const float *ref = a.acts.logits + (size_t)(n - 1) * V;
+                float d = max_abs_diff(ref, lb + (size_t)t * V, V);
                 worst = d > worst ? d : worst;
+                for (int i = 0; i < V; i++) big = fabsf(ref[i]) > big ? fabsf(ref[i]) : big;
             }
-            CHECK(rc == 0 && worst <= 1e-5f,
+            CHECK(rc == 0 && worst <= 1e-5f * big,
                   "%s, 1 layer, stream:%d:%d: every step equals a full forward over the cached tokens at 0..n-1 "
-                  "(rc %d, max diff %g)", specs[s], S, W, rc, worst);
+                  "(rc %d, max diff %g, max |logit| %g)", specs[s], S, W, rc, worst, big);
             kvcache_free(&kb);
             free(lb);
             model_free(&a), model_free(&b);
