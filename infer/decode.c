@@ -186,7 +186,9 @@ static int stream_forward(Model *m, KVCache *c, const int *tokens, int n, float 
         nb = nb < room ? nb : room;
         nb = nb < c->chunk ? nb : c->chunk;
         float *out = all_logits ? logits + (size_t)done * m->cfg.vocab_size : (done + nb == n ? logits : NULL);
+        int saved = threads_begin(m, c, nb); /* past a full cache, blocks of one token: one thread */
         decode_chunk(m, c, tokens + done, c->pos + c->len, nb, out, all_logits);
+        threads_end(saved);
         done += nb;
     }
     return 0;
