@@ -3,19 +3,30 @@
  * queries, so memory grows linearly with the cached length (no activations are kept).
  * A cache may hold n_seq sequences decoded side by side (batched sampling): every sequence gets
  * the same number of new tokens per call, each at its own position ids; a sequence that starts
- * later is left-padded, its padding keys masked (key_start), its first real token at position 0. */
+ * later is left-padded, its padding keys masked (key_start), its first real token at position 0.
+ *
+ * StreamingLLM (--scale stream:S:W, extend.h; Xiao et al. 2023): a cache made for such a model
+ * holds at most S + W tokens whatever max_len, so memory stays constant however long the stream.
+ * When it is full, a new token evicts the oldest token after the S sinks. Positions are the slots:
+ * the sinks at 0..S-1, the kept recent tokens in order after them, the newest at the last slot;
+ * the caller's position ids are not read. A cached key's position thus changes as the window
+ * slides, so the cache keeps keys before the scheme's q/k map and every call maps them again, one
+ * layer at a time, at their current slots (bias schemes read the slots as key positions). The
+ * hidden states of cached tokens are never recomputed: in layers past the first, a key or value
+ * still carries the context its token had when it entered (as the paper's cache). One sequence
+ * only (decode_forward_batch refuses a batch). */
 #ifndef PELAB_DECODE_H
 #define PELAB_DECODE_H
 
 #include "../model/model.h"
 
 typedef struct {
-    int max_len;   /* capacity in tokens, per sequence */
+    int max_len;   /* capacity in tokens, per sequence (stream: S + W) */
     int len;       /* tokens cached so far, per sequence (padding included) */
     int chunk;     /* queries processed per block */
     int n_seq;     /* sequences side by side (1: decode_forward) */
     int n_layers, kvdim;
-    float *k;      /* [L, n_seq, max_len, kvdim] keys after the q/k transform */
+    float *k;      /* [L, n_seq, max_len, kvdim] keys after the q/k transform (stream: before) */
     int *tokens;   /* [n_seq, max_len] every cached token id (to recompute the prefix) */
     long dynamic_from; /* -1, or the length past which the scheme's transform follows the length */
     int stale_dynamic; /* 0 (default): past dynamic_from, recompute the whole prefix at every call so
@@ -30,6 +41,9 @@ typedef struct {
     int *pos;      /* [n_seq, max_len] position id of every cached token */
     int *key_start; /* [n_seq]: sequence b's cache entries before key_start[b] are padding (0: none);
                      * set before the first call, never attended */
+    int stream;    /* 1: a StreamingLLM cache (the model's --scale stream:S:W at kvcache_init) */
+    int sinks;     /* stream: S, the first tokens never evicted; pos then holds the slots 0..max_len-1 */
+    float *kmap;   /* stream: [max_len, kvdim] one layer's cached keys mapped at their slots */
     /* per-chunk scratch, reused by every layer (see LayerActs) */
     float *x;         /* [n_seq * chunk, D] the residual stream */
     float *ln, *q, *att_out, *res_mid, *gate, *up, *act;
@@ -49,14 +63,17 @@ void kvcache_free(KVCache *c);
  * (a cache of one sequence). Under a dynamic rule past its length, every call recomputes the
  * cached prefix (exact, and quadratic in the length), unless stale_dynamic is set.
  * logits: if all_logits, [n, V] (one row per new token); else [V] for the last token only.
- * -1 with pelab_errmsg if the cache is full or a position is not accepted by the scheme. */
+ * -1 with pelab_errmsg if the cache is full or a position is not accepted by the scheme.
+ * A stream cache is never full: the tokens go in as one block while they fit, then one at a time,
+ * each after evicting one, so every token's query sees the cache as it is when the token enters;
+ * pos is not read (may be NULL). */
 int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits, int all_logits);
 
 /* The same for every sequence of a batched cache at once: tokens and pos [n_seq, n] (a padding
  * token may be any valid id at any accepted position: it is never attended); logits [n_seq, V],
  * the last new token of each sequence, or with all_logits [n_seq, n, V]. A dynamic rule past its
  * length is refused (its transform would follow each sequence's own length: decode those one at
- * a time). */
+ * a time), and so is a stream cache of more than one sequence. */
 int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits,
                          int all_logits);
 

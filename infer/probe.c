@@ -216,7 +216,11 @@ int probe_cache(Model *m, const int *tokens, size_t n, int len, FILE *f) {
 
     model_keep_attention(m, 1);
     model_alloc_train(m, 2, len);
-    model_forward(m, tokens, NULL, pos, 1, len);
+    if (model_forward(m, tokens, NULL, pos, 1, len) != 0) { /* stream:S:W has no full forward */
+        fprintf(f, "[FAIL] full forward: %s\n1 check failed\n", pelab_errmsg);
+        free(pos), free(two);
+        return failed + 1;
+    }
     long future = 0;
     size_t per_layer = (size_t)m->cfg.n_heads * len * len;
     for (int l = 0; l < m->cfg.n_layers; l++)

@@ -132,6 +132,7 @@ int score_texts(Model *m, const int *const *texts, const int *lens, int n_texts,
         order[t] = t;
         if (dyn >= 0 && lens[t] - 1 > dyn) batch = 1; /* the rule follows each text's own length */
     }
+    if (m->pos.extend.kind == EXTEND_STREAM) batch = 1; /* a streaming cache holds one sequence */
     if (rc == 0) {
         qsort_r(order, n_texts, sizeof(int), by_length, (void *)lens);
         for (int first = 0; first < n_texts && rc == 0; first += batch)

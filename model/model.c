@@ -258,6 +258,7 @@ void block_forward(const Model *m, int layer, const LayerActs *a) {
     matmul_forward(a->q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim); /* [N, D] -> [N, H*hd] */
     matmul_forward(a->k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim);
     matmul_forward(a->v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim);
+    if (a->k_raw) memcpy(a->k_raw, a->k, (size_t)N * kvdim * sizeof(float));
     int far = far_branch(m, layer, a);
     if (far) { /* the far branch maps the same projections at its own positions (extend.h) */
         const PosExtend *e = &m->pos.extend;
@@ -369,6 +370,9 @@ void model_embed(const Model *m, float *x, const int *tokens, const int *pos, in
 
 int model_forward(Model *m, const int *inputs, const int *targets, const int *positions, int B, int T) {
     const ModelConfig *c = &m->cfg;
+    if (m->pos.extend.kind == EXTEND_STREAM)
+        return pelab_fail("stream:%d:%d works through the KV-cache decoder (sample, score, eval); a full forward has "
+                          "no cache to slide", m->pos.extend.sinks, m->pos.extend.window);
     if (!m->acts_mem || B < 1 || T < 1 || B > m->B || T > m->T)
         return pelab_fail("model_forward: batch [%d, %d] exceeds the allocated [%d, %d]", B, T, m->B, m->T);
     m->cur_B = B;

@@ -91,6 +91,8 @@ typedef struct {
     float *ln1, *ln1_rstd;      /* [N, D], [N] */
     float *q;                   /* [N, H*hd]   after the q/k transform */
     float *k, *v;               /* [N, KVH*hd] the rows' own keys (after the transform), values */
+    float *k_raw;               /* NULL, or [N, KVH*hd]: the keys before the transform (a streaming
+                                 * cache maps them again at every call, decode.h) */
     /* what the queries attend to, per sequence: n_keys keys, the rows' own at index past.. past+n-1
      * (training: k, v themselves with past 0; decoding: the layer's cache, past = cached length) */
     const float *keys, *values; /* [n_seq*n_keys, KVH*hd] (row stride of a sequence: key_stride) */
@@ -176,7 +178,8 @@ const char *precision_name(Precision p);
 int precision_parse(const char *s, Precision *out); /* "fp32" | "bf16"; -1 with one line otherwise */
 
 /* Forward over B rows of T tokens with explicit positions [B*T]. With targets, also the
- * mean loss (returned in m->mean_loss) and per-token losses. -1 if a position is not accepted. */
+ * mean loss (returned in m->mean_loss) and per-token losses. -1 if a position is not accepted,
+ * or under --scale stream:S:W (only the KV-cache decoder can slide its window, decode.h). */
 int model_forward(Model *m, const int *inputs, const int *targets, const int *positions, int B, int T);
 void model_zero_grad(Model *m);
 /* Backward of the last forward (which must have had targets); accumulates into grads. */
