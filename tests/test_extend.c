@@ -288,8 +288,9 @@ static void extend_cli(void) {
              "./pelab eval %s/ext.safetensors --data %s/ext.txt --lengths 16,64 "
              "--scale none,selfextend:2:8,rerope:8,leaky-rerope:8:2 2>/dev/null", dir, dir);
     rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "selfextend:2:8") && strstr(out, "rerope:8") && strstr(out, "leaky-rerope:8:2"),
-          "eval runs the three methods side by side (exit %d): %.300s", rc, out);
+    CHECK(rc == 0 && strstr(out, "selfextend:2:8") && strstr(out, "rerope:8") && strstr(out, "leaky-rerope:8:2") &&
+              strstr(out, "computable unbounded; extension method leaky-rerope:8:2"),
+          "eval runs the three methods side by side and names them with the lengths (exit %d): %.300s", rc, out);
     static const char *methods[] = {"selfextend:2:8", "rerope:8", "leaky-rerope:8:2"};
     for (int i = 0; i < 3; i++) {
         snprintf(cmd, sizeof cmd, "./pelab sample %s/ext.safetensors -n 120 --temp 0 --scale %s 2>/dev/null", dir,

@@ -5,8 +5,11 @@
 #   shakespeare       the tinyshakespeare RoPE run of section 10 (L = 128, seed SEED: its checkpoint
 #                     at $RUNS/rope_sSEED.safetensors), on the held-out last 10% of the text
 #   stories           stories260K (llama2.c, L = 512) on the TinyStories validation prefix
-#   stream            StreamingLLM's loss far past L: 64L-token windows, stream:4:W against a window
-#                     without sinks, the dense model and the sliding-window recomputation
+#   stream            StreamingLLM's loss far past L on the SEED run: 16L and 64L windows, stream:4:W
+#                     against a window without sinks, the dense model and the sliding-window
+#                     recomputation
+#   stream-stories    the same on stories260K (16L and 64L)
+#   memory            peak RSS of sample to 10L, 100L and 1000L, dense against stream
 # Needs ../shared/data. One core per job (THREADS).
 set -eu
 mode=$1
@@ -38,5 +41,34 @@ stories)
         --scale none,pi:16,ntk:16,yarn:16,dynamic-ntk,selfextend:32:128,selfextend:8:256,rerope:256,leaky-rerope:256:32 \
         --max-tokens 65536 --buckets 16 --threads "$threads" --csv "$out/stories.csv" > "$out/stories.txt"
     ;;
-*) echo "usage: extension.sh shakespeare|stories|stream OUTDIR [SEED]" >&2; exit 2 ;;
+stream)
+    # StreamingLLM on the tinyshakespeare run of seed SEED: 16L and 64L windows decoded through a
+    # cache of L (4 sinks + 124, and a plain window of 128 without sinks) or 2L; the dense model;
+    # and the sliding window with recomputation (every token scored after >= 120 tokens of its own
+    # context, recomputed for each: the paper's oracle baseline)
+    seed=$3
+    ckpt="$runs/rope_s$seed.safetensors"
+    $pelab eval "$ckpt" --data "$heldout" --lengths 2048,8192 --scale none,stream:4:124,stream:0:128,stream:4:252 \
+        --max-tokens 32768 --buckets 16 --threads "$threads" --csv "$out/stream_s$seed.csv" > "$out/stream_s$seed.txt"
+    $pelab eval "$ckpt" --data "$heldout" --lengths 128 --stride 8 --max-tokens 32768 --threads "$threads" \
+        --csv "$out/recompute_s$seed.csv" > "$out/recompute_s$seed.txt"
+    ;;
+stream-stories)
+    $pelab eval "$out/s260.safetensors" --data "$data/tinystories/valid_prefix.txt" --lengths 8192,32768 \
+        --scale stream:4:508,stream:0:512 --max-tokens 65536 --buckets 16 --threads "$threads" \
+        --csv "$out/stream_stories.csv" > "$out/stream_stories.txt"
+    $pelab eval "$out/s260.safetensors" --data "$data/tinystories/valid_prefix.txt" --lengths 512 --stride 64 \
+        --max-tokens 65536 --threads "$threads" --csv "$out/recompute_stories.csv" > "$out/recompute_stories.txt"
+    ;;
+memory)
+    # peak RSS of sample to 10L, 100L and 1000L: dense against stream:4:124 (tinyshakespeare seed 1)
+    for n in 1280 12800 128000; do
+        for rule in none stream:4:124; do
+            [ "$rule" = none ] && [ "$n" -gt 12800 ] && continue
+            /usr/bin/time -f "$rule n=$n %e s %M KB" $pelab sample "$runs/rope_s1.safetensors" -n "$n" --temp 0 \
+                --scale "$rule" --threads 1 > /dev/null 2>> "$out/memory.txt"
+        done
+    done
+    ;;
+*) echo "usage: extension.sh shakespeare|stories|stream|stream-stories|memory OUTDIR [SEED]" >&2; exit 2 ;;
 esac

@@ -509,7 +509,12 @@ void pos_lengths(const PosCtx *pc, char *buf, size_t n) {
     else snprintf(a, sizeof a, "%ld", acc);
     if (comp < 0) snprintf(c, sizeof c, "unbounded");
     else snprintf(c, sizeof c, "%ld", comp);
-    snprintf(buf, n, "training %d; accepted %s; computable %s", pc->seq_len, a, c);
+    int used = snprintf(buf, n, "training %d; accepted %s; computable %s", pc->seq_len, a, c);
+    if (pc->extend.kind != EXTEND_NONE && used >= 0 && (size_t)used < n) { /* what --scale set at inference */
+        char method[64];
+        extend_describe(&pc->extend, method, sizeof method);
+        snprintf(buf + used, n - used, "; extension method %s", method);
+    }
 }
 
 long pos_max_position(const PosCtx *pc) { return pc->scheme->max_position ? pc->scheme->max_position(pc) : -1; }

@@ -203,7 +203,7 @@ int pos_rotary_pairs(const PosCtx *pc);
 int pos_set_attn_scale(PosCtx *pc, const char *text);
 /* largest accepted position + 1 for numbers that stay finite in float32, -1 if unlimited */
 long pos_computable_position(const PosCtx *pc);
-/* "training L; accepted N|unbounded; computable N|unbounded" */
+/* "training L; accepted N|unbounded; computable N|unbounded[; extension method M]" */
 void pos_lengths(const PosCtx *pc, char *buf, size_t n);
 /* "name:k=v,...[+modifier:k=v,...][+nope@L1,L2]" with every option spelled out and the layers in
  * ascending order (the canonical spec stored in checkpoints; pos_init refuses a longer one than
