@@ -1,5 +1,6 @@
 /* fuzz_pos_spec.c: the --pos spec strings (model/pos/pos.c pos_init and every scheme's options) and
- * the --scale rule strings (model/pos/rope_scaling.c rope_rule_parse, pos_set_scale).
+ * the --scale rule strings (model/pos/rope_scaling.c rope_rule_parse, pos_set_scale) and extension
+ * methods (model/pos/extend.c extend_parse, pos_set_extend).
  *
  * Input: SPEC, then a NUL or newline, then RULE, then optionally another separator and one byte
  * choosing the model shape. A spec that parses is described back (pos_spec); the description must
@@ -143,6 +144,44 @@ static void check_scale_applied(const char *before, const PosCtx *pc, const char
                before, after);
 }
 
+/* an extension method's text describes back to itself */
+static void check_extend_text(const PosExtend *e, const char *rule) {
+    char a[64], b[64];
+    PosExtend e2;
+    extend_describe(e, a, sizeof a);
+    FUZZ_CHECK(extend_parse(a, &e2) == 1, "extension '%s' describes as '%s', which does not parse: %s", rule, a,
+               pelab_errmsg);
+    extend_describe(&e2, b, sizeof b);
+    FUZZ_CHECK(strcmp(a, b) == 0, "extension '%s' describes as '%s', then as '%s'", rule, a, b);
+}
+
+/* --scale METHOD succeeded: the spec is unchanged (a method is not stored), the method is in force,
+ * and a two-branch method's far positions are accepted and map to finite q and k */
+static void check_extend_applied(const char *before, PosCtx *pc, const PosExtend *e, const char *rule) {
+    char after[1024];
+    pos_spec(pc, after, sizeof after);
+    FUZZ_CHECK(strcmp(before, after) == 0 && pc->extend.kind == e->kind, "--scale '%s' turned %s into %s", rule,
+               before, after);
+    if (!extend_two_branch(e)) return;
+    enum { N = 6 };
+    int pos[N] = {0, 1, 5, e->window, 2 * pc->seq_len, 4 * pc->seq_len - 1}, qfar[N], kfar[N];
+    if (pos_check_positions(pc, pos, N) != 0) return; /* xpos past its computable length */
+    const PosCtx *far = pos_far_ctx(pc);
+    int hd = pc->head_dim, H = pc->n_heads;
+    float *x = malloc(sizeof(float) * N * H * hd);
+    for (int i = 0; i < N; i++) {
+        qfar[i] = extend_far_qpos(e, pos[i]), kfar[i] = extend_far_kpos(e, pos[i]);
+        FUZZ_CHECK(qfar[i] >= 0 && kfar[i] >= 0 && kfar[i] <= pos[i], "'%s': far positions %d, %d of %d", rule,
+                   qfar[i], kfar[i], pos[i]);
+    }
+    for (int is_key = 0; is_key < 2; is_key++) {
+        for (int i = 0; i < N * H * hd; i++) x[i] = 0.25f + 0.01f * (float)(i % 89);
+        pc->scheme->qk_forward(far, x, is_key ? kfar : qfar, N, H, is_key, 0);
+        check_finite(x, (size_t)N * H * hd, is_key ? "far k" : "far q", rule);
+    }
+    free(x);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *in = malloc(size + 1);
     memcpy(in, data, size);
@@ -179,8 +218,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     char before[1024];
     pos_spec(&pc, before, sizeof before);
+    PosExtend e;
+    int is_extend = extend_parse(rule, &e);
+    FUZZ_CHECK(is_extend >= 0 || pelab_errmsg[0], "extension '%s' refused without a message", rule);
+    if (is_extend == 1) check_extend_text(&e, rule);
     if (pos_set_scale(&pc, rule) == 0) {
-        check_scale_applied(before, &pc, rule);
+        if (is_extend == 1) check_extend_applied(before, &pc, &e, rule);
+        else check_scale_applied(before, &pc, rule);
         check_roundtrip(&pc, shape);
     }
     pos_free(&pc);
