@@ -32,6 +32,10 @@ shakespeare)
         --scale none,pi:16,ntk:16,yarn:16,dynamic-ntk,selfextend:8:64,selfextend:32:32,rerope:64,leaky-rerope:64:32 \
         --max-tokens 32768 --buckets 16 --threads "$threads" --csv "$out/shakespeare_s$seed.csv" \
         > "$out/shakespeare_s$seed.txt"
+    # the same methods with Qwen's logn on the queries (Su pairs ReRoPE with it)
+    $pelab eval "$runs/rope_s$seed.safetensors" --data "$heldout" --lengths 128,512,2048 --attn-scale logn \
+        --scale none,rerope:64,leaky-rerope:64:32,selfextend:32:32 --max-tokens 32768 --buckets 16 \
+        --threads "$threads" --csv "$out/logn_s$seed.csv" > "$out/logn_s$seed.txt"
     ;;
 stories)
     [ -f "$out/s260.safetensors" ] || $pelab import --llama2c "$data/stories260K/stories260K.bin" \

@@ -25,6 +25,11 @@ for r in $rules; do
 done
 gnuplot <<GP
 set terminal pngcairo size 1000,600 noenhanced
+# gnuplot cycles 8 colours: four more, so that up to 12 rules never share one
+set linetype 9 lc rgb '#8b4513'
+set linetype 10 lc rgb '#ff1493'
+set linetype 11 lc rgb '#2f4f4f'
+set linetype 12 lc rgb '#9acd32'
 set output '$out/loss_vs_length.png'
 set logscale x 2
 set xlabel 'evaluated length (tokens)'
