@@ -298,8 +298,8 @@ void test_compare(void) {
     static char out[1 << 16], args[2048], path[512], jobs[512];
     const char *dir = test_tmpdir();
     const char *micro = "--schemes rope,alibi --seeds 1,2 --dim 16 --layers 1 --heads 2 --train-len 16 --steps 20 "
-                        "--synth-bytes 20000 --batch 4 --mult 0.5,1,2 --rules pi:2 --finetune-steps 5 "
-                        "--eval-tokens 1000 --threads 1";
+                        "--synth-bytes 20000 --batch 4 --mult 0.5,1,2 --rules pi:2,rerope:8,stream:2:14 "
+                        "--finetune-steps 5 --eval-tokens 1000 --threads 1";
     snprintf(args, sizeof args, "%s --out %s/cmp", micro, dir);
     int rc = run_compare("", args, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "report in"), "compare runs end to end (exit %d): %s", rc, out);
@@ -328,11 +328,17 @@ void test_compare(void) {
                              "## Long generation past L", "### Repeated 4-grams", "| 16–31 (≥L) |", "## Loss jump at L",
                              "## Key-token perplexity", "| key share |"};
     check_all_in(rep, "report.md", needles, sizeof needles / sizeof needles[0]);
+    /* extension methods as rules: ReRoPE on the rotary scheme only, StreamingLLM on both */
+    CHECK(strstr(rep, "| rope | rerope:8 |") && strstr(rep, "| rope | stream:2:14 |") &&
+              strstr(rep, "| alibi | stream:2:14 |") && !strstr(rep, "| alibi | rerope:8 |") &&
+              !strstr(rep, "| alibi | pi:2 |"),
+          "report.md: rerope:8 for rope only, stream:2:14 for rope and alibi");
     char *gen_sections = strstr(rep, "\n## Long generation"); /* their tables have rows per series too */
     if (gen_sections) *gen_sections = 0;
-    int rows = count_substr(rep, "\n| rope |") + count_substr(rep, "\n| alibi |"); /* 4 series x 2 tables */
+    /* rope: none, pi:2, rerope:8, stream:2:14, pi:2+ft; alibi: none, stream:2:14; x 2 tables */
+    int rows = count_substr(rep, "\n| rope |") + count_substr(rep, "\n| alibi |");
     if (gen_sections) *gen_sections = '\n';
-    CHECK(rows == 8, "a table row per scheme and rule in both tables (%d rows)", rows);
+    CHECK(rows == 14, "a table row per scheme and rule in both tables (%d rows)", rows);
     int plotted = strstr(rep, "](plots/loss_vs_length.png)") != NULL;
     CHECK(plotted || strstr(rep, "gnuplot not found"), "report.md plots or says gnuplot is missing");
     snprintf(path, sizeof path, "%s/cmp/plots/plots.gp", dir);
