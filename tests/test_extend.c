@@ -46,6 +46,7 @@ static void extend_texts(void) {
         {"selfextend", "selfextend:G:W"},    {"selfextend:4", "neighbour window"}, {"selfextend:0:8", "group size"},
         {"selfextend:4:8:2", "too many"},    {"rerope:0", "window"},               {"rerope:x", "window"},
         {"leaky-rerope:8", "inverse slope"}, {"leaky-rerope:8:1", "inverse slope"}, {"leaky-rerope:3:1.5", "integer"},
+        {"leaky-rerope:16:642222", "at most 262144"},
         {"stream:4", "recent tokens"},       {"stream:-1:8", "sink"},              {"stream:4:0", "recent tokens"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -57,6 +57,10 @@ int extend_parse(const char *text, PosExtend *e) {
         if (fabs(shift - floor(shift + 0.5)) > 1e-9)
             return pelab_fail("--scale %s: W x (K - 1) = %g: expected an integer (the far branch's query sits "
                               "at i + W (K - 1))", text, shift);
+        if (shift > EXTEND_MAX_SHIFT) /* the far query sits at i + W (K - 1): tables grow that far */
+            return pelab_fail("--scale %s: W x (K - 1) = %g: at most %d (the far branch's query sits at i + W (K - "
+                              "1), and the rotary tables grow to it); as K grows leaky-rerope approaches rerope:%d",
+                              text, shift, EXTEND_MAX_SHIFT, e->window);
         p = end;
         break;
     }

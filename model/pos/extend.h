@@ -27,6 +27,9 @@
 
 #include <stddef.h>
 
+/* leaky-rerope's W (K - 1), the far query's shift: the rotary tables are built that far */
+enum { EXTEND_MAX_SHIFT = 1 << 18 };
+
 typedef enum { EXTEND_NONE, EXTEND_SELF_EXTEND, EXTEND_REROPE, EXTEND_LEAKY_REROPE, EXTEND_STREAM } ExtendKind;
 
 typedef struct {
