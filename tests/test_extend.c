@@ -83,6 +83,8 @@ static void extend_tables(void) {
         /* the far branch runs under pi:2: its position difference is twice the relative position */
         if (d >= 4) bad_far += extend_far_qpos(&lk, 9) - extend_far_kpos(&lk, 9 - d) != 2 * lk9[d];
     }
+    /* a query fewer than W positions in has no far key: it keeps its own position (short tables) */
+    bad_far += extend_far_qpos(&se, 3) != 3 || extend_far_qpos(&re, 2) != 2 || extend_far_qpos(&lk, 3) != 3;
     CHECK(!bad_se && !bad_re && !bad_lk && !bad_far,
           "relative positions match the hand tables (Self-Extend %d, ReRoPE %d, leaky %d, far branch %d wrong)",
           bad_se, bad_re, bad_lk, bad_far);

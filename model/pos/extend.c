@@ -90,6 +90,9 @@ int extend_two_branch(const PosExtend *e) {
 }
 
 int extend_far_qpos(const PosExtend *e, int pos) {
+    /* a query fewer than W positions in has no far key (keys sit at positions >= 0): its far row is
+     * never read, and its own position keeps the tables as short as the sequence */
+    if (pos < e->window) return pos;
     switch (e->kind) {
     case EXTEND_SELF_EXTEND: return pos / e->group + e->window - e->window / e->group;
     case EXTEND_REROPE: return e->window;

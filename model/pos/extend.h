@@ -50,7 +50,8 @@ void extend_describe(const PosExtend *e, char *buf, size_t n);
 int extend_two_branch(const PosExtend *e);
 /* two-branch methods: whether query position qpos sees key position kpos through the near branch */
 static inline int extend_near(const PosExtend *e, int qpos, int kpos) { return qpos - kpos < e->window; }
-/* the far branch's positions of a query and of a key */
+/* the far branch's positions of a query and of a key (a query at pos < W has no far key: its own
+ * position, which is never used) */
 int extend_far_qpos(const PosExtend *e, int pos);
 int extend_far_kpos(const PosExtend *e, int pos);
 /* the relative position the method gives a key d >= 0 positions behind a query at position i (the

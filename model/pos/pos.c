@@ -535,10 +535,8 @@ int pos_check_positions(PosCtx *pc, const int *pos, size_t n) {
                           hi, computable, pc->scheme->name);
     if (pc->scheme->reserve && hi >= 0 && pc->scheme->reserve(pc, hi + 1) != 0) return -1;
     if (extend_two_branch(&pc->extend) && pc->scheme->reserve && hi >= 0) {
-        /* the far branch's positions: a query's, and the window (Self-Extend's shift, ReRoPE's W)
-         * which may lie past every real position of a short sequence */
+        /* the far branch's positions: the largest query's (keys' are at most their own) */
         long far_hi = extend_far_qpos(&pc->extend, (int)hi);
-        if (pc->extend.window > far_hi) far_hi = pc->extend.window;
         PosCtx *far = pc->extend_far ? pc->extend_far : pc;
         if (pc->scheme->reserve(far, far_hi + 1) != 0) return -1;
     }

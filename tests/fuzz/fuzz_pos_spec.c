@@ -164,7 +164,9 @@ static void check_extend_applied(const char *before, PosCtx *pc, const PosExtend
                before, after);
     if (!extend_two_branch(e)) return;
     enum { N = 6 };
-    int pos[N] = {0, 1, 5, e->window, 2 * pc->seq_len, 4 * pc->seq_len - 1}, qfar[N], kfar[N];
+    /* the window itself when it is short (a huge one is a legal setting, not a length to build) */
+    int at_w = e->window < 4 * pc->seq_len ? e->window : 3;
+    int pos[N] = {0, 1, 5, at_w, 2 * pc->seq_len, 4 * pc->seq_len - 1}, qfar[N], kfar[N];
     if (pos_check_positions(pc, pos, N) != 0) return; /* xpos past its computable length */
     const PosCtx *far = pos_far_ctx(pc);
     int hd = pc->head_dim, H = pc->n_heads;
