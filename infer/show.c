@@ -33,7 +33,7 @@ static int *positions(PosCtx *pc, int n) {
 
 int show_similarity(PosCtx *pc, int n, float *sim) {
     if (!pc->scheme->input_forward)
-        return pelab_fail("show similarity: the %s scheme adds nothing at the input (expected learned or sinusoidal)",
+        return pelab_fail("the %s scheme adds nothing at the input (expected learned or sinusoidal)",
                           pc->scheme->name);
     int D = pc->dim, *pos = positions(pc, n);
     if (!pos) return -1;
@@ -58,7 +58,7 @@ int show_similarity(PosCtx *pc, int n, float *sim) {
 int show_rotary_phases(PosCtx *pc, long len, int n, double *re, double *im) {
     int P = pos_rotary_pairs(pc), hd = pc->head_dim, H = pc->n_heads, half = pos_rotary_half(pc);
     if (P == 0 || !pc->scheme->qk_forward)
-        return pelab_fail("show: the %s scheme has no rotary pairs (expected rope or xpos)", pc->scheme->name);
+        return pelab_fail("the %s scheme has no rotary pairs (expected rope or xpos)", pc->scheme->name);
     int *pos = positions(pc, n > len ? n : (int)len); /* the current length a dynamic rule sees */
     if (!pos) return -1;
     /* every head's query and key at each position: (1, 0) in every pair, so the map's output is
@@ -117,7 +117,8 @@ int show_decay(PosCtx *pc, long len, int n, double *bound) {
 
 int show_bias_map(PosCtx *pc, int T, int head, int layer, float *map) {
     if (!pc->scheme->bias_row)
-        return pelab_fail("show bias: the %s scheme has no score bias b(i, j) (expected alibi, t5, kerple or fire)",
+        return pelab_fail("the %s scheme has no score bias b(i, j) of the two positions alone (alibi, t5, kerple and fire "
+                          "have; CoPE's depends on the query and the scores of a text)",
                           pc->scheme->name);
     if (head < 0 || head >= pc->n_heads) return pelab_fail("--head %d: expected 0..%d", head, pc->n_heads - 1);
     if (layer < 0 || layer >= pc->n_layers) return pelab_fail("--layer %d: expected 0..%d", layer, pc->n_layers - 1);
