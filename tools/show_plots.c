@@ -113,14 +113,25 @@ static int write_columns(const char *path, const char *x, const ShowRotary *r, c
     return 0;
 }
 
-/* "plot 'NAME.csv' skip 1 using 1:2 with lines title 'label', ..." */
-static void plot_columns(StrBuf *b, const char *csv, const ShowRotary *r) {
-    sb_printf(b, "plot ");
+/* DIR/NAME.csv (x, then one column per variant: v is [variants, rows]) and its line plot:
+ * the script's settings, one line per variant, then extra (", more plot items" or "") */
+static int line_plot(const char *dir, const char *name, const char *x, const ShowRotary *r, const double *v, int rows,
+                     const char *settings, const char *extra, FILE *log) {
+    char path[1024], csv[64];
+    snprintf(csv, sizeof csv, "%s.csv", name);
+    snprintf(path, sizeof path, "%s/%s", dir, csv);
+    if (write_columns(path, x, r, v, rows) != 0) return -1;
+    StrBuf b = {0};
+    sb_printf(&b, "%splot ", settings);
     for (int s = 0; s < r->n; s++) {
-        sb_printf(b, "%s'%s' skip 1 using 1:%d with lines title '", s ? ", " : "", csv, s + 2);
-        for (const char *c = r->label[s]; *c; c++) sb_printf(b, *c == '\'' ? "''" : "%c", *c);
-        sb_printf(b, "'");
+        sb_printf(&b, "%s'%s' skip 1 using 1:%d with lines title '", s ? ", " : "", csv, s + 2);
+        for (const char *c = r->label[s]; *c; c++) sb_printf(&b, *c == '\'' ? "''" : "%c", *c);
+        sb_printf(&b, "'");
     }
+    sb_printf(&b, "%s\n", extra);
+    int rc = draw(dir, name, csv, 1000, 600, sb_str(&b), log);
+    sb_free(&b);
+    return rc;
 }
 
 int show_plot_decay(const char *dir, ShowRotary *r, int dist, FILE *log) {
@@ -128,9 +139,6 @@ int show_plot_decay(const char *dir, ShowRotary *r, int dist, FILE *log) {
     double *v = xmalloc(sizeof(double) * (size_t)r->n * rows);
     int rc = 0;
     for (int s = 0; s < r->n && rc == 0; s++) rc = show_decay(&r->pc[s], r->at[s], rows, v + (size_t)s * rows);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/decay.csv", dir);
-    if (rc == 0) rc = write_columns(path, "distance", r, v, rows);
     if (rc == 0 && log) {
         fprintf(log, "RoFormer relative upper bound (1/(d/2)) sum_j |S_j| at distance 0, L = %d, %d:\n", r->train_len,
                 dist);
@@ -138,19 +146,15 @@ int show_plot_decay(const char *dir, ShowRotary *r, int dist, FILE *log) {
             fprintf(log, "  %-32s %8.3f %8.3f %8.3f\n", r->label[s], v[(size_t)s * rows],
                     v[(size_t)s * rows + (r->train_len < rows ? r->train_len : dist)], v[(size_t)s * rows + dist]);
     }
+    char settings[1024];
+    snprintf(settings, sizeof settings,
+             "set title \"RoPE's long-range decay: RoFormer's relative upper bound\\n(1/(d/2)) sum_j |S_j|, "
+             "S_j = sum_{k<j} e^{i m theta_k} (Su et al. 2021, 3.4.3); dashed: L\"\nset key top right inside\n"
+             "set xlabel 'relative distance m'\nset ylabel 'upper bound'\nset xrange [0:%d]\n"
+             "set arrow from %d, graph 0 to %d, graph 1 nohead dt 2 lc rgb 'black'\n",
+             dist, r->train_len, r->train_len);
+    if (rc == 0) rc = line_plot(dir, "decay", "distance", r, v, rows, settings, "", log);
     free(v);
-    if (rc != 0) return -1;
-    StrBuf b = {0};
-    sb_printf(&b, "set title \"RoPE's long-range decay: RoFormer's relative upper bound\\n(1/(d/2)) sum_j |S_j|, "
-                  "S_j = sum_{k<j} e^{i m theta_k} (Su et al. 2021, 3.4.3); dashed: L\"\nset key top right inside\n"
-                  "set xlabel 'relative distance m'\nset ylabel 'upper bound'\n"
-                  "set xrange [0:%d]\n"
-                  "set arrow from %d, graph 0 to %d, graph 1 nohead dt 2 lc rgb 'black'\n",
-              dist, r->train_len, r->train_len);
-    plot_columns(&b, "decay.csv", r);
-    sb_printf(&b, "\n");
-    rc = draw(dir, "decay", "decay.csv", 1000, 600, sb_str(&b), log);
-    sb_free(&b);
     return rc;
 }
 
@@ -164,9 +168,6 @@ int show_plot_wavelength(const char *dir, ShowRotary *r, FILE *log) {
         for (int j = 0; j < pairs; j++) col[j] = NAN; /* a partial-rotary variant has fewer pairs */
         rc = show_wavelengths(&r->pc[s], r->at[s], col);
     }
-    char path[1024];
-    snprintf(path, sizeof path, "%s/wavelength.csv", dir);
-    if (rc == 0) rc = write_columns(path, "pair", r, v, pairs);
     if (rc == 0 && log) {
         fprintf(log, "pairs completing a turn inside L = %d (wavelength <= L) of %d; slowest wavelength:\n",
                 r->train_len, pairs);
@@ -181,17 +182,16 @@ int show_plot_wavelength(const char *dir, ShowRotary *r, FILE *log) {
             fprintf(log, "  %-32s %3d  %10.1f\n", r->label[s], inside, slowest);
         }
     }
+    char settings[512], extra[128];
+    snprintf(settings, sizeof settings,
+             "set title \"wavelength 2 pi / theta_j per rotary pair\\nbelow L a pair turns fully inside the "
+             "training window; above it, positions past L are new angles\"\nset key top left inside\n"
+             "set xlabel 'pair j (fastest first)'\nset ylabel 'wavelength (positions)'\nset logscale y\n"
+             "set xrange [0:%d]\n", pairs - 1);
+    snprintf(extra, sizeof extra, ", %d with lines dt 2 lc rgb 'black' title 'training length L = %d'", r->train_len,
+             r->train_len);
+    if (rc == 0) rc = line_plot(dir, "wavelength", "pair", r, v, pairs, settings, extra, log);
     free(v);
-    if (rc != 0) return -1;
-    StrBuf b = {0};
-    sb_printf(&b, "set title \"wavelength 2 pi / theta_j per rotary pair\\nbelow L a pair turns fully inside the "
-                  "training window; above it, positions past L are new angles\"\nset key top left inside\n"
-                  "set xlabel 'pair j (fastest first)'\nset ylabel 'wavelength (positions)'\nset logscale y\n"
-                  "set xrange [0:%d]\n", pairs - 1);
-    plot_columns(&b, "wavelength.csv", r);
-    sb_printf(&b, ", %d with lines dt 2 lc rgb 'black' title 'training length L = %d'\n", r->train_len, r->train_len);
-    rc = draw(dir, "wavelength", "wavelength.csv", 1000, 600, sb_str(&b), log);
-    sb_free(&b);
     return rc;
 }
 
