@@ -2,7 +2,6 @@
  * schemes. Each writes DIR/NAME.csv (the data; the bias map one CSV per head), DIR/NAME.gp (its
  * gnuplot script) and, when gnuplot is installed, DIR/NAME.png and DIR/NAME.svg. The numbers come
  * from infer/show.h (the schemes' own hooks) and infer/probe.h (attention). */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +9,6 @@
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../core/mem.h"
-#include "../core/strbuf.h"
 #include "../infer/probe.h"
 #include "../infer/show.h"
 #include "args.h"
