@@ -112,6 +112,25 @@ static void test_wavelength(void) {
         CHECK(bad < 0, "%s at %ld: wavelength of pair %d is %.6g, 2 pi / freq %.6g", rules[r], lens[r], bad,
               bad < 0 ? 0 : wl[bad], bad < 0 ? 0 : 2 * M_PI / freq[bad]);
     }
+    /* LongRoPE: pair j's frequency divided by short_j up to L, by long_j past it */
+    char path[512], spec[600];
+    snprintf(path, sizeof path, "%s/show_lr.json", test_tmpdir());
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (f) {
+        fprintf(f, "{\"original_max_position_embeddings\": 128, \"max_position_embeddings\": 512, \"short_factor\": [");
+        for (int j = 0; j < P; j++) fprintf(f, "%s1", j ? "," : "");
+        fprintf(f, "], \"long_factor\": [");
+        for (int j = 0; j < P; j++) fprintf(f, "%s%g", j ? "," : "", 1 + j / 8.0);
+        fprintf(f, "]}\n");
+        fclose(f);
+        snprintf(spec, sizeof spec, "rope:scale=longrope:%s", path);
+        CHECK(wavelengths(spec, 128, wl) == 0 && close_rel(wl[31], base[31], 1e-5), "longrope within L: %s",
+              pelab_errmsg);
+        CHECK(wavelengths(spec, 512, wl) == 0 && close_rel(wl[8], 2 * base[8], 1e-5) &&
+                  close_rel(wl[31], (1 + 31 / 8.0) * base[31], 1e-5),
+              "longrope past L: pair 8 %.3f (2 x %.3f), pair 31 %.1f", wl[8], base[8], wl[31]);
+    }
     /* p-RoPE keep=0.75: pairs 24.. still; HoPE max_period=128: pairs whose period passes 128 */
     CHECK(wavelengths("rope:keep=0.75", 128, wl) == 0 && isfinite(wl[23]) && isinf(wl[24]) && isinf(wl[31]),
           "p-RoPE: pair 23 %.1f, pair 24 %g", wl[23], wl[24]);
