@@ -88,8 +88,9 @@ int show_wavelengths(PosCtx *pc, long len, double *wl) {
     int P = pos_rotary_pairs(pc);
     double *re = xmalloc(sizeof(double) * 2 * (P ? P : 1)), *im = xmalloc(sizeof(double) * 2 * (P ? P : 1));
     int rc = show_rotary_phases(pc, len, 2, re, im);
-    /* the angle between positions 0 and 1 (every frequency is at most 1 rad per position, well
-     * inside atan2's range) */
+    /* the angle between positions 0 and 1: RoPE's fastest pair turns 1 rad per position and the
+     * rules only slow pairs down, inside atan2's (-pi, pi]; a LongRoPE factor below 1/pi would
+     * alias (none of the published ones is) */
     for (int j = 0; rc == 0 && j < P; j++) {
         double theta = atan2(im[P + j], re[P + j]);
         wl[j] = theta > 0 ? 2.0 * M_PI / theta : INFINITY;
