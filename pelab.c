@@ -22,6 +22,7 @@ static const Command commands[] = {
     {"tokenizer", cmd_tokenizer, "train a byte-level BPE tokenizer; encode and decode with it"},
     {"demo", cmd_demo, "the built-in end-to-end run: train, evaluate past L, sample"},
     {"probe", cmd_probe, "diagnostics: distance, permutation, attention map, cache checklist"},
+    {"show", cmd_show, "pictures of the schemes: similarity, decay, wavelength, bias, attention (gnuplot)"},
     {"longrope-search", cmd_longrope_search, "LongRoPE factors for a rotary checkpoint at a longer length"},
     {"compare", cmd_compare, "train every scheme x seed, evaluate past L, write report.md + plots"},
     {"bench", cmd_bench, "training and sampling speed on fixed configurations"},

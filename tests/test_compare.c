@@ -390,6 +390,19 @@ void test_compare(void) {
               strstr(rep, "| alibi | none |") && strstr(rep, "| rope | pi:2+ft |") &&
               strstr(rep, "runs: 4 of 4 finished; PI fine-tunes: 2 of 2"),
           "--collect rebuilds report.md without training (exit %d): %s", rc, out);
+    /* the schemes' pictures: rope's wavelengths under its rules (not the extension methods),
+     * alibi's bias map, their data kept (slurp's buffer is reused: the report first) */
+    CHECK(rep && strstr(rep, "## Pictures of the schemes") &&
+              strstr(rep, "- rope: wavelength 2 pi / theta_j of each rotary pair under none,pi:2, L = 16 marked: not drawn") &&
+              strstr(rep, "data plots/show_rope/wavelength.csv") && strstr(rep, "data plots/show_alibi/bias_h*.csv") &&
+              strstr(rep, "trained (seed 1's checkpoint)"),
+          "report.md names the schemes' pictures and their data: %s", rep ? rep : "(missing)");
+    snprintf(path, sizeof path, "%s/cmp/plots/show_rope/wavelength.csv", dir);
+    const char *wl = slurp(path);
+    CHECK(wl && strstr(wl, "pair,\"none\",\"pi:2\"\n0,6.28319,12.5664\n"), "plots/show_rope/wavelength.csv: %s",
+          wl ? wl : "(missing)");
+    snprintf(path, sizeof path, "%s/cmp/report.md", dir);
+    rep = slurp(path);
 
     /* bad input: one line, exit 1 */
     snprintf(args, sizeof args, "--schemes rope,bogus --out %s/cmp2", dir);

@@ -122,7 +122,7 @@ static int file_exists(const char *path) {
 }
 
 static char *slurp_small(const char *path) {
-    static char buf[256];
+    static char buf[1024]; /* the fake gnuplot log of two runs in a long directory */
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
@@ -162,7 +162,7 @@ static void check_no_shell(const char *dir) {
         CHECK(0, "cannot write %s", fake);
         return;
     }
-    fprintf(f, "#!/bin/sh\n{ pwd; echo \"$#:$1\"; } > \"$FAKE_GNUPLOT_LOG\"\n");
+    fprintf(f, "#!/bin/sh\n{ pwd; echo \"$#:$1\"; } >> \"$FAKE_GNUPLOT_LOG\"\n"); /* every run, in order */
     fclose(f);
     chmod(fake, 0755);
     snprintf(cwd, sizeof cwd, "%s/shellcwd", dir);
@@ -178,10 +178,12 @@ static void check_no_shell(const char *dir) {
     CHECK(r.status == 0, "compare --collect into a hostile directory name (exit %d): %s", r.status, r.out);
     snprintf(plots, sizeof plots, "%s/plots", out);
     char *got = slurp_small(log);
-    char want[1300];
-    snprintf(want, sizeof want, "%s\n1:plots.gp\n", plots);
-    CHECK(got && strcmp(got, want) == 0, "gnuplot is exec'ed in the plots directory with one argument plots.gp: %s",
-          got ? got : "(never ran)");
+    char want[2600];
+    /* then the scheme's picture (report_show.c): rope's wavelengths in plots/show_rope */
+    snprintf(want, sizeof want, "%s\n1:plots.gp\n%s/show_rope\n1:wavelength.gp\n", plots, plots);
+    CHECK(got && strcmp(got, want) == 0,
+          "gnuplot is exec'ed in the plots directory with one argument plots.gp, then in plots/show_rope with "
+          "wavelength.gp: %s", got ? got : "(never ran)");
     for (int i = 1; i <= 4; i++) {
         char p[1300];
         snprintf(p, sizeof p, "%s/PWNED%d", cwd, i);

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/error.h"
 #include "../core/strbuf.h"
 
 void gp_string(FILE *f, const char *s) {
@@ -41,6 +42,22 @@ void gp_output(FILE *f, const char *name, const char *ext, int width, int height
     snprintf(file, sizeof file, "%s.%s", name, ext);
     gp_string(f, file);
     fputc('\n', f);
+}
+
+int gp_matrix_csv(const char *path, const float *m, int rows, int cols) {
+    FILE *f = fopen(path, "w");
+    if (!f) return pelab_fail("%s: cannot open for writing: %s", path, strerror(errno));
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) fprintf(f, "%.6g%c", m[(size_t)i * cols + j], j + 1 < cols ? ',' : '\n');
+    if (fclose(f) != 0) return pelab_fail("%s: write failed", path);
+    return 0;
+}
+
+void gp_png_svg(FILE *f, const char *name, int width, int height, const char *body) {
+    gp_output(f, name, "png", width, height);
+    fputs(body, f);
+    gp_output(f, name, "svg", width, height);
+    fputs(body, f);
 }
 
 /* 1 if prog is an executable file in a directory of $PATH: looked up here, not by a shell */

@@ -17,5 +17,10 @@ void gp_output(FILE *f, const char *name, const char *ext, int width, int height
  * tests: the path CI takes); *have_gp says whether it was found. Returns 1 if the plots were drawn.
  * No shell: the child changes to DIR and execs gnuplot with a fixed argv (output in gnuplot.log). */
 int gp_run(const char *dir, const char *script, int *have_gp);
+/* a matrix as CSV, one row per line (gnuplot's `matrix with image`, NaN for a missing cell); -1
+ * with one line naming the file */
+int gp_matrix_csv(const char *path, const float *m, int rows, int cols);
+/* the script lines `body` twice, after gp_output for NAME.png and for NAME.svg */
+void gp_png_svg(FILE *f, const char *name, int width, int height, const char *body);
 
 #endif

@@ -1,6 +1,11 @@
 #include "load.h"
 
+#include <stdlib.h>
+
 #include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
+#include "../data/synth.h"
 #include "../io/checkpoint.h"
 #include "commands.h"
 
@@ -23,4 +28,21 @@ void load_model_or_die(const char *path, const char *scale, const char *precisio
     meta_free(&meta);
     if (scale && pos_set_scale(&m->pos, scale) != 0) pelab_die("%s", pelab_errmsg);
     set_precision_or_die(m, precision);
+}
+
+int *load_text_or_die(const char *cmd, const char *path, const Tokenizer *tok, size_t *n) {
+    unsigned char *bytes;
+    size_t len;
+    if (path) {
+        if (read_file(path, &bytes, &len) != 0) pelab_die("%s: %s", cmd, pelab_errmsg);
+    } else {
+        len = 1 << 16;
+        char *text;
+        if (synth_generate("stories", 12345, len, &text) != 0) pelab_die("%s: %s", cmd, pelab_errmsg);
+        bytes = (unsigned char *)text;
+    }
+    int *ids = xmalloc(sizeof(int) * tokenizer_max_ids(len));
+    *n = tokenizer_encode(tok, bytes, len, ids);
+    free(bytes);
+    return ids;
 }

@@ -12,5 +12,8 @@ void load_model_or_die(const char *path, const char *scale, const char *precisio
 void set_attn_scale_or_die(Model *m, const char *text);
 /* --precision fp32|bf16 on a model, or stop with one line (NULL: leave it fp32) */
 void set_precision_or_die(Model *m, const char *precision);
+/* token ids of the text a probe or picture reads: FILE, or the built-in corpus when path is NULL
+ * (stories, seed 12345: not a training seed); *n ids, the array owned by the caller */
+int *load_text_or_die(const char *cmd, const char *path, const Tokenizer *tok, size_t *n);
 
 #endif

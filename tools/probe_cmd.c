@@ -6,33 +6,14 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../core/files.h"
 #include "../core/mem.h"
-#include "../data/synth.h"
 #include "../data/tokenizer.h"
 #include "../infer/probe.h"
 #include "../io/png.h"
 #include "args.h"
 #include "commands.h"
+#include "gnuplot.h"
 #include "load.h"
-
-/* the text to probe with: --text FILE, or the built-in corpus (seed 12345, not a training seed) */
-static int *probe_text(const char *path, const Tokenizer *tok, size_t *n) {
-    unsigned char *bytes;
-    size_t len;
-    if (path) {
-        if (read_file(path, &bytes, &len) != 0) pelab_die("probe: %s", pelab_errmsg);
-    } else {
-        len = 1 << 16;
-        char *text;
-        if (synth_generate("stories", 12345, len, &text) != 0) pelab_die("probe: %s", pelab_errmsg);
-        bytes = (unsigned char *)text;
-    }
-    int *ids = xmalloc(sizeof(int) * tokenizer_max_ids(len));
-    *n = tokenizer_encode(tok, bytes, len, ids);
-    free(bytes);
-    return ids;
-}
 
 /* the attention probe's files: the weights as CSV, and a PNG with gray = sqrt of the weight (dark
  * = attended), so faint long-range attention stays visible */
@@ -41,18 +22,9 @@ static int attention_files(Model *m, const int *ids, int n, int layer, int head,
     float *w = xmalloc(sizeof(float) * (size_t)n * n);
     double mean_dist;
     int rc = probe_attention(m, ids, n, layer, head, w, &mean_dist);
-    FILE *csv = rc == 0 ? fopen(csv_path, "w") : NULL;
-    if (rc == 0 && !csv) rc = pelab_fail("%s: cannot open for writing: %s", csv_path, strerror(errno));
+    if (rc == 0) rc = gp_matrix_csv(csv_path, w, n, n);
     unsigned char *img = xmalloc((size_t)n * n);
-    for (int i = 0; csv && i < n; i++) {
-        for (int j = 0; j < n; j++) {
-            float wij = w[(size_t)i * n + j];
-            fprintf(csv, "%s%.6g", j ? "," : "", wij);
-            img[(size_t)i * n + j] = (unsigned char)(255.0 * (1.0 - sqrt(wij)) + 0.5);
-        }
-        fputc('\n', csv);
-    }
-    if (csv && fclose(csv) != 0) rc = pelab_fail("%s: write failed", csv_path);
+    for (size_t i = 0; i < (size_t)n * n; i++) img[i] = (unsigned char)(255.0 * (1.0 - sqrt(w[i])) + 0.5);
     if (rc == 0 && png_path) rc = png_write_gray(png_path, img, n, n);
     if (rc == 0)
         printf("attention layer %d head %d over %d tokens: %s%s%s; mean attended distance %.1f tokens\n", layer, head,
@@ -103,7 +75,7 @@ int cmd_probe(int argc, char **argv) {
         rc = probe_distance(&m, d, nd, trials, seed, stdout, acc, lp);
     } else {
         size_t n;
-        int *ids = probe_text(text, &tok, &n);
+        int *ids = load_text_or_die("probe", text, &tok, &n);
         if (strcmp(what, "permutation") == 0) {
             double kl, dl;
             rc = probe_permutation(&m, ids, n, len / 4, stdout, &kl, &dl);

@@ -16,6 +16,7 @@
 #include "compare_plan.h"
 #include "gnuplot.h"
 #include "report.h"
+#include "report_show.h"
 #include "report_gen.h"
 
 enum { MAX_SERIES = CMP_MAX_SCHEMES * (2 + CMP_MAX_RULES), NF = 15 }; /* + none and the fine-tune */
@@ -483,6 +484,10 @@ int compare_report(const Compare *c) {
                    "SVG: plots/loss_vs_length.svg, plots/loss_by_position.svg.\n");
     else if (have_gp) fprintf(f, "gnuplot failed (see plots/gnuplot.log); the data and script are in plots/.\n");
     else fprintf(f, "gnuplot not found: no plots drawn. The data and script are kept: `cd plots && gnuplot plots.gp`.\n");
+    if (report_show_write(f, c) != 0) {
+        fclose(f);
+        return -1;
+    }
     fprintf(f, "\n## Files\n\n- runs/SCHEME_sSEED.safetensors, runs/SCHEME_sSEED.csv (columns: %s)\n", CMP_CSV_COLUMNS);
     if (a.n_expected[1 + FT_PI])
         fprintf(f, "- runs/SCHEME_sSEED_ft-pi%g.safetensors, .csv: the PI fine-tunes\n", c->finetune_scale);

@@ -498,6 +498,11 @@ int pos_rotary_pairs(const PosCtx *pc) {
     return rope_rotary_pairs(pc->head_dim, fraction ? *(const double *)field(pc, fraction) : 1.0);
 }
 
+int pos_rotary_half(const PosCtx *pc) {
+    const PosOption *layout = find_option(pc->scheme, "layout");
+    return layout ? *(const int *)field(pc, layout) : 0;
+}
+
 long pos_computable_position(const PosCtx *pc) {
     return pc->scheme->computable_position ? pc->scheme->computable_position(pc) : -1;
 }

@@ -198,6 +198,8 @@ const PosCtx *pos_far_ctx(const PosCtx *pc);
 int pos_set_rule(PosCtx *pc, const RopeRule *rule);
 /* the rotary pairs of each head a scheme that takes rules maps (its fraction= option); 0 for others */
 int pos_rotary_pairs(const PosCtx *pc);
+/* 1 when a rotary scheme pairs dims (j, j + pairs) (layout=half), 0 for (2j, 2j+1) or no layout */
+int pos_rotary_half(const PosCtx *pc);
 /* replace the length-scaled attention modifier of a loaded model ("logn[:len=N]", "temp[:...]" or
  * "none"): how --attn-scale applies Qwen's logn to a model trained without it, at inference */
 int pos_set_attn_scale(PosCtx *pc, const char *text);
