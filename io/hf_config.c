@@ -265,6 +265,9 @@ static void read_shape(HfConfig *c, const JsonNode *root) {
     get_bool(c, root, "", "attention_bias", &c->attention_bias);
     get_bool(c, root, "", "mlp_bias", &c->mlp_bias);
     get_long(c, root, "", "pelab_seq_len", &c->pelab_seq_len);
+    char layout[16] = "";
+    get_str(c, root, "pelab_layout", layout, sizeof layout);
+    c->pelab_interleaved = strcmp(layout, "interleaved") == 0;
     static const char *const len_keys[] = {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length"};
     for (size_t i = 0; i < sizeof len_keys / sizeof len_keys[0] && !c->max_pos; i++)
         get_long(c, root, "", len_keys[i], &c->max_pos);

@@ -23,6 +23,7 @@ typedef struct {
     int attention_bias, mlp_bias;
     long max_pos;          /* max_position_embeddings (n_positions, max_seq_len, seq_length) */
     long pelab_seq_len;    /* "pelab_seq_len" written by pelab's export; 0 absent */
+    int pelab_interleaved; /* "pelab_layout": "interleaved": the rows were pelab's interleaved pairs */
 
     HfPosKind pos;
     /* RoPE */
