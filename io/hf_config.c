@@ -201,7 +201,7 @@ static void detect_position(HfConfig *c, const JsonNode *root) {
     static const char *const rope_keys[] = {"rope_theta", "rotary_emb_base", "rope_scaling", "rope_parameters",
                                             "rotary_pct", "partial_rotary_factor", "rotary_dim", "qk_rope_head_dim"};
     static const char *const rope_types[] = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2",
-                                             "gemma3_text", "phi", "phi3", "gpt_neox", "gptj", "falcon", "olmo",
+                                             "gemma3_text", "phi", "phi3", "qwen", "gpt_neox", "gptj", "falcon", "olmo",
                                              "starcoder2", "stablelm", "cohere", "deepseek_v3", "gpt_oss", "llama4_text"};
     for (size_t i = 0; i < sizeof rope_keys / sizeof rope_keys[0]; i++)
         if (json_get(root, rope_keys[i])) c->pos = HF_POS_ROPE;
@@ -249,13 +249,14 @@ static void read_shape(HfConfig *c, const JsonNode *root) {
     if (a && a->type == JSON_ARRAY && a->child && a->child->type == JSON_STRING)
         snprintf(c->arch, sizeof c->arch, "%s", a->child->str);
     get_str(c, root, "hidden_act", c->hidden_act, sizeof c->hidden_act);
-    /* the names differ by family: GPT-2's n_embd / n_head / n_layer, MPT's d_model / n_heads / n_layers */
+    /* the names differ by family: GPT-2's n_embd / n_head / n_layer, MPT's d_model / n_heads / n_layers,
+     * T5's d_model / num_heads / num_layers */
     if (get_long(c, root, "", "hidden_size", &c->hidden_size) == 0 && get_long(c, root, "", "n_embd", &c->hidden_size) == 0)
         get_long(c, root, "", "d_model", &c->hidden_size);
-    if (get_long(c, root, "", "num_attention_heads", &c->n_heads) == 0 && get_long(c, root, "", "n_head", &c->n_heads) == 0)
-        get_long(c, root, "", "n_heads", &c->n_heads);
-    if (get_long(c, root, "", "num_hidden_layers", &c->n_layers) == 0 && get_long(c, root, "", "n_layer", &c->n_layers) == 0)
-        get_long(c, root, "", "n_layers", &c->n_layers);
+    static const char *const head_keys[] = {"num_attention_heads", "n_head", "n_heads", "num_heads"},
+                             *const layer_keys[] = {"num_hidden_layers", "n_layer", "n_layers", "num_layers"};
+    for (size_t i = 0; i < 4 && !c->n_heads; i++) get_long(c, root, "", head_keys[i], &c->n_heads);
+    for (size_t i = 0; i < 4 && !c->n_layers; i++) get_long(c, root, "", layer_keys[i], &c->n_layers);
     c->n_kv_heads = c->n_heads;
     get_long(c, root, "", "num_key_value_heads", &c->n_kv_heads);
     get_long(c, root, "", "intermediate_size", &c->intermediate_size);
@@ -292,9 +293,10 @@ int hf_config_parse(const char *buf, size_t len, const char *name, HfConfig *c) 
         return pelab_fail("%s: not valid JSON: %s", name, why);
     }
     if (doc.root->type != JSON_OBJECT) {
+        pelab_fail("%s: expected a JSON object (a Hugging Face config.json), got %s", name,
+                   json_type_name(doc.root->type));
         json_free(&doc);
-        return pelab_fail("%s: expected a JSON object (a Hugging Face config.json), got %s", name,
-                          json_type_name(doc.root->type));
+        return -1;
     }
     read_shape(c, doc.root);
     detect_position(c, doc.root);

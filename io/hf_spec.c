@@ -41,6 +41,8 @@ static int rule_of(const HfConfig *c, const char *path, char *rule, size_t n) {
     double s = hf_config_scale(c);
     if (!c->rope_type[0]) return snprintf(rule, n, "none"), 0;
     if (c->rope_type[0] == '?') return pelab_fail("%s.rope_type \"%s\": unknown to HF and pelab", k, c->rope_type + 1);
+    if (strcmp(c->rope_type, "longrope") && !(c->factor > 0))
+        return pelab_fail("%s.factor: missing or not a number > 0 (type %s needs it)", k, c->rope_type);
     if (!strcmp(c->rope_type, "linear")) return snprintf(rule, n, "pi:%.17g", s), 0;
     if (!strcmp(c->rope_type, "dynamic")) return snprintf(rule, n, "dynamic-ntk:%.17g", s), 0;
     if (!strcmp(c->rope_type, "llama3")) {
