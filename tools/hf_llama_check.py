@@ -5,8 +5,9 @@ PyTorch alone -- no transformers -- on a directory written by `pelab export --hf
 with the per-token log-probs `pelab score CKPT TEXT --len N --per-token CSV` wrote for the same
 text (a byte model: token id = byte value; windows start every N tokens and hold N + 1).
 
-usage: hf_llama_check.py DIR TEXT N CSV [--tol 1e-4]
-prints "max |delta log p| = X over T tokens" and exits 1 when X > tol (or the tokens differ).
+usage: hf_llama_check.py DIR TEXT N CSV [DIR TEXT N CSV ...] [--tol 1e-4]
+prints "DIR: max |delta log p| = X over T tokens" per directory and exits 1 when one X > tol (or
+the tokens differ).
 """
 import json
 import math
@@ -155,9 +156,15 @@ def main():
         i = args.index("--tol")
         tol = float(args[i + 1])
         del args[i : i + 2]
-    if len(args) != 4:
+    if not args or len(args) % 4:
         sys.exit(__doc__)
-    d, text, n, csv = args[0], args[1], int(args[2]), args[3]
+    ok = True
+    for i in range(0, len(args), 4):
+        ok &= check(args[i], args[i + 1], int(args[i + 2]), args[i + 3], tol)
+    sys.exit(0 if ok else 1)
+
+
+def check(d, text, n, csv, tol):
     with open(f"{d}/config.json") as f:
         cfg = json.load(f)
     w = load_safetensors(f"{d}/model.safetensors")
@@ -170,11 +177,12 @@ def main():
             cache[win] = forward(cfg, w, toks[win * n : win * n + n])
         ids = toks[win * n : win * n + n + 1]
         if ids[pos] != tok:
-            sys.exit(f"hf_llama_check: window {win} position {pos}: token {tok} in {csv}, {ids[pos]} in {text}")
+            print(f"{d}: window {win} position {pos}: token {tok} in {csv}, {ids[pos]} in {text}")
+            return False
         worst = max(worst, abs(cache[win][pos - 1, tok].item() - lp))
         count += 1
-    print(f"max |delta log p| = {worst:.3g} over {count} tokens (tolerance {tol:g})")
-    sys.exit(0 if count and worst <= tol else 1)
+    print(f"{d}: max |delta log p| = {worst:.3g} over {count} tokens (tolerance {tol:g})")
+    return count > 0 and worst <= tol
 
 
 if __name__ == "__main__":
