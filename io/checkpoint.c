@@ -184,9 +184,7 @@ typedef struct {
 
 static int write_body(FILE *f, const void *ctx) {
     const CkptBody *b = ctx;
-    unsigned char len_le[8];
-    for (int i = 0; i < 8; i++) len_le[i] = (unsigned char)((uint64_t)b->header->len >> (8 * i));
-    if (write_all(f, len_le, 8) != 0 || write_all(f, b->header->s, b->header->len) != 0 ||
+    if (st_write_header(f, b->header->s, b->header->len) != 0 ||
         write_block(f, b->m, b->m->params_mem) != 0)
         return -1;
     if (b->adam_m && (write_block(f, b->m, b->adam_m) != 0 || write_block(f, b->m, b->adam_v) != 0)) return -1;

@@ -90,11 +90,6 @@ static int hf_rope_of(const Model *m, const char *name, HfRope *r) {
     return 0;
 }
 
-int hf_llama_check_exportable(const Model *m, const char *name) {
-    HfRope r;
-    return hf_rope_of(m, name, &r);
-}
-
 /* rope_theta, max_position_embeddings and rope_scaling of the config */
 static void put_rope(StrBuf *b, const Model *m, const HfRope *r, char *note, size_t note_len) {
     const RopeRule *u = &r->rule;

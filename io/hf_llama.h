@@ -13,10 +13,9 @@
 
 #include "../model/model.h"
 
-/* 0 if HF's LlamaForCausalLM computes m exactly as pelab does, else -1 with the reason (one line) */
-int hf_llama_check_exportable(const Model *m, const char *name);
 /* writes dir/config.json and dir/model.safetensors (dir is created); note gets one line on what the
- * export changed in form (a folded ntk base), "" otherwise */
+ * export changed in form (a folded ntk base), "" otherwise. -1 with the reason (one line, nothing
+ * written) when HF's LlamaForCausalLM does not compute m exactly as pelab does. */
 int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len);
 /* reads dir/config.json and dir/model.safetensors (any key order, __metadata__ optional; tensors
  * named rotary_emb.inv_freq are skipped, any other unknown tensor is refused) */

@@ -118,6 +118,12 @@ int st_read_f32(const StFile *f, const char *key, const TensorInfo *t, float *ds
     return 0;
 }
 
+int st_write_header(FILE *f, const char *json, size_t len) {
+    unsigned char len_le[8];
+    for (int i = 0; i < 8; i++) len_le[i] = (unsigned char)((uint64_t)len >> (8 * i));
+    return write_all(f, len_le, 8) != 0 || write_all(f, json, len) != 0 ? -1 : 0;
+}
+
 typedef struct {
     const StrBuf *header;
     const StTensor *t;
@@ -126,9 +132,7 @@ typedef struct {
 
 static int write_st_body(FILE *f, const void *ctx) {
     const StBody *b = ctx;
-    unsigned char len_le[8];
-    for (int i = 0; i < 8; i++) len_le[i] = (unsigned char)((uint64_t)b->header->len >> (8 * i));
-    if (write_all(f, len_le, 8) != 0 || write_all(f, b->header->s, b->header->len) != 0) return -1;
+    if (st_write_header(f, b->header->s, b->header->len) != 0) return -1;
     for (int i = 0; i < b->n; i++)
         if (write_all(f, b->t[i].data, b->t[i].info.numel * sizeof(float)) != 0) return -1;
     return 0;

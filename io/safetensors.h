@@ -5,6 +5,7 @@
 #define PELAB_SAFETENSORS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../core/json.h"
 #include "../model/model.h"
@@ -36,6 +37,8 @@ int st_check_tensor(const JsonNode *e, const char *tname, const TensorInfo *t, c
 /* the F32 tensor key into dst (t->numel floats, every one finite); -1 if absent or mismatched */
 int st_read_f32(const StFile *f, const char *key, const TensorInfo *t, float *dst, const char *name);
 
+/* the u64 little-endian length and the header text (its caller pads it so the data start 8-byte aligned) */
+int st_write_header(FILE *f, const char *json, size_t len);
 /* write float32 tensors in the given order, 8-byte aligned, __metadata__ {"format": format}
  * (Hugging Face's loader wants "pt"); atomic */
 typedef struct {

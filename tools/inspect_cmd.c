@@ -16,7 +16,7 @@ static void print_rule(const HfConfig *c) {
         printf("scaling rule: none%s\n", c->scaling_key ? "" : " (no rope_scaling / rope_parameters)");
         return;
     }
-    printf("scaling rule: %s.%s %s", c->scaling_key, "type", c->rope_type[0] == '?' ? c->rope_type + 1 : c->rope_type);
+    printf("scaling rule: %s type %s", c->scaling_key, c->rope_type[0] == '?' ? c->rope_type + 1 : c->rope_type);
     if (c->factor) printf(", factor %g", c->factor);
     if (c->orig_max) printf(", original_max_position_embeddings %ld", c->orig_max);
     if (c->beta_fast || c->beta_slow) printf(", beta_fast %g, beta_slow %g", c->beta_fast, c->beta_slow);
@@ -33,7 +33,7 @@ static void print_rule(const HfConfig *c) {
 }
 
 /* pair j's wavelength 2 pi / theta_j under the rule at current length n */
-static void print_wavelengths(const HfConfig *c, const char *freq_rule, const char *path) {
+static void print_wavelengths(const HfConfig *c, const char *freq_rule) {
     int pairs = rope_rotary_pairs((int)c->rot_head_dim, c->fraction);
     long L = hf_config_original_length(c);
     if (pairs < 1 || pairs > ROPE_MAX_PAIRS || L < 1) {
@@ -58,7 +58,7 @@ static void print_wavelengths(const HfConfig *c, const char *freq_rule, const ch
         if (sets == 2) printf("; long: %.6g", 2 * M_PI / freq[1][j]);
         printf("\n");
     }
-    printf("%d of %d pairs complete a turn within L = %ld%s\n", turning, pairs, L, path ? "" : "");
+    printf("%d of %d pairs complete a turn within L = %ld\n", turning, pairs, L);
 }
 
 int cmd_inspect(int argc, char **argv) {
@@ -94,7 +94,7 @@ int cmd_inspect(int argc, char **argv) {
     int ok = hf_config_pelab_spec(&c, path, spec, sizeof spec, freq_rule, sizeof freq_rule) == 0;
     char why[sizeof pelab_errmsg];
     snprintf(why, sizeof why, "%s", pelab_errmsg);
-    if (c.pos == HF_POS_ROPE) print_wavelengths(&c, freq_rule, path);
+    if (c.pos == HF_POS_ROPE) print_wavelengths(&c, freq_rule);
     if (ok) {
         PosCtx pc;
         long L = c.pos == HF_POS_ROPE ? hf_config_original_length(&c) : c.max_pos;
