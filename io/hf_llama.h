@@ -17,7 +17,7 @@
  * export changed in form (a folded ntk base), "" otherwise. -1 with the reason (one line, nothing
  * written) when HF's LlamaForCausalLM does not compute m exactly as pelab does. */
 int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len);
-/* reads dir/config.json and dir/model.safetensors (any key order, __metadata__ optional; tensors
+/* reads dir/config.json and dir/model.safetensors (F32, BF16 or F16; any key order, __metadata__ optional; tensors
  * named rotary_emb.inv_freq are skipped, any other unknown tensor is refused) */
 int hf_llama_read(const char *dir, Model *m);
 

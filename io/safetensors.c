@@ -11,6 +11,7 @@
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../core/strbuf.h"
+#include "../model/bf16.h"
 
 #define ST_ALIGN 8
 
@@ -107,12 +108,28 @@ int st_check_tensor(const JsonNode *e, const char *tname, const TensorInfo *t, c
     return 0;
 }
 
+/* IEEE binary16 -> float (Hugging Face's F16 checkpoints) */
+static float half_to_float(uint16_t h) {
+    int e = (h >> 10) & 31, m = h & 1023;
+    float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 1024), e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
 int st_read_f32(const StFile *f, const char *key, const TensorInfo *t, float *dst, const char *name) {
     const JsonNode *e = json_get(f->doc.root, key);
     if (!e) return st_fail(name, "missing tensor %s", key);
+    /* float32 as it is; BF16 and F16 (most HF checkpoints) widened exactly */
+    const JsonNode *dt = e->type == JSON_OBJECT ? json_get(e, "dtype") : NULL;
+    const char *dtype = dt && dt->type == JSON_STRING && (!strcmp(dt->str, "BF16") || !strcmp(dt->str, "F16")) ? dt->str : "F32";
+    size_t size = dtype[0] == 'F' && dtype[1] == '3' ? 4 : 2;
     StRange r;
-    if (st_check_tensor(e, key, t, "F32", sizeof(float), f->data_len, name, &r) != 0) return -1;
-    memcpy(dst, f->data + r.begin, t->numel * sizeof(float));
+    if (st_check_tensor(e, key, t, dtype, size, f->data_len, name, &r) != 0) return -1;
+    const unsigned char *src = f->data + r.begin;
+    if (size == 4) memcpy(dst, src, t->numel * sizeof(float));
+    for (size_t i = 0; size == 2 && i < t->numel; i++) {
+        uint16_t h = (uint16_t)(src[2 * i] | src[2 * i + 1] << 8);
+        dst[i] = dtype[0] == 'B' ? bf16_to_float(h) : half_to_float(h);
+    }
     for (size_t i = 0; i < t->numel; i++)
         if (!isfinite(dst[i])) return st_fail(name, "tensor %s: element %zu is not finite", key, i);
     return 0;

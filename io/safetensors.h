@@ -34,7 +34,8 @@ typedef struct {
  * r with its byte range. Fields other than dtype, shape and data_offsets are refused. */
 int st_check_tensor(const JsonNode *e, const char *tname, const TensorInfo *t, const char *want_dtype,
                     size_t elem_size, size_t data_len, const char *name, StRange *r);
-/* the F32 tensor key into dst (t->numel floats, every one finite); -1 if absent or mismatched */
+/* tensor key (F32, or BF16 / F16 widened exactly) into dst as t->numel floats, every one finite;
+ * -1 if absent or mismatched */
 int st_read_f32(const StFile *f, const char *key, const TensorInfo *t, float *dst, const char *name);
 
 /* the u64 little-endian length and the header text (its caller pads it so the data start 8-byte aligned) */

@@ -174,6 +174,28 @@ static void python_conventions(void) {
     model_free(&a);
 }
 
+/* BF16 and F16 tensors (most HF checkpoints) read as the floats they hold */
+static void half_precision(void) {
+    /* 1.0, -2.5, 65504 (largest F16), 2^-24 (smallest F16 subnormal) */
+    static const unsigned char bf[8] = {0x80, 0x3f, 0x20, 0xc0, 0x80, 0x47, 0x80, 0x33};
+    static const unsigned char hf[8] = {0x00, 0x3c, 0x00, 0xc1, 0xff, 0x7b, 0x01, 0x00};
+    const char *json = "{\"b\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,8]},"
+                       "\"h\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[8,16]}}";
+    unsigned char buf[256] = {0};
+    size_t n = strlen(json);
+    buf[0] = (unsigned char)n;
+    memcpy(buf + 8, json, n), memcpy(buf + 8 + n, bf, 8), memcpy(buf + 16 + n, hf, 8);
+    StFile f;
+    TensorInfo t = {.ndim = 1, .shape = {4}, .numel = 4};
+    float b[4], h[4];
+    int rc = st_open(&f, buf, 24 + n, "half") == 0 ? 0 : -1;
+    CHECK(rc == 0 && st_read_f32(&f, "b", &t, b, "half") == 0 && b[0] == 1.0f && b[1] == -2.5f && b[2] == 65536.0f &&
+          b[3] == 0x1p-24f, "BF16 widened: %g %g %g %g (%s)", b[0], b[1], b[2], b[3], pelab_errmsg);
+    CHECK(rc == 0 && st_read_f32(&f, "h", &t, h, "half") == 0 && h[0] == 1.0f && h[1] == -2.5f && h[2] == 65504.0f &&
+          h[3] == 0x1p-24f, "F16 widened: %g %g %g %g (%s)", h[0], h[1], h[2], h[3], pelab_errmsg);
+    if (rc == 0) st_close(&f);
+}
+
 /* a python3 that has torch (found, not imported: that takes seconds): $PELAB_PYTHON, python3,
  * /usr/bin/python3; NULL if none */
 static const char *python_with_torch(void) {
@@ -259,5 +281,6 @@ void test_hf_llama(void) {
     round_trip("rope:scale=ntk:4", 2, 0);
     refusals();
     python_conventions();
+    half_precision();
     torch_check();
 }

@@ -35,7 +35,7 @@ int cmd_import(int argc, char **argv) {
     const OptSpec opts[] = {
         {"--llama2c", OPT_STR, &model_path, 0, 0, "llama2.c model file (legacy format: 7-int header, float32)"},
         {"--tokenizer", OPT_STR, &tok_path, 0, 0, "its tokenizer.bin (stored inside the checkpoint)"},
-        {"--hf", OPT_STR, &hf_dir, 0, 0, "or a Hugging Face Llama directory: config.json + model.safetensors (float32)"},
+        {"--hf", OPT_STR, &hf_dir, 0, 0, "or a Hugging Face Llama directory: config.json + model.safetensors (F32, BF16 or F16)"},
         {"--out", OPT_OUT_FILE, &out, 0, 0, "pelab checkpoint to write"},
     };
     args_parse("import", "--llama2c MODEL.bin --tokenizer TOK.bin --out CKPT  |  --hf DIR --out CKPT", argc, argv, 1,
