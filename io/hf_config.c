@@ -236,6 +236,13 @@ static void read_layers(HfConfig *c, const JsonNode *root) {
     else if (get_long(c, root, "", "no_rope_layer_interval", &interval) == 1)
         for (l = 0; l < c->n_layers && l < HF_MAX_LAYERS; l++) c->nope[l] = (l + 1) % interval == 0;
     for (l = 0; l < HF_MAX_LAYERS; l++) c->n_nope_layers += c->nope[l];
+    /* Llama 4 scales the queries of its NoPE layers: log(floor((pos + 1) / floor_scale) + 1) attn_scale + 1 */
+    c->temp_scale = 0.1, c->temp_floor = 8192; /* Llama4TextConfig's defaults */
+    const JsonNode *tt = json_get(root, "attn_temperature_tuning");
+    if (tt && tt->type == JSON_NUMBER) c->temp_tuning = tt->number != 0; /* some configs write 4 */
+    else get_bool(c, root, "", "attn_temperature_tuning", &c->temp_tuning);
+    get_num(c, root, "", "attn_scale", 1e-9, &c->temp_scale);
+    get_long(c, root, "", "floor_scale", &c->temp_floor);
     if (get_bool(c, root, "", "use_logn_attn", &c->use_logn) == 1 && c->use_logn) {
         c->logn_len = c->max_pos;
         get_long(c, root, "", "seq_length", &c->logn_len);

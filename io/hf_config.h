@@ -48,6 +48,9 @@ typedef struct {
                             * no_rope_layer_interval-th layer */
     unsigned char nope[HF_MAX_LAYERS]; /* 1: layer l skips RoPE */
     int use_logn, use_dynamic_ntk; /* Qwen 1 */
+    int temp_tuning;       /* Llama 4's attn_temperature_tuning (in its NoPE layers) */
+    double temp_scale;     /* attn_scale (0.1) */
+    long temp_floor;       /* floor_scale (8192) */
     long logn_len;         /* Qwen 1's logn length: seq_length */
 
     int n_warn;

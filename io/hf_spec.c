@@ -107,6 +107,9 @@ int hf_config_pelab_spec(const HfConfig *c, const char *path, char *spec, size_t
                 used += snprintf(spec + used, n - (size_t)used, ",orig_len=%ld", hf_config_original_length(c));
         }
         if (c->use_logn) used += snprintf(spec + used, n - (size_t)used, "+logn:len=%ld", c->logn_len);
+        else if (c->temp_tuning && c->n_nope_layers)
+            used += snprintf(spec + used, n - (size_t)used, "+temp:scale=%.17g,floor=%ld,layers=nope", c->temp_scale,
+                             c->temp_floor);
         for (int l = 0, first = 1; l < c->n_layers && l < HF_MAX_LAYERS; l++)
             if (c->nope[l]) used += snprintf(spec + used, n - (size_t)used, "%s%d", first ? "+nope@" : ",", l), first = 0;
         break;

@@ -66,6 +66,12 @@ static const struct {
     {"{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"num_attention_heads\": 4, \"num_hidden_layers\": 4, "
      "\"max_position_embeddings\": 4096, \"no_rope_layers\": [1, 0, 1, 0]}",
      "rope:base=10000,layout=half,fraction=1,scale=none,orig_len=4096,keep=1,max_period=0+nope@1,3", 0},
+    /* its temperature tuning, in the NoPE layers only */
+    {"{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"num_attention_heads\": 4, \"num_hidden_layers\": 4, "
+     "\"max_position_embeddings\": 4096, \"no_rope_layer_interval\": 4, \"attn_temperature_tuning\": true, "
+     "\"floor_scale\": 8192, \"attn_scale\": 0.1}",
+     "rope:base=10000,layout=half,fraction=1,scale=none,orig_len=4096,keep=1,max_period=0+temp:scale=0.1,floor=8192,"
+     "layers=nope+nope@3", 0},
     {"{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_head\": 4, \"n_layer\": 2, \"n_positions\": 1024}",
      "learned:max_len=1024", 0},
     {"{\"model_type\": \"t5\", \"d_model\": 64, \"num_heads\": 4, \"relative_attention_num_buckets\": 16, "

@@ -89,6 +89,9 @@ int cmd_inspect(int argc, char **argv) {
         printf("sliding window: %ld%s (pelab attends to the whole context: not in the spec)\n", c.sliding_window,
                c.n_sliding_layers ? " in the layer_types marked sliding_attention" : "");
     if (c.n_nope_layers) printf("NoPE layers: %d (no_rope_layers / no_rope_layer_interval): +nope@ in the spec\n", c.n_nope_layers);
+    if (c.temp_tuning)
+        printf("attn_temperature_tuning: queries of the NoPE layers times %g log(floor((pos + 1) / %ld) + 1) + 1: "
+               "+temp in the spec\n", c.temp_scale, c.temp_floor);
     if (c.use_logn) printf("use_logn_attn: Qwen's logn from length %ld: +logn in the spec\n", c.logn_len);
     char spec[POS_SPEC_MAX], freq_rule[300];
     int ok = hf_config_pelab_spec(&c, path, spec, sizeof spec, freq_rule, sizeof freq_rule) == 0;
