@@ -1,6 +1,7 @@
 /* hf_llama.c: a pelab RoPE model <-> a Hugging Face Llama checkpoint directory (see hf_llama.h). */
 #include "hf_llama.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +228,9 @@ int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len)
     return rc;
 }
 
+/* a config's count as an int; -1 (which config_validate refuses) past INT_MAX */
+static int as_int(long v) { return v > INT_MAX ? -1 : (int)v; }
+
 /* the pelab model config.json describes; -1 naming the field HF's Llama has and pelab does not */
 static int model_of_config(const HfConfig *h, const char *name, ModelConfig *c) {
     if (strcmp(h->model_type, "llama") != 0 && strcmp(h->arch, "LlamaForCausalLM") != 0)
@@ -241,9 +245,9 @@ static int model_of_config(const HfConfig *h, const char *name, ModelConfig *c) 
     if (h->sliding_window) return pelab_fail("%s: sliding_window %ld: pelab attends to the whole context", name, h->sliding_window);
     if (h->n_nope_layers) return pelab_fail("%s: no_rope_layers: HF's Llama rotates every layer", name);
     memset(c, 0, sizeof *c);
-    c->vocab_size = (int)h->vocab_size, c->dim = (int)h->hidden_size, c->n_layers = (int)h->n_layers;
-    c->n_heads = (int)h->n_heads, c->n_kv_heads = (int)h->n_kv_heads, c->hidden_dim = (int)h->intermediate_size;
-    c->seq_len = (int)(h->pelab_seq_len ? h->pelab_seq_len : h->max_pos);
+    c->vocab_size = as_int(h->vocab_size), c->dim = as_int(h->hidden_size), c->n_layers = as_int(h->n_layers);
+    c->n_heads = as_int(h->n_heads), c->n_kv_heads = as_int(h->n_kv_heads), c->hidden_dim = as_int(h->intermediate_size);
+    c->seq_len = as_int(h->pelab_seq_len ? h->pelab_seq_len : h->max_pos);
     c->norm_eps = h->rms_norm_eps > 0 ? (float)h->rms_norm_eps : 1e-6f; /* LlamaConfig's default */
     c->tied = h->tied > 0; /* LlamaConfig's default: untied */
     if (config_validate(c) != 0) {
@@ -265,48 +269,60 @@ static int check_known(const StFile *f, const StTensor *t, int n, int tied, cons
     return 0;
 }
 
+/* the file must hold every weight at 2 bytes or more before the model is allocated from the config:
+ * a forged config cannot demand a huge allocation */
+static int check_file_size(const ModelConfig *c, size_t data_len, const char *name) {
+    double D = c->dim, kv = (double)c->n_kv_heads * (c->dim / c->n_heads);
+    double floats = (double)c->vocab_size * D + c->n_layers * (2 * D * D + 2 * kv * D + 3.0 * c->hidden_dim * D);
+    if (floats * 2 > (double)data_len)
+        return st_fail(name, "data section is %zu bytes, too small for the %.0f weights of its config.json", data_len,
+                       floats);
+    return 0;
+}
+
 int hf_llama_read(const char *dir, Model *m) {
     memset(m, 0, sizeof *m);
-    StrBuf path = {0};
-    sb_printf(&path, "%s/config.json", dir);
+    StrBuf cfg_path = {0}, st_path = {0};
+    sb_printf(&cfg_path, "%s/config.json", dir);
+    sb_printf(&st_path, "%s/model.safetensors", dir);
+    const char *cname = sb_str(&cfg_path), *sname = sb_str(&st_path);
     HfConfig h;
     ModelConfig cfg;
     char spec[POS_SPEC_MAX];
-    int rc = hf_config_read(sb_str(&path), &h);
-    if (rc == 0 && h.n_warn) rc = pelab_fail("%s: %s", sb_str(&path), h.warn[0]);
-    if (rc == 0) rc = model_of_config(&h, sb_str(&path), &cfg);
-    if (rc == 0) rc = hf_config_pelab_spec(&h, sb_str(&path), spec, sizeof spec, NULL, 0);
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    StFile f = {0};
+    int rc = hf_config_read(cname, &h);
+    if (rc == 0 && h.n_warn) rc = pelab_fail("%s: %s", cname, h.warn[0]);
+    if (rc == 0) rc = model_of_config(&h, cname, &cfg);
+    if (rc == 0) rc = hf_config_pelab_spec(&h, cname, spec, sizeof spec, NULL, 0);
     if (rc == 0 && h.pelab_interleaved) { /* restore the rows' own order: the same model, bit for bit */
         char *lay = strstr(spec, "layout=half"), rest[POS_SPEC_MAX];
         if (lay) snprintf(rest, sizeof rest, "%s", lay + 11), snprintf(lay, sizeof spec - (size_t)(lay - spec), "layout=interleaved%s", rest);
     }
+    if (rc == 0) rc = read_file(sname, &buf, &len);
+    if (rc == 0) rc = st_open(&f, buf, len, sname);
+    if (rc == 0) rc = check_file_size(&cfg, f.data_len, sname);
     if (rc == 0 && model_create(m, &cfg, spec) != 0) {
         char why[sizeof pelab_errmsg];
         snprintf(why, sizeof why, "%s", pelab_errmsg);
-        rc = pelab_fail("%s: %s", sb_str(&path), why);
+        rc = pelab_fail("%s: %s", cname, why);
     }
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    path.len = 0;
-    sb_printf(&path, "%s/model.safetensors", dir);
-    if (rc == 0) rc = read_file(sb_str(&path), &buf, &len);
-    StFile f;
-    if (rc == 0) rc = st_open(&f, buf, len, sb_str(&path));
     if (rc == 0) {
         int n;
         StTensor *t = hf_tensors(m, &n);
-        rc = check_known(&f, t, n, cfg.tied, sb_str(&path));
+        rc = check_known(&f, t, n, cfg.tied, sname);
         for (int i = 0; i < n && rc == 0; i++) {
             float *dst = (float *)t[i].data; /* hf_tensors points into m's own block */
-            rc = st_read_f32(&f, t[i].name, &t[i].info, dst, sb_str(&path));
+            rc = st_read_f32(&f, t[i].name, &t[i].info, dst, sname);
             if (rc == 0 && h.pelab_interleaved && qk_heads(m, t[i].name))
                 rotary_rows_permute(dst, qk_heads(m, t[i].name), m->head_dim, cfg.dim, 0);
         }
         free(t);
-        st_close(&f);
     }
+    st_close(&f);
     free(buf);
-    sb_free(&path);
+    sb_free(&cfg_path), sb_free(&st_path);
     if (rc != 0) model_free(m);
     return rc;
 }

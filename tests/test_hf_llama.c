@@ -164,6 +164,9 @@ static void python_conventions(void) {
         {"{\"model_type\": \"llama\", \"hidden_size\": 16, \"num_attention_heads\": 4, \"head_dim\": 8}", "head_dim 8"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 16, \"num_attention_heads\": 4, \"rope_theta\": \"x\"}",
          "rope_theta: expected a number"},
+        /* Llama-2-7B's shape over this tiny file: refused before anything is allocated */
+        {"{\"model_type\": \"llama\", \"hidden_size\": 4096, \"num_attention_heads\": 32, \"num_hidden_layers\": 32, "
+         "\"intermediate_size\": 11008, \"vocab_size\": 32000, \"max_position_embeddings\": 4096}", "too small"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = write_text(path, bad[i].json) == 0 ? hf_llama_read(dir, &b) : 0;
