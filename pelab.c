@@ -26,8 +26,9 @@ static const Command commands[] = {
     {"longrope-search", cmd_longrope_search, "LongRoPE factors for a rotary checkpoint at a longer length"},
     {"compare", cmd_compare, "train every scheme x seed, evaluate past L, write report.md + plots"},
     {"bench", cmd_bench, "training and sampling speed on fixed configurations"},
-    {"import", cmd_import, "a llama2.c model + tokenizer.bin -> a pelab checkpoint"},
-    {"export", cmd_export, "a pelab RoPE checkpoint -> a llama2.c model + tokenizer.bin"},
+    {"inspect", cmd_inspect, "a Hugging Face config.json: position encoding, wavelengths, the pelab spec"},
+    {"import", cmd_import, "a llama2.c model + tokenizer.bin, or an HF Llama directory -> a pelab checkpoint"},
+    {"export", cmd_export, "a pelab RoPE checkpoint -> a llama2.c model + tokenizer.bin, or an HF Llama directory"},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 

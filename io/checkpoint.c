@@ -17,12 +17,10 @@
 #include "../core/mem.h"
 #include "../core/strbuf.h"
 #include "../core/json.h"
+#include "safetensors.h"
 
 #define CKPT_FORMAT "pelab"
 #define CKPT_VERSION "1"
-/* safetensors allows 100 MB; a pelab header is a few KB (the tokenizer is a tensor, not metadata)
- * and a large Hugging Face one a few hundred KB: 16 MB leaves room and bounds a hostile header */
-#define CKPT_MAX_HEADER (16ull << 20)
 #define CKPT_ALIGN 8
 #define TOKENIZER_TENSOR "tokenizer"
 
@@ -186,9 +184,7 @@ typedef struct {
 
 static int write_body(FILE *f, const void *ctx) {
     const CkptBody *b = ctx;
-    unsigned char len_le[8];
-    for (int i = 0; i < 8; i++) len_le[i] = (unsigned char)((uint64_t)b->header->len >> (8 * i));
-    if (write_all(f, len_le, 8) != 0 || write_all(f, b->header->s, b->header->len) != 0 ||
+    if (st_write_header(f, b->header->s, b->header->len) != 0 ||
         write_block(f, b->m, b->m->params_mem) != 0)
         return -1;
     if (b->adam_m && (write_block(f, b->m, b->adam_m) != 0 || write_block(f, b->m, b->adam_v) != 0)) return -1;
@@ -216,35 +212,24 @@ int checkpoint_save(const char *path, const Model *m, const CkptMeta *extra, con
 
 /* ---- reading ---- */
 
-/* one line "name: <problem>" (fmt may refer to pelab_errmsg: it is formatted before being replaced) */
-static int ckfail(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int ckfail(const char *name, const char *fmt, ...) {
-    char why[sizeof pelab_errmsg];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    return pelab_fail("%s: %s", name, why);
-}
-
 /* __metadata__ into out: string to string, keys and values within MetaEntry's limits, no duplicates */
 static int read_meta(const JsonNode *md, const char *name, CkptMeta *out) {
     out->n = 0;
-    if (!md) return ckfail(name, "header has no __metadata__ (not a pelab checkpoint)");
+    if (!md) return st_fail(name, "header has no __metadata__ (not a pelab checkpoint)");
     if (md->type != JSON_OBJECT)
-        return ckfail(name, "__metadata__ is a %s, expected an object", json_type_name(md->type));
+        return st_fail(name, "__metadata__ is a %s, expected an object", json_type_name(md->type));
     if (md->n_children > CKPT_META_MAX)
-        return ckfail(name, "__metadata__ has %zu entries, at most %d are supported", md->n_children, CKPT_META_MAX);
+        return st_fail(name, "__metadata__ has %zu entries, at most %d are supported", md->n_children, CKPT_META_MAX);
     for (const JsonNode *c = md->child; c; c = c->next) {
         if (c->type != JSON_STRING)
-            return ckfail(name, "metadata %.64s is a %s, expected a string", c->key, json_type_name(c->type));
+            return st_fail(name, "metadata %.64s is a %s, expected a string", c->key, json_type_name(c->type));
         size_t klen = strlen(c->key);
         if (klen == 0 || klen >= sizeof out->e[0].key)
-            return ckfail(name, "metadata key '%.64s...': expected 1..%zu bytes", c->key, sizeof out->e[0].key - 1);
+            return st_fail(name, "metadata key '%.64s...': expected 1..%zu bytes", c->key, sizeof out->e[0].key - 1);
         if (c->str_len >= sizeof out->e[0].val)
-            return ckfail(name, "metadata %s: value is %zu bytes, at most %zu are supported", c->key, c->str_len,
+            return st_fail(name, "metadata %s: value is %zu bytes, at most %zu are supported", c->key, c->str_len,
                           sizeof out->e[0].val - 1);
-        if (meta_get(out, c->key)) return ckfail(name, "metadata %s: duplicate key", c->key);
+        if (meta_get(out, c->key)) return st_fail(name, "metadata %s: duplicate key", c->key);
         MetaEntry *e = &out->e[out->n++];
         memcpy(e->key, c->key, klen + 1);
         memcpy(e->val, c->str, c->str_len + 1);
@@ -254,24 +239,24 @@ static int read_meta(const JsonNode *md, const char *name, CkptMeta *out) {
 
 static int meta_int(const CkptMeta *meta, const char *name, const char *key, int *out) {
     const char *v = meta_get(meta, key);
-    if (!v) return ckfail(name, "metadata key %s is missing", key);
+    if (!v) return st_fail(name, "metadata key %s is missing", key);
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10); /* digits only: no sign, no spaces */
     if (!(v[0] >= '0' && v[0] <= '9') || errno || *end || x > INT32_MAX)
-        return ckfail(name, "metadata %s='%.64s': expected a non-negative integer", key, v);
+        return st_fail(name, "metadata %s='%.64s': expected a non-negative integer", key, v);
     *out = (int)x;
     return 0;
 }
 
 static int read_config(const CkptMeta *meta, const char *name, ModelConfig *cfg) {
     const char *format = meta_get(meta, "format"), *version = meta_get(meta, "format_version");
-    if (!format) return ckfail(name, "metadata key format is missing (not a pelab checkpoint)");
+    if (!format) return st_fail(name, "metadata key format is missing (not a pelab checkpoint)");
     if (strcmp(format, CKPT_FORMAT) != 0)
-        return ckfail(name, "metadata format='%.64s': expected '" CKPT_FORMAT "' (not a pelab checkpoint)", format);
-    if (!version) return ckfail(name, "metadata key format_version is missing");
+        return st_fail(name, "metadata format='%.64s': expected '" CKPT_FORMAT "' (not a pelab checkpoint)", format);
+    if (!version) return st_fail(name, "metadata key format_version is missing");
     if (strcmp(version, CKPT_VERSION) != 0)
-        return ckfail(name, "format_version '%.64s' is not supported (this build reads version " CKPT_VERSION ")",
+        return st_fail(name, "format_version '%.64s' is not supported (this build reads version " CKPT_VERSION ")",
                       version);
     memset(cfg, 0, sizeof *cfg);
     if (meta_int(meta, name, "vocab_size", &cfg->vocab_size) || meta_int(meta, name, "dim", &cfg->dim) ||
@@ -280,15 +265,15 @@ static int read_config(const CkptMeta *meta, const char *name, ModelConfig *cfg)
         meta_int(meta, name, "seq_len", &cfg->seq_len) || meta_int(meta, name, "tied", &cfg->tied))
         return -1;
     const char *eps = meta_get(meta, "norm_eps");
-    if (!eps) return ckfail(name, "metadata key norm_eps is missing");
+    if (!eps) return st_fail(name, "metadata key norm_eps is missing");
     char *end;
     errno = 0;
     double e = strtod(eps, &end);
     if (errno || end == eps || *end || !isfinite(e))
-        return ckfail(name, "metadata norm_eps='%.64s': expected a number", eps);
+        return st_fail(name, "metadata norm_eps='%.64s': expected a number", eps);
     cfg->norm_eps = (float)e;
-    if (cfg->tied != 0 && cfg->tied != 1) return ckfail(name, "metadata tied=%d: expected 0 or 1", cfg->tied);
-    if (config_validate(cfg) != 0) return ckfail(name, "metadata: %s", pelab_errmsg);
+    if (cfg->tied != 0 && cfg->tied != 1) return st_fail(name, "metadata tied=%d: expected 0 or 1", cfg->tied);
+    if (config_validate(cfg) != 0) return st_fail(name, "metadata: %s", pelab_errmsg);
     return 0;
 }
 
@@ -297,7 +282,7 @@ static int read_config(const CkptMeta *meta, const char *name, ModelConfig *cfg)
 static int check_data_size(const ModelConfig *c, const char *spec, size_t data_len, const char *name) {
     PosCtx pc;
     if (pos_init(&pc, spec, c->dim, c->n_heads, c->n_kv_heads, c->n_layers, c->seq_len) != 0)
-        return ckfail(name, "metadata pos='%.200s': %s", spec, pelab_errmsg);
+        return st_fail(name, "metadata pos='%.200s': %s", spec, pelab_errmsg);
     size_t pos_params = pos_n_params(&pc);
     pos_free(&pc);
     size_t D = (size_t)c->dim, hd = D / (size_t)c->n_heads, F = (size_t)c->hidden_dim;
@@ -305,75 +290,16 @@ static int check_data_size(const ModelConfig *c, const char *spec, size_t data_l
     /* tok_emb, pos.weight, and per layer wq+wo, wk+wv, w1+w2+w3 */
     size_t lower = (size_t)c->vocab_size * D + pos_params + (size_t)c->n_layers * (2 * q * D + 2 * kv * D + 3 * F * D);
     if (lower > data_len / sizeof(float))
-        return ckfail(name, "data section is %zu bytes, too small for the %zu+ parameters of this config (truncated?)",
+        return st_fail(name, "data section is %zu bytes, too small for the %zu+ parameters of this config (truncated?)",
                       data_len, lower);
     return 0;
 }
 
-typedef struct {
-    const char *name;
-    unsigned long long begin, end;
-} Range;
+typedef StRange Range;
 
 static int range_cmp(const void *a, const void *b) {
     const Range *x = a, *y = b;
     return x->begin < y->begin ? -1 : x->begin > y->begin;
-}
-
-static void format_shape(char *buf, size_t n, const int *shape, int ndim) {
-    size_t used = (size_t)snprintf(buf, n, "[");
-    for (int d = 0; d < ndim && used < n; d++)
-        used += (size_t)snprintf(buf + used, n - used, "%s%d", d ? "," : "", shape[d]);
-    if (used < n) snprintf(buf + used, n - used, "]");
-}
-
-/* one tensor entry against the model's expectation; fills r with its byte range in the data */
-static int check_tensor(const JsonNode *e, const char *tname, const TensorInfo *t, const char *want_dtype,
-                        size_t elem_size, size_t data_len, const char *name, Range *r) {
-    if (e->type != JSON_OBJECT)
-        return ckfail(name, "tensor %s: entry is a %s, expected an object", tname, json_type_name(e->type));
-    for (const JsonNode *f = e->child; f; f = f->next)
-        if (strcmp(f->key, "dtype") && strcmp(f->key, "shape") && strcmp(f->key, "data_offsets"))
-            return ckfail(name, "tensor %s: unexpected field '%.64s'", tname, f->key);
-    const JsonNode *dtype = json_get(e, "dtype"), *shape = json_get(e, "shape"), *offs = json_get(e, "data_offsets");
-    if (!dtype || !shape || !offs) return ckfail(name, "tensor %s: needs dtype, shape and data_offsets", tname);
-    if (dtype->type != JSON_STRING || strcmp(dtype->str, want_dtype) != 0)
-        return ckfail(name, "tensor %s: dtype %.32s is not supported (expected %s)", tname,
-                      dtype->type == JSON_STRING ? dtype->str : json_type_name(dtype->type), want_dtype);
-
-    if (shape->type != JSON_ARRAY)
-        return ckfail(name, "tensor %s: shape is a %s, expected an array", tname, json_type_name(shape->type));
-    char want[128], got[128];
-    format_shape(want, sizeof want, t->shape, t->ndim);
-    int matches = shape->n_children == (size_t)t->ndim;
-    size_t d = 0, used = 0;
-    got[used++] = '[';
-    for (const JsonNode *s = shape->child; s; s = s->next, d++) {
-        if (s->type != JSON_NUMBER || !s->is_int || s->int_value < 0)
-            return ckfail(name, "tensor %s: shape must be an array of non-negative integers", tname);
-        if (d < (size_t)t->ndim && s->int_value != t->shape[d]) matches = 0;
-        /* the file's own spelling, cut short for absurd shapes */
-        if (used < 100) used += (size_t)snprintf(got + used, sizeof got - used, "%s%.20s", d ? "," : "", s->str);
-        else if (!s->next) used += (size_t)snprintf(got + used, sizeof got - used, ",...");
-    }
-    snprintf(got + used, sizeof got - used, "]");
-    if (!matches) return ckfail(name, "tensor %s: shape %s does not match the model's %s", tname, got, want);
-
-    const JsonNode *b = json_at(offs, 0), *en = json_at(offs, 1);
-    if (offs->type != JSON_ARRAY || offs->n_children != 2 || b->type != JSON_NUMBER || !b->is_int || b->int_value < 0 ||
-        en->type != JSON_NUMBER || !en->is_int || en->int_value < 0)
-        return ckfail(name, "tensor %s: data_offsets must be [begin, end], two non-negative integers", tname);
-    unsigned long long begin = (unsigned long long)b->int_value, end = (unsigned long long)en->int_value;
-    if (begin > end || end > data_len)
-        return ckfail(name, "tensor %s: data_offsets [%llu,%llu] out of range of the %zu-byte data section", tname,
-                      begin, end, data_len);
-    if (end - begin != t->numel * elem_size)
-        return ckfail(name, "tensor %s: data_offsets [%llu,%llu] span %llu bytes, expected %zu (%zu x %s)", tname,
-                      begin, end, end - begin, t->numel * elem_size, t->numel, want_dtype);
-    r->name = tname;
-    r->begin = begin;
-    r->end = end;
-    return 0;
 }
 
 /* index of the model tensor this header key names (kind 0: parameter, 1: optim.m, 2: optim.v), -1 if none */
@@ -393,7 +319,7 @@ static int tokenizer_tensor_info(const JsonNode *e, size_t data_len, const char 
     const JsonNode *n = shape && shape->type == JSON_ARRAY && shape->n_children == 1 ? json_at(shape, 0) : NULL;
     if (!n || n->type != JSON_NUMBER || !n->is_int || n->int_value < 0 || (unsigned long long)n->int_value > data_len ||
         n->int_value > INT_MAX)
-        return ckfail(name, "tensor " TOKENIZER_TENSOR ": shape must be [n], the byte count of the tokenizer file");
+        return st_fail(name, "tensor " TOKENIZER_TENSOR ": shape must be [n], the byte count of the tokenizer file");
     memset(t, 0, sizeof *t);
     t->ndim = 1;
     t->shape[0] = (int)n->int_value;
@@ -411,46 +337,46 @@ static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t
     int n_meta = 0;
     for (const JsonNode *c = root->child; c; c = c->next) {
         if (strcmp(c->key, "__metadata__") == 0) {
-            if (n_meta++) return ckfail(name, "duplicate __metadata__");
+            if (n_meta++) return st_fail(name, "duplicate __metadata__");
             continue;
         }
         if (strcmp(c->key, TOKENIZER_TENSOR) == 0) {
-            if (tok_entry) return ckfail(name, "duplicate tensor " TOKENIZER_TENSOR);
+            if (tok_entry) return st_fail(name, "duplicate tensor " TOKENIZER_TENSOR);
             if (tokenizer_tensor_info(c, data_len, name, &tok_info) != 0 ||
-                check_tensor(c, c->key, &tok_info, "U8", 1, data_len, name, &ranges[n_ranges]) != 0)
+                st_check_tensor(c, c->key, &tok_info, "U8", 1, data_len, name, &ranges[n_ranges]) != 0)
                 return -1;
             tok_entry = c;
             n_ranges++;
             continue;
         }
         int kind, i = find_tensor(m, c->key, &kind);
-        if (i < 0) return ckfail(name, "unknown tensor '%.100s' (not a parameter of this model)", c->key);
-        if (found[kind][i]) return ckfail(name, "duplicate tensor %.100s", c->key);
-        if (check_tensor(c, c->key, &m->tensors[i], "F32", sizeof(float), data_len, name, &ranges[n_ranges]) != 0)
+        if (i < 0) return st_fail(name, "unknown tensor '%.100s' (not a parameter of this model)", c->key);
+        if (found[kind][i]) return st_fail(name, "duplicate tensor %.100s", c->key);
+        if (st_check_tensor(c, c->key, &m->tensors[i], "F32", sizeof(float), data_len, name, &ranges[n_ranges]) != 0)
             return -1;
         found[kind][i] = c;
         n_ranges++;
         n_optim += kind > 0;
     }
     for (int i = 0; i < N_PARAM_TENSORS; i++)
-        if (m->tensors[i].numel && !found[0][i]) return ckfail(name, "missing tensor %s", m->tensors[i].name);
+        if (m->tensors[i].numel && !found[0][i]) return st_fail(name, "missing tensor %s", m->tensors[i].name);
     if (n_optim && n_optim != 2 * n_expected)
         for (int k = 1; k < 3; k++)
             for (int i = 0; i < N_PARAM_TENSORS; i++)
                 if (m->tensors[i].numel && !found[k][i])
-                    return ckfail(name, "optimizer state incomplete: missing tensor optim.%c.%s (%d of %d present)",
+                    return st_fail(name, "optimizer state incomplete: missing tensor optim.%c.%s (%d of %d present)",
                                   k == 1 ? 'm' : 'v', m->tensors[i].name, n_optim, 2 * n_expected);
 
     qsort(ranges, (size_t)n_ranges, sizeof ranges[0], range_cmp);
     unsigned long long covered = 0;
     for (int k = 0; k < n_ranges; k++) {
         if (k && ranges[k].begin < ranges[k - 1].end)
-            return ckfail(name, "tensors %s [%llu,%llu] and %s [%llu,%llu] overlap", ranges[k - 1].name,
+            return st_fail(name, "tensors %s [%llu,%llu] and %s [%llu,%llu] overlap", ranges[k - 1].name,
                           ranges[k - 1].begin, ranges[k - 1].end, ranges[k].name, ranges[k].begin, ranges[k].end);
         covered += ranges[k].end - ranges[k].begin;
     }
     if (covered != data_len)
-        return ckfail(name, "data section is %zu bytes but the tensors cover %llu (safetensors allows no holes)",
+        return st_fail(name, "data section is %zu bytes but the tensors cover %llu (safetensors allows no holes)",
                       data_len, covered);
 
     float *block[3] = {m->params_mem, NULL, NULL};
@@ -465,7 +391,7 @@ static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t
             memcpy(dst, data + b->int_value, t->numel * sizeof(float));
             for (size_t e = 0; e < t->numel; e++) /* a NaN weight would only show up as garbage later */
                 if (!isfinite(dst[e]))
-                    return ckfail(name, "tensor %s%s: element %zu is %f (expected a finite number)",
+                    return st_fail(name, "tensor %s%s: element %zu is %f (expected a finite number)",
                                   k == 0 ? "" : k == 1 ? "optim.m." : "optim.v.", t->name, e, dst[e]);
         }
     if (tok_entry && meta) {
@@ -484,40 +410,28 @@ int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Mod
     if (adam_v) *adam_v = NULL;
     if (meta) meta->n = 0, meta->tokenizer_image = NULL, meta->tokenizer_len = 0;
     if (!name) name = "checkpoint";
-    if (!host_is_little_endian()) return ckfail(name, "checkpoints need a little-endian host");
-    if (len < 8) return ckfail(name, "file is %zu bytes, too short for a safetensors header (truncated?)", len);
-    unsigned long long hlen = 0;
-    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | buf[i];
-    if (hlen < 2) return ckfail(name, "header length %llu is too small", hlen);
-    if (hlen > len - 8)
-        return ckfail(name, "header length %llu exceeds the file size %zu (truncated or not a safetensors file)",
-                      hlen, len);
-    if (hlen > CKPT_MAX_HEADER) return ckfail(name, "header length %llu exceeds the 16 MB limit", hlen);
-
-    JsonDoc doc;
-    if (json_parse(&doc, (const char *)buf + 8, (size_t)hlen) != 0)
-        return ckfail(name, "header is not valid JSON: %s (offsets from the header start, file byte 8)", pelab_errmsg);
-    const unsigned char *data = buf + 8 + hlen;
-    size_t data_len = len - 8 - (size_t)hlen;
+    if (!host_is_little_endian()) return st_fail(name, "checkpoints need a little-endian host");
+    StFile st;
+    if (st_open(&st, buf, len, name) != 0) return -1;
+    const unsigned char *data = st.data;
+    size_t data_len = st.data_len;
+    const JsonNode *root = st.doc.root;
     CkptMeta loaded;
     loaded.tokenizer_image = NULL, loaded.tokenizer_len = 0;
     ModelConfig cfg;
     const char *spec;
     int rc = -1;
-    if (doc.root->type != JSON_OBJECT) {
-        ckfail(name, "header is a JSON %s, expected an object", json_type_name(doc.root->type));
-    } else if (read_meta(json_get(doc.root, "__metadata__"), name, &loaded) == 0 &&
-               read_config(&loaded, name, &cfg) == 0) {
+    if (read_meta(json_get(root, "__metadata__"), name, &loaded) == 0 && read_config(&loaded, name, &cfg) == 0) {
         spec = meta_get(&loaded, "pos");
-        if (!spec || !*spec) ckfail(name, "metadata key pos is missing or empty");
+        if (!spec || !*spec) st_fail(name, "metadata key pos is missing or empty");
         else if (check_data_size(&cfg, spec, data_len, name) != 0) {
         } else if (model_create(m, &cfg, spec) != 0) {
-            ckfail(name, "cannot build the model: %s", pelab_errmsg);
+            st_fail(name, "cannot build the model: %s", pelab_errmsg);
         } else {
-            rc = parse_tensors(doc.root, data, data_len, name, m, adam_m, adam_v, &loaded);
+            rc = parse_tensors(root, data, data_len, name, m, adam_m, adam_v, &loaded);
         }
     }
-    json_free(&doc);
+    st_close(&st);
     if (rc != 0) {
         meta_free(&loaded);
         model_free(m);
@@ -542,9 +456,9 @@ int checkpoint_load(const char *path, Model *m, CkptMeta *meta, float **adam_m, 
     if (fread(len_le, 1, 8, f) == 8) {
         uint64_t hlen = 0;
         for (int i = 0; i < 8; i++) hlen |= (uint64_t)len_le[i] << (8 * i);
-        if (hlen > CKPT_MAX_HEADER) {
+        if (hlen > ST_MAX_HEADER) {
             fclose(f);
-            return ckfail(path, "header length %llu exceeds the 16 MB limit", (unsigned long long)hlen);
+            return st_fail(path, "header length %llu exceeds the 16 MB limit", (unsigned long long)hlen);
         }
     }
     unsigned char *buf;

@@ -21,6 +21,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_task(int argc, char **argv);
 int cmd_longrope_search(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 
 /* Print the recorded error (or msg) as "pelab: ..." and exit(1): only the command layer exits. */
 void pelab_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

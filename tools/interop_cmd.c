@@ -1,5 +1,6 @@
-/* interop_cmd.c: `pelab import --llama2c` and `pelab export --llama2c`: llama2.c's legacy model
- * file and tokenizer.bin <-> a pelab checkpoint (io/llama2c.h, data/llama2c_tok.h). */
+/* interop_cmd.c: `pelab import` and `pelab export`: llama2.c's legacy model file and tokenizer.bin
+ * (--llama2c; io/llama2c.h, data/llama2c_tok.h), or a Hugging Face Llama directory (--hf;
+ * io/hf_llama.h) <-> a pelab checkpoint. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,19 +9,40 @@
 #include "../core/mem.h"
 #include "../data/tokenizer.h"
 #include "../io/checkpoint.h"
+#include "../io/hf_llama.h"
 #include "../io/llama2c.h"
 #include "args.h"
 #include "commands.h"
 
+/* a Hugging Face Llama directory -> a pelab checkpoint (no tokenizer: HF's is not read) */
+static int import_hf(const char *dir, const char *out) {
+    Model m;
+    if (hf_llama_read(dir, &m) != 0) pelab_die("import: %s", pelab_errmsg);
+    CkptMeta meta = {0};
+    char spec[POS_SPEC_MAX];
+    pos_spec(&m.pos, spec, sizeof spec);
+    if (checkpoint_save(out, &m, &meta, NULL, NULL) != 0) pelab_die("import: %s", pelab_errmsg);
+    printf("%s: %zu parameters, dim %d, %d layers, %d heads (%d kv), hidden %d, vocab %d (%s), seq_len %d, pos %s -> %s "
+           "(no tokenizer stored: pelab's byte tokenizer is assumed; bring your own ids otherwise)\n",
+           dir, m.n_params, m.cfg.dim, m.cfg.n_layers, m.cfg.n_heads, m.cfg.n_kv_heads, m.cfg.hidden_dim,
+           m.cfg.vocab_size, m.cfg.tied ? "tied" : "untied", m.cfg.seq_len, spec, out);
+    model_free(&m);
+    return 0;
+}
+
 int cmd_import(int argc, char **argv) {
-    const char *model_path = NULL, *tok_path = NULL, *out = NULL;
+    const char *model_path = NULL, *tok_path = NULL, *out = NULL, *hf_dir = NULL;
     const OptSpec opts[] = {
         {"--llama2c", OPT_STR, &model_path, 0, 0, "llama2.c model file (legacy format: 7-int header, float32)"},
         {"--tokenizer", OPT_STR, &tok_path, 0, 0, "its tokenizer.bin (stored inside the checkpoint)"},
+        {"--hf", OPT_STR, &hf_dir, 0, 0, "or a Hugging Face Llama directory: config.json + model.safetensors (F32, BF16 or F16)"},
         {"--out", OPT_OUT_FILE, &out, 0, 0, "pelab checkpoint to write"},
     };
-    args_parse("import", "--llama2c MODEL.bin --tokenizer TOK.bin --out CKPT", argc, argv, 1, opts,
-               sizeof opts / sizeof opts[0], NULL, 0, NULL);
+    args_parse("import", "--llama2c MODEL.bin --tokenizer TOK.bin --out CKPT  |  --hf DIR --out CKPT", argc, argv, 1,
+               opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
+    if (hf_dir && (model_path || tok_path)) pelab_die("import: --hf DIR and --llama2c / --tokenizer exclude each other");
+    if (hf_dir && !out) pelab_die("import: --hf DIR needs --out CKPT");
+    if (hf_dir) return import_hf(hf_dir, out);
     if (!model_path || !tok_path || !out)
         pelab_die("import: --llama2c MODEL.bin, --tokenizer TOK.bin and --out CKPT are all required");
     Model m;
@@ -83,20 +105,39 @@ static void vocabulary_as_llama2c(const Tokenizer *t, unsigned char **buf, size_
     free(v.piece), free(v.piece_len), free(v.scores);
 }
 
+/* a pelab RoPE checkpoint -> a Hugging Face Llama directory */
+static int export_hf(const char *ckpt, const Model *m, const CkptMeta *meta, const char *dir) {
+    char note[400];
+    if (hf_llama_write(dir, m, note, sizeof note) != 0) pelab_die("export: %s", pelab_errmsg);
+    const char *tok = meta_get(meta, "tokenizer");
+    printf("%s -> %s/config.json + %s/model.safetensors (LlamaForCausalLM, float32%s%s); no tokenizer written: the "
+           "ids are pelab's %s tokenizer's (a byte model: id = byte value)\n",
+           ckpt, dir, dir, note[0] ? "; " : "", note, tok ? tok : "byte");
+    return 0;
+}
+
 int cmd_export(int argc, char **argv) {
-    const char *out = NULL, *tok_out = NULL;
+    const char *out = NULL, *tok_out = NULL, *hf_dir = NULL;
     const OptSpec opts[] = {
         {"--llama2c", OPT_OUT_FILE, &out, 0, 0, "llama2.c model file to write (legacy format)"},
         {"--tokenizer-out", OPT_OUT_FILE, &tok_out, 0, 0, "tokenizer.bin to write beside it (default: OUT's directory/tokenizer.bin)"},
+        {"--hf", OPT_OUT_DIR, &hf_dir, 0, 0, "or a Hugging Face Llama directory to write: config.json + model.safetensors"},
     };
     const char *pos_args[1];
     int n_pos;
-    args_parse("export", "CKPT --llama2c OUT.bin [--tokenizer-out TOK.bin]", argc, argv, 1, opts,
+    args_parse("export", "CKPT --llama2c OUT.bin [--tokenizer-out TOK.bin]  |  CKPT --hf DIR", argc, argv, 1, opts,
                sizeof opts / sizeof opts[0], pos_args, 1, &n_pos);
-    if (n_pos != 1 || !out) pelab_die("export: expected a checkpoint and --llama2c OUT.bin (see pelab export --help)");
+    if (n_pos != 1 || (!out && !hf_dir) || (out && hf_dir))
+        pelab_die("export: expected a checkpoint and --llama2c OUT.bin or --hf DIR (see pelab export --help)");
     Model m;
     CkptMeta meta;
     if (checkpoint_load(pos_args[0], &m, &meta, NULL, NULL) != 0) pelab_die("export: %s", pelab_errmsg);
+    if (hf_dir) {
+        export_hf(pos_args[0], &m, &meta, hf_dir);
+        meta_free(&meta);
+        model_free(&m);
+        return 0;
+    }
     if (llama2c_check_exportable(&m, pos_args[0]) != 0) pelab_die("export: %s", pelab_errmsg);
     Tokenizer tok;
     if (tokenizer_from_image(&tok, meta_get(&meta, "tokenizer"), meta.tokenizer_image, meta.tokenizer_len,

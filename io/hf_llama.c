@@ -1,0 +1,328 @@
+/* hf_llama.c: a pelab RoPE model <-> a Hugging Face Llama checkpoint directory (see hf_llama.h). */
+#include "hf_llama.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../core/mem.h"
+#include "../core/strbuf.h"
+#include "hf_config.h"
+#include "safetensors.h"
+
+void rotary_rows_permute(float *w, int n_heads, int head_dim, int cols, int to_half) {
+    int half = head_dim / 2;
+    size_t row = (size_t)cols * sizeof(float);
+    float *tmp = xmalloc(row * (size_t)head_dim);
+    for (int h = 0; h < n_heads; h++) {
+        float *head = w + (size_t)h * head_dim * cols;
+        for (int j = 0; j < half; j++)
+            for (int k = 0; k < 2; k++) { /* dim k of pair j: interleaved row 2j + k, half row j + k*half */
+                int il = 2 * j + k, hl = j + k * half;
+                memcpy(tmp + (size_t)(to_half ? hl : il) * cols, head + (size_t)(to_half ? il : hl) * cols, row);
+            }
+        memcpy(head, tmp, row * (size_t)head_dim);
+    }
+    free(tmp);
+}
+
+/* the value of option key in a canonical spec ("rope:base=10000,layout=half,..."), "" if absent */
+static void spec_value(const char *spec, const char *key, char *out, size_t n) {
+    size_t kl = strlen(key);
+    out[0] = 0;
+    for (const char *p = strchr(spec, ':'); p; p = strchr(p + 1, ',')) {
+        if (strncmp(p + 1, key, kl) != 0 || p[1 + kl] != '=') continue;
+        const char *v = p + 2 + kl;
+        snprintf(out, n, "%.*s", (int)strcspn(v, ",+"), v);
+        return;
+    }
+}
+
+/* what HF's config says about m's rotation: base, rule, its length, layout */
+typedef struct {
+    double base;
+    int half;
+    RopeRule rule;
+    int orig_len;
+} HfRope;
+
+static int hf_rope_of(const Model *m, const char *name, HfRope *r) {
+    char spec[POS_SPEC_MAX], v[POS_SPEC_MAX];
+    pos_spec(&m->pos, spec, sizeof spec);
+    if (strncmp(spec, "rope:", 5) != 0)
+        return pelab_fail("%s: position scheme %.*s: HF's LlamaForCausalLM computes RoPE only", name,
+                          (int)strcspn(spec, ":+"), spec);
+    const char *plus = strchr(spec, '+');
+    if (plus && !strncmp(plus, "+nope@", 6))
+        return pelab_fail("%s: NoPE layers (%s): HF's Llama rotates q and k in every layer", name, plus);
+    if (plus) return pelab_fail("%s: %.*s: HF's Llama has no length-scaled attention", name, (int)strcspn(plus + 1, "+") + 1, plus);
+    spec_value(spec, "fraction", v, sizeof v);
+    if (strtod(v, NULL) != 1) return pelab_fail("%s: partial rotary (fraction=%s): HF's Llama rotates the whole head", name, v);
+    spec_value(spec, "keep", v, sizeof v);
+    if (strtod(v, NULL) != 1) return pelab_fail("%s: p-RoPE (keep=%s): HF's Llama rotates every pair", name, v);
+    spec_value(spec, "max_period", v, sizeof v);
+    if (strtod(v, NULL) != 0) return pelab_fail("%s: HoPE (max_period=%s): HF's Llama rotates every pair", name, v);
+    spec_value(spec, "base", v, sizeof v);
+    r->base = strtod(v, NULL);
+    spec_value(spec, "layout", v, sizeof v);
+    r->half = strcmp(v, "half") == 0;
+    spec_value(spec, "orig_len", v, sizeof v);
+    r->orig_len = atoi(v);
+    spec_value(spec, "scale", v, sizeof v);
+    if (rope_rule_parse(v, &r->rule) != 0) return -1;
+    RopeRuleKind k = r->rule.kind;
+    if (k == RULE_DYNATAN || k == RULE_DYNATAN_A)
+        return pelab_fail("%s: scale=%s: HF has no rope_type for DynaTan (a pelab-only rule)", name, v);
+    /* what is left must be the whole spec: any option this file does not know is refused */
+    char want[2 * POS_SPEC_MAX];
+    snprintf(want, sizeof want, "rope:base=%.17g,layout=%s,fraction=1,scale=%s,orig_len=%d,keep=1,max_period=0",
+             r->base, r->half ? "half" : "interleaved", v, r->orig_len);
+    PosCtx ref;
+    const ModelConfig *c = &m->cfg;
+    if (pos_init(&ref, want, c->dim, c->n_heads, c->n_kv_heads, c->n_layers, c->seq_len) != 0) return -1;
+    pos_spec(&ref, want, sizeof want);
+    pos_free(&ref);
+    if (strcmp(want, spec) != 0)
+        return pelab_fail("%s: position scheme %s: HF's Llama computes only %s", name, spec, want);
+    return 0;
+}
+
+/* rope_theta, max_position_embeddings and rope_scaling of the config */
+static void put_rope(StrBuf *b, const Model *m, const HfRope *r, char *note, size_t note_len) {
+    const RopeRule *u = &r->rule;
+    int hd = m->head_dim;
+    double base = r->base;
+    long max_pos = m->cfg.seq_len;
+    note[0] = 0;
+    if (u->kind == RULE_NTK) { /* a static base change is plain RoPE at another base: the same frequencies */
+        base = r->base * pow(u->s, (double)hd / (hd - 2));
+        snprintf(note, note_len, "ntk:%g has no HF rope_type: written as rope_theta %.17g (base %g x %g^(d/(d-2)))",
+                 u->s, base, r->base, u->s);
+    }
+    /* HF's dynamic and yarn (without original_max_position_embeddings) take their L from max_position_embeddings */
+    if (u->kind == RULE_DYNAMIC_NTK || u->kind == RULE_YARN) max_pos = r->orig_len;
+    sb_printf(b, "  \"rope_theta\": %.17g,\n  \"max_position_embeddings\": %ld,\n", base, max_pos);
+    switch (u->kind) {
+    case RULE_PI: sb_printf(b, "  \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": %.17g},\n", u->s); break;
+    case RULE_DYNAMIC_NTK: sb_printf(b, "  \"rope_scaling\": {\"rope_type\": \"dynamic\", \"factor\": %.17g},\n", u->s); break;
+    case RULE_YARN: sb_printf(b, "  \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": %.17g},\n", u->s); break;
+    case RULE_LLAMA3:
+        sb_printf(b, "  \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": %.17g, \"low_freq_factor\": 1.0, "
+                  "\"high_freq_factor\": 4.0, \"original_max_position_embeddings\": %d},\n", u->s, r->orig_len);
+        break;
+    case RULE_LONGROPE: {
+        const LongRopeFactors *f = &u->longrope;
+        int L = rope_rule_length(u, r->orig_len);
+        double af = f->attn_factor > 0 ? f->attn_factor
+                    : f->factor > 1 && L > 1 ? sqrt(1.0 + log(f->factor) / log((double)L)) : 1.0;
+        sb_printf(b, "  \"original_max_position_embeddings\": %d,\n  \"rope_scaling\": {\"rope_type\": \"longrope\", "
+                  "\"factor\": %.17g, \"attention_factor\": %.17g, \"original_max_position_embeddings\": %d",
+                  L, f->factor, af, L);
+        for (int s = 0; s < 2; s++) {
+            sb_printf(b, ", \"%s_factor\": [", s ? "long" : "short");
+            for (int j = 0; j < f->n_pairs; j++)
+                sb_printf(b, "%s%.17g", j ? ", " : "", s ? f->long_factor[j] : f->short_factor[j]);
+            sb_printf(b, "]");
+        }
+        sb_printf(b, "},\n");
+        break;
+    }
+    default: sb_printf(b, "  \"rope_scaling\": null,\n"); break;
+    }
+}
+
+static void config_json(StrBuf *b, const Model *m, const HfRope *r, char *note, size_t note_len) {
+    const ModelConfig *c = &m->cfg;
+    char spec[POS_SPEC_MAX];
+    pos_spec(&m->pos, spec, sizeof spec);
+    sb_printf(b, "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n"
+                 "  \"hidden_size\": %d,\n  \"intermediate_size\": %d,\n  \"num_attention_heads\": %d,\n"
+                 "  \"num_key_value_heads\": %d,\n  \"num_hidden_layers\": %d,\n  \"head_dim\": %d,\n"
+                 "  \"rms_norm_eps\": %.9g,\n  \"vocab_size\": %d,\n",
+              c->dim, c->hidden_dim, c->n_heads, c->n_kv_heads, c->n_layers, m->head_dim, c->norm_eps, c->vocab_size);
+    put_rope(b, m, r, note, note_len);
+    /* pelab_*: what HF ignores but a re-import restores exactly (the layout the rows were in, L) */
+    sb_printf(b, "  \"tie_word_embeddings\": %s,\n  \"hidden_act\": \"silu\",\n  \"attention_bias\": false,\n"
+                 "  \"mlp_bias\": false,\n  \"attention_dropout\": 0.0,\n  \"torch_dtype\": \"float32\",\n"
+                 "  \"pelab_seq_len\": %d,\n  \"pelab_layout\": \"%s\"\n}\n",
+              c->tied ? "true" : "false", c->seq_len, r->half ? "half" : "interleaved");
+}
+
+/* pelab tensor and its HF name ("%d": the layer) */
+static const struct {
+    int t;
+    const char *hf;
+} tensor_map[] = {
+    {T_TOK_EMB, "model.embed_tokens.weight"},
+    {T_ATTN_NORM, "model.layers.%d.input_layernorm.weight"},
+    {T_WQ, "model.layers.%d.self_attn.q_proj.weight"},
+    {T_WK, "model.layers.%d.self_attn.k_proj.weight"},
+    {T_WV, "model.layers.%d.self_attn.v_proj.weight"},
+    {T_WO, "model.layers.%d.self_attn.o_proj.weight"},
+    {T_MLP_NORM, "model.layers.%d.post_attention_layernorm.weight"},
+    {T_W1, "model.layers.%d.mlp.gate_proj.weight"},
+    {T_W3, "model.layers.%d.mlp.up_proj.weight"},
+    {T_W2, "model.layers.%d.mlp.down_proj.weight"},
+    {T_FINAL_NORM, "model.norm.weight"},
+    {T_LM_HEAD, "lm_head.weight"},
+};
+enum { N_MAP = sizeof tensor_map / sizeof tensor_map[0] };
+
+/* the HF tensors of m in file order: one per layer for stacked tensors (names, per-layer shapes,
+ * pointers into the parameter block); *n set; the caller frees the array */
+static StTensor *hf_tensors(const Model *m, int *n) {
+    StTensor *t = xcalloc((size_t)(N_MAP * m->cfg.n_layers + N_MAP), sizeof *t);
+    *n = 0;
+    for (int i = 0; i < N_MAP; i++) {
+        const TensorInfo *info = &m->tensors[tensor_map[i].t];
+        if (tensor_map[i].t == T_LM_HEAD && m->cfg.tied) continue;
+        int stacked = strstr(tensor_map[i].hf, "%d") != NULL, layers = stacked ? m->cfg.n_layers : 1;
+        for (int l = 0; l < layers; l++) {
+            StTensor *e = &t[(*n)++];
+            snprintf(e->name, sizeof e->name, tensor_map[i].hf, l);
+            e->info.ndim = info->ndim - stacked;
+            memcpy(e->info.shape, info->shape + stacked, sizeof(int) * (size_t)e->info.ndim);
+            e->info.numel = info->numel / (size_t)layers;
+            e->data = m->params_mem + info->offset + (size_t)l * e->info.numel;
+        }
+    }
+    return t;
+}
+
+/* the heads of a q or k projection's rows (the rows the rotation pairs), 0 for other tensors */
+static int qk_heads(const Model *m, const char *hf_name) {
+    if (strstr(hf_name, ".q_proj.")) return m->cfg.n_heads;
+    if (strstr(hf_name, ".k_proj.")) return m->cfg.n_kv_heads;
+    return 0;
+}
+
+int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len) {
+    HfRope r;
+    if (hf_rope_of(m, dir, &r) != 0 || make_dirs(dir) != 0) return -1;
+    StrBuf cfg = {0}, path = {0};
+    config_json(&cfg, m, &r, note, note_len);
+    int n;
+    StTensor *t = hf_tensors(m, &n);
+    float *copies[2 * POS_MAX_LAYERS] = {0};
+    int n_copies = 0;
+    for (int i = 0; i < n && !r.half; i++) { /* HF rotates halves: reorder copies of the q and k rows */
+        int heads = qk_heads(m, t[i].name);
+        if (!heads) continue;
+        float *w = xmalloc(t[i].info.numel * sizeof(float));
+        memcpy(w, t[i].data, t[i].info.numel * sizeof(float));
+        rotary_rows_permute(w, heads, m->head_dim, m->cfg.dim, 1);
+        t[i].data = copies[n_copies++] = w;
+    }
+    sb_printf(&path, "%s/config.json", dir);
+    int rc = write_bytes_atomic(sb_str(&path), cfg.s, cfg.len);
+    path.len = 0;
+    sb_printf(&path, "%s/model.safetensors", dir);
+    if (rc == 0) rc = st_write_f32(sb_str(&path), t, n, "pt");
+    for (int i = 0; i < n_copies; i++) free(copies[i]);
+    free(t);
+    sb_free(&cfg), sb_free(&path);
+    return rc;
+}
+
+/* a config's count as an int; -1 (which config_validate refuses) past INT_MAX */
+static int as_int(long v) { return v > INT_MAX ? -1 : (int)v; }
+
+/* the pelab model config.json describes; -1 naming the field HF's Llama has and pelab does not */
+static int model_of_config(const HfConfig *h, const char *name, ModelConfig *c) {
+    if (strcmp(h->model_type, "llama") != 0 && strcmp(h->arch, "LlamaForCausalLM") != 0)
+        return pelab_fail("%s: model_type \"%s\": pelab imports LlamaForCausalLM checkpoints only", name, h->model_type);
+    if (h->hidden_act[0] && strcmp(h->hidden_act, "silu") != 0)
+        return pelab_fail("%s: hidden_act \"%s\": pelab's MLP is SwiGLU (silu)", name, h->hidden_act);
+    if (h->attention_bias || h->mlp_bias) return pelab_fail("%s: attention_bias / mlp_bias: pelab's layers have no bias", name);
+    if (h->head_dim_given && h->n_heads && h->head_dim * h->n_heads != h->hidden_size)
+        return pelab_fail("%s: head_dim %ld x num_attention_heads %ld != hidden_size %ld: pelab's heads split the width",
+                          name, h->head_dim, h->n_heads, h->hidden_size);
+    if (h->fraction != 1) return pelab_fail("%s: partial_rotary_factor %g: HF's Llama rotates whole heads", name, h->fraction);
+    if (h->sliding_window) return pelab_fail("%s: sliding_window %ld: pelab attends to the whole context", name, h->sliding_window);
+    if (h->n_nope_layers) return pelab_fail("%s: no_rope_layers: HF's Llama rotates every layer", name);
+    memset(c, 0, sizeof *c);
+    c->vocab_size = as_int(h->vocab_size), c->dim = as_int(h->hidden_size), c->n_layers = as_int(h->n_layers);
+    c->n_heads = as_int(h->n_heads), c->n_kv_heads = as_int(h->n_kv_heads), c->hidden_dim = as_int(h->intermediate_size);
+    c->seq_len = as_int(h->pelab_seq_len ? h->pelab_seq_len : h->max_pos);
+    c->norm_eps = h->rms_norm_eps > 0 ? (float)h->rms_norm_eps : 1e-6f; /* LlamaConfig's default */
+    c->tied = h->tied > 0; /* LlamaConfig's default: untied */
+    if (config_validate(c) != 0) {
+        char why[sizeof pelab_errmsg];
+        snprintf(why, sizeof why, "%s", pelab_errmsg);
+        return pelab_fail("%s: %s", name, why);
+    }
+    return 0;
+}
+
+/* every header key is a tensor this model reads (or a rotary_emb.inv_freq table, recomputed) */
+static int check_known(const StFile *f, const StTensor *t, int n, int tied, const char *name) {
+    for (const JsonNode *e = f->doc.root->child; e; e = e->next) {
+        int known = !strcmp(e->key, "__metadata__") || strstr(e->key, "rotary_emb.inv_freq") ||
+                    (tied && !strcmp(e->key, "lm_head.weight"));
+        for (int i = 0; i < n && !known; i++) known = !strcmp(e->key, t[i].name);
+        if (!known) return st_fail(name, "tensor %.100s: not a weight of pelab's Llama (biases and other layers are refused)", e->key);
+    }
+    return 0;
+}
+
+/* the file must hold every weight at 2 bytes or more before the model is allocated from the config:
+ * a forged config cannot demand a huge allocation */
+static int check_file_size(const ModelConfig *c, size_t data_len, const char *name) {
+    double D = c->dim, kv = (double)c->n_kv_heads * (c->dim / c->n_heads);
+    double floats = (double)c->vocab_size * D + c->n_layers * (2 * D * D + 2 * kv * D + 3.0 * c->hidden_dim * D);
+    if (floats * 2 > (double)data_len)
+        return st_fail(name, "data section is %zu bytes, too small for the %.0f weights of its config.json", data_len,
+                       floats);
+    return 0;
+}
+
+int hf_llama_read(const char *dir, Model *m) {
+    memset(m, 0, sizeof *m);
+    StrBuf cfg_path = {0}, st_path = {0};
+    sb_printf(&cfg_path, "%s/config.json", dir);
+    sb_printf(&st_path, "%s/model.safetensors", dir);
+    const char *cname = sb_str(&cfg_path), *sname = sb_str(&st_path);
+    HfConfig h;
+    ModelConfig cfg;
+    char spec[POS_SPEC_MAX];
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    StFile f = {0};
+    int rc = hf_config_read(cname, &h);
+    if (rc == 0 && h.n_warn) rc = pelab_fail("%s: %s", cname, h.warn[0]);
+    if (rc == 0) rc = model_of_config(&h, cname, &cfg);
+    if (rc == 0) rc = hf_config_pelab_spec(&h, cname, spec, sizeof spec, NULL, 0);
+    if (rc == 0 && h.pelab_interleaved) { /* restore the rows' own order: the same model, bit for bit */
+        char *lay = strstr(spec, "layout=half"), rest[POS_SPEC_MAX];
+        if (lay) snprintf(rest, sizeof rest, "%s", lay + 11), snprintf(lay, sizeof spec - (size_t)(lay - spec), "layout=interleaved%s", rest);
+    }
+    if (rc == 0) rc = read_file(sname, &buf, &len);
+    if (rc == 0) rc = st_open(&f, buf, len, sname);
+    if (rc == 0) rc = check_file_size(&cfg, f.data_len, sname);
+    if (rc == 0 && model_create(m, &cfg, spec) != 0) {
+        char why[sizeof pelab_errmsg];
+        snprintf(why, sizeof why, "%s", pelab_errmsg);
+        rc = pelab_fail("%s: %s", cname, why);
+    }
+    if (rc == 0) {
+        int n;
+        StTensor *t = hf_tensors(m, &n);
+        rc = check_known(&f, t, n, cfg.tied, sname);
+        for (int i = 0; i < n && rc == 0; i++) {
+            float *dst = (float *)t[i].data; /* hf_tensors points into m's own block */
+            rc = st_read_f32(&f, t[i].name, &t[i].info, dst, sname);
+            if (rc == 0 && h.pelab_interleaved && qk_heads(m, t[i].name))
+                rotary_rows_permute(dst, qk_heads(m, t[i].name), m->head_dim, cfg.dim, 0);
+        }
+        free(t);
+    }
+    st_close(&f);
+    free(buf);
+    sb_free(&cfg_path), sb_free(&st_path);
+    if (rc != 0) model_free(m);
+    return rc;
+}

@@ -1,0 +1,28 @@
+/* hf_llama.h: a pelab RoPE model as a Hugging Face Llama checkpoint directory and back:
+ * DIR/config.json (LlamaForCausalLM) and DIR/model.safetensors (float32, HF tensor names:
+ * model.embed_tokens.weight, model.layers.N.self_attn.{q,k,v,o}_proj.weight,
+ * model.layers.N.mlp.{gate,up,down}_proj.weight, model.layers.N.{input,post_attention}_layernorm.weight,
+ * model.norm.weight, lm_head.weight unless tied). HF's Llama rotates halves (pair j = dims j and
+ * j + hd/2): the q and k rows of a pelab layout=interleaved model are reordered on the way out and
+ * back (rotary_rows_permute), a layout=half model's are written as they are.
+ * Rules: pi -> "linear", dynamic-ntk -> "dynamic", yarn -> "yarn", llama3 -> "llama3",
+ * longrope -> "longrope" (its factors copied), ntk:S -> no rope_scaling, its base folded into
+ * rope_theta (the same frequencies). Everything else HF's Llama does not compute is refused. */
+#ifndef PELAB_HF_LLAMA_H
+#define PELAB_HF_LLAMA_H
+
+#include "../model/model.h"
+
+/* writes dir/config.json and dir/model.safetensors (dir is created); note gets one line on what the
+ * export changed in form (a folded ntk base), "" otherwise. -1 with the reason (one line, nothing
+ * written) when HF's LlamaForCausalLM does not compute m exactly as pelab does. */
+int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len);
+/* reads dir/config.json and dir/model.safetensors (F32, BF16 or F16; any key order, __metadata__ optional; tensors
+ * named rotary_emb.inv_freq are skipped, any other unknown tensor is refused) */
+int hf_llama_read(const char *dir, Model *m);
+
+/* q or k weight rows [n_heads * head_dim, cols] in place: interleaved pairs (2j, 2j+1) -> halves
+ * (j, j + head_dim/2) when to_half, the inverse otherwise */
+void rotary_rows_permute(float *w, int n_heads, int head_dim, int cols, int to_half);
+
+#endif

@@ -1,0 +1,117 @@
+/* inspect_cmd.c: `pelab inspect config.json`: a Hugging Face config's position encoding, what it
+ * implies (wavelengths, lengths, attention factor) and the equivalent pelab spec (io/hf_config.h). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../model/pos/pos.h"
+#include "../model/pos/rope_scaling.h"
+#include "../io/hf_config.h"
+#include "args.h"
+#include "commands.h"
+
+static void print_rule(const HfConfig *c) {
+    if (!c->rope_type[0]) {
+        printf("scaling rule: none%s\n", c->scaling_key ? "" : " (no rope_scaling / rope_parameters)");
+        return;
+    }
+    printf("scaling rule: %s type %s", c->scaling_key, c->rope_type[0] == '?' ? c->rope_type + 1 : c->rope_type);
+    if (c->factor) printf(", factor %g", c->factor);
+    if (c->orig_max) printf(", original_max_position_embeddings %ld", c->orig_max);
+    if (c->beta_fast || c->beta_slow) printf(", beta_fast %g, beta_slow %g", c->beta_fast, c->beta_slow);
+    if (c->mscale || c->mscale_all_dim) printf(", mscale %g, mscale_all_dim %g", c->mscale, c->mscale_all_dim);
+    if (c->attention_factor) printf(", attention_factor %g", c->attention_factor);
+    if (c->truncate >= 0) printf(", truncate %s", c->truncate ? "true" : "false");
+    if (c->low_freq || c->high_freq) printf(", low_freq_factor %g, high_freq_factor %g", c->low_freq, c->high_freq);
+    if (c->n_short) printf(", %d short and %d long factors", c->n_short, c->n_long);
+    printf("\n");
+    if (!strcmp(c->rope_type, "yarn") || !strcmp(c->rope_type, "longrope"))
+        printf("scale s = %.9g (%s), attention factor on cos and sin %.9g\n", hf_config_scale(c),
+               c->orig_max && c->max_pos ? "max_position_embeddings / original_max_position_embeddings" : "factor",
+               hf_config_attention_factor(c));
+}
+
+/* pair j's wavelength 2 pi / theta_j under the rule at current length n */
+static void print_wavelengths(const HfConfig *c, const char *freq_rule) {
+    int pairs = rope_rotary_pairs((int)c->rot_head_dim, c->fraction);
+    long L = hf_config_original_length(c);
+    if (pairs < 1 || pairs > ROPE_MAX_PAIRS || L < 1) {
+        printf("wavelengths: not computed (%d rotary pairs, original length %ld)\n", pairs, L);
+        return;
+    }
+    RopeRule rule;
+    int have_rule = freq_rule[0] && rope_rule_parse(freq_rule, &rule) == 0 &&
+                    rope_rule_check_pairs(&rule, pairs, "inspect") == 0;
+    if (!have_rule && rope_rule_parse("none", &rule) != 0) return;
+    int sets = rule.kind == RULE_LONGROPE ? 2 : 1;
+    double freq[2][ROPE_MAX_PAIRS], af;
+    for (int s = 0; s < sets; s++) rope_rule_freqs(&rule, 2 * pairs, c->theta, (int)L, s ? L + 1 : L, freq[s], &af);
+    printf("wavelengths 2pi/theta_j, %s, L = %ld (original length)%s:\n",
+           have_rule ? "after the rule" : "BEFORE the rule (no pelab rule computes these frequencies)", L,
+           sets == 2 ? "; short factors up to L, long past it" : rule.kind == RULE_DYNAMIC_NTK ? "; at length L (past it they follow the length)" : "");
+    int turning = 0;
+    for (int j = 0; j < pairs; j++) {
+        double w = 2 * M_PI / freq[0][j];
+        turning += w <= L;
+        printf("  pair %3d: %14.6g positions, %s a turn within L", j, w, w <= L ? "completes" : "does not complete");
+        if (sets == 2) printf("; long: %.6g", 2 * M_PI / freq[1][j]);
+        printf("\n");
+    }
+    printf("%d of %d pairs complete a turn within L = %ld\n", turning, pairs, L);
+}
+
+int cmd_inspect(int argc, char **argv) {
+    const char *pos_args[1];
+    int n_pos;
+    args_parse("inspect", "CONFIG.json   (a Hugging Face config.json: its position encoding and the pelab spec)",
+               argc, argv, 1, NULL, 0, pos_args, 1, &n_pos);
+    if (n_pos != 1) pelab_die("inspect: expected one config.json (see pelab inspect --help)");
+    const char *path = pos_args[0];
+    HfConfig c;
+    if (hf_config_read(path, &c) != 0) pelab_die("inspect: %s", pelab_errmsg);
+    for (int i = 0; i < c.n_warn; i++) printf("warning: %s: %s\n", path, c.warn[i]);
+    printf("%s: model_type %s%s%s%s, %ld layers, %ld heads (%ld kv), head_dim %ld%s, max_position_embeddings %ld\n",
+           path, c.model_type[0] ? c.model_type : "?", c.arch[0] ? " (" : "", c.arch, c.arch[0] ? ")" : "", c.n_layers,
+           c.n_heads, c.n_kv_heads, c.head_dim, c.head_dim_given ? "" : " (hidden_size / heads)", c.max_pos);
+    printf("position: %s", hf_pos_name(c.pos));
+    if (c.pos == HF_POS_LEARNED) printf(", a table of %ld positions\n", c.max_pos);
+    else if (c.pos == HF_POS_T5) printf(", %ld buckets, max_distance %ld\n", c.t5_buckets, c.t5_max_distance);
+    else if (c.pos == HF_POS_ALIBI) printf(", alibi_bias_max %g\n", c.alibi_bias_max ? c.alibi_bias_max : 8);
+    else if (c.pos == HF_POS_ROPE)
+        printf(", theta %g, layout %s, rotary dims %d of %ld (fraction %g)%s\n", c.theta,
+               c.interleaved ? "interleaved (GPT-J pairs 2j, 2j+1)" : "half (HF rotate_half: pairs j, j + d/2)",
+               2 * rope_rotary_pairs((int)c.rot_head_dim, c.fraction), c.rot_head_dim, c.fraction,
+               c.mla ? " in MLA's qk_rope_head_dim" : "");
+    else printf("\n");
+    if (c.pos == HF_POS_ROPE) print_rule(&c);
+    if (c.sliding_window)
+        printf("sliding window: %ld%s (pelab attends to the whole context: not in the spec)\n", c.sliding_window,
+               c.n_sliding_layers ? " in the layer_types marked sliding_attention" : "");
+    if (c.n_nope_layers) printf("NoPE layers: %d (no_rope_layers / no_rope_layer_interval): +nope@ in the spec\n", c.n_nope_layers);
+    if (c.temp_tuning)
+        printf("attn_temperature_tuning: queries of the NoPE layers times %g log(floor((pos + 1) / %ld) + 1) + 1: "
+               "+temp in the spec\n", c.temp_scale, c.temp_floor);
+    if (c.use_logn) printf("use_logn_attn: Qwen's logn from length %ld: +logn in the spec\n", c.logn_len);
+    char spec[POS_SPEC_MAX], freq_rule[300];
+    int ok = hf_config_pelab_spec(&c, path, spec, sizeof spec, freq_rule, sizeof freq_rule) == 0;
+    char why[sizeof pelab_errmsg];
+    snprintf(why, sizeof why, "%s", pelab_errmsg);
+    if (c.pos == HF_POS_ROPE) print_wavelengths(&c, freq_rule);
+    if (ok) {
+        PosCtx pc;
+        long L = c.pos == HF_POS_ROPE ? hf_config_original_length(&c) : c.max_pos;
+        char lengths[256] = "";
+        if (pos_init(&pc, spec, (int)(c.head_dim * c.n_heads), (int)c.n_heads, (int)c.n_heads, (int)c.n_layers,
+                     (int)L) == 0) {
+            pos_lengths(&pc, lengths, sizeof lengths);
+            pos_free(&pc);
+        }
+        printf("lengths: %s\n", lengths);
+        printf("pelab: --pos %s\n", spec);
+    } else {
+        printf("lengths: max_position_embeddings %ld, original %ld\n", c.max_pos, hf_config_original_length(&c));
+        printf("pelab: no equivalent spec: %s\n", why);
+    }
+    return 0;
+}
