@@ -227,7 +227,8 @@ static int ckfail(const char *name, const char *fmt, ...) {
     return pelab_fail("%s: %s", name, why);
 }
 
-/* __metadata__ into out: string to string, keys and values within MetaEntry's limits, no duplicates */
+/* __metadata__ into out: string to string, keys and values within MetaEntry's limits (json_parse
+ * refuses duplicate keys) */
 static int read_meta(const JsonNode *md, const char *name, CkptMeta *out) {
     out->n = 0;
     if (!md) return ckfail(name, "header has no __metadata__ (not a pelab checkpoint)");
@@ -244,7 +245,6 @@ static int read_meta(const JsonNode *md, const char *name, CkptMeta *out) {
         if (c->str_len >= sizeof out->e[0].val)
             return ckfail(name, "metadata %s: value is %zu bytes, at most %zu are supported", c->key, c->str_len,
                           sizeof out->e[0].val - 1);
-        if (meta_get(out, c->key)) return ckfail(name, "metadata %s: duplicate key", c->key);
         MetaEntry *e = &out->e[out->n++];
         memcpy(e->key, c->key, klen + 1);
         memcpy(e->val, c->str, c->str_len + 1);
@@ -408,14 +408,10 @@ static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t
     TensorInfo tok_info;
     int n_ranges = 0, n_optim = 0, n_expected = 0;
     for (int i = 0; i < N_PARAM_TENSORS; i++) n_expected += m->tensors[i].numel > 0;
-    int n_meta = 0;
+    /* json_parse refuses duplicate keys: each tensor comes at most once */
     for (const JsonNode *c = root->child; c; c = c->next) {
-        if (strcmp(c->key, "__metadata__") == 0) {
-            if (n_meta++) return ckfail(name, "duplicate __metadata__");
-            continue;
-        }
+        if (strcmp(c->key, "__metadata__") == 0) continue;
         if (strcmp(c->key, TOKENIZER_TENSOR) == 0) {
-            if (tok_entry) return ckfail(name, "duplicate tensor " TOKENIZER_TENSOR);
             if (tokenizer_tensor_info(c, data_len, name, &tok_info) != 0 ||
                 check_tensor(c, c->key, &tok_info, "U8", 1, data_len, name, &ranges[n_ranges]) != 0)
                 return -1;
@@ -425,7 +421,6 @@ static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t
         }
         int kind, i = find_tensor(m, c->key, &kind);
         if (i < 0) return ckfail(name, "unknown tensor '%.100s' (not a parameter of this model)", c->key);
-        if (found[kind][i]) return ckfail(name, "duplicate tensor %.100s", c->key);
         if (check_tensor(c, c->key, &m->tensors[i], "F32", sizeof(float), data_len, name, &ranges[n_ranges]) != 0)
             return -1;
         found[kind][i] = c;
