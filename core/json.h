@@ -1,22 +1,26 @@
-/* json.h: a small strict JSON parser (RFC 8259) for safetensors headers (io/checkpoint.c) and
- * LongRoPE's factor files (model/pos/rope_scaling.c): in core/ so the position schemes may read them.
- * Parses (buffer, length) into a tree of nodes held in one arena owned by a JsonDoc: the input
+/* json.h: a strict JSON parser (RFC 8259) for safetensors headers (io/checkpoint.c) and LongRoPE's
+ * factor files (model/pos/rope_scaling.c): in core/ so the position schemes may read them. jansson
+ * parses (core/json.c); this API turns its result into a tree of nodes owned by a JsonDoc: the input
  * is never read past its length and need not be NUL-terminated; nesting is bounded by
  * JSON_MAX_DEPTH; anything after the root value other than whitespace is an error; strings must
  * be valid UTF-8 and are decoded (escapes, \uXXXX with surrogate pairs) to NUL-terminated copies.
- * \u0000 is rejected so every decoded string is a plain C string. Duplicate object keys are
- * kept (json_get returns the first); callers that care check for them.
- * Limits (depth, values, number length) are errors like any other.
- * Errors: -1 and one line in pelab_errmsg, "byte N: <problem>", N counted from the buffer start. */
+ * \u0000 is rejected so every decoded string is a plain C string. Duplicate object keys are an
+ * error. Numbers past a double's range (1e999) are errors; integers past long long are numbers
+ * without is_int. Limits (depth, values, number length) are errors like any other, checked
+ * before jansson reads the input.
+ * Errors: -1 and one line in pelab_errmsg, "byte N: <problem>", N counted from the buffer start
+ * (for jansson's errors, the last byte it read: the problem ends there). */
 #ifndef PELAB_JSON_H
 #define PELAB_JSON_H
 
 #include <stddef.h>
 
 #define JSON_MAX_DEPTH 64
-/* Memory is bounded by the input, not amplified by it: at most JSON_MAX_VALUES values (about 100
- * bytes of node each, so ~27 MB at the cap; a real checkpoint header has a few hundred) and number
- * literals of at most JSON_MAX_NUMBER_LEN characters; strings take at most their raw length. */
+/* Memory is bounded by the input, not amplified by it: at most JSON_MAX_VALUES values (a real
+ * checkpoint header has a few hundred), counted before jansson allocates (which, left alone, takes
+ * ~2 GB for 100 MB of "0,"), and number literals of at most JSON_MAX_NUMBER_LEN characters. At the
+ * cap a 16 MB document of short strings peaks at ~80 MB over its input (nodes ~100 bytes each,
+ * jansson's tree, the strings); one long string at ~2x its length. */
 #define JSON_MAX_VALUES (1 << 18)
 #define JSON_MAX_NUMBER_LEN 64
 
@@ -40,13 +44,13 @@ struct JsonNode {
 
 typedef struct {
     JsonNode *root;
-    void *arena; /* private: chain of blocks holding nodes and strings */
+    void *arena; /* private: the nodes, number literals and jansson's tree (the strings) */
 } JsonDoc;
 
 int json_parse(JsonDoc *doc, const char *buf, size_t len);
 void json_free(JsonDoc *doc);
 
-/* object member by key (first match); NULL if absent or obj is not an object */
+/* object member by key; NULL if absent or obj is not an object */
 const JsonNode *json_get(const JsonNode *obj, const char *key);
 /* array element i; NULL if out of range or arr is not an array */
 const JsonNode *json_at(const JsonNode *arr, size_t i);

@@ -212,7 +212,8 @@ int checkpoint_save(const char *path, const Model *m, const CkptMeta *extra, con
 
 /* ---- reading ---- */
 
-/* __metadata__ into out: string to string, keys and values within MetaEntry's limits, no duplicates */
+/* __metadata__ into out: string to string, keys and values within MetaEntry's limits (json_parse
+ * refuses duplicate keys) */
 static int read_meta(const JsonNode *md, const char *name, CkptMeta *out) {
     out->n = 0;
     if (!md) return st_fail(name, "header has no __metadata__ (not a pelab checkpoint)");
@@ -229,7 +230,6 @@ static int read_meta(const JsonNode *md, const char *name, CkptMeta *out) {
         if (c->str_len >= sizeof out->e[0].val)
             return st_fail(name, "metadata %s: value is %zu bytes, at most %zu are supported", c->key, c->str_len,
                           sizeof out->e[0].val - 1);
-        if (meta_get(out, c->key)) return st_fail(name, "metadata %s: duplicate key", c->key);
         MetaEntry *e = &out->e[out->n++];
         memcpy(e->key, c->key, klen + 1);
         memcpy(e->val, c->str, c->str_len + 1);
@@ -334,14 +334,10 @@ static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t
     TensorInfo tok_info;
     int n_ranges = 0, n_optim = 0, n_expected = 0;
     for (int i = 0; i < N_PARAM_TENSORS; i++) n_expected += m->tensors[i].numel > 0;
-    int n_meta = 0;
+    /* json_parse refuses duplicate keys: each tensor comes at most once */
     for (const JsonNode *c = root->child; c; c = c->next) {
-        if (strcmp(c->key, "__metadata__") == 0) {
-            if (n_meta++) return st_fail(name, "duplicate __metadata__");
-            continue;
-        }
+        if (strcmp(c->key, "__metadata__") == 0) continue;
         if (strcmp(c->key, TOKENIZER_TENSOR) == 0) {
-            if (tok_entry) return st_fail(name, "duplicate tensor " TOKENIZER_TENSOR);
             if (tokenizer_tensor_info(c, data_len, name, &tok_info) != 0 ||
                 st_check_tensor(c, c->key, &tok_info, "U8", 1, data_len, name, &ranges[n_ranges]) != 0)
                 return -1;
@@ -351,7 +347,6 @@ static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t
         }
         int kind, i = find_tensor(m, c->key, &kind);
         if (i < 0) return st_fail(name, "unknown tensor '%.100s' (not a parameter of this model)", c->key);
-        if (found[kind][i]) return st_fail(name, "duplicate tensor %.100s", c->key);
         if (st_check_tensor(c, c->key, &m->tensors[i], "F32", sizeof(float), data_len, name, &ranges[n_ranges]) != 0)
             return -1;
         found[kind][i] = c;

@@ -1,8 +1,11 @@
-/* test_probe.c: the diagnostics of pelab probe, and the PNG writer behind the attention map. */
+/* test_probe.c: the diagnostics of pelab probe, and the PNG writer behind the attention map
+ * (read back with libpng). */
 #include <math.h>
+#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/error.h"
 #include "../core/files.h"
@@ -12,37 +15,33 @@
 #include "../model/model.h"
 #include "test.h"
 
-/* parse our own PNG back: signature, IHDR, one IDAT of stored deflate blocks, IEND */
+/* write a PNG and read it back with libpng: same size, same gray pixels; then paths that cannot
+ * be written: one line naming each, and a device that fails the write is not removed */
 static void png_round_trip(void) {
-    enum { W = 300, H = 250 }; /* 75,250 raw bytes: two stored blocks */
-    unsigned char *px = xmalloc(W * H);
+    enum { W = 300, H = 250 };
+    unsigned char *px = xmalloc(W * H), *back = xmalloc(W * H);
     for (int i = 0; i < W * H; i++) px[i] = (unsigned char)(i * 7 + i / W);
     char path[256];
     snprintf(path, sizeof path, "%s/t.png", test_tmpdir());
     CHECK(png_write_gray(path, px, W, H) == 0, "png written: %s", pelab_errmsg);
-    unsigned char *buf;
-    size_t n;
-    int ok = read_file(path, &buf, &n) == 0 && n > 8 + 25 && memcmp(buf, "\x89PNG\r\n\x1a\n", 8) == 0 &&
-             memcmp(buf + 12, "IHDR", 4) == 0 && buf[16 + 3] == W % 256 && buf[24] == 8 && buf[25] == 0;
-    size_t idat_len = ok ? ((size_t)buf[33] << 24 | (size_t)buf[34] << 16 | (size_t)buf[35] << 8 | buf[36]) : 0;
-    ok = ok && memcmp(buf + 37, "IDAT", 4) == 0;
-    /* walk the stored blocks and compare the scanlines */
-    const unsigned char *z = buf + 41 + 2;
-    unsigned char *raw = xmalloc((W + 1) * H);
-    size_t got = 0;
-    int last = 0;
-    while (ok && !last && z < buf + 41 + idat_len) {
-        last = z[0] & 1;
-        size_t len = z[1] | z[2] << 8, nlen = z[3] | z[4] << 8;
-        ok = (len ^ 0xffff) == nlen && got + len <= (size_t)(W + 1) * H;
-        if (ok) memcpy(raw + got, z + 5, len), got += len, z += 5 + len;
-    }
-    ok = ok && got == (size_t)(W + 1) * H;
-    for (int y = 0; ok && y < H; y++) ok = raw[y * (W + 1)] == 0 && memcmp(raw + y * (W + 1) + 1, px + y * W, W) == 0;
-    CHECK(ok, "png: structure and pixels read back (%zu bytes)", n);
-    CHECK(ok && memcmp(buf + n - 8, "IEND", 4) == 0, "png ends with IEND");
-    if (ok) free(buf);
-    free(px), free(raw);
+    png_image im;
+    memset(&im, 0, sizeof im);
+    im.version = PNG_IMAGE_VERSION;
+    int ok = png_image_begin_read_from_file(&im, path) && im.width == W && im.height == H &&
+             im.format == PNG_FORMAT_GRAY;
+    ok = ok && png_image_finish_read(&im, NULL, back, W, NULL) && memcmp(back, px, W * H) == 0;
+    CHECK(ok, "png: libpng reads back %dx%d gray with the same pixels: %s", W, H, im.message);
+    png_image_free(&im);
+    snprintf(path, sizeof path, "%s/no-such-dir/t.png", test_tmpdir());
+    CHECK(png_write_gray(path, px, W, H) == -1 && strstr(pelab_errmsg, path) && !strchr(pelab_errmsg, '\n') &&
+              access(path, F_OK) != 0,
+          "png: an unwritable path is one error line naming it: %s", pelab_errmsg);
+    if (access("/dev/full", W_OK) == 0)
+        CHECK(png_write_gray("/dev/full", px, W, H) == -1 && strstr(pelab_errmsg, "/dev/full") &&
+                  access("/dev/full", F_OK) == 0,
+              "png: a full device: %s", pelab_errmsg);
+    CHECK(png_write_gray(path, px, 0, H) == -1 && strstr(pelab_errmsg, "empty image"), "png: empty image refused");
+    free(px), free(back);
 }
 
 static void probes_on_tiny_models(void) {

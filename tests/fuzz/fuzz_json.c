@@ -1,7 +1,9 @@
 /* fuzz_json.c: core/json.c's strict parser (json_parse) on arbitrary bytes, and a walk of every
  * tree it returns checking json.h's promises: child counts, member keys, NUL-terminated strings of
- * the stated length holding valid UTF-8 and no NUL, offsets inside the input, json_get/json_at. */
+ * the stated length holding valid UTF-8 and no NUL, offsets inside the input at the value's first
+ * character, number literals that read back to the value, unique keys, json_get/json_at. */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "../../core/error.h"
 #include "../../core/json.h"
@@ -13,9 +15,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
-static void walk(const JsonNode *n, size_t input_len, int depth) {
-    FUZZ_CHECK(depth <= JSON_MAX_DEPTH + 1, "depth %d past the limit", depth);
+static void walk(const JsonNode *n, const char *in, size_t input_len, int depth) {
+    FUZZ_CHECK(depth < JSON_MAX_DEPTH, "depth %d past the limit", depth);
     FUZZ_CHECK(n->offset < input_len, "offset %zu outside the %zu-byte input", n->offset, input_len);
+    /* the offset is where the value starts (json.c finds it apart from jansson's tree) */
+    static const char first[] = "nft0\"[{";
+    char c = in[n->offset];
+    FUZZ_CHECK(n->type == JSON_NUMBER ? c == '-' || (c >= '0' && c <= '9') : c == first[n->type],
+               "a %s at offset %zu starts with '%c'", json_type_name(n->type), n->offset, c);
     (void)json_type_name(n->type);
     switch (n->type) {
     case JSON_STRING:
@@ -23,7 +30,8 @@ static void walk(const JsonNode *n, size_t input_len, int depth) {
         FUZZ_CHECK(json_utf8_valid(n->str, n->str_len), "decoded string is not UTF-8");
         break;
     case JSON_NUMBER:
-        FUZZ_CHECK(n->str && n->str_len > 0, "number without its literal");
+        FUZZ_CHECK(n->str && n->str_len > 0 && strlen(n->str) == n->str_len, "number without its literal");
+        FUZZ_CHECK(strtod(n->str, NULL) == n->number, "literal %s vs %.17g", n->str, n->number);
         if (n->is_int) FUZZ_CHECK((double)n->int_value == n->number, "int %lld vs %.17g", n->int_value, n->number);
         break;
     case JSON_ARRAY:
@@ -33,12 +41,12 @@ static void walk(const JsonNode *n, size_t input_len, int depth) {
             if (n->type == JSON_OBJECT) {
                 FUZZ_CHECK(c->key != NULL, "object member without a key");
                 FUZZ_CHECK(json_utf8_valid(c->key, strlen(c->key)), "key is not UTF-8");
-                FUZZ_CHECK(json_get(n, c->key) != NULL, "json_get misses key");
+                FUZZ_CHECK(json_get(n, c->key) == c, "json_get misses key or a duplicate key %s", c->key);
             } else {
                 FUZZ_CHECK(c->key == NULL, "array element with a key");
                 FUZZ_CHECK(json_at(n, count) == c, "json_at(%zu) is not the %zu-th element", count, count);
             }
-            walk(c, input_len, depth + 1);
+            walk(c, in, input_len, depth + 1);
         }
         FUZZ_CHECK(count == n->n_children, "%zu children, n_children %zu", count, n->n_children);
         FUZZ_CHECK(json_at(n, count) == NULL, "json_at past the end");
@@ -55,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     JsonDoc doc;
     if (json_parse(&doc, buf, size) == 0) {
         FUZZ_CHECK(doc.root != NULL, "no root");
-        walk(doc.root, size, 0);
+        walk(doc.root, buf, size, 0);
         json_free(&doc);
     } else {
         FUZZ_CHECK(strncmp(pelab_errmsg, "byte ", 5) == 0, "error message '%s' does not start with a byte offset",
