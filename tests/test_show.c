@@ -256,7 +256,8 @@ static void test_show_cli(void) {
              dir, dir);
     rc = run_pelab(cmd, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "0,nan,nan,nan\n-0.00390625,0,nan,nan\n"), "show bias CSV (exit %d): %s", rc, out);
-    expect_pelab_error("./pelab show decay --pos alibi --out /tmp", "apply to rotary schemes");
+    expect_pelab_error("./pelab show decay --pos alibi --out /tmp", "no rotation to draw");
+    expect_pelab_error("./pelab show wavelength --scales none,rerope:8 --out /tmp", "extension method");
     expect_pelab_error("./pelab show attention --out /tmp", "--ckpt");
     expect_pelab_error("./pelab show pictures --out /tmp", "expected similarity");
 }

@@ -16,7 +16,11 @@ static int add_series(ShowRotary *r, const char *spec, const char *rule, long at
     if (r->n == SHOW_MAX_SERIES) return pelab_fail("more than %d variants in one picture", SHOW_MAX_SERIES);
     PosCtx *pc = &r->pc[r->n];
     if (show_scheme_init(pc, spec, r->dim, r->heads, 1, r->train_len, &r->params[r->n]) != 0) return -1;
-    if (rule && pos_set_scale(pc, rule) != 0) {
+    if (!(pc->scheme->caps & POS_CAP_RULES)) {
+        pos_free(pc), free(r->params[r->n]);
+        return pelab_fail("%s: no rotation to draw (decay and wavelength take rope or xpos)", spec);
+    }
+    if (rule && strcmp(rule, "none") != 0 && pos_set_scale(pc, rule) != 0) {
         pos_free(pc), free(r->params[r->n]);
         return -1;
     }
@@ -52,6 +56,10 @@ int show_rotary_series(ShowRotary *r, const char *scales, const char *at, const 
     }
     for (const char *s = scales; (s = next_item(s, ',', item, sizeof item));) {
         RopeRule rule;
+        PosExtend method;
+        if (extend_parse(item, &method) == 1)
+            return pelab_fail("--scales %s: an extension method remaps positions inside attention, not the "
+                              "frequencies these pictures draw", item);
         if (rope_rule_parse(item, &rule) != 0) return -1;
         if (!rope_rule_is_dynamic(&rule)) {
             if (add_series(r, r->pos, item, r->train_len, item) != 0) return -1;
