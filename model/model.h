@@ -182,7 +182,8 @@ int precision_parse(const char *s, Precision *out); /* "fp32" | "bf16"; -1 with 
  * or under --scale stream:S:W (only the KV-cache decoder can slide its window, decode.h). */
 int model_forward(Model *m, const int *inputs, const int *targets, const int *positions, int B, int T);
 void model_zero_grad(Model *m);
-/* Backward of the last forward (which must have had targets); accumulates into grads. */
+/* Backward of the last forward (which must have had targets and no extension method: the far
+ * branch of Self-Extend / ReRoPE has no backward; `train` refuses them); accumulates into grads. */
 void model_backward(Model *m);
 
 /* The residual stream's start, for training and decoding alike: x [n, D] = token embeddings

@@ -310,6 +310,13 @@ static void extend_cli(void) {
     CHECK(rc == 0, "passkey --scale rerope:8 runs (exit %d): %.300s", rc, out);
     snprintf(cmd, sizeof cmd, "./pelab sample %s/ext.safetensors -n 5 --scale selfextend:0:8", dir);
     expect_pelab_error(cmd, "group size");
+    /* training has no backward through a far branch or a sliding cache: refused, with or without --init */
+    snprintf(cmd, sizeof cmd, "./pelab train --init %s/ext.safetensors --scale rerope:8 --steps 2 --quiet "
+             "--synth-bytes 20000 --out %s/ext_ft.safetensors", dir, dir);
+    expect_pelab_error(cmd, "an extension method at inference");
+    snprintf(cmd, sizeof cmd, "./pelab train --scale selfextend:2:8 --steps 2 --quiet --dim 16 --layers 1 --heads 2 "
+             "--seq-len 16 --synth-bytes 20000 --out %s/ext_tr.safetensors", dir);
+    expect_pelab_error(cmd, "an extension method at inference");
     snprintf(cmd, sizeof cmd, "./pelab compare --schemes rope --rules pi:2,selfextend:2 --steps 1 --out %s/extcmp", dir);
     expect_pelab_error(cmd, "neighbour window");
 }

@@ -267,6 +267,10 @@ static int check_run_flags(const TrainConfig *tc) {
     if (!(tc->val_frac > 0.0f && tc->val_frac < 1.0f))
         return pelab_fail("--val-frac %g: expected a fraction strictly between 0 and 1", tc->val_frac);
     if (tc->synth_bytes < 1) return pelab_fail("--synth-bytes %ld: expected at least 1", tc->synth_bytes);
+    PosExtend method; /* the backward knows no far branch nor sliding cache, and the spec keeps no method */
+    if (tc->scale && extend_parse(tc->scale, &method) == 1)
+        return pelab_fail("--scale %s: an extension method at inference (sample, score, eval); training takes a "
+                          "scaling rule (pi:S, ntk:S, yarn:S, ...)", tc->scale);
     if (tc->eval_every < 0 || tc->ckpt_every < 0 || tc->log_every < 0 || tc->stop_after < 0)
         return pelab_fail("--eval-every %d, --ckpt-every %d, --log-every %d, --stop-after %ld: expected 0 or more",
                           tc->eval_every, tc->ckpt_every, tc->log_every, tc->stop_after);
