@@ -259,6 +259,8 @@ static void test_show_cli(void) {
     expect_pelab_error("./pelab show decay --pos alibi --out /tmp", "no rotation to draw");
     expect_pelab_error("./pelab show wavelength --scales none,rerope:8 --out /tmp", "extension method");
     expect_pelab_error("./pelab show attention --out /tmp", "--ckpt");
+    /* one position: the summary line's cos(p0, p1) would read past the 1 x 1 matrix */
+    expect_pelab_error("./pelab show similarity --n 1 --out /tmp", "at least 2 positions");
     expect_pelab_error("./pelab show pictures --out /tmp", "expected similarity");
 }
 

@@ -43,6 +43,7 @@ static void show_similarity_cmd(const ShowOpts *o) {
     float *params;
     PosCtx *pc = show_scheme(o, "sinusoidal", &m, &own, &params);
     int n = o->n ? o->n : pc->seq_len;
+    if (n < 2) pelab_die("show similarity: --n %d: expected at least 2 positions (it prints cos(p0, p1))", n);
     float *sim = xmalloc(sizeof(float) * (size_t)n * n);
     char spec[POS_SPEC_MAX], title[POS_SPEC_MAX + 96];
     pos_spec(pc, spec, sizeof spec);
