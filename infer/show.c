@@ -1,6 +1,7 @@
 /* show.c: the data of `pelab show` (show.h), through the schemes' own hooks. */
 #include "show.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@ int show_rotary_phases(PosCtx *pc, long len, int n, double *re, double *im) {
     int P = pos_rotary_pairs(pc), hd = pc->head_dim, H = pc->n_heads, half = pos_rotary_half(pc);
     if (P == 0 || !pc->scheme->qk_forward)
         return pelab_fail("the %s scheme has no rotary pairs (expected rope or xpos)", pc->scheme->name);
+    if (len < 1 || len > INT_MAX) return pelab_fail("current length %ld: expected 1..%d", len, INT_MAX);
     int *pos = positions(pc, n > len ? n : (int)len); /* the current length a dynamic rule sees */
     if (!pos) return -1;
     /* every head's query and key at each position: (1, 0) in every pair, so the map's output is

@@ -259,6 +259,10 @@ static void test_show_cli(void) {
     expect_pelab_error("./pelab show decay --pos alibi --out /tmp", "no rotation to draw");
     expect_pelab_error("./pelab show wavelength --scales none,rerope:8 --out /tmp", "extension method");
     expect_pelab_error("./pelab show attention --out /tmp", "--ckpt");
+    /* --at through args_numbers: bounded (3e9 overflowed an int and asked for exabytes), no trailing comma */
+    expect_pelab_error("./pelab show wavelength --scales dynamic-ntk --at 3000000000 --out /tmp", "--at 3000000000");
+    expect_pelab_error("./pelab show wavelength --scales dynamic-ntk --at 256, --out /tmp", "trailing comma");
+    expect_pelab_error("./pelab show wavelength --scales dynamic-ntk --at 300.5 --out /tmp", "whole length");
     /* one position: the summary line's cos(p0, p1) would read past the 1 x 1 matrix */
     expect_pelab_error("./pelab show similarity --n 1 --out /tmp", "at least 2 positions");
     expect_pelab_error("./pelab show pictures --out /tmp", "expected similarity");

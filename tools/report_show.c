@@ -26,7 +26,7 @@ static int wavelength_picture(FILE *f, const Compare *c, int i, const char *dir)
             strcat(strcat(scales, ","), c->rule[r]);
     }
     ShowRotary r = {.pos = c->scheme[i], .train_len = c->base.seq_len, .dim = c->base.dim, .heads = c->base.heads};
-    int drawn = show_rotary_series(&r, scales, NULL, NULL) == 0 ? show_plot_wavelength(dir, &r, NULL) : -1;
+    int drawn = show_rotary_series(&r, scales, NULL, 0, NULL) == 0 ? show_plot_wavelength(dir, &r, NULL) : -1;
     show_rotary_free(&r);
     if (drawn < 0) return -1;
     char what[256];

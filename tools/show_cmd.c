@@ -2,6 +2,7 @@
  * schemes. Each writes DIR/NAME.csv (the data; the bias map one CSV per head), DIR/NAME.gp (its
  * gnuplot script) and, when gnuplot is installed, DIR/NAME.png and DIR/NAME.svg. The numbers come
  * from infer/show.h (the schemes' own hooks) and infer/probe.h (attention). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,14 @@ static void show_attention_cmd(const ShowOpts *o) {
  * length of --at), then each spec of --also */
 static void show_rotary_cmd(const ShowOpts *o, int decay) {
     ShowRotary r = {.train_len = o->len, .dim = o->dim, .heads = o->heads, .pos = o->pos ? o->pos : "rope"};
-    if (show_rotary_series(&r, o->scales, o->at, o->also) != 0) pelab_die("show: %s", pelab_errmsg);
+    double v[SHOW_MAX_SERIES];
+    long at[SHOW_MAX_SERIES];
+    int n_at = o->at ? args_numbers("show", "--at", o->at, 1, SHOW_MAX_AT, v, SHOW_MAX_SERIES) : 0;
+    for (int k = 0; k < n_at; k++) {
+        if (v[k] != floor(v[k])) pelab_die("show: --at %s: %g is not a whole length", o->at, v[k]);
+        at[k] = (long)v[k];
+    }
+    if (show_rotary_series(&r, o->scales, at, n_at, o->also) != 0) pelab_die("show: %s", pelab_errmsg);
     int rc = decay ? show_plot_decay(o->out, &r, o->dist ? o->dist : 4 * o->len, stdout)
                    : show_plot_wavelength(o->out, &r, stdout);
     if (rc < 0) pelab_die("show %s: %s", decay ? "decay" : "wavelength", pelab_errmsg);
@@ -118,7 +126,7 @@ int cmd_show(int argc, char **argv) {
          "scheme spec (default: similarity sinusoidal, bias alibi, decay and wavelength rope)"},
         {"--ckpt", OPT_STR, &o.ckpt, 0, 0, "similarity, bias, attention: the scheme and parameters of a checkpoint"},
         {"--scales", OPT_STR, &o.scales, 0, 0, "decay, wavelength: comma-separated scaling rules (none, pi:4, ...)"},
-        {"--at", OPT_STR, &o.at, 0, 0, "decay, wavelength: current lengths for dynamic rules (default 2L,4L; decay: at least --dist + 1)"},
+        {"--at", OPT_STR, &o.at, 0, 0, "decay, wavelength: comma-separated current lengths (1..16777216) for dynamic rules (default 2L,4L; decay: at least --dist + 1)"},
         {"--also", OPT_STR, &o.also, 0, 0,
          "decay, wavelength: more specs, ';'-separated (rope:keep=0.75;rope:max_period=128)"},
         {"--len", OPT_INT, &o.len, 2, 1 << 20, "training length L of a scheme without a checkpoint"},

@@ -38,20 +38,17 @@ static const char *next_item(const char *s, char sep, char *buf, size_t n) {
     return s[k] ? s + k + 1 : s + k;
 }
 
-int show_rotary_series(ShowRotary *r, const char *scales, const char *at, const char *also) {
+int show_rotary_series(ShowRotary *r, const char *scales, const long *at, int n_at, const char *also) {
     r->n = 0;
     long lens[SHOW_MAX_SERIES] = {2L * r->train_len, 4L * r->train_len};
     int n_lens = 2;
     char item[POS_SPEC_MAX], label[POS_SPEC_MAX + 48];
-    if (at) {
-        n_lens = 0;
-        for (const char *s = at; (s = next_item(s, ',', item, sizeof item));) {
-            char *end;
-            errno = 0;
-            long v = strtol(item, &end, 10);
-            if (errno || end == item || *end || v < 1 || n_lens == SHOW_MAX_SERIES)
-                return pelab_fail("--at '%s': expected up to %d lengths >= 1", at, SHOW_MAX_SERIES);
-            lens[n_lens++] = v;
+    if (n_at > 0) {
+        if (n_at > SHOW_MAX_SERIES) return pelab_fail("--at: more than %d lengths", SHOW_MAX_SERIES);
+        for (n_lens = 0; n_lens < n_at; n_lens++) {
+            if (at[n_lens] < 1 || at[n_lens] > SHOW_MAX_AT)
+                return pelab_fail("--at %ld: expected a length in 1..%d", at[n_lens], SHOW_MAX_AT);
+            lens[n_lens] = at[n_lens];
         }
     }
     for (const char *s = scales; (s = next_item(s, ',', item, sizeof item));) {

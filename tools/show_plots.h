@@ -22,10 +22,11 @@ typedef struct {
     float *params[SHOW_MAX_SERIES];
 } ShowRotary;
 
+enum { SHOW_MAX_AT = 1 << 24 }; /* the longest current length drawn (--at) */
 /* pos under each rule of the comma-separated scales ("none,pi:4,dynamic-ntk"; a rule that follows
- * the length once for each length of the comma-separated at, default 2L,4L), then each spec of
- * the ';'-separated also (NULL: none) */
-int show_rotary_series(ShowRotary *r, const char *scales, const char *at, const char *also);
+ * the length once for each of the n_at lengths at, each in 1..SHOW_MAX_AT; n_at 0: 2L and 4L),
+ * then each spec of the ';'-separated also (NULL: none) */
+int show_rotary_series(ShowRotary *r, const char *scales, const long *at, int n_at, const char *also);
 void show_rotary_free(ShowRotary *r);
 
 /* decay.csv (distance, one bound per variant; show_decay) and its plot, distances 0..dist */
