@@ -75,7 +75,7 @@ static int wavelengths(const char *spec, long len, double *wl) {
 
 static void test_wavelength(void) {
     enum { P = 32 };
-    double base[P], wl[P], freq[P], af;
+    double base[P], wl[P], freq[P];
     CHECK(wavelengths("rope", 128, base) == 0, "rope wavelengths: %s", pelab_errmsg);
     CHECK(close_rel(base[0], 2 * M_PI, 1e-5) && close_rel(base[16], 2 * M_PI * 100, 1e-5),
           "rope: wavelength of pair 0 %.6f (2 pi), pair 16 %.4f (200 pi)", base[0], base[16]);
@@ -96,20 +96,42 @@ static void test_wavelength(void) {
         if (base[j] >= 32 && base[j] <= 128) band_ok &= wl[j] > base[j] * (1 - 1e-6) && wl[j] < 4 * base[j];
     }
     CHECK(band_ok, "llama3 bands: pair 5 %.2f (base %.2f), pair 12 %.2f (base %.2f)", wl[5], base[5], wl[12], base[12]);
-    /* every rule against rope_rule_freqs, dynamic NTK at a length past L */
+    /* the other rules by hand (not through rope_rule_freqs, which the picture's tables come from);
+     * base[j] = 2 pi 10000^(2j/64) */
     const char *rules[] = {"yarn:4", "dynamic-ntk", "ntk:8", "llama3:8"};
     long lens[] = {128, 512, 128, 128};
+    /* YaRN (beta_fast 32, beta_slow 1): correction dims 64 ln(128 / (2 pi beta)) / (2 ln 10000) =
+     * -1.57 and 10.47, rounded out and clamped to 0 and 11; frequency f_j (1 - ramp_j + ramp_j / 4),
+     * ramp_j = min(j / 11, 1) */
+    double yarn_low = floor(64 * log(128 / (32 * 2 * M_PI)) / (2 * log(10000.0))),
+           yarn_high = ceil(64 * log(128 / (2 * M_PI)) / (2 * log(10000.0)));
+    CHECK(yarn_low == -2 && yarn_high == 11, "yarn correction dims %g, %g", yarn_low, yarn_high);
+    /* dynamic NTK (factor 1) at 512 = 4 L: base 10000 (512 / 128)^(64/62); NTK 8: 10000 8^(64/62) */
+    double dyn_base = 10000 * pow(4.0, 64.0 / 62.0), ntk8_base = 10000 * pow(8.0, 64.0 / 62.0);
     for (int r = 0; r < 4; r++) {
         char spec[64];
         RopeRule rule;
         snprintf(spec, sizeof spec, "rope:scale=%s", rules[r]);
-        rope_rule_parse(rules[r], &rule);
-        rope_rule_freqs(&rule, 64, 10000, 128, lens[r], freq, &af);
-        int bad = -1;
+        CHECK(rope_rule_parse(rules[r], &rule) == 0, "%s: %s", rules[r], pelab_errmsg);
         CHECK(wavelengths(spec, lens[r], wl) == 0, "%s: %s", spec, pelab_errmsg);
+        for (int j = 0; j < P; j++) {
+            double f = 2 * M_PI / base[j];
+            if (r == 0) {
+                double ramp = j / 11.0 > 1 ? 1 : j / 11.0;
+                f *= 1 - ramp + ramp / 4;
+            } else if (r == 1) f = pow(dyn_base, -2.0 * j / 64);
+            else if (r == 2) f = pow(ntk8_base, -2.0 * j / 64);
+            else if (base[j] > 128) f /= 8; /* Llama 3, factor 8: over L divided by 8, under L/4 kept */
+            else if (base[j] >= 32) {
+                double smooth = (128 / base[j] - 1) / 3; /* between: (L / wavelength - 1) / (4 - 1) */
+                f = (1 - smooth) * f / 8 + smooth * f;
+            }
+            freq[j] = f;
+        }
+        int bad = -1;
         for (int j = 0; j < P; j++)
             if (!close_rel(wl[j], 2 * M_PI / freq[j], 1e-4)) bad = j;
-        CHECK(bad < 0, "%s at %ld: wavelength of pair %d is %.6g, 2 pi / freq %.6g", rules[r], lens[r], bad,
+        CHECK(bad < 0, "%s at %ld: wavelength of pair %d is %.6g, expected %.6g", rules[r], lens[r], bad,
               bad < 0 ? 0 : wl[bad], bad < 0 ? 0 : 2 * M_PI / freq[bad]);
     }
     /* LongRoPE: pair j's frequency divided by short_j up to L, by long_j past it */
