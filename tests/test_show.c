@@ -281,6 +281,11 @@ static void test_show_cli(void) {
     expect_pelab_error("./pelab show decay --pos alibi --out /tmp", "no rotation to draw");
     expect_pelab_error("./pelab show wavelength --scales none,rerope:8 --out /tmp", "extension method");
     expect_pelab_error("./pelab show attention --out /tmp", "--ckpt");
+    /* --dist 0 is the documented default, 4L: distances 0..32 for L = 8 */
+    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab show decay --len 8 --dist 0 --out %s/show && wc -l < %s/show/decay.csv",
+             dir, dir);
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "\n34\n"), "show decay --dist 0: a header and 33 distances (exit %d): %s", rc, out);
     /* --at through args_numbers: bounded (3e9 overflowed an int and asked for exabytes), no trailing comma */
     expect_pelab_error("./pelab show wavelength --scales dynamic-ntk --at 3000000000 --out /tmp", "--at 3000000000");
     expect_pelab_error("./pelab show wavelength --scales dynamic-ntk --at 256, --out /tmp", "trailing comma");

@@ -130,7 +130,7 @@ int cmd_show(int argc, char **argv) {
         {"--also", OPT_STR, &o.also, 0, 0,
          "decay, wavelength: more specs, ';'-separated (rope:keep=0.75;rope:max_period=128)"},
         {"--len", OPT_INT, &o.len, 2, 1 << 20, "training length L of a scheme without a checkpoint"},
-        {"--dist", OPT_INT, &o.dist, 1, 1 << 22, "decay: largest distance (0: 4L)"},
+        {"--dist", OPT_INT, &o.dist, 0, 1 << 22, "decay: largest distance (0: 4L)"},
         {"--n", OPT_INT, &o.n, 0, 8192, "similarity, bias, attention: positions (0: L; bias 32)"},
         {"--dim", OPT_INT, &o.dim, 2, 1 << 14, "model dim without a checkpoint"},
         {"--heads", OPT_INT, &o.heads, 1, 256, "heads without a checkpoint"},
