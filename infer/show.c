@@ -57,21 +57,21 @@ int show_similarity(PosCtx *pc, int n, float *sim) {
 }
 
 int show_rotary_phases(PosCtx *pc, long len, int n, double *re, double *im) {
-    int P = pos_rotary_pairs(pc), hd = pc->head_dim, H = pc->n_heads, half = pos_rotary_half(pc);
+    int P = pos_rotary_pairs(pc), hd = pc->head_dim, half = pos_rotary_half(pc);
     if (P == 0 || !pc->scheme->qk_forward)
         return pelab_fail("the %s scheme has no rotary pairs (expected rope or xpos)", pc->scheme->name);
     if (len < 1 || len > INT_MAX) return pelab_fail("current length %ld: expected 1..%d", len, INT_MAX);
     int *pos = positions(pc, n > len ? n : (int)len); /* the current length a dynamic rule sees */
     if (!pos) return -1;
-    /* every head's query and key at each position: (1, 0) in every pair, so the map's output is
-     * the pair's (C, S) */
-    size_t row = (size_t)H * hd;
+    /* one head's query and key at each position (head 0: a map with one head is head 0's): (1, 0)
+     * in every pair, so the map's output is the pair's (C, S) */
+    size_t row = (size_t)hd;
     float *q = xcalloc((size_t)n * row, sizeof(float)), *k = xcalloc(row, sizeof(float));
     for (int t = 0; t < n; t++)
         for (int j = 0; j < P; j++) q[t * row + (half ? j : 2 * j)] = 1.0f;
     for (int j = 0; j < P; j++) k[half ? j : 2 * j] = 1.0f;
-    pc->scheme->qk_forward(pc, q, pos, n, H, 0, 0);
-    pc->scheme->qk_forward(pc, k, pos, 1, H, 1, 0);
+    pc->scheme->qk_forward(pc, q, pos, n, 1, 0, 0);
+    pc->scheme->qk_forward(pc, k, pos, 1, 1, 1, 0);
     for (int t = 0; t < n; t++)
         for (int j = 0; j < P; j++) {
             int a = half ? j : 2 * j, b = half ? j + P : 2 * j + 1;
