@@ -6,10 +6,12 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/mem.h"
 #include "../infer/show.h"
 #include "../io/checkpoint.h"
 #include "../model/model.h"
+#include "../tools/show_plots.h"
 #include "test.h"
 
 static int close_rel(double got, double want, double rel) { return fabs(got - want) <= rel * fabs(want) + 1e-9; }
@@ -295,10 +297,50 @@ static void test_show_cli(void) {
     expect_pelab_error("./pelab show pictures --out /tmp", "expected similarity");
 }
 
+/* the whole file at path (NUL-terminated, at most cap - 1 bytes) into buf */
+static const char *slurp(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+static void test_gp_quoting(void) {
+    /* a title, a panel title and a line label with a backquote, a quote and a newline end up in
+     * gnuplot single quotes (no `command` run), the quote doubled, the newline a space */
+    static char gp[65536];
+    char dir[1024], path[1100];
+    snprintf(dir, sizeof dir, "%s/show_quote", test_tmpdir());
+    CHECK(make_dirs(dir) == 0, "%s: %s", dir, pelab_errmsg);
+    const char *was = getenv("PELAB_NO_GNUPLOT");
+    char *saved = was ? strdup(was) : NULL;
+    setenv("PELAB_NO_GNUPLOT", "1", 1);
+    const float m[4] = {1, 0, 0, 1};
+    CHECK(show_plot_heatmap(dir, "quoted", "a `touch x` 'b'\nc", m, 2, "3") == 0, "heatmap: %s", pelab_errmsg);
+    snprintf(path, sizeof path, "%s/quoted.gp", dir);
+    CHECK(strstr(slurp(path, gp, sizeof gp), "set title 'a `touch x` ''b'' c'\n") && !strstr(gp, "\"a `"),
+          "heatmap title single-quoted: %s", gp);
+    CHECK(show_plot_bias(dir, "x`y'z", 0, m, 1, 2, NULL) == 0, "bias: %s", pelab_errmsg);
+    snprintf(path, sizeof path, "%s/bias.gp", dir);
+    CHECK(strstr(slurp(path, gp, sizeof gp), "title 'score bias b(i, j), x`y''z, layer 0'\n") && !strchr(gp, '"'),
+          "bias title single-quoted: %s", gp);
+    ShowRotary r = {.pos = "rope", .train_len = 16, .dim = 8, .heads = 2};
+    CHECK(show_rotary_series(&r, "none", NULL, 0, NULL) == 0, "series: %s", pelab_errmsg);
+    snprintf(r.label[0], sizeof r.label[0], "l`s'\n");
+    CHECK(show_plot_wavelength(dir, &r, NULL) == 0, "wavelength: %s", pelab_errmsg);
+    show_rotary_free(&r);
+    snprintf(path, sizeof path, "%s/wavelength.gp", dir);
+    CHECK(strstr(slurp(path, gp, sizeof gp), "with lines title 'l`s'' '"), "line label single-quoted: %s", gp);
+    if (saved) setenv("PELAB_NO_GNUPLOT", saved, 1), free(saved);
+    else unsetenv("PELAB_NO_GNUPLOT");
+}
+
 void test_show(void) {
     test_similarity();
     test_decay();
     test_wavelength();
     test_bias();
+    test_gp_quoting();
     test_show_cli();
 }

@@ -12,13 +12,20 @@
 #include "../core/error.h"
 #include "../core/strbuf.h"
 
-void gp_string(FILE *f, const char *s) {
-    fputc('\'', f);
+void gp_sb_string(StrBuf *b, const char *s) {
+    sb_put(b, "'", 1);
     for (; *s; s++) {
-        if (*s == '\'') fputs("''", f);
-        else fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+        if (*s == '\'') sb_put(b, "''", 2);
+        else sb_put(b, *s == '\n' || *s == '\r' ? " " : s, 1);
     }
-    fputc('\'', f);
+    sb_put(b, "'", 1);
+}
+
+void gp_string(FILE *f, const char *s) {
+    StrBuf b = {0};
+    gp_sb_string(&b, s);
+    fputs(sb_str(&b), f);
+    sb_free(&b);
 }
 
 void gp_preamble(FILE *f) {

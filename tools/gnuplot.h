@@ -5,9 +5,13 @@
 
 #include <stdio.h>
 
+#include "../core/strbuf.h"
+
 /* s as a gnuplot single-quoted string: a quote doubled, a newline (which would end the command)
  * a space; inside single quotes gnuplot runs no `backquoted` command */
 void gp_string(FILE *f, const char *s);
+/* the same, appended to b (a script built in memory) */
+void gp_sb_string(StrBuf *b, const char *s);
 /* the common preamble: missing values, key, grid, eight dark distinct line colours */
 void gp_preamble(FILE *f);
 /* "set terminal ... / set output 'NAME.EXT'" for ext "png" (pngcairo when gnuplot has it) or "svg" */

@@ -129,9 +129,8 @@ static int line_plot(const char *dir, const char *name, const char *x, const Sho
     StrBuf b = {0};
     sb_printf(&b, "%splot ", settings);
     for (int s = 0; s < r->n; s++) {
-        sb_printf(&b, "%s'%s' skip 1 using 1:%d with lines title '", s ? ", " : "", csv, s + 2);
-        for (const char *c = r->label[s]; *c; c++) sb_printf(&b, *c == '\'' ? "''" : "%c", *c);
-        sb_printf(&b, "'");
+        sb_printf(&b, "%s'%s' skip 1 using 1:%d with lines title ", s ? ", " : "", csv, s + 2);
+        gp_sb_string(&b, r->label[s]);
     }
     sb_printf(&b, "%s\n", extra);
     int rc = draw(dir, name, csv, 1000, 600, sb_str(&b), log);
@@ -202,10 +201,12 @@ int show_plot_wavelength(const char *dir, ShowRotary *r, FILE *log) {
 
 /* the image of one n x n CSV matrix, row 0 on top */
 static void image(StrBuf *b, const char *csv, int n, const char *title, const char *z) {
-    sb_printf(b, "set title \"%s\"\nset size ratio -1\nset xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\n"
+    sb_printf(b, "set title ");
+    gp_sb_string(b, title); /* single quotes: a `backquote` in a spec is not run */
+    sb_printf(b, "\nset size ratio -1\nset xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\n"
                  "set xlabel 'key position j'\nset ylabel 'query position i'\n"
                  "plot '%s' matrix using 1:2:%s with image notitle\n",
-              title, n - 1, n - 1, csv, z);
+              n - 1, n - 1, csv, z);
 }
 
 int show_plot_heatmap(const char *dir, const char *name, const char *title, const float *m, int n, const char *z) {
@@ -224,8 +225,12 @@ int show_plot_heatmap(const char *dir, const char *name, const char *title, cons
 int show_plot_bias(const char *dir, const char *spec, int layer, const float *maps, int heads, int T, FILE *log) {
     StrBuf b = {0};
     int cols = heads < 4 ? heads : 4, rows = (heads + cols - 1) / cols;
+    char title[POS_SPEC_MAX + 64];
+    snprintf(title, sizeof title, "score bias b(i, j), %s, layer %d", spec, layer);
     sb_printf(&b, "unset grid\nunset key\nset palette defined (0 '#08306b', 1 '#f7fbff')\n"
-                  "set multiplot layout %d,%d title \"score bias b(i, j), %s, layer %d\"\n", rows, cols, spec, layer);
+                  "set multiplot layout %d,%d title ", rows, cols);
+    gp_sb_string(&b, title);
+    sb_printf(&b, "\n");
     int rc = 0;
     for (int h = 0; h < heads && rc == 0; h++) {
         char path[1024], csv[64], title[32];
