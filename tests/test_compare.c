@@ -7,6 +7,7 @@
  * the scaling rules and the fine-tune: the schemes that declare POS_CAP_RULES (xPos too).
  * compare --task: task rows, the accuracy report, mean ± std over seeds from constructed CSVs.
  * The long-generation, loss-jump and key-token rows and sections of the micro run. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +15,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "../core/error.h"
 #include "../model/pos/pos.h"
 #include "../tools/compare.h"
 #include "../tools/compare_plan.h"
+#include "../tools/report_show.h"
 #include "test.h"
 
 /* runs "PELAB SUBCOMMAND ARGS" (PELAB_BIN: the binary under test); stdout+stderr into out */
@@ -138,6 +141,36 @@ static void check_demo(const char *dir) {
     CHECK(slurp(path) && strstr(slurp(path), "set logscale x 2"), "the demo keeps the gnuplot script");
     rc = run_sub("PELAB_NO_GNUPLOT=1", "demo", args, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "] train rope seed 1") && !strstr(out, "skip "), "a demo rerun trains again: %s", out);
+}
+
+/* the report's bias picture: no checkpoint draws the initial parameters; a corrupt one is an error
+ * naming it, not a picture "at initialisation" */
+static void report_bias_checkpoint(const char *dir) {
+    static Compare c;
+    static char out[1100], path[1300], rep[8192];
+    snprintf(out, sizeof out, "%s/repshow", dir);
+    CHECK(mkdir(out, 0755) == 0 || errno == EEXIST, "mkdir %s", out);
+    snprintf(path, sizeof path, "%s/runs", out);
+    CHECK(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s", path);
+    c.name = "compare", c.out = out, c.n_seeds = 1, c.seed[0] = 1;
+    c.base.seq_len = 8, c.base.dim = 8, c.base.heads = 2;
+    compare_set_schemes(&c, "alibi");
+    FILE *f = tmpfile();
+    CHECK(f && report_show_write(f, &c) == 0, "report without a checkpoint: %s", pelab_errmsg);
+    if (f) {
+        rewind(f);
+        rep[fread(rep, 1, sizeof rep - 1, f)] = 0;
+        fclose(f);
+    }
+    CHECK(strstr(rep, "at initialisation (no checkpoint)"), "report without a checkpoint: %s", rep);
+    snprintf(path, sizeof path, "%s/runs/alibi_s1.safetensors", out);
+    FILE *g = fopen(path, "w");
+    CHECK(g != NULL, "cannot write %s", path);
+    if (g) fputs("not a checkpoint", g), fclose(g);
+    f = tmpfile();
+    CHECK(f && report_show_write(f, &c) == -1 && strstr(pelab_errmsg, "alibi_s1.safetensors"),
+          "a corrupt checkpoint is an error naming it: %s", pelab_errmsg);
+    if (f) fclose(f);
 }
 
 /* the capability decides, not the name: every scheme as registered, and with options */
@@ -295,6 +328,7 @@ void test_compare(void) {
     check_compare_task(test_tmpdir());
     check_compare_pose(test_tmpdir());
     rules_follow_capability();
+    report_bias_checkpoint(test_tmpdir());
     static char out[1 << 16], args[2048], path[512], jobs[512];
     const char *dir = test_tmpdir();
     const char *micro = "--schemes rope,alibi --seeds 1,2 --dim 16 --layers 1 --heads 2 --train-len 16 --steps 20 "

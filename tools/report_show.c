@@ -1,8 +1,10 @@
 /* report_show.c: the pictures of the compared schemes in compare's report (report_show.h). */
 #include "report_show.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../core/error.h"
 #include "../core/files.h"
@@ -42,7 +44,11 @@ static int bias_picture(FILE *f, const Compare *c, int i, const char *dir) {
     Model m;
     PosCtx own, *pc = &own;
     float *params = NULL;
-    int trained = checkpoint_load(ckpt, &m, NULL, NULL, NULL) == 0;
+    /* no checkpoint (not trained yet): the initial parameters; one that does not load is an error,
+     * not a picture of the initialisation */
+    struct stat st;
+    int trained = !(stat(ckpt, &st) != 0 && errno == ENOENT);
+    if (trained && checkpoint_load(ckpt, &m, NULL, NULL, NULL) != 0) return pelab_fail("bias picture: %s", pelab_errmsg);
     if (trained) pc = &m.pos;
     else if (show_scheme_init(&own, c->scheme[i], c->base.dim, c->base.heads, 1, c->base.seq_len, &params) != 0) return -1;
     int T = c->base.seq_len < 64 ? c->base.seq_len : 64, H = pc->n_heads, drawn = 0;

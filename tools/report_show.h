@@ -9,8 +9,8 @@
 /* For each compared scheme that takes scaling rules, the wavelength of every rotary pair under
  * none and the compared rules; for each score-bias scheme its bias map (the first seed's
  * checkpoint when there is one, else the scheme's initial values): drawn through show_plots.h
- * into DIR/plots/show_TAG/ and linked (or, without gnuplot, their CSVs named) in f. -1 on an
- * I/O error. */
+ * into DIR/plots/show_TAG/ and linked (or, without gnuplot, their CSVs named) in f. -1 with one
+ * line on an I/O error or a checkpoint that is there but does not load. */
 int report_show_write(FILE *f, const Compare *c);
 
 #endif
