@@ -126,7 +126,7 @@ int cmd_show(int argc, char **argv) {
          "scheme spec (default: similarity sinusoidal, bias alibi, decay and wavelength rope)"},
         {"--ckpt", OPT_STR, &o.ckpt, 0, 0, "similarity, bias, attention: the scheme and parameters of a checkpoint"},
         {"--scales", OPT_STR, &o.scales, 0, 0, "decay, wavelength: comma-separated scaling rules (none, pi:4, ...)"},
-        {"--at", OPT_STR, &o.at, 0, 0, "decay, wavelength: comma-separated current lengths (1..16777216) for dynamic rules (default 2L,4L; decay: at least --dist + 1)"},
+        {"--at", OPT_STR, &o.at, 0, 0, "decay, wavelength: comma-separated current lengths (1..4194304) for dynamic rules (default 2L,4L; decay: at least --dist + 1)"},
         {"--also", OPT_STR, &o.also, 0, 0,
          "decay, wavelength: more specs, ';'-separated (rope:keep=0.75;rope:max_period=128)"},
         {"--len", OPT_INT, &o.len, 2, 1 << 20, "training length L of a scheme without a checkpoint"},

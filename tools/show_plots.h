@@ -22,7 +22,7 @@ typedef struct {
     float *params[SHOW_MAX_SERIES];
 } ShowRotary;
 
-enum { SHOW_MAX_AT = 1 << 24 }; /* the longest current length drawn (--at) */
+enum { SHOW_MAX_AT = 1 << 22 }; /* the longest current length drawn (--at): the rotary tables grow to it, as --dist */
 /* pos under each rule of the comma-separated scales ("none,pi:4,dynamic-ntk"; a rule that follows
  * the length once for each of the n_at lengths at, each in 1..SHOW_MAX_AT; n_at 0: 2L and 4L),
  * then each spec of the ';'-separated also (NULL: none) */
