@@ -295,7 +295,7 @@ int hf_llama_read(const char *dir, Model *m) {
     int rc = hf_config_read(cname, &h);
     if (rc == 0 && h.n_warn) rc = pelab_fail("%s: %s", cname, h.warn[0]);
     if (rc == 0) rc = model_of_config(&h, cname, &cfg);
-    if (rc == 0) rc = hf_config_pelab_spec(&h, cname, spec, sizeof spec, NULL, 0);
+    if (rc == 0) rc = hf_config_pelab_spec(&h, cname, spec, sizeof spec, NULL, 0, NULL, 0);
     if (rc == 0 && h.pelab_interleaved) { /* restore the rows' own order: the same model, bit for bit */
         char *lay = strstr(spec, "layout=half"), rest[POS_SPEC_MAX];
         if (lay) snprintf(rest, sizeof rest, "%s", lay + 11), snprintf(lay, sizeof spec - (size_t)(lay - spec), "layout=interleaved%s", rest);
