@@ -217,11 +217,12 @@ int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len)
         rotary_rows_permute(w, heads, m->head_dim, m->cfg.dim, 1);
         t[i].data = copies[n_copies++] = w;
     }
-    sb_printf(&path, "%s/config.json", dir);
-    int rc = write_bytes_atomic(sb_str(&path), cfg.s, cfg.len);
-    path.len = 0;
+    /* the tensors first: a failed write leaves no config.json that names a missing model.safetensors */
     sb_printf(&path, "%s/model.safetensors", dir);
-    if (rc == 0) rc = st_write_f32(sb_str(&path), t, n, "pt");
+    int rc = st_write_f32(sb_str(&path), t, n, "pt");
+    path.len = 0;
+    sb_printf(&path, "%s/config.json", dir);
+    if (rc == 0) rc = write_bytes_atomic(sb_str(&path), cfg.s, cfg.len);
     for (int i = 0; i < n_copies; i++) free(copies[i]);
     free(t);
     sb_free(&cfg), sb_free(&path);

@@ -85,6 +85,8 @@ static void refusals(void) {
             snprintf(cmd, sizeof cmd, "./pelab export %s --hf %s", ckpt, dir);
             CHECK(checkpoint_save(ckpt, &m, NULL, NULL, NULL) == 0, "save %s", ckpt);
             expect_pelab_error(cmd, "HF's LlamaForCausalLM computes RoPE only");
+            snprintf(cmd, sizeof cmd, "./pelab export %s --hf %s --tokenizer-out %s/tok.bin", ckpt, dir, test_tmpdir());
+            expect_pelab_error(cmd, "--tokenizer-out goes with --llama2c");
             snprintf(cmd, sizeof cmd, "./pelab import --hf %s/none --out %s/x.safetensors", test_tmpdir(), test_tmpdir());
             expect_pelab_error(cmd, "none/config.json");
         }
@@ -264,6 +266,25 @@ static void torch_check(void) {
     CHECK(rc == 0, "HF's Llama forward in torch agrees with pelab score to 1e-4 (%s)", check);
 }
 
+/* a failed tensor write leaves no config.json behind (it names a model.safetensors that is not there) */
+static void half_written(void) {
+    char dir[512], path[600], note[400];
+    snprintf(dir, sizeof dir, "%s/hf-blocked", test_tmpdir());
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    Model a;
+    if (tiny_model(&a, "rope", 4, 1, 5) != 0 || make_dirs(path) != 0) { /* a directory where the file goes */
+        CHECK(0, "setup: %s", pelab_errmsg);
+        return;
+    }
+    int rc = hf_llama_write(dir, &a, note, sizeof note);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "r");
+    CHECK(rc != 0 && !f, "model.safetensors unwritable: export fails (rc %d) and writes no config.json (%s)", rc,
+          f ? "written" : "absent");
+    if (f) fclose(f);
+    model_free(&a);
+}
+
 void test_hf_llama(void) {
     /* the permutation and its inverse */
     float w[2 * 4 * 3], v[2 * 4 * 3];
@@ -283,6 +304,7 @@ void test_hf_llama(void) {
     round_trip("rope:layout=half,scale=dynamic-ntk:2", 2, 1);
     round_trip("rope:scale=ntk:4", 2, 0);
     refusals();
+    half_written();
     python_conventions();
     half_precision();
     torch_check();
