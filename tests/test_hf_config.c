@@ -76,6 +76,16 @@ static const struct {
      * fixed buffer once) */
     {"{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"num_attention_heads\": 4, \"num_hidden_layers\": 400, "
      "\"max_position_embeddings\": 4096, \"no_rope_layer_interval\": 1}", "!spec too long", 0},
+    /* rotary_dim past the head (64 of 16): the whole head, one warning (the clamp once ran before the
+     * conversion and let fraction 4 through) */
+    {"{\"model_type\": \"gptj\", \"n_embd\": 64, \"n_head\": 4, \"n_layer\": 2, \"n_positions\": 2048, "
+     "\"rotary_dim\": 64}",
+     "rope:base=10000,layout=interleaved,fraction=1,scale=none,orig_len=2048,keep=1,max_period=0", 1},
+    /* no_rope_layers longer than the model: the NoPE layer past it does not count, so no +temp without
+     * +nope@; one warning for the length */
+    {"{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"num_attention_heads\": 4, \"num_hidden_layers\": 2, "
+     "\"max_position_embeddings\": 4096, \"no_rope_layers\": [1, 1, 1, 0], \"attn_temperature_tuning\": true}",
+     "rope:base=10000,layout=half,fraction=1,scale=none,orig_len=4096,keep=1,max_period=0", 1},
     {"{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_head\": 4, \"n_layer\": 2, \"n_positions\": 1024}",
      "learned:max_len=1024", 0},
     {"{\"model_type\": \"t5\", \"d_model\": 64, \"num_heads\": 4, \"relative_attention_num_buckets\": 16, "
