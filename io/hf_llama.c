@@ -117,8 +117,7 @@ static void put_rope(StrBuf *b, const Model *m, const HfRope *r, char *note, siz
     case RULE_LONGROPE: {
         const LongRopeFactors *f = &u->longrope;
         int L = rope_rule_length(u, r->orig_len);
-        double af = f->attn_factor > 0 ? f->attn_factor
-                    : f->factor > 1 && L > 1 ? sqrt(1.0 + log(f->factor) / log((double)L)) : 1.0;
+        double af = rope_longrope_attn_factor(f->attn_factor, f->factor, L);
         sb_printf(b, "  \"original_max_position_embeddings\": %d,\n  \"rope_scaling\": {\"rope_type\": \"longrope\", "
                   "\"factor\": %.17g, \"attention_factor\": %.17g, \"original_max_position_embeddings\": %d",
                   L, f->factor, af, L);

@@ -6,6 +6,7 @@
 #include "../core/error.h"
 #include "../core/strbuf.h"
 #include "../model/pos/pos.h"
+#include "../model/pos/rope_scaling.h"
 #include "hf_config.h"
 
 long hf_config_original_length(const HfConfig *c) { return c->orig_max ? c->orig_max : c->max_pos; }
@@ -29,9 +30,7 @@ double hf_config_attention_factor(const HfConfig *c) {
         return yarn_mscale(s, 1.0);
     }
     if (!strcmp(c->rope_type, "longrope")) {
-        long L = hf_config_original_length(c);
-        if (c->attention_factor > 0) return c->attention_factor;
-        return s <= 1 || L < 2 ? 1.0 : sqrt(1.0 + log(s) / log((double)L));
+        return rope_longrope_attn_factor(c->attention_factor, s, hf_config_original_length(c));
     }
     return 1.0;
 }
