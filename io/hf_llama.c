@@ -295,11 +295,10 @@ int hf_llama_read(const char *dir, Model *m) {
     int rc = hf_config_read(cname, &h);
     if (rc == 0 && h.n_warn) rc = pelab_fail("%s: %s", cname, h.warn[0]);
     if (rc == 0) rc = model_of_config(&h, cname, &cfg);
+    /* pelab's own export: the rows go back to their interleaved order (below), so the spec is built
+     * interleaved: the same model, bit for bit (never an edit of the finished spec string) */
+    if (rc == 0 && h.pelab_interleaved) h.interleaved = 1;
     if (rc == 0) rc = hf_config_pelab_spec(&h, cname, spec, sizeof spec, NULL, 0, NULL, 0);
-    if (rc == 0 && h.pelab_interleaved) { /* restore the rows' own order: the same model, bit for bit */
-        char *lay = strstr(spec, "layout=half"), rest[POS_SPEC_MAX];
-        if (lay) snprintf(rest, sizeof rest, "%s", lay + 11), snprintf(lay, sizeof spec - (size_t)(lay - spec), "layout=interleaved%s", rest);
-    }
     if (rc == 0) rc = read_file(sname, &buf, &len);
     if (rc == 0) rc = st_open(&f, buf, len, sname);
     if (rc == 0) rc = check_file_size(&cfg, f.data_len, sname);
