@@ -1,7 +1,9 @@
 /* test_hf_llama.c: pelab <-> Hugging Face Llama directories (io/hf_llama.h). Round trips bit-exact
  * in parameters and logits (interleaved and half layouts, GQA, tied and untied, every rule HF has);
  * models HF's Llama cannot compute refused in one line; a file in Python's safetensors conventions
- * (other key order, no __metadata__) loads; unknown or missing tensors are refused. With python3 and
+ * (other key order, no __metadata__) loads; unknown or missing tensors are refused. Without torch,
+ * HF's side in C: each rule's exported rope fields against literal values, the q/k row order
+ * against HF's rotate_half written out here; logits compared past seq_len too. With python3 and
  * torch: tools/hf_llama_check.py, HF's forward in plain PyTorch, agrees with `pelab score` to 1e-4. */
 #include <math.h>
 #include <stdint.h>
