@@ -158,15 +158,21 @@ static void read_rule(HfConfig *c, const JsonNode *root) {
 /* the rotary layout, partial rotary and head size of a RoPE model */
 static void read_rotary(HfConfig *c, const JsonNode *root) {
     long rotary_dim = 0, rope_head = 0;
+    int from_dim = 0;
     if (get_num(c, root, "", "rope_theta", 1, &c->theta) == 0) get_num(c, root, "", "rotary_emb_base", 1, &c->theta);
     if (get_num(c, root, "", "partial_rotary_factor", 1e-9, &c->fraction) == 0)
         get_num(c, root, "", "rotary_pct", 1e-9, &c->fraction);
-    if (c->fraction > 1) warn(c, "partial_rotary_factor: %g: expected at most 1 (taken as 1)", c->fraction), c->fraction = 1;
     get_long(c, root, "", "rotary_dim", &rotary_dim);
     if (get_long(c, root, "", "qk_rope_head_dim", &rope_head) == 1) c->mla = 1;
     c->rot_head_dim = c->mla ? rope_head : c->head_dim;
     if (rotary_dim && !json_get(root, "partial_rotary_factor") && !json_get(root, "rotary_pct") && c->head_dim)
-        c->fraction = (double)rotary_dim / c->head_dim;
+        c->fraction = (double)rotary_dim / c->head_dim, from_dim = 1;
+    /* clamped after rotary_dim became a fraction: a rotary_dim past the head is as wrong as a factor past 1 */
+    if (c->fraction > 1) {
+        if (from_dim) warn(c, "rotary_dim %ld: more than head_dim %ld (taken as the whole head)", rotary_dim, c->head_dim);
+        else warn(c, "partial_rotary_factor: %g: expected at most 1 (taken as 1)", c->fraction);
+        c->fraction = 1;
+    }
     /* GPT-J and CodeGen rotate adjacent pairs (rotate_every_two); HF's Llama family rotates halves */
     c->interleaved = !strcmp(c->model_type, "gptj") || !strcmp(c->model_type, "codegen");
     read_rule(c, root);
@@ -228,14 +234,17 @@ static void read_layers(HfConfig *c, const JsonNode *root) {
     const JsonNode *nr = json_get(root, "no_rope_layers");
     long interval = 0;
     int l = 0;
-    if (nr && nr->type == JSON_ARRAY)
+    if (nr && nr->type == JSON_ARRAY) {
         for (const JsonNode *e = nr->child; e && l < HF_MAX_LAYERS; e = e->next, l++)
-            c->nope[l] = e->type == JSON_NUMBER && e->number == 0;
-    else if (nr && nr->type != JSON_NULL)
+            c->nope[l] = l < c->n_layers && e->type == JSON_NUMBER && e->number == 0; /* only layers that exist */
+        if ((long)nr->n_children != c->n_layers)
+            warn(c, "no_rope_layers: %zu entries for num_hidden_layers %ld (only the first %ld read)",
+                 (size_t)nr->n_children, c->n_layers, (long)nr->n_children < c->n_layers ? (long)nr->n_children : c->n_layers);
+    } else if (nr && nr->type != JSON_NULL)
         warn(c, "no_rope_layers: expected an array, got %s (ignored)", json_type_name(nr->type));
     else if (get_long(c, root, "", "no_rope_layer_interval", &interval) == 1)
         for (l = 0; l < c->n_layers && l < HF_MAX_LAYERS; l++) c->nope[l] = (l + 1) % interval == 0;
-    for (l = 0; l < HF_MAX_LAYERS; l++) c->n_nope_layers += c->nope[l];
+    for (l = 0; l < c->n_layers && l < HF_MAX_LAYERS; l++) c->n_nope_layers += c->nope[l];
     /* Llama 4 scales the queries of its NoPE layers: log(floor((pos + 1) / floor_scale) + 1) attn_scale + 1 */
     c->temp_scale = 0.1, c->temp_floor = 8192; /* Llama4TextConfig's defaults */
     const JsonNode *tt = json_get(root, "attn_temperature_tuning");

@@ -65,8 +65,11 @@ const char *hf_pos_name(HfPosKind k);
 /* The equivalent pelab position spec for a model of head_dim c->head_dim: 0 with it in spec, else -1
  * with why in pelab_errmsg (one line naming the field). path is the config's own path (LongRoPE's
  * factors are read from it: scale=longrope:PATH). freq_rule gets the pelab rule whose per-pair
- * frequencies equal HF's even where the whole spec is refused (yarn's attention factor), "" if none. */
-int hf_config_pelab_spec(const HfConfig *c, const char *path, char *spec, size_t n, char *freq_rule, size_t fn);
+ * frequencies equal HF's even where the whole spec is refused (yarn's attention factor), "" if none.
+ * lengths (may be NULL) gets pos_lengths of the model the spec was checked on (a missing head count
+ * or head size taken as 1 head of 64: the lengths do not depend on them), "" when refused. */
+int hf_config_pelab_spec(const HfConfig *c, const char *path, char *spec, size_t n, char *freq_rule, size_t fn,
+                         char *lengths, size_t ln);
 /* HF's attention factor on cos and sin (yarn's attention_factor or mscale formula, longrope's
  * sqrt(1 + ln s / ln L)), 1 without one */
 double hf_config_attention_factor(const HfConfig *c);

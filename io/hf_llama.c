@@ -117,8 +117,7 @@ static void put_rope(StrBuf *b, const Model *m, const HfRope *r, char *note, siz
     case RULE_LONGROPE: {
         const LongRopeFactors *f = &u->longrope;
         int L = rope_rule_length(u, r->orig_len);
-        double af = f->attn_factor > 0 ? f->attn_factor
-                    : f->factor > 1 && L > 1 ? sqrt(1.0 + log(f->factor) / log((double)L)) : 1.0;
+        double af = rope_longrope_attn_factor(f->attn_factor, f->factor, L);
         sb_printf(b, "  \"original_max_position_embeddings\": %d,\n  \"rope_scaling\": {\"rope_type\": \"longrope\", "
                   "\"factor\": %.17g, \"attention_factor\": %.17g, \"original_max_position_embeddings\": %d",
                   L, f->factor, af, L);
@@ -217,11 +216,12 @@ int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len)
         rotary_rows_permute(w, heads, m->head_dim, m->cfg.dim, 1);
         t[i].data = copies[n_copies++] = w;
     }
-    sb_printf(&path, "%s/config.json", dir);
-    int rc = write_bytes_atomic(sb_str(&path), cfg.s, cfg.len);
-    path.len = 0;
+    /* the tensors first: a failed write leaves no config.json that names a missing model.safetensors */
     sb_printf(&path, "%s/model.safetensors", dir);
-    if (rc == 0) rc = st_write_f32(sb_str(&path), t, n, "pt");
+    int rc = st_write_f32(sb_str(&path), t, n, "pt");
+    path.len = 0;
+    sb_printf(&path, "%s/config.json", dir);
+    if (rc == 0) rc = write_bytes_atomic(sb_str(&path), cfg.s, cfg.len);
     for (int i = 0; i < n_copies; i++) free(copies[i]);
     free(t);
     sb_free(&cfg), sb_free(&path);
@@ -295,11 +295,10 @@ int hf_llama_read(const char *dir, Model *m) {
     int rc = hf_config_read(cname, &h);
     if (rc == 0 && h.n_warn) rc = pelab_fail("%s: %s", cname, h.warn[0]);
     if (rc == 0) rc = model_of_config(&h, cname, &cfg);
-    if (rc == 0) rc = hf_config_pelab_spec(&h, cname, spec, sizeof spec, NULL, 0);
-    if (rc == 0 && h.pelab_interleaved) { /* restore the rows' own order: the same model, bit for bit */
-        char *lay = strstr(spec, "layout=half"), rest[POS_SPEC_MAX];
-        if (lay) snprintf(rest, sizeof rest, "%s", lay + 11), snprintf(lay, sizeof spec - (size_t)(lay - spec), "layout=interleaved%s", rest);
-    }
+    /* pelab's own export: the rows go back to their interleaved order (below), so the spec is built
+     * interleaved: the same model, bit for bit (never an edit of the finished spec string) */
+    if (rc == 0 && h.pelab_interleaved) h.interleaved = 1;
+    if (rc == 0) rc = hf_config_pelab_spec(&h, cname, spec, sizeof spec, NULL, 0, NULL, 0);
     if (rc == 0) rc = read_file(sname, &buf, &len);
     if (rc == 0) rc = st_open(&f, buf, len, sname);
     if (rc == 0) rc = check_file_size(&cfg, f.data_len, sname);

@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/strbuf.h"
 #include "../model/pos/pos.h"
+#include "../model/pos/rope_scaling.h"
 #include "hf_config.h"
 
 long hf_config_original_length(const HfConfig *c) { return c->orig_max ? c->orig_max : c->max_pos; }
@@ -28,9 +30,7 @@ double hf_config_attention_factor(const HfConfig *c) {
         return yarn_mscale(s, 1.0);
     }
     if (!strcmp(c->rope_type, "longrope")) {
-        long L = hf_config_original_length(c);
-        if (c->attention_factor > 0) return c->attention_factor;
-        return s <= 1 || L < 2 ? 1.0 : sqrt(1.0 + log(s) / log((double)L));
+        return rope_longrope_attn_factor(c->attention_factor, s, hf_config_original_length(c));
     }
     return 1.0;
 }
@@ -80,8 +80,10 @@ static int rope_extras_refused(const HfConfig *c, const char *rule) {
     return 0;
 }
 
-int hf_config_pelab_spec(const HfConfig *c, const char *path, char *spec, size_t n, char *freq_rule, size_t fn) {
+int hf_config_pelab_spec(const HfConfig *c, const char *path, char *spec, size_t n, char *freq_rule, size_t fn,
+                         char *lengths, size_t ln) {
     if (freq_rule && fn) freq_rule[0] = 0;
+    if (lengths && ln) lengths[0] = 0;
     switch (c->pos) {
     case HF_POS_UNKNOWN: return pelab_fail("no position mechanism recognised");
     case HF_POS_ALIBI:
@@ -99,24 +101,32 @@ int hf_config_pelab_spec(const HfConfig *c, const char *path, char *spec, size_t
         if (rule_of(c, path, rule, sizeof rule) != 0) return -1;
         if (freq_rule) snprintf(freq_rule, fn, "%s", rule);
         if (rope_extras_refused(c, rule) != 0) return -1;
-        int used = snprintf(spec, n, "rope:base=%.17g,layout=%s", c->theta, c->interleaved ? "interleaved" : "half");
-        if (c->fraction < 1) used += snprintf(spec + used, n - (size_t)used, ",fraction=%.17g", c->fraction);
+        StrBuf b = {0}; /* the input decides the length (one +nope@ entry per layer): never a fixed buffer */
+        sb_printf(&b, "rope:base=%.17g,layout=%s", c->theta, c->interleaved ? "interleaved" : "half");
+        if (c->fraction < 1) sb_printf(&b, ",fraction=%.17g", c->fraction);
         if (strcmp(rule, "none")) {
-            used += snprintf(spec + used, n - (size_t)used, ",scale=%s", rule);
+            sb_printf(&b, ",scale=%s", rule);
             if (strncmp(rule, "longrope", 8) && hf_config_original_length(c))
-                used += snprintf(spec + used, n - (size_t)used, ",orig_len=%ld", hf_config_original_length(c));
+                sb_printf(&b, ",orig_len=%ld", hf_config_original_length(c));
         }
-        if (c->use_logn) used += snprintf(spec + used, n - (size_t)used, "+logn:len=%ld", c->logn_len);
+        if (c->use_logn) sb_printf(&b, "+logn:len=%ld", c->logn_len);
         else if (c->temp_tuning && c->n_nope_layers)
-            used += snprintf(spec + used, n - (size_t)used, "+temp:scale=%.17g,floor=%ld,layers=nope", c->temp_scale,
-                             c->temp_floor);
+            sb_printf(&b, "+temp:scale=%.17g,floor=%ld,layers=nope", c->temp_scale, c->temp_floor);
         for (int l = 0, first = 1; l < c->n_layers && l < HF_MAX_LAYERS; l++)
-            if (c->nope[l]) used += snprintf(spec + used, n - (size_t)used, "%s%d", first ? "+nope@" : ",", l), first = 0;
+            if (c->nope[l]) sb_printf(&b, "%s%d", first ? "+nope@" : ",", l), first = 0;
+        size_t len = b.len;
+        snprintf(spec, n, "%s", sb_str(&b));
+        sb_free(&b);
+        if (len >= n || len >= POS_SPEC_MAX)
+            return pelab_fail("the pelab spec would be %zu characters, longer than pelab's %d (spec too long)", len,
+                              POS_SPEC_MAX - 1);
         break;
     }
     }
     /* claimed only if pelab builds it (pos_init checks every option: pairs, fraction, factors) */
     long hd = c->head_dim > 0 ? c->head_dim : 64, heads = c->n_heads > 0 ? c->n_heads : 1;
+    if (hd > 65536) return pelab_fail("head_dim %ld: larger than pelab builds (65536)", hd);
+    if (heads > 4096 || hd * heads > (1L << 24)) heads = 1; /* the spec does not depend on the count */
     long L = c->pos == HF_POS_ROPE ? hf_config_original_length(c) : c->max_pos;
     PosCtx pc;
     if (pos_init(&pc, spec, (int)(hd * heads), (int)heads, (int)heads, c->n_layers > 0 ? (int)c->n_layers : 1,
@@ -126,6 +136,7 @@ int hf_config_pelab_spec(const HfConfig *c, const char *path, char *spec, size_t
         return pelab_fail("%s: pelab cannot build it: %s", spec, why);
     }
     pos_spec(&pc, spec, n);
+    if (lengths && ln) pos_lengths(&pc, lengths, ln);
     pos_free(&pc);
     return 0;
 }

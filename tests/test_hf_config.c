@@ -14,7 +14,7 @@
 static int spec_of(const char *json, HfConfig *c, char *spec, size_t n, char *why, size_t wn) {
     spec[0] = why[0] = 0;
     if (hf_config_parse(json, strlen(json), "cfg", c) != 0) return snprintf(why, wn, "%s", pelab_errmsg), -1;
-    if (hf_config_pelab_spec(c, "cfg.json", spec, n, NULL, 0) != 0) return snprintf(why, wn, "%s", pelab_errmsg), -1;
+    if (hf_config_pelab_spec(c, "cfg.json", spec, n, NULL, 0, NULL, 0) != 0) return snprintf(why, wn, "%s", pelab_errmsg), -1;
     return 0;
 }
 
@@ -72,6 +72,20 @@ static const struct {
      "\"floor_scale\": 8192, \"attn_scale\": 0.1}",
      "rope:base=10000,layout=half,fraction=1,scale=none,orig_len=4096,keep=1,max_period=0+temp:scale=0.1,floor=8192,"
      "layers=nope+nope@3", 0},
+    /* 400 NoPE layers: the spec outgrows pelab's limit and is refused in one line (it overflowed a
+     * fixed buffer once) */
+    {"{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"num_attention_heads\": 4, \"num_hidden_layers\": 400, "
+     "\"max_position_embeddings\": 4096, \"no_rope_layer_interval\": 1}", "!spec too long", 0},
+    /* rotary_dim past the head (64 of 16): the whole head, one warning (the clamp once ran before the
+     * conversion and let fraction 4 through) */
+    {"{\"model_type\": \"gptj\", \"n_embd\": 64, \"n_head\": 4, \"n_layer\": 2, \"n_positions\": 2048, "
+     "\"rotary_dim\": 64}",
+     "rope:base=10000,layout=interleaved,fraction=1,scale=none,orig_len=2048,keep=1,max_period=0", 1},
+    /* no_rope_layers longer than the model: the NoPE layer past it does not count, so no +temp without
+     * +nope@; one warning for the length */
+    {"{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"num_attention_heads\": 4, \"num_hidden_layers\": 2, "
+     "\"max_position_embeddings\": 4096, \"no_rope_layers\": [1, 1, 1, 0], \"attn_temperature_tuning\": true}",
+     "rope:base=10000,layout=half,fraction=1,scale=none,orig_len=4096,keep=1,max_period=0", 1},
     {"{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_head\": 4, \"n_layer\": 2, \"n_positions\": 1024}",
      "learned:max_len=1024", 0},
     {"{\"model_type\": \"t5\", \"d_model\": 64, \"num_heads\": 4, \"relative_attention_num_buckets\": 16, "
@@ -192,7 +206,7 @@ static void check_shared(void) {
         snprintf(path, sizeof path, "%s/hf-configs/%s", data, real[i].file);
         HfConfig c;
         int rc = hf_config_read(path, &c);
-        if (rc == 0) rc = hf_config_pelab_spec(&c, path, spec, sizeof spec, NULL, 0);
+        if (rc == 0) rc = hf_config_pelab_spec(&c, path, spec, sizeof spec, NULL, 0, NULL, 0);
         if (rc != 0) snprintf(why, sizeof why, "%s", pelab_errmsg);
         if (real[i].want[0] == '!')
             CHECK(rc != 0 && strstr(why, real[i].want + 1), "%s: refused naming %s (got %s)", real[i].file,
@@ -212,8 +226,43 @@ static void check_shared(void) {
           hf_config_original_length(&c), hf_config_scale(&c), hf_config_attention_factor(&c));
 }
 
+/* inspect on configs that once crashed it: exit 0 (or a one-line refusal), the warnings printed */
+static void check_inspect_survives(void) {
+    static const struct {
+        const char *name, *json, *needle;
+    } cfgs[] = {
+        /* a stack overflow: the spec built by snprintf past its buffer */
+        {"nope400", "{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+                    "\"num_hidden_layers\": 400, \"max_position_embeddings\": 4096, \"no_rope_layer_interval\": 1}",
+         "pelab: no equivalent spec: the pelab spec would be"},
+        /* SIGFPE: inspect built the model with 0 heads for its lengths line */
+        {"noheads", "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                    "\"max_position_embeddings\": 2048}",
+         "warning: "},
+    };
+    static char out[65536];
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        char path[512], cmd[1024];
+        snprintf(path, sizeof path, "%s/inspect-%s.json", test_tmpdir(), cfgs[i].name);
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            CHECK(0, "cannot write %s", path);
+            continue;
+        }
+        fputs(cfgs[i].json, f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "./pelab inspect %s", path);
+        int rc = run_pelab(cmd, out, sizeof out);
+        CHECK((rc == 0 || rc == 1) && strstr(out, cfgs[i].needle), "inspect %s: exit %d (0 or 1, never a crash), "
+              "'%s' in: %s", cfgs[i].name, rc, cfgs[i].needle, out);
+    }
+    CHECK(strstr(out, "num_attention_heads: missing") && strstr(out, "lengths: training 2048"),
+          "inspect without num_attention_heads: one warning and the lengths: %s", out);
+}
+
 void test_hf_config(void) {
     check_cases();
+    check_inspect_survives();
     check_wavelengths();
     check_shared();
 }

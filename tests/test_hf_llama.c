@@ -1,8 +1,11 @@
 /* test_hf_llama.c: pelab <-> Hugging Face Llama directories (io/hf_llama.h). Round trips bit-exact
  * in parameters and logits (interleaved and half layouts, GQA, tied and untied, every rule HF has);
  * models HF's Llama cannot compute refused in one line; a file in Python's safetensors conventions
- * (other key order, no __metadata__) loads; unknown or missing tensors are refused. With python3 and
+ * (other key order, no __metadata__) loads; unknown or missing tensors are refused. Without torch,
+ * HF's side in C: each rule's exported rope fields against literal values, the q/k row order
+ * against HF's rotate_half written out here; logits compared past seq_len too. With python3 and
  * torch: tools/hf_llama_check.py, HF's forward in plain PyTorch, agrees with `pelab score` to 1e-4. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,15 +13,18 @@
 
 #include "../core/error.h"
 #include "../core/files.h"
+#include "../core/json.h"
 #include "../io/checkpoint.h"
 #include "../io/hf_llama.h"
 #include "../io/safetensors.h"
 #include "../model/model.h"
 #include "test.h"
 
-/* logits [T, V] of positions 0..T-1 */
+/* logits [T, V] of positions 0..T-1 (T <= LOGIT_T: past the tiny models' seq_len 8, where the
+ * dynamic rules and LongRoPE's long factors take over) */
+enum { LOGIT_T = 20 };
 static void logits_of(Model *m, float *out, int T) {
-    int in[8], pos[8];
+    int in[LOGIT_T], pos[LOGIT_T];
     for (int t = 0; t < T; t++) in[t] = (t * 5 + 3) % m->cfg.vocab_size, pos[t] = t;
     model_alloc_train(m, 1, T);
     model_forward(m, in, NULL, pos, 1, T);
@@ -48,10 +54,12 @@ static void round_trip(const char *spec, int n_kv, int tied) {
     if (!strstr(spec, "ntk:") && !strstr(spec, "longrope")) /* ntk comes back as its base; longrope names the new file */
         CHECK(strcmp(sa, sb) == 0 && a.cfg.seq_len == b.cfg.seq_len && a.cfg.tied == b.cfg.tied &&
               a.cfg.norm_eps == b.cfg.norm_eps, "%s: spec and config back: %s vs %s", spec, sa, sb);
-    static float la[8 * 13], lb[8 * 13];
-    logits_of(&a, la, 8), logits_of(&b, lb, 8);
-    CHECK(memcmp(la, lb, sizeof la) == 0, "%s kv %d tied %d: logits bit-exact (max diff %g)", spec, n_kv, tied,
-          max_abs_diff(la, lb, 8 * 13));
+    static float la[LOGIT_T * 13], lb[LOGIT_T * 13];
+    for (int T = 8; T <= LOGIT_T; T += LOGIT_T - 8) { /* at seq_len and past it */
+        logits_of(&a, la, T), logits_of(&b, lb, T);
+        CHECK(memcmp(la, lb, sizeof(float) * (size_t)T * 13) == 0, "%s kv %d tied %d: logits bit-exact at T %d (max "
+              "diff %g)", spec, n_kv, tied, T, max_abs_diff(la, lb, T * 13));
+    }
     model_free(&a), model_free(&b);
 }
 
@@ -85,6 +93,8 @@ static void refusals(void) {
             snprintf(cmd, sizeof cmd, "./pelab export %s --hf %s", ckpt, dir);
             CHECK(checkpoint_save(ckpt, &m, NULL, NULL, NULL) == 0, "save %s", ckpt);
             expect_pelab_error(cmd, "HF's LlamaForCausalLM computes RoPE only");
+            snprintf(cmd, sizeof cmd, "./pelab export %s --hf %s --tokenizer-out %s/tok.bin", ckpt, dir, test_tmpdir());
+            expect_pelab_error(cmd, "--tokenizer-out goes with --llama2c");
             snprintf(cmd, sizeof cmd, "./pelab import --hf %s/none --out %s/x.safetensors", test_tmpdir(), test_tmpdir());
             expect_pelab_error(cmd, "none/config.json");
         }
@@ -264,6 +274,206 @@ static void torch_check(void) {
     CHECK(rc == 0, "HF's Llama forward in torch agrees with pelab score to 1e-4 (%s)", check);
 }
 
+/* a failed tensor write leaves no config.json behind (it names a model.safetensors that is not there) */
+static void half_written(void) {
+    char dir[512], path[600], note[400];
+    snprintf(dir, sizeof dir, "%s/hf-blocked", test_tmpdir());
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    Model a;
+    if (tiny_model(&a, "rope", 4, 1, 5) != 0 || make_dirs(path) != 0) { /* a directory where the file goes */
+        CHECK(0, "setup: %s", pelab_errmsg);
+        return;
+    }
+    int rc = hf_llama_write(dir, &a, note, sizeof note);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "r");
+    CHECK(rc != 0 && !f, "model.safetensors unwritable: export fails (rc %d) and writes no config.json (%s)", rc,
+          f ? "written" : "absent");
+    if (f) fclose(f);
+    model_free(&a);
+}
+
+
+/* the factors of a LongRoPE rule for the tiny models (head 4: 2 pairs; L 8, max 32: s 4) */
+static const char *longrope_file(void) {
+    static char path[512];
+    snprintf(path, sizeof path, "%s/hf-lr-tiny.json", test_tmpdir());
+    CHECK(write_text(path, "{\"short_factor\": [1, 1.2], \"long_factor\": [1, 2.5], "
+                           "\"original_max_position_embeddings\": 8, \"max_position_embeddings\": 32}") == 0,
+          "write %s", path);
+    return path;
+}
+
+/* LongRoPE: pelab -> HF -> pelab into a directory whose config.json path is as long as a LongRoPE
+ * path may be (255): the imported spec names that file whole, interleaved, and the logits agree
+ * bit for bit at L and past it (the long factors) */
+static void longrope_round_trip(void) {
+    char spec[600], dir[600], note[400];
+    snprintf(spec, sizeof spec, "rope:scale=longrope:%s", longrope_file());
+    int n = snprintf(dir, sizeof dir, "%s/hf-lr-", test_tmpdir());
+    while (n < 255 - (int)strlen("/config.json")) dir[n++] = 'd';
+    dir[n] = 0;
+    Model a, b;
+    if (tiny_model(&a, spec, 2, 1, 9) != 0 || hf_llama_write(dir, &a, note, sizeof note) != 0) {
+        CHECK(0, "longrope export: %s", pelab_errmsg);
+        return;
+    }
+    if (hf_llama_read(dir, &b) != 0) {
+        CHECK(0, "longrope import: %s", pelab_errmsg);
+        model_free(&a);
+        return;
+    }
+    char sa[POS_SPEC_MAX], sb[POS_SPEC_MAX], want[POS_SPEC_MAX + 600];
+    pos_spec(&a.pos, sa, sizeof sa), pos_spec(&b.pos, sb, sizeof sb);
+    /* a's spec with the factor file replaced by the exported config.json */
+    const char *at = strstr(sa, longrope_file());
+    snprintf(want, sizeof want, "%.*s%s/config.json%s", at ? (int)(at - sa) : 0, sa, dir,
+             at ? at + strlen(longrope_file()) : "");
+    CHECK(at && strcmp(sb, want) == 0, "longrope: the imported spec whole: %s, want %s", sb, want);
+    CHECK(a.n_params == b.n_params && memcmp(a.params_mem, b.params_mem, sizeof(float) * a.n_params) == 0,
+          "longrope: parameters bit-exact");
+    static float la[LOGIT_T * 13], lb[LOGIT_T * 13];
+    for (int T = 8; T <= LOGIT_T; T += LOGIT_T - 8) {
+        logits_of(&a, la, T), logits_of(&b, lb, T);
+        CHECK(memcmp(la, lb, sizeof(float) * (size_t)T * 13) == 0, "longrope: logits bit-exact at T %d (max diff %g)",
+              T, max_abs_diff(la, lb, T * 13));
+    }
+    model_free(&a), model_free(&b);
+}
+
+/* the exported config.json's rope fields, against values written out here from HF's semantics (the
+ * tiny models: head_dim 4, seq_len 8): what HF reads, not what pelab reads back */
+static void exported_fields(void) {
+    static const struct {
+        const char *spec, *type; /* type NULL: rope_scaling null */
+        double factor, theta;
+        long max_pos, orig; /* orig: rope_scaling.original_max_position_embeddings, 0 absent */
+    } want[] = {
+        {"rope:scale=pi:2", "linear", 2, 10000, 8, 0},
+        /* HF's dynamic and yarn take L from max_position_embeddings */
+        {"rope:scale=dynamic-ntk:2", "dynamic", 2, 10000, 8, 0},
+        {"rope:base=500000,scale=yarn:4", "yarn", 4, 500000, 8, 0},
+        {"rope:scale=llama3:8", "llama3", 8, 10000, 8, 8},
+        /* static NTK is plain RoPE at base 10000 x 4^(4/(4-2)) = 160000 */
+        {"rope:scale=ntk:4", NULL, 0, 160000, 8, 0},
+        {"rope", NULL, 0, 10000, 8, 0},
+        {"rope:scale=longrope:%s", "longrope", 4, 10000, 8, 8},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char spec[600], dir[512], path[600], note[400];
+        snprintf(spec, sizeof spec, want[i].spec, longrope_file());
+        snprintf(dir, sizeof dir, "%s/hf-fields-%zu", test_tmpdir(), i);
+        snprintf(path, sizeof path, "%s/config.json", dir);
+        Model m;
+        unsigned char *buf = NULL;
+        size_t len;
+        JsonDoc doc;
+        if (tiny_model(&m, spec, 2, 1, 4) != 0 || hf_llama_write(dir, &m, note, sizeof note) != 0 ||
+            read_file(path, &buf, &len) != 0 || json_parse(&doc, (const char *)buf, len) != 0) {
+            CHECK(0, "%s: export and read: %s", want[i].spec, pelab_errmsg);
+            free(buf);
+            continue;
+        }
+        model_free(&m);
+        const JsonNode *r = doc.root, *rs = json_get(r, "rope_scaling"), *theta = json_get(r, "rope_theta"),
+                       *mp = json_get(r, "max_position_embeddings");
+        CHECK(theta && theta->type == JSON_NUMBER && theta->number == want[i].theta, "%s: rope_theta %g, want %g",
+              want[i].spec, theta ? theta->number : -1, want[i].theta);
+        CHECK(mp && mp->type == JSON_NUMBER && mp->number == want[i].max_pos, "%s: max_position_embeddings %g, want %ld",
+              want[i].spec, mp ? mp->number : -1, want[i].max_pos);
+        if (!want[i].type) {
+            CHECK(rs && rs->type == JSON_NULL, "%s: rope_scaling null", want[i].spec);
+        } else {
+            const JsonNode *t = rs ? json_get(rs, "rope_type") : NULL, *f = rs ? json_get(rs, "factor") : NULL,
+                           *o = rs ? json_get(rs, "original_max_position_embeddings") : NULL;
+            CHECK(t && t->type == JSON_STRING && !strcmp(t->str, want[i].type), "%s: rope_type %s, want %s",
+                  want[i].spec, t && t->type == JSON_STRING ? t->str : "-", want[i].type);
+            CHECK(f && f->type == JSON_NUMBER && f->number == want[i].factor, "%s: factor %g, want %g", want[i].spec,
+                  f ? f->number : -1, want[i].factor);
+            CHECK(want[i].orig ? o && o->type == JSON_NUMBER && o->number == want[i].orig : !o,
+                  "%s: original_max_position_embeddings %g, want %ld", want[i].spec, o ? o->number : -1, want[i].orig);
+        }
+        if (want[i].type && !strcmp(want[i].type, "llama3")) {
+            const JsonNode *lo = json_get(rs, "low_freq_factor"), *hi = json_get(rs, "high_freq_factor");
+            CHECK(lo && hi && lo->number == 1 && hi->number == 4, "llama3: low / high_freq_factor 1 and 4");
+        }
+        if (want[i].type && !strcmp(want[i].type, "longrope")) {
+            const JsonNode *af = json_get(rs, "attention_factor"), *sf = json_get(rs, "short_factor"),
+                           *lf = json_get(rs, "long_factor"), *top = json_get(r, "original_max_position_embeddings");
+            double a = sqrt(1 + log(4.0) / log(8.0));
+            CHECK(af && fabs(af->number - a) < 1e-15, "longrope: attention_factor %.17g, want sqrt(1 + ln 4 / ln 8) %.17g",
+                  af ? af->number : -1, a);
+            CHECK(sf && lf && sf->n_children == 2 && lf->n_children == 2 && json_at(sf, 1)->number == 1.2 &&
+                  json_at(lf, 1)->number == 2.5 && json_at(sf, 0)->number == 1 && json_at(lf, 0)->number == 1,
+                  "longrope: short [1, 1.2] and long [1, 2.5] factors");
+            CHECK(top && top->number == 8, "longrope: top-level original_max_position_embeddings 8");
+        }
+        json_free(&doc);
+        free(buf);
+    }
+}
+
+/* The q/k row order, checked against HF's rotate_half written out here: an exported q_proj head
+ * rotated as HF's apply_rotary_pos_emb does (q cos + rotate_half(q) sin, cos and sin of cat(freqs,
+ * freqs), rotate_half(q) = cat(-q2, q1)) equals pelab's interleaved RoPE of the unpermuted rows,
+ * dim k of pair j at HF row j + k d/2 and pelab row 2j + k. */
+static void rotate_half_semantics(void) {
+    enum { H = 2, HD = 8, D = 16 };
+    char dir[512], path[600], note[400];
+    snprintf(dir, sizeof dir, "%s/hf-rothalf", test_tmpdir());
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    Model m;
+    if (tiny_model_shaped(&m, "rope:base=100", H, H, 1, 1, 21) != 0 || hf_llama_write(dir, &m, note, sizeof note) != 0) {
+        CHECK(0, "rotate_half: export: %s", pelab_errmsg);
+        return;
+    }
+    unsigned char *buf = NULL;
+    size_t len;
+    StFile f;
+    static float w_hf[H * HD * D];
+    TensorInfo info = {.ndim = 2, .shape = {H * HD, D}, .numel = H * HD * D};
+    if (read_file(path, &buf, &len) != 0 || st_open(&f, buf, len, path) != 0) {
+        CHECK(0, "rotate_half: read %s: %s", path, pelab_errmsg);
+        free(buf), model_free(&m);
+        return;
+    }
+    int rc = st_read_f32(&f, "model.layers.0.self_attn.q_proj.weight", &info, w_hf, path);
+    st_close(&f), free(buf);
+    CHECK(rc == 0, "rotate_half: q_proj read: %s", pelab_errmsg);
+    float x[D];
+    for (int i = 0; i < D; i++) x[i] = (float)((i * 7) % 5) - 1.5f;
+    static const int positions[] = {0, 1, 5, 13};
+    double worst = 0;
+    for (size_t pi = 0; pi < sizeof positions / sizeof positions[0]; pi++) {
+        int p = positions[pi];
+        float q_pl[H * HD];
+        double q_hf[H * HD], out_hf[H * HD];
+        for (int r = 0; r < H * HD; r++) { /* q = W x, both orders */
+            double a = 0, b = 0;
+            for (int i = 0; i < D; i++) a += (double)m.params.wq[(size_t)r * D + i] * x[i], b += (double)w_hf[r * D + i] * x[i];
+            q_pl[r] = (float)a, q_hf[r] = b;
+        }
+        CHECK(pos_check_positions(&m.pos, &p, 1) == 0, "rotate_half: position %d: %s", p, pelab_errmsg); /* grows the table */
+        m.pos.scheme->qk_forward(&m.pos, q_pl, &p, 1, H, 0, 0);
+        for (int h = 0; h < H; h++) {
+            const double *q = q_hf + h * HD;
+            for (int i = 0; i < HD; i++) { /* HF: emb = cat(freqs, freqs), inv_freq_j = base^(-2j/d) */
+                int j = i % (HD / 2);
+                double ang = p * pow(100.0, -2.0 * j / HD);
+                double rot = i < HD / 2 ? -q[i + HD / 2] : q[i - HD / 2];
+                out_hf[h * HD + i] = q[i] * cos(ang) + rot * sin(ang);
+            }
+            for (int j = 0; j < HD / 2; j++)
+                for (int k = 0; k < 2; k++) {
+                    double d = fabs(out_hf[h * HD + j + k * HD / 2] - q_pl[h * HD + 2 * j + k]);
+                    if (d > worst) worst = d;
+                }
+        }
+    }
+    CHECK(worst < 1e-4, "HF's rotate_half on the exported q_proj equals pelab's interleaved RoPE (max diff %g)", worst);
+    model_free(&m);
+}
+
 void test_hf_llama(void) {
     /* the permutation and its inverse */
     float w[2 * 4 * 3], v[2 * 4 * 3];
@@ -282,7 +492,11 @@ void test_hf_llama(void) {
     round_trip("rope:scale=pi:2", 4, 1);
     round_trip("rope:layout=half,scale=dynamic-ntk:2", 2, 1);
     round_trip("rope:scale=ntk:4", 2, 0);
+    longrope_round_trip();
+    exported_fields();
+    rotate_half_semantics();
     refusals();
+    half_written();
     python_conventions();
     half_precision();
     torch_check();

@@ -93,20 +93,14 @@ int cmd_inspect(int argc, char **argv) {
         printf("attn_temperature_tuning: queries of the NoPE layers times %g log(floor((pos + 1) / %ld) + 1) + 1: "
                "+temp in the spec\n", c.temp_scale, c.temp_floor);
     if (c.use_logn) printf("use_logn_attn: Qwen's logn from length %ld: +logn in the spec\n", c.logn_len);
-    char spec[POS_SPEC_MAX], freq_rule[300];
-    int ok = hf_config_pelab_spec(&c, path, spec, sizeof spec, freq_rule, sizeof freq_rule) == 0;
+    char spec[POS_SPEC_MAX], freq_rule[300], lengths[256];
+    /* the lengths come from the model the spec is checked on: never a pos_init of this config's own
+     * (possibly missing or zero) head count here */
+    int ok = hf_config_pelab_spec(&c, path, spec, sizeof spec, freq_rule, sizeof freq_rule, lengths, sizeof lengths) == 0;
     char why[sizeof pelab_errmsg];
     snprintf(why, sizeof why, "%s", pelab_errmsg);
     if (c.pos == HF_POS_ROPE) print_wavelengths(&c, freq_rule);
     if (ok) {
-        PosCtx pc;
-        long L = c.pos == HF_POS_ROPE ? hf_config_original_length(&c) : c.max_pos;
-        char lengths[256] = "";
-        if (pos_init(&pc, spec, (int)(c.head_dim * c.n_heads), (int)c.n_heads, (int)c.n_heads, (int)c.n_layers,
-                     (int)L) == 0) {
-            pos_lengths(&pc, lengths, sizeof lengths);
-            pos_free(&pc);
-        }
         printf("lengths: %s\n", lengths);
         printf("pelab: --pos %s\n", spec);
     } else {

@@ -129,6 +129,8 @@ int cmd_export(int argc, char **argv) {
                sizeof opts / sizeof opts[0], pos_args, 1, &n_pos);
     if (n_pos != 1 || (!out && !hf_dir) || (out && hf_dir))
         pelab_die("export: expected a checkpoint and --llama2c OUT.bin or --hf DIR (see pelab export --help)");
+    if (hf_dir && tok_out)
+        pelab_die("export: --tokenizer-out goes with --llama2c; --hf writes no tokenizer (the ids are pelab's own)");
     Model m;
     CkptMeta meta;
     if (checkpoint_load(pos_args[0], &m, &meta, NULL, NULL) != 0) pelab_die("export: %s", pelab_errmsg);

@@ -283,9 +283,13 @@ void rope_rule_freqs(const RopeRule *r, int d, double base, int L, long n, doubl
         const double *ext = n > L ? f->long_factor : f->short_factor;
         for (int j = 0; j < np && j < f->n_pairs; j++) freq[j] /= ext[j];
         /* applied at every length, as HF does, not only past L */
-        if (f->attn_factor > 0) *attn_factor = f->attn_factor;
-        else if (f->factor > 1 && L > 1) *attn_factor = sqrt(1.0 + log(f->factor) / log((double)L));
+        *attn_factor = rope_longrope_attn_factor(f->attn_factor, f->factor, L);
     }
+}
+
+double rope_longrope_attn_factor(double given, double s, long L) {
+    if (given > 0) return given;
+    return s > 1 && L > 1 ? sqrt(1.0 + log(s) / log((double)L)) : 1.0;
 }
 
 int rope_rotary_pairs(int head_dim, double fraction) { return (int)(head_dim * fraction / 2.0 + 1e-9); }

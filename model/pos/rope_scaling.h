@@ -65,6 +65,9 @@ int rope_rule_check_pairs(const RopeRule *r, int rot_pairs, const char *scheme);
  * pairs must have been checked (rope_rule_check_pairs). */
 void rope_rule_freqs(const RopeRule *r, int rot_dim, double base, int L, long n, double *freq,
                      double *attn_factor);
+/* LongRoPE's attention factor on cos and sin: given when > 0 (the file's attention_factor), else
+ * sqrt(1 + ln s / ln L) for scale s > 1 and original length L > 1, else 1 (HF's and pelab's one formula) */
+double rope_longrope_attn_factor(double given, double s, long L);
 /* the whole pairs that rotate in a head of head_dim at this fraction (partial rotary): what a
  * rule's per-pair factors count */
 int rope_rotary_pairs(int head_dim, double fraction);
