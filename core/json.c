@@ -45,6 +45,7 @@ typedef struct {
     size_t *starts; /* where each value starts, in document order */
     size_t n, cap;
     size_t text_bytes; /* number literals, each with its NUL */
+    size_t max_values;
 } Scan;
 
 static int is_ws(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -70,8 +71,8 @@ static int prescan(Scan *sc) {
         if (is_ws(c)) continue;
         if (expect && c != ']' && c != '}') {
             if (depth >= JSON_MAX_DEPTH) return pelab_fail("byte %zu: nesting too deep", i);
-            if (sc->n == JSON_MAX_VALUES)
-                return pelab_fail("byte %zu: more than %d values (the parser's limit)", i, JSON_MAX_VALUES);
+            if (sc->n == sc->max_values)
+                return pelab_fail("byte %zu: more than %zu values (the parser's limit)", i, sc->max_values);
             if (sc->n == sc->cap) {
                 sc->cap = sc->cap ? 2 * sc->cap : 64;
                 sc->starts = xrealloc(sc->starts, sc->cap * sizeof *sc->starts);
@@ -173,9 +174,11 @@ static JsonNode *build(Build *b, json_t *v, const char *key) {
     return node;
 }
 
-int json_parse(JsonDoc *doc, const char *buf, size_t len) {
+int json_parse(JsonDoc *doc, const char *buf, size_t len) { return json_parse_max(doc, buf, len, JSON_MAX_VALUES); }
+
+int json_parse_max(JsonDoc *doc, const char *buf, size_t len, size_t max_values) {
     memset(doc, 0, sizeof *doc);
-    Scan sc = {.buf = (const unsigned char *)buf, .len = len};
+    Scan sc = {.buf = (const unsigned char *)buf, .len = len, .max_values = max_values};
     if (prescan(&sc) != 0) {
         free(sc.starts);
         return -1;

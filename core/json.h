@@ -48,6 +48,8 @@ typedef struct {
 } JsonDoc;
 
 int json_parse(JsonDoc *doc, const char *buf, size_t len);
+/* the same with another cap on the number of values (a tokenizer.json holds ~10^5-10^6) */
+int json_parse_max(JsonDoc *doc, const char *buf, size_t len, size_t max_values);
 void json_free(JsonDoc *doc);
 
 /* object member by key; NULL if absent or obj is not an object */

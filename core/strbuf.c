@@ -24,6 +24,22 @@ void sb_put(StrBuf *b, const char *s, size_t n) {
 
 void sb_puts(StrBuf *b, const char *s) { sb_put(b, s, strlen(s)); }
 
+void sb_json(StrBuf *b, const char *s) {
+    sb_put(b, "\"", 1);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            char esc[2] = {'\\', (char)c};
+            sb_put(b, esc, 2);
+        } else if (c < 0x20) {
+            sb_printf(b, "\\u%04x", c);
+        } else {
+            sb_put(b, (const char *)&c, 1);
+        }
+    }
+    sb_put(b, "\"", 1);
+}
+
 void sb_printf(StrBuf *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -1,5 +1,6 @@
 #include "tokenizer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +16,7 @@ void tokenizer_init_byte(Tokenizer *t) {
 }
 
 const char *tokenizer_kind_name(const Tokenizer *t) {
-    return t->kind == TOK_BPE ? "bpe" : t->kind == TOK_LLAMA2C ? "llama2c" : "byte";
+    return t->kind == TOK_BPE ? "bpe" : t->kind == TOK_LLAMA2C ? "llama2c" : t->kind == TOK_HF ? "hf" : "byte";
 }
 
 int tokenizer_from_image(Tokenizer *t, const char *kind, const unsigned char *image, size_t len, const char *name,
@@ -26,7 +27,7 @@ int tokenizer_from_image(Tokenizer *t, const char *kind, const unsigned char *im
             return pelab_fail("%s: byte tokenizer needs a vocabulary of 256, the model has %d", name, model_vocab);
         return 0;
     }
-    if ((strcmp(kind, "bpe") == 0 || strcmp(kind, "llama2c") == 0) && (!image || len == 0))
+    if ((strcmp(kind, "bpe") == 0 || strcmp(kind, "llama2c") == 0 || strcmp(kind, "hf") == 0) && (!image || len == 0))
         return pelab_fail("%s: metadata says tokenizer '%s' but there is no tokenizer file (tensor 'tokenizer')", name,
                           kind);
     if (strcmp(kind, "bpe") == 0) {
@@ -38,8 +39,13 @@ int tokenizer_from_image(Tokenizer *t, const char *kind, const unsigned char *im
         t->kind = TOK_LLAMA2C;
         t->vocab_size = t->l2c.vocab_size;
         t->bos = LLAMA2C_BOS;
+    } else if (strcmp(kind, "hf") == 0) {
+        if (hf_tok_parse(&t->hf, image, len, name) != 0) return -1;
+        t->kind = TOK_HF;
+        t->vocab_size = hf_tok_vocab_size(t->hf);
+        t->bos = hf_tok_bos(t->hf);
     } else {
-        return pelab_fail("%s: tokenizer '%.64s': unknown (expected byte, bpe or llama2c)", name, kind);
+        return pelab_fail("%s: tokenizer '%.64s': unknown (expected byte, bpe, llama2c or hf)", name, kind);
     }
     if (model_vocab > 0 && t->vocab_size > model_vocab) {
         int v = t->vocab_size;
@@ -59,7 +65,16 @@ int tokenizer_load_file(Tokenizer *t, const char *path) {
     tokenizer_init_byte(t);
     if (read_file(path, &buf, &len) != 0) return -1;
     int is_bpe = len >= 8 && memcmp(buf, "PELABBPE", 8) == 0;
-    int rc = tokenizer_from_image(t, is_bpe ? "bpe" : "llama2c", buf, len, path, 0);
+    size_t i = 0; /* a JSON object: a tokenizer.json (a tokenizer.bin starts with a small int32) */
+    while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')) i++;
+    int is_json = i < len && buf[i] == '{';
+    int rc = tokenizer_from_image(t, is_bpe ? "bpe" : is_json ? "hf" : "llama2c", buf, len, path, 0);
+    if (rc != 0 && !is_bpe && !is_json) {
+        char why[sizeof pelab_errmsg];
+        snprintf(why, sizeof why, "%s", pelab_errmsg);
+        pelab_fail("%s: not a tokenizer: no PELABBPE magic, not a tokenizer.json (no '{'), and as a llama2.c "
+                   "tokenizer.bin: %s", path, why);
+    }
     free(buf);
     return rc;
 }
@@ -67,11 +82,10 @@ int tokenizer_load_file(Tokenizer *t, const char *path) {
 void tokenizer_free(Tokenizer *t) {
     if (t->kind == TOK_BPE) bpe_free(&t->bpe);
     if (t->kind == TOK_LLAMA2C) llama2c_tok_free(&t->l2c);
+    if (t->kind == TOK_HF) hf_tok_free(t->hf);
     free(t->image);
     tokenizer_init_byte(t);
 }
-
-size_t tokenizer_max_ids(size_t n) { return n + 2; }
 
 static int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
@@ -90,23 +104,33 @@ static size_t encode_documents(const Llama2cTok *t, const unsigned char *text, s
     return count;
 }
 
-size_t tokenizer_encode(const Tokenizer *t, const unsigned char *text, size_t n, int *ids) {
+int *tokenizer_encode(const Tokenizer *t, const unsigned char *text, size_t n, size_t extra, size_t *n_ids) {
+    if (t->kind == TOK_HF) return hf_tok_encode(t->hf, text, n, 1, extra, n_ids);
+    int *ids = xmalloc(sizeof(int) * (n + 2 + extra)); /* a token is a byte at least; llama2c adds BOS and a space */
     switch (t->kind) {
-    case TOK_BPE: return bpe_encode(&t->bpe, text, n, ids);
-    case TOK_LLAMA2C: return encode_documents(&t->l2c, text, n, ids);
+    case TOK_BPE: *n_ids = bpe_encode(&t->bpe, text, n, ids); break;
+    case TOK_LLAMA2C: *n_ids = encode_documents(&t->l2c, text, n, ids); break;
     default:
         for (size_t i = 0; i < n; i++) ids[i] = text[i];
-        return n;
+        *n_ids = n;
     }
+    return ids;
 }
 
-size_t tokenizer_encode_prompt(const Tokenizer *t, const unsigned char *text, size_t n, int *ids) {
-    if (t->kind == TOK_LLAMA2C) return llama2c_tok_encode(&t->l2c, text, n, ids);
-    if (n == 0) {
-        ids[0] = '\n'; /* byte-level texts have no BOS: a newline starts one */
-        return 1;
+int *tokenizer_encode_prompt(const Tokenizer *t, const unsigned char *text, size_t n, size_t extra, size_t *n_ids) {
+    if (t->kind == TOK_LLAMA2C) {
+        int *ids = xmalloc(sizeof(int) * (n + 2 + extra));
+        *n_ids = llama2c_tok_encode(&t->l2c, text, n, ids);
+        return ids;
     }
-    return tokenizer_encode(t, text, n, ids);
+    int start = t->kind == TOK_HF ? (t->bos >= 0 ? -1 : hf_tok_first_special(t->hf)) : '\n';
+    if (n == 0 && start >= 0) { /* byte-level texts have no BOS: a newline starts one; GPT-2's <|endoftext|> */
+        int *ids = xmalloc(sizeof(int) * (1 + extra));
+        ids[0] = start;
+        *n_ids = 1;
+        return ids;
+    }
+    return tokenizer_encode(t, text, n, extra, n_ids);
 }
 
 const unsigned char *tokenizer_decode(const Tokenizer *t, int prev, int id, size_t *len) {
@@ -114,6 +138,14 @@ const unsigned char *tokenizer_decode(const Tokenizer *t, int prev, int id, size
     switch (t->kind) {
     case TOK_BPE: return bpe_piece(&t->bpe, id, len);
     case TOK_LLAMA2C: return llama2c_tok_decode(&t->l2c, prev, id, len);
+    case TOK_HF: {
+        int special;
+        const unsigned char *p = hf_tok_piece(t->hf, id, len, &special);
+        if (p && special) *len = 0;
+        for (int k = 0; p && (prev < 0 || prev == t->bos) && k < hf_tok_strip_start(t->hf) && *len && *p == ' '; k++)
+            p++, (*len)--;
+        return p;
+    }
     default:
         if (id < 0 || id > 255) {
             *len = 0;

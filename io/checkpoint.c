@@ -83,23 +83,6 @@ static int is_config_key(const char *key) {
 
 /* ---- writing ---- */
 
-/* quoted JSON string; s is valid UTF-8, so only quotes, backslashes and controls need escapes */
-static void sb_json_string(StrBuf *b, const char *s) {
-    sb_put(b, "\"", 1);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            char esc[2] = {'\\', (char)c};
-            sb_put(b, esc, 2);
-        } else if (c < 0x20) {
-            sb_printf(b, "\\u%04x", c);
-        } else {
-            sb_put(b, (const char *)&c, 1);
-        }
-    }
-    sb_put(b, "\"", 1);
-}
-
 /* the config entries followed by the caller's, checked for what the loader would refuse */
 static int build_meta(CkptMeta *all, const Model *m, const CkptMeta *extra) {
     const ModelConfig *c = &m->cfg;
@@ -148,9 +131,9 @@ static void build_header(StrBuf *h, const CkptMeta *all, const Model *m, int wit
     sb_put(h, "{\"__metadata__\":{", 17);
     for (int i = 0; i < all->n; i++) {
         if (i) sb_put(h, ",", 1);
-        sb_json_string(h, all->e[i].key);
+        sb_json(h, all->e[i].key);
         sb_put(h, ":", 1);
-        sb_json_string(h, all->e[i].val);
+        sb_json(h, all->e[i].val);
     }
     sb_put(h, "}", 1);
     size_t data_off = 0;

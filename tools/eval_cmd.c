@@ -295,8 +295,7 @@ static void load_rules(Run *run, const char *scale) {
 static void load_tokens(Run *run, int max_tokens) {
     if (read_file(run->data_path, &run->text, &run->n_file) != 0) pelab_die("%s", pelab_errmsg);
     run->tokenizer = tokenizer_kind_name(&run->tok);
-    run->tokens = xmalloc(sizeof(int) * tokenizer_max_ids(run->n_file));
-    run->n_file = tokenizer_encode(&run->tok, run->text, run->n_file, run->tokens);
+    run->tokens = tokenizer_encode(&run->tok, run->text, run->n_file, 0, &run->n_file);
     run->n_tokens = max_tokens > 0 && run->n_file > (size_t)max_tokens ? (size_t)max_tokens : run->n_file;
     if (run->n_tokens < 2) pelab_die("eval: %s: need at least 2 tokens, got %zu", run->data_path, run->n_tokens);
 }

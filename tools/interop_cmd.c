@@ -1,12 +1,16 @@
 /* interop_cmd.c: `pelab import` and `pelab export`: llama2.c's legacy model file and tokenizer.bin
  * (--llama2c; io/llama2c.h, data/llama2c_tok.h), or a Hugging Face Llama directory (--hf;
  * io/hf_llama.h) <-> a pelab checkpoint. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../core/mem.h"
+#include "../core/strbuf.h"
+#include "../data/hf_tok_write.h"
 #include "../data/tokenizer.h"
 #include "../io/checkpoint.h"
 #include "../io/hf_llama.h"
@@ -14,18 +18,36 @@
 #include "args.h"
 #include "commands.h"
 
-/* a Hugging Face Llama directory -> a pelab checkpoint (no tokenizer: HF's is not read) */
+/* a Hugging Face Llama directory -> a pelab checkpoint, with DIR/tokenizer.json inside when there is one */
 static int import_hf(const char *dir, const char *out) {
     Model m;
     if (hf_llama_read(dir, &m) != 0) pelab_die("import: %s", pelab_errmsg);
     CkptMeta meta = {0};
-    char spec[POS_SPEC_MAX];
+    char spec[POS_SPEC_MAX], tok_path[1100];
     pos_spec(&m.pos, spec, sizeof spec);
+    snprintf(tok_path, sizeof tok_path, "%s/tokenizer.json", dir);
+    unsigned char *image = NULL;
+    size_t image_len = 0;
+    Tokenizer tok;
+    tokenizer_init_byte(&tok);
+    if (access(tok_path, F_OK) == 0) {
+        if (read_file(tok_path, &image, &image_len) != 0 ||
+            tokenizer_from_image(&tok, "hf", image, image_len, tok_path, m.cfg.vocab_size) != 0)
+            pelab_die("import: %s", pelab_errmsg);
+        meta_set(&meta, "tokenizer", "hf");
+        meta.tokenizer_image = image, meta.tokenizer_len = image_len;
+    }
     if (checkpoint_save(out, &m, &meta, NULL, NULL) != 0) pelab_die("import: %s", pelab_errmsg);
-    printf("%s: %zu parameters, dim %d, %d layers, %d heads (%d kv), hidden %d, vocab %d (%s), seq_len %d, pos %s -> %s "
-           "(no tokenizer stored: pelab's byte tokenizer is assumed; bring your own ids otherwise)\n",
+    printf("%s: %zu parameters, dim %d, %d layers, %d heads (%d kv), hidden %d, vocab %d (%s), seq_len %d, pos %s -> %s ",
            dir, m.n_params, m.cfg.dim, m.cfg.n_layers, m.cfg.n_heads, m.cfg.n_kv_heads, m.cfg.hidden_dim,
            m.cfg.vocab_size, m.cfg.tied ? "tied" : "untied", m.cfg.seq_len, spec, out);
+    if (image)
+        printf("(tokenizer.json stored: %d tokens%s)\n", tok.vocab_size,
+               tok.bos >= 0 ? ", texts start with its BOS" : "");
+    else
+        printf("(no tokenizer.json in %s: pelab's byte tokenizer is assumed; bring your own ids otherwise)\n", dir);
+    tokenizer_free(&tok);
+    free(image);
     model_free(&m);
     return 0;
 }
@@ -35,7 +57,7 @@ int cmd_import(int argc, char **argv) {
     const OptSpec opts[] = {
         {"--llama2c", OPT_STR, &model_path, 0, 0, "llama2.c model file (legacy format: 7-int header, float32)"},
         {"--tokenizer", OPT_STR, &tok_path, 0, 0, "its tokenizer.bin (stored inside the checkpoint)"},
-        {"--hf", OPT_STR, &hf_dir, 0, 0, "or a Hugging Face Llama directory: config.json + model.safetensors (F32, BF16 or F16)"},
+        {"--hf", OPT_STR, &hf_dir, 0, 0, "or a Hugging Face Llama directory: config.json + model.safetensors (F32, BF16 or F16), and tokenizer.json when present (stored inside)"},
         {"--out", OPT_OUT_FILE, &out, 0, 0, "pelab checkpoint to write"},
     };
     args_parse("import", "--llama2c MODEL.bin --tokenizer TOK.bin --out CKPT  |  --hf DIR --out CKPT", argc, argv, 1,
@@ -105,14 +127,29 @@ static void vocabulary_as_llama2c(const Tokenizer *t, unsigned char **buf, size_
     free(v.piece), free(v.piece_len), free(v.scores);
 }
 
-/* a pelab RoPE checkpoint -> a Hugging Face Llama directory */
+/* a pelab RoPE checkpoint -> a Hugging Face Llama directory, with tokenizer.json when the checkpoint's
+ * tokenizer has one: a stored tokenizer.json as it was, llama2.c's tokenizer.bin converted */
 static int export_hf(const char *ckpt, const Model *m, const CkptMeta *meta, const char *dir) {
     char note[400];
+    Tokenizer tok;
+    if (tokenizer_from_image(&tok, meta_get(meta, "tokenizer"), meta->tokenizer_image, meta->tokenizer_len, ckpt,
+                             m->cfg.vocab_size) != 0)
+        pelab_die("export: %s", pelab_errmsg);
+    StrBuf json = {0}, path = {0};
+    if (tok.kind == TOK_HF) sb_put(&json, (const char *)tok.image, tok.image_len);
+    if (tok.kind == TOK_LLAMA2C && hf_tok_json_from_llama2c(&tok.l2c, &json, ckpt) != 0) pelab_die("export: %s", pelab_errmsg);
     if (hf_llama_write(dir, m, note, sizeof note) != 0) pelab_die("export: %s", pelab_errmsg);
-    const char *tok = meta_get(meta, "tokenizer");
-    printf("%s -> %s/config.json + %s/model.safetensors (LlamaForCausalLM, float32%s%s); no tokenizer written: the "
-           "ids are pelab's %s tokenizer's (a byte model: id = byte value)\n",
-           ckpt, dir, dir, note[0] ? "; " : "", note, tok ? tok : "byte");
+    sb_printf(&path, "%s/tokenizer.json", dir);
+    if (json.len && write_bytes_atomic(sb_str(&path), json.s, json.len) != 0) pelab_die("export: %s", pelab_errmsg);
+    printf("%s -> %s/config.json + %s/model.safetensors (LlamaForCausalLM, float32%s%s)", ckpt, dir, dir,
+           note[0] ? "; " : "", note);
+    if (json.len)
+        printf(" + %s (%s)\n", sb_str(&path), tok.kind == TOK_HF ? "as imported" : "llama2.c's tokenizer as HF's BPE");
+    else
+        printf("; no tokenizer written: the ids are pelab's %s tokenizer's (a byte model: id = byte value)\n",
+               tokenizer_kind_name(&tok));
+    sb_free(&json), sb_free(&path);
+    tokenizer_free(&tok);
     return 0;
 }
 
@@ -121,7 +158,7 @@ int cmd_export(int argc, char **argv) {
     const OptSpec opts[] = {
         {"--llama2c", OPT_OUT_FILE, &out, 0, 0, "llama2.c model file to write (legacy format)"},
         {"--tokenizer-out", OPT_OUT_FILE, &tok_out, 0, 0, "tokenizer.bin to write beside it (default: OUT's directory/tokenizer.bin)"},
-        {"--hf", OPT_OUT_DIR, &hf_dir, 0, 0, "or a Hugging Face Llama directory to write: config.json + model.safetensors"},
+        {"--hf", OPT_OUT_DIR, &hf_dir, 0, 0, "or a Hugging Face Llama directory to write: config.json + model.safetensors (+ tokenizer.json from a llama2c or hf tokenizer)"},
     };
     const char *pos_args[1];
     int n_pos;
@@ -130,7 +167,7 @@ int cmd_export(int argc, char **argv) {
     if (n_pos != 1 || (!out && !hf_dir) || (out && hf_dir))
         pelab_die("export: expected a checkpoint and --llama2c OUT.bin or --hf DIR (see pelab export --help)");
     if (hf_dir && tok_out)
-        pelab_die("export: --tokenizer-out goes with --llama2c; --hf writes no tokenizer (the ids are pelab's own)");
+        pelab_die("export: --tokenizer-out goes with --llama2c; --hf writes DIR/tokenizer.json itself");
     Model m;
     CkptMeta meta;
     if (checkpoint_load(pos_args[0], &m, &meta, NULL, NULL) != 0) pelab_die("export: %s", pelab_errmsg);

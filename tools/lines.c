@@ -20,9 +20,9 @@ void text_lines_encode(TextLines *tl, const Tokenizer *tok, const unsigned char 
                 tl->ids = xrealloc(tl->ids, sizeof(int *) * cap), tl->len = xrealloc(tl->len, sizeof(int) * cap);
                 tl->line = xrealloc(tl->line, sizeof(int) * cap);
             }
-            int *ids = xmalloc(sizeof(int) * (tokenizer_max_ids(end - at) + extra));
-            size_t k = as_prompt ? tokenizer_encode_prompt(tok, text + at, end - at, ids)
-                                 : tokenizer_encode(tok, text + at, end - at, ids);
+            size_t k;
+            int *ids = as_prompt ? tokenizer_encode_prompt(tok, text + at, end - at, (size_t)extra, &k)
+                                 : tokenizer_encode(tok, text + at, end - at, (size_t)extra, &k);
             tl->ids[tl->n] = ids, tl->len[tl->n] = (int)k, tl->line[tl->n++] = line;
         }
         at = end + 1;

@@ -41,8 +41,7 @@ int *load_text_or_die(const char *cmd, const char *path, const Tokenizer *tok, s
         if (synth_generate("stories", 12345, len, &text) != 0) pelab_die("%s: %s", cmd, pelab_errmsg);
         bytes = (unsigned char *)text;
     }
-    int *ids = xmalloc(sizeof(int) * tokenizer_max_ids(len));
-    *n = tokenizer_encode(tok, bytes, len, ids);
+    int *ids = tokenizer_encode(tok, bytes, len, 0, n);
     free(bytes);
     return ids;
 }

@@ -40,8 +40,8 @@ int cmd_longrope_search(int argc, char **argv) {
     unsigned char *text;
     size_t n_bytes;
     if (read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);
-    int *tokens = xmalloc(sizeof(int) * tokenizer_max_ids(n_bytes));
-    size_t n = tokenizer_encode(&tok, text, n_bytes, tokens);
+    size_t n;
+    int *tokens = tokenizer_encode(&tok, text, n_bytes, 0, &n);
     LongRopeFactors best;
     double best_loss, pi_loss;
     if (longrope_search(&m, tokens, n, &cfg, &best, &best_loss, &pi_loss) != 0)

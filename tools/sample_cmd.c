@@ -123,8 +123,10 @@ int cmd_sample(int argc, char **argv) {
         return 0;
     }
     size_t plen = strlen(prompt);
-    int *tokens = xmalloc(sizeof(int) * (tokenizer_max_ids(plen) + (size_t)(n_new > steps ? n_new : steps)));
-    int n_prompt = (int)tokenizer_encode_prompt(&tok, (const unsigned char *)prompt, plen, tokens);
+    size_t n_prompt_ids;
+    int *tokens = tokenizer_encode_prompt(&tok, (const unsigned char *)prompt, plen, (size_t)(n_new > steps ? n_new : steps),
+                                          &n_prompt_ids);
+    int n_prompt = (int)n_prompt_ids;
     if (steps > 0) { /* llama2.c feeds positions 0..steps-1; the prompt's fill all but its last */
         if (steps > m.cfg.seq_len) steps = m.cfg.seq_len; /* llama2.c's clamp; -n goes past L */
         n_new = steps - n_prompt + 1;

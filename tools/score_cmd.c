@@ -96,8 +96,8 @@ int cmd_score(int argc, char **argv) {
         model_free(&m);
         return 0;
     }
-    int *tokens = xmalloc(sizeof(int) * tokenizer_max_ids(n_bytes));
-    size_t n = tokenizer_encode(&tok, text, n_bytes, tokens);
+    size_t n;
+    int *tokens = tokenizer_encode(&tok, text, n_bytes, 0, &n);
     if (n < 2) {
         free(tokens), free(text);
         pelab_die("score: %s: need at least 2 tokens, got %zu", pos_args[1], n);

@@ -1,4 +1,5 @@
-/* tokenizer_cmd.c: `pelab tokenizer train|encode|decode`: byte-level BPE from the command line. */
+/* tokenizer_cmd.c: `pelab tokenizer train|encode|decode`: byte-level BPE trained from the command line;
+ * any tokenizer (pelab BPE, tokenizer.json, tokenizer.bin, or a checkpoint's own) encodes and decodes. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -8,18 +9,35 @@
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../core/mem.h"
+#include "../core/strbuf.h"
 #include "../core/sys.h"
 #include "../data/bpe.h"
+#include "../data/tokenizer.h"
+#include "../model/model.h"
 #include "args.h"
 #include "commands.h"
+#include "load.h"
 
 static const char USAGE[] = "usage: pelab tokenizer SUBCOMMAND ...   (pelab tokenizer SUBCOMMAND --help for its flags)\n"
                             "  train --vocab N FILE --out TOK   learn a byte-level BPE tokenizer from FILE\n"
                             "  encode TOK FILE [--count]        token ids of FILE, one per line (or a summary)\n"
-                            "  decode TOK                       token ids on stdin -> bytes on stdout\n";
+                            "  decode TOK [--skip-special]      token ids on stdin -> bytes on stdout\n"
+                            "TOK: a pelab BPE file, a Hugging Face tokenizer.json, a llama2.c tokenizer.bin, or a\n"
+                            "checkpoint (its own tokenizer)\n";
 
-static void load_or_die(Bpe *b, const char *path) {
-    if (bpe_load(b, path) != 0) pelab_die("%s", pelab_errmsg);
+/* TOK: a checkpoint (a safetensors file: u64 header length, then '{') or a tokenizer file */
+static void load_tok_or_die(Tokenizer *t, const char *path) {
+    unsigned char head[9] = {0};
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f) fclose(f);
+    if (got == sizeof head && head[8] == '{' && head[0] != '{') {
+        Model m;
+        load_model_or_die(path, NULL, NULL, &m, t);
+        model_free(&m);
+        return;
+    }
+    if (tokenizer_load_file(t, path) != 0) pelab_die("%s", pelab_errmsg);
 }
 
 static int train(int argc, char **argv) {
@@ -67,24 +85,23 @@ static int encode(int argc, char **argv) {
     int n_pos;
     args_parse("tokenizer encode", "TOK FILE [--count]", argc, argv, 2, opts, 1, pos, 2, &n_pos);
     if (n_pos != 2) pelab_die("tokenizer encode: expected a tokenizer TOK and a text FILE");
-    Bpe b;
-    load_or_die(&b, pos[0]);
+    Tokenizer tok;
+    load_tok_or_die(&tok, pos[0]);
     unsigned char *text;
-    size_t n;
+    size_t n, n_ids;
     if (read_file(pos[1], &text, &n) != 0) pelab_die("%s", pelab_errmsg);
-    int *ids = xmalloc((n ? n : 1) * sizeof *ids);
     double t0 = now_seconds();
-    size_t n_ids = bpe_encode(&b, text, n, ids);
+    int *ids = tokenizer_encode(&tok, text, n, 0, &n_ids); /* as training and eval see FILE */
     double dt = now_seconds() - t0;
     if (count)
-        printf("%s: %zu bytes -> %zu tokens, %.3f bytes/token (vocabulary %d, %.2f s)\n", pos[1], n, n_ids,
-               n_ids ? (double)n / (double)n_ids : 0.0, b.vocab_size, dt);
+        printf("%s: %zu bytes -> %zu tokens, %.3f bytes/token (%s tokenizer, vocabulary %d, %.2f s)\n", pos[1], n, n_ids,
+               n_ids ? (double)n / (double)n_ids : 0.0, tokenizer_kind_name(&tok), tok.vocab_size, dt);
     else
         for (size_t i = 0; i < n_ids; i++) printf("%d\n", ids[i]);
     if (fflush(stdout) != 0 || ferror(stdout)) pelab_die("tokenizer encode: write to stdout failed");
     free(ids);
     free(text);
-    bpe_free(&b);
+    tokenizer_free(&tok);
     return 0;
 }
 
@@ -106,13 +123,16 @@ static unsigned char *read_stream(FILE *f, size_t *len) {
 }
 
 static int decode(int argc, char **argv) {
+    int skip_special = 0;
+    const OptSpec opts[] = {{"--skip-special", OPT_FLAG, &skip_special, 0, 0,
+                             "tokenizer.json: leave out special tokens (HF's skip_special_tokens)"}};
     const char *pos[1];
     int n_pos;
-    args_parse("tokenizer decode", "TOK   (token ids on stdin, separated by white space)", argc, argv, 2, NULL, 0, pos,
-               1, &n_pos);
+    args_parse("tokenizer decode", "TOK [--skip-special]  (token ids on stdin, separated by white space)", argc, argv, 2,
+               opts, 1, pos, 1, &n_pos);
     if (n_pos != 1) pelab_die("tokenizer decode: expected a tokenizer TOK");
-    Bpe b;
-    load_or_die(&b, pos[0]);
+    Tokenizer tok;
+    load_tok_or_die(&tok, pos[0]);
     size_t len;
     unsigned char *in = read_stream(stdin, &len);
     /* every id is checked before the first byte is written: a bad input writes nothing */
@@ -126,28 +146,35 @@ static int decode(int argc, char **argv) {
         size_t j = i;
         long id = 0;
         for (; j < len && in[j] >= '0' && in[j] <= '9'; j++)
-            if (id <= BPE_MAX_VOCAB) id = id * 10 + (in[j] - '0'); /* larger is out of range anyway */
+            if (id <= tok.vocab_size) id = id * 10 + (in[j] - '0'); /* larger is out of range anyway */
         if (j == i || (j < len && !isspace(in[j]))) {
             size_t e = j;
             while (e < len && !isspace(in[e]) && e - i < 20) e++;
             pelab_die("tokenizer decode: stdin: token %zu ('%.*s') is not a non-negative integer", k + 1, (int)(e - i),
                       (const char *)in + i);
         }
-        if (id >= b.vocab_size)
+        size_t plen;
+        if (id >= tok.vocab_size || !tokenizer_decode(&tok, -1, (int)id, &plen))
             pelab_die("tokenizer decode: stdin: token %zu is %.*s, outside the vocabulary [0, %d) of %s", k + 1,
-                      (int)(j - i < 20 ? j - i : 20), (const char *)in + i, b.vocab_size, pos[0]);
+                      (int)(j - i < 20 ? j - i : 20), (const char *)in + i, tok.vocab_size, pos[0]);
         ids[k++] = (int)id;
         i = j;
     }
-    for (size_t t = 0; t < k; t++) {
-        size_t plen;
-        const unsigned char *piece = bpe_piece(&b, ids[t], &plen);
-        if (fwrite(piece, 1, plen, stdout) != plen) pelab_die("tokenizer decode: write to stdout failed");
-    }
-    if (fflush(stdout) != 0) pelab_die("tokenizer decode: write to stdout failed");
+    StrBuf out = {0};
+    if (tok.kind == TOK_HF) { /* HF's decode(ids): the decoder sees the whole sequence */
+        if (hf_tok_decode(tok.hf, ids, k, skip_special, &out) != 0) pelab_die("tokenizer decode: stdin: %s", pelab_errmsg);
+    } else
+        for (size_t t = 0; t < k; t++) {
+            size_t plen;
+            const unsigned char *piece = tokenizer_decode(&tok, t ? ids[t - 1] : -1, ids[t], &plen);
+            sb_put(&out, (const char *)piece, plen);
+        }
+    if (fwrite(out.s ? out.s : "", 1, out.len, stdout) != out.len || fflush(stdout) != 0)
+        pelab_die("tokenizer decode: write to stdout failed");
+    sb_free(&out);
     free(ids);
     free(in);
-    bpe_free(&b);
+    tokenizer_free(&tok);
     return 0;
 }
 

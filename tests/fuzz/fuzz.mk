@@ -8,7 +8,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_DIR     ?= build-fuzz
-HARNESSES    ?= checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec
+HARNESSES    ?= checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer
 
 ARCH     := $(shell $(FUZZ_CC) -print-multiarch 2>/dev/null)
 BLAS_INC ?= /usr/include/$(ARCH)/openblas-openmp
@@ -19,7 +19,7 @@ SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fsan
 # the loaders never reach a bf16 product: the harnesses build without oneDNN
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer $(SAN_FLAGS) -DPELAB_NO_DNNL -std=gnu11 -Wall -Wextra -fopenmp -I$(BLAS_INC)
 # jansson and libpng are Debian's builds: not instrumented, so the sanitizers see pelab's side only
-FUZZ_LIBS  := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -ljansson -lpng -lm -fopenmp
+FUZZ_LIBS  := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -ljansson -lpng -lpcre2-8 -licuuc -lm -fopenmp
 
 # everything a loader can reach: the engine folders, never the command layer (tools/, pelab.c)
 LIB_SRC := $(wildcard core/*.c model/*.c model/pos/*.c data/*.c io/*.c)
@@ -37,6 +37,7 @@ MAX_LEN_json              := 8192
 MAX_LEN_pos_spec          := 600
 MAX_LEN_text_data         := 2048
 MAX_LEN_task_spec         := 1024
+MAX_LEN_hf_tokenizer      := 8192
 DICT_checkpoint        := tests/fuzz/checkpoint.dict
 DICT_llama2c_tokenizer := tests/fuzz/llama2c_tokenizer.dict
 DICT_bpe               := tests/fuzz/text_data.dict
@@ -44,6 +45,7 @@ DICT_json              := tests/fuzz/json.dict
 DICT_pos_spec          := tests/fuzz/pos_spec.dict
 DICT_text_data         := tests/fuzz/text_data.dict
 DICT_task_spec         := tests/fuzz/task_spec.dict
+DICT_hf_tokenizer      := tests/fuzz/hf_tokenizer.dict
 
 all: build
 
@@ -81,6 +83,7 @@ run: $(BINS) $(SEEDS)
 	    pos_spec) len=$(MAX_LEN_pos_spec); dict=$(DICT_pos_spec);; \
 	    text_data) len=$(MAX_LEN_text_data); dict=$(DICT_text_data);; \
 	    task_spec) len=$(MAX_LEN_task_spec); dict=$(DICT_task_spec);; \
+	    hf_tokenizer) len=$(MAX_LEN_hf_tokenizer); dict=$(DICT_hf_tokenizer);; \
 	    *) echo "fuzz: unknown harness $$h"; exit 2;; \
 	    esac; \
 	    echo "fuzz: $$h for $(FUZZ_SECONDS) s"; \

@@ -15,7 +15,7 @@ if [ ! -x "$PELAB" ]; then
 fi
 
 rm -rf "$OUT"
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec; do mkdir -p "$OUT/$h"; done
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer; do mkdir -p "$OUT/$h"; done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pelab-corpus.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
@@ -156,6 +156,20 @@ for tk in 0 1 2; do
     { printf "\\003\\177\\00$tk"; printf 'Once upon a time.\n\n  She smiled. \n\n\ncaf\303\251 \342\202\254 \360\237\231\202\n\nThe end.\n\n'; } >"$OUT/text_data/docs-tok$tk"
 done
 
+# --- tokenizer.json, NUL, text: small files with the pipelines of the real families ---
+hf_seed() { # NAME JSON: the file, then a NUL and a text with spaces, digits, accents, specials
+    { printf '%s' "$2"; printf '\000Hello, my dog is 2024 caf\303\251  <s> </s> <|endoftext|>\n\n\t\342\226\201x \360\237\244\226'; } >"$OUT/hf_tokenizer/$1"
+}
+V='"vocab": {"<unk>": 0, "<s>": 1, "</s>": 2, "<0x20>": 3, "<0x0A>": 4, "\u2581": 5, "H": 6, "e": 7, "l": 8, "o": 9, "\u2581H": 10, "ll": 11, "\u0120": 12, "2": 13, "0": 14, "\u0120H": 15, "He": 16}'
+hf_seed llama2 '{"added_tokens": [{"id": 0, "content": "<unk>", "special": true}, {"id": 1, "content": "<s>", "special": true}, {"id": 2, "content": "</s>", "special": true}], "normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "\u2581"}, {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]}, "pre_tokenizer": null, "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}}, "decoder": {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}, {"type": "ByteFallback"}, {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}, "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": true, "byte_fallback": true, '"$V"', "merges": ["\u2581 H", "l l", "H e"]}}'
+hf_seed gpt2 '{"added_tokens": [{"id": 2, "content": "</s>", "special": true, "normalized": true}], "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}, "post_processor": {"type": "ByteLevel"}, "decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", '"$V"', "merges": ["\u0120 H", "H e"]}}'
+hf_seed smollm2 '{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true}, {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}]}, "decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", '"$V"', "merges": [["\u0120", "H"], ["H", "e"]]}}'
+hf_seed llama3 '{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "(?i:'"'"'s|'"'"'t|'"'"'re|'"'"'ve|'"'"'m|'"'"'ll|'"'"'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}, "behavior": "Isolated", "invert": false}, {"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}]}, "post_processor": {"type": "Sequence", "processors": [{"type": "ByteLevel"}, {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}}]}, "decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "ignore_merges": true, '"$V"', "merges": ["\u0120 H", "H e"]}}'
+hf_seed qwen2 '{"normalizer": {"type": "NFC"}, "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "\\p{N}| ?\\p{L}+|\\s+"}, "behavior": "Isolated", "invert": false}, {"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}]}, "decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", '"$V"', "merges": ["\u0120 H"]}}'
+hf_seed mistral '{"added_tokens": [{"id": 1, "content": "<s>", "special": true}], "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": false}, "decoder": {"type": "Sequence", "decoders": [{"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": false}, {"type": "ByteFallback"}, {"type": "Fuse"}]}, "model": {"type": "BPE", "byte_fallback": true, '"$V"', "merges": ["\u2581 H"]}}'
+hf_seed split-behaviors '{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"String": "l"}, "behavior": "MergedWithNext", "invert": false}, {"type": "Split", "pattern": {"Regex": "e+"}, "behavior": "MergedWithPrevious", "invert": true}, {"type": "Split", "pattern": {"String": " "}, "behavior": "Contiguous", "invert": false}, {"type": "Split", "pattern": {"String": "o"}, "behavior": "Removed", "invert": false}]}, "model": {"type": "BPE", '"$V"', "merges": []}}'
+printf '{"model": {"type": "Unigram", "vocab": [["a", 0.0]]}}' >"$OUT/hf_tokenizer/unigram"
+
 # --- real data from ../shared/data, when present ---
 if [ -d "$SHARED" ]; then
     if [ -f "$SHARED/stories260K/tok512.bin" ]; then
@@ -189,6 +203,6 @@ else
     echo "make_corpus: $SHARED not found: seeds from ./pelab only (no stories260K, tinyshakespeare, tinystories)"
 fi
 
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec; do
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer; do
     printf 'make_corpus: %-18s %3d seeds, %7d bytes\n' "$h" "$(ls "$OUT/$h" | wc -l)" "$(cat "$OUT/$h"/* | wc -c)"
 done

@@ -1,0 +1,120 @@
+/* fuzz_hf_tokenizer.c: a Hugging Face tokenizer.json (data/hf_tok.c, hf_tok_parse) and its encoder
+ * and decoder on fuzzed text.
+ *
+ * Input: a tokenizer.json, a NUL, then text (no NUL: the whole input is the file and the text is
+ * fixed). A file that parses must encode the text and a fixed one, with and without the
+ * post-processor's tokens, to ids inside its vocabulary that decode (HF's decode and pelab's
+ * per-token decode), also through data/tokenizer.c. Two fixed tokenizers built at start must
+ * round-trip the text exactly: a byte-level one (GPT-2's pipeline: every byte string, invalid
+ * UTF-8 included) and a SentencePiece-style one with byte fallback (Llama 2's pipeline: every text
+ * without a literal U+2581, which its decoder turns into a space as HF's does). */
+#include <stdint.h>
+
+#include "../../core/error.h"
+#include "../../core/strbuf.h"
+#include "../../data/hf_tok.h"
+#include "fuzz_common.h"
+
+static HfTok *byte_level, *fallback;
+
+static void put_char(StrBuf *b, int cp) { sb_printf(b, "\\u%04x", cp); }
+
+static HfTok *build(const char *json) {
+    HfTok *t;
+    if (hf_tok_parse(&t, (const unsigned char *)json, strlen(json), "fixed") != 0) {
+        fprintf(stderr, "fuzz_hf_tokenizer: cannot build a fixed tokenizer: %s\n", pelab_errmsg);
+        exit(1);
+    }
+    return t;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc, (void)argv;
+    fuzz_single_thread();
+    StrBuf b = {0};
+    /* byte-level: the 256 byte characters, a few merges, GPT-2's regex, <|endoftext|> */
+    sb_puts(&b, "{\"added_tokens\": [{\"id\": 262, \"content\": \"<|endoftext|>\", \"special\": true}], "
+                "\"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"use_regex\": true}, "
+                "\"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {");
+    for (int i = 0; i < 256; i++) {
+        sb_puts(&b, i ? ", \"" : "\"");
+        put_char(&b, hf_byte_char(i));
+        sb_printf(&b, "\": %d", i);
+    }
+    sb_puts(&b, ", \"\\u0120t\": 256, \"he\": 257, \"\\u0120the\": 258, \"in\": 259, \"\\u0120a\": 260, \"er\": 261}, "
+                "\"merges\": [\"\\u0120 t\", \"h e\", \"\\u0120t he\", \"i n\", [\"\\u0120\", \"a\"], \"e r\"]}}");
+    byte_level = build(b.s);
+    b.len = 0;
+    /* SentencePiece-style: <unk> <s> </s>, the 256 <0xHH>, a few pieces and merges */
+    sb_puts(&b, "{\"added_tokens\": [{\"id\": 0, \"content\": \"<unk>\", \"special\": true}, {\"id\": 1, \"content\": "
+                "\"<s>\", \"special\": true}, {\"id\": 2, \"content\": \"</s>\", \"special\": true}], "
+                "\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Prepend\", \"prepend\": \"\\u2581\"}, "
+                "{\"type\": \"Replace\", \"pattern\": {\"String\": \" \"}, \"content\": \"\\u2581\"}]}, "
+                "\"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": \"<s>\", "
+                "\"type_id\": 0}}, {\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}], \"special_tokens\": {\"<s>\": "
+                "{\"id\": \"<s>\", \"ids\": [1], \"tokens\": [\"<s>\"]}}}, "
+                "\"decoder\": {\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Replace\", \"pattern\": {\"String\": "
+                "\"\\u2581\"}, \"content\": \" \"}, {\"type\": \"ByteFallback\"}, {\"type\": \"Fuse\"}, {\"type\": \"Strip\", "
+                "\"content\": \" \", \"start\": 1, \"stop\": 0}]}, "
+                "\"model\": {\"type\": \"BPE\", \"byte_fallback\": true, \"fuse_unk\": true, \"unk_token\": \"<unk>\", "
+                "\"vocab\": {\"<unk>\": 0, \"<s>\": 1, \"</s>\": 2");
+    for (int i = 0; i < 256; i++) sb_printf(&b, ", \"<0x%02X>\": %d", i, 3 + i);
+    sb_puts(&b, ", \"\\u2581\": 259, \"t\": 260, \"h\": 261, \"e\": 262, \"\\u2581t\": 263, \"he\": 264, \"\\u2581the\": 265, "
+                "\"a\": 266, \"\\u00e9\": 267}, \"merges\": [\"\\u2581 t\", \"h e\", \"\\u2581t he\"]}}");
+    fallback = build(b.s);
+    sb_free(&b);
+    return 0;
+}
+
+/* ids in the vocabulary, decodable both ways; exact: decode(encode(text)) == text */
+static void check(const HfTok *t, const unsigned char *text, size_t n, int exact) {
+    for (int special = 0; special < 2; special++) {
+        size_t k;
+        int *ids = hf_tok_encode(t, text, n, special, 3, &k);
+        int vocab = hf_tok_vocab_size(t);
+        for (size_t i = 0; i < k; i++) {
+            size_t len;
+            int sp;
+            FUZZ_CHECK(ids[i] >= 0 && ids[i] < vocab && hf_tok_piece(t, ids[i], &len, &sp), "id %zu = %d outside the vocabulary %d",
+                       i, ids[i], vocab);
+        }
+        StrBuf out = {0};
+        size_t bos = special && hf_tok_bos(t) >= 0 && k > 0; /* the text's own special tokens stay */
+        FUZZ_CHECK(hf_tok_decode(t, ids + bos, k - bos, 0, &out) == 0, "decode: %s", pelab_errmsg);
+        if (exact)
+            FUZZ_CHECK(out.len == n && (n == 0 || memcmp(out.s, text, n) == 0), "round trip: %zu bytes back for %zu",
+                       out.len, n);
+        sb_free(&out);
+        free(ids);
+    }
+}
+
+static int has_u2581(const unsigned char *s, size_t n) {
+    for (size_t i = 0; i + 2 < n; i++)
+        if (s[i] == 0xE2 && s[i + 1] == 0x96 && s[i + 2] == 0x81) return 1;
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    const unsigned char *nul = memchr(data, 0, size);
+    size_t file_len = nul ? (size_t)(nul - data) : size;
+    const unsigned char *text = nul ? nul + 1 : (const unsigned char *)FUZZ_TEXT;
+    size_t n = nul ? size - file_len - 1 : sizeof FUZZ_TEXT - 1;
+
+    check(byte_level, text, n, 1);
+    check(fallback, text, n, !has_u2581(text, n));
+    HfTok *t;
+    if (hf_tok_parse(&t, data, file_len, "fuzz-hf") == 0) {
+        check(t, text, n, 0);
+        check(t, (const unsigned char *)FUZZ_TEXT, sizeof FUZZ_TEXT - 1, 0);
+        hf_tok_free(t);
+        Tokenizer tok;
+        FUZZ_CHECK(tokenizer_from_image(&tok, "hf", data, file_len, "fuzz-hf", 0) == 0, "parses alone, not as a "
+                   "tokenizer: %s", pelab_errmsg);
+        fuzz_check_tokenizer(&tok, text, n);
+        tokenizer_free(&tok);
+    } else {
+        FUZZ_CHECK(pelab_errmsg[0] && !strchr(pelab_errmsg, '\n'), "an error is one line: %s", pelab_errmsg);
+    }
+    return 0;
+}
