@@ -8,6 +8,7 @@
 #include "../core/error.h"
 #include "../core/mem.h"
 #include "../core/rng.h"
+#include "../core/strbuf.h"
 #include "../model/layers.h"
 
 double passkey_rank(const double *scores, int n) {
@@ -60,6 +61,48 @@ int passkey_match(const char *text, int n, int key) {
     return i == n || text[i] < '0' || text[i] > '9'; /* " 123456" is another number */
 }
 
+/* a trial through a tokenizer (PasskeyScorer.tok): text is the document, prompt then answer */
+static int trial_tokens(const PasskeyScorer *s, const char *text, const PasskeyDoc *doc, int key, const int *distractors,
+                        int *exact, double *rank) {
+    const Tokenizer *tok = s->tok;
+    size_t np;
+    int *prompt = tokenizer_encode_prompt(tok, (const unsigned char *)text, (size_t)doc->prompt_len, 0, &np);
+    int gen[PASSKEY_GEN_TOKENS], rc = s->greedy(s->ctx, prompt, (int)np, gen, PASSKEY_GEN_TOKENS);
+    StrBuf said = {0};
+    for (int i = 0; rc == 0 && i < PASSKEY_GEN_TOKENS; i++) {
+        size_t len;
+        const unsigned char *p = tokenizer_decode(tok, i ? gen[i - 1] : prompt[np - 1], gen[i], &len);
+        if (p) sb_put(&said, (const char *)p, len);
+    }
+    if (rc == 0) *exact = passkey_match(said.s ? said.s : "", (int)said.len, key);
+    sb_free(&said);
+    double scores[PASSKEY_CANDIDATES];
+    char *with = xmalloc((size_t)doc->prompt_len + 16);
+    memcpy(with, text, (size_t)doc->prompt_len);
+    for (int c = 0; rc == 0 && c < PASSKEY_CANDIDATES; c++) {
+        int n = doc->prompt_len + snprintf(with + doc->prompt_len, 16, " %d", c ? distractors[c - 1] : key);
+        size_t nf;
+        int *full = tokenizer_encode_prompt(tok, (const unsigned char *)with, (size_t)n, 0, &nf);
+        if (nf <= np || memcmp(full, prompt, np * sizeof(int)) != 0)
+            rc = pelab_fail("passkey: the %s tokenizer encodes the prompt differently once the key follows it (the key "
+                            "has no tokens of its own)", tokenizer_kind_name(tok));
+        else rc = s->logprob(s->ctx, prompt, (int)np, full + np, (int)(nf - np), &scores[c]);
+        free(full);
+    }
+    if (rc == 0) *rank = passkey_rank(scores, PASSKEY_CANDIDATES);
+    free(with), free(prompt);
+    return rc;
+}
+
+int passkey_document_tokens(const Tokenizer *tok, int length) {
+    char *text = xmalloc((size_t)length + 1);
+    PasskeyDoc doc;
+    size_t n = 0;
+    if (passkey_document(text, length, 0.5, 12345, &doc) == 0) free(tokenizer_encode_prompt(tok, (unsigned char *)text, (size_t)length, 0, &n));
+    free(text);
+    return (int)n;
+}
+
 int passkey_trial(const PasskeyScorer *s, int length, double depth, Rng *rng, int *exact, double *rank) {
     int key = passkey_random_key(rng), distractors[PASSKEY_CANDIDATES - 1];
     passkey_distractors(rng, key, distractors, PASSKEY_CANDIDATES - 1);
@@ -67,6 +110,11 @@ int passkey_trial(const PasskeyScorer *s, int length, double depth, Rng *rng, in
     int *tokens = xmalloc(sizeof(int) * (size_t)length);
     PasskeyDoc doc;
     int rc = passkey_document(text, length, depth, key, &doc);
+    if (rc == 0 && s->tok && s->tok->kind != TOK_BYTE) {
+        rc = trial_tokens(s, text, &doc, key, distractors, exact, rank);
+        free(text), free(tokens);
+        return rc;
+    }
     if (rc == 0) {
         for (int i = 0; i < doc.prompt_len; i++) tokens[i] = (unsigned char)text[i];
         /* the answer's 6 tokens: the document's total length covers the greedy continuation too */
@@ -171,6 +219,7 @@ static int model_logprob(void *ctx, const int *prompt, int n_prompt, const int *
 }
 
 void passkey_model_scorer(PasskeyModel *pm, PasskeyScorer *s) {
+    s->tok = NULL;
     s->greedy = model_greedy;
     s->logprob = model_logprob;
     s->ctx = pm;
@@ -180,4 +229,10 @@ int passkey_length_ok(const Model *m, int length) {
     long acc = pos_max_position(&m->pos), comp = pos_computable_position(&m->pos);
     /* positions 0 .. length-2 are fed: the last answer byte is only predicted */
     return length >= PASSKEY_MIN_LEN && (acc < 0 || length - 1 <= acc) && (comp < 0 || length - 1 <= comp);
+}
+
+int passkey_tokens_ok(const Model *m, int n_tokens) {
+    long acc = pos_max_position(&m->pos), comp = pos_computable_position(&m->pos);
+    int last = n_tokens + PASSKEY_GEN_TOKENS; /* a candidate key may take more tokens than the document's own */
+    return n_tokens > 0 && (acc < 0 || last <= acc) && (comp < 0 || last <= comp);
 }

@@ -10,6 +10,7 @@
 
 #include "../core/rng.h"
 #include "../data/passkey.h"
+#include "../data/tokenizer.h"
 #include "../model/model.h"
 #include "decode.h"
 
@@ -21,7 +22,14 @@ typedef struct {
     /* log p(answer | prompt), summed over the answer tokens */
     int (*logprob)(void *ctx, const int *prompt, int n_prompt, const int *answer, int n_answer, double *out);
     void *ctx;
+    /* NULL or a byte tokenizer: a byte is a token. Another (bpe, llama2c, hf): the prompt is the
+     * tokenizer's encoding of the prompt text (a runner's prompt: BOS where it has one), a
+     * candidate's answer tokens are what encoding prompt + " KEY" adds after the prompt's tokens,
+     * and the greedy answer is PASSKEY_GEN_TOKENS tokens, decoded to text */
+    const Tokenizer *tok;
 } PasskeyScorer;
+
+#define PASSKEY_GEN_TOKENS 8 /* a subword model's greedy answer: " 12345" is at most 6 tokens in Llama 2 */
 
 typedef struct {
     int length, depth_pct;
@@ -62,5 +70,9 @@ void passkey_model_free(PasskeyModel *pm);
 void passkey_model_scorer(PasskeyModel *pm, PasskeyScorer *s);
 /* 1 if the model can run a document of `length` bytes (every position accepted and computable) */
 int passkey_length_ok(const Model *m, int length);
+/* the same for a document of n_tokens tokens through a tokenizer, its greedy answer included */
+int passkey_tokens_ok(const Model *m, int n_tokens);
+/* the tokens of a document of `length` bytes (key 12345 at depth 0.5) through tok, answer included */
+int passkey_document_tokens(const Tokenizer *tok, int length);
 
 #endif

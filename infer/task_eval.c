@@ -48,11 +48,41 @@ static int answer_one(Model *m, const TaskExample *ex, int rand_pos, Rng *pos_rn
     return rc;
 }
 
-int task_eval_length(Model *m, const TaskSpec *t, int len, int n, unsigned long long seed, int rand_pos,
-                     TaskScore *score) {
+/* one example through a subword tokenizer: the prompt's tokens, then greedy tokens decoded until they
+ * cover answer_len bytes (at most 4 tokens per answer byte and 8 more) */
+static int answer_tokens(Model *m, const Tokenizer *tok, const TaskExample *ex, char *answer, float *logits) {
+    size_t np;
+    int *prompt = tokenizer_encode_prompt(tok, (const unsigned char *)ex->text, ex->answer_start, 0, &np);
+    int max_new = 4 * (int)ex->answer_len + 8, total = (int)np + max_new;
+    int *pos = xmalloc(sizeof(int) * total);
+    for (int i = 0; i < total; i++) pos[i] = i;
+    KVCache kv;
+    kvcache_init(&kv, m, total, 64);
+    int rc = decode_forward(m, &kv, prompt, pos, (int)np, logits, 0), prev = prompt[np - 1];
+    size_t got = 0;
+    memset(answer, 0, ex->answer_len);
+    for (int k = 0; rc == 0 && k < max_new && got < ex->answer_len; k++) {
+        int next = argmax(logits, m->cfg.vocab_size);
+        size_t len;
+        const unsigned char *p = tokenizer_decode(tok, prev, next, &len);
+        for (size_t i = 0; p && i < len && got < ex->answer_len; i++) answer[got++] = (char)p[i];
+        if (got < ex->answer_len) rc = decode_forward(m, &kv, &next, pos + np + k, 1, logits, 0);
+        prev = next;
+    }
+    kvcache_free(&kv);
+    free(prompt), free(pos);
+    return rc;
+}
+
+int task_eval_length(Model *m, const Tokenizer *tok, const TaskSpec *t, int len, int n, unsigned long long seed,
+                     int rand_pos, TaskScore *score) {
     memset(score, 0, sizeof *score);
     score->len = len;
-    if (m->cfg.vocab_size != 256)
+    int sub = tok && tok->kind != TOK_BYTE;
+    if (sub && rand_pos > 0)
+        return pelab_fail("task %s: randomized positions (rand_pos) are for byte-level models trained with them; this "
+                          "model uses the %s tokenizer", t->def->name, tokenizer_kind_name(tok));
+    if (!sub && m->cfg.vocab_size != 256)
         return pelab_fail("task %s: the model's vocabulary has %d tokens; tasks are byte-level (256)", t->def->name,
                           m->cfg.vocab_size);
     Rng rng, pos_rng; /* positions from their own stream: the examples stay those of the seed */
@@ -64,7 +94,7 @@ int task_eval_length(Model *m, const TaskSpec *t, int len, int n, unsigned long 
         TaskExample ex;
         if ((rc = task_example(t, &rng, len, &ex)) != 0) break;
         char *answer = xmalloc(ex.answer_len + 1);
-        rc = answer_one(m, &ex, rand_pos, &pos_rng, answer, logits);
+        rc = sub ? answer_tokens(m, tok, &ex, answer, logits) : answer_one(m, &ex, rand_pos, &pos_rng, answer, logits);
         int correct = 0, exact = rc == 0 ? task_check(t, &ex, answer, ex.answer_len, &correct) : -1;
         if (exact < 0) rc = -1;
         else {

@@ -1,10 +1,13 @@
 /* task_eval.h: how well a model does a task (data/task.h): greedy answers to generated examples,
- * scored by the task's oracle, at one length at a time. Byte-level models only (task texts are
- * bytes, one token each). */
+ * scored by the task's oracle, at one length at a time. A byte-level model reads a task's text one
+ * byte per token; a model with another tokenizer reads the tokenizer's encoding of the prompt (a
+ * runner's prompt: BOS first where it has one) and its greedy tokens are decoded until they cover
+ * the answer's bytes. */
 #ifndef PELAB_TASK_EVAL_H
 #define PELAB_TASK_EVAL_H
 
 #include "../data/task.h"
+#include "../data/tokenizer.h"
 #include "../model/model.h"
 
 typedef struct {
@@ -20,10 +23,11 @@ typedef struct {
  * answer_len greedy tokens, each fed back. rand_pos > 0: each example's positions are sorted
  * distinct ids from [0, rand_pos) instead (randomized positions, as Ruoss et al. evaluate the models
  * they train with them; its own stream from seed): the first of max(T, its length) drawn, T the
- * model's training length, as an example starting an aligned training row gets them. -1 with pelab_errmsg if the model is not
- * byte-level, the scheme refuses a position (a learned table too short), or an example is longer
- * than rand_pos. */
-int task_eval_length(Model *m, const TaskSpec *t, int len, int n, unsigned long long seed, int rand_pos,
-                     TaskScore *score);
+ * model's training length, as an example starting an aligned training row gets them. tok: NULL or
+ * a byte tokenizer for byte-level models, else the model's own (rand_pos must be 0). -1 with
+ * pelab_errmsg if a byte-level run has no 256-token vocabulary, the scheme refuses a position (a
+ * learned table too short), or an example is longer than rand_pos. */
+int task_eval_length(Model *m, const Tokenizer *tok, const TaskSpec *t, int len, int n, unsigned long long seed,
+                     int rand_pos, TaskScore *score);
 
 #endif

@@ -16,6 +16,7 @@
 #include "../io/checkpoint.h"
 #include "../model/layers.h"
 #include "../train/train.h"
+#include "../data/tokenizer.h"
 #include "test.h"
 
 static int count_substr(const char *s, const char *sub) {
@@ -154,7 +155,7 @@ static void ranking_and_match(void) {
               !passkey_match(" 123456", 7, 12345) && !passkey_match("x12345", 6, 12345),
           "no match: ' 1234', ' 12346', ' 123456', 'x12345'");
 
-    PasskeyScorer oracle = {oracle_greedy, oracle_logprob, NULL}, blind = {blind_greedy, blind_logprob, NULL};
+    PasskeyScorer oracle = {oracle_greedy, oracle_logprob, NULL, NULL}, blind = {blind_greedy, blind_logprob, NULL, NULL};
     PasskeyCell c;
     CHECK(passkey_cell(&oracle, 200, 50, 20, 3, &c) == 0 && c.exact == 20 && c.rank_sum == 20.0,
           "oracle: 20/20 exact, every true key ranked 1 (%d, %.1f)", c.exact, c.rank_sum);
@@ -313,7 +314,62 @@ static void cli(void) {
     CHECK(lines == 1 + 3 * 2, "--csv: a header and one row per cell (%d lines)", lines);
 }
 
+/* the oracle through a tokenizer: it decodes the prompt, reads the key, and answers with the
+ * tokens encoding prompt + " KEY" adds (or prefers them by log-prob) */
+static void decode_into(const Tokenizer *t, const int *ids, int n, char *out, size_t cap) {
+    size_t used = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        const unsigned char *p = tokenizer_decode(t, i ? ids[i - 1] : -1, ids[i], &len);
+        if (p && used + len < cap) memcpy(out + used, p, len), used += len;
+    }
+    out[used] = 0;
+}
+static int text_key(const char *text) {
+    const char *k = strstr(text, "Key: ");
+    return k ? atoi(k + 5) : -1;
+}
+static int tok_oracle_greedy(void *ctx, const int *prompt, int n_prompt, int *out, int n_new) {
+    const Tokenizer *t = ctx;
+    char text[4096], with[4200];
+    decode_into(t, prompt, n_prompt, text, sizeof text);
+    size_t np, nf;
+    snprintf(with, sizeof with, "%s %d", text, text_key(text));
+    int *a = tokenizer_encode_prompt(t, (const unsigned char *)text, strlen(text), 0, &np);
+    int *b = tokenizer_encode_prompt(t, (const unsigned char *)with, strlen(with), 0, &nf);
+    for (int i = 0; i < n_new; i++) out[i] = np + i < nf ? b[np + i] : 2; /* then </s> */
+    free(a), free(b);
+    return 0;
+}
+static int tok_oracle_logprob(void *ctx, const int *prompt, int n_prompt, const int *answer, int n_answer, double *out) {
+    char text[4096], said[256];
+    decode_into(ctx, prompt, n_prompt, text, sizeof text);
+    decode_into(ctx, answer, n_answer, said, sizeof said);
+    *out = atoi(said) == text_key(text) ? -0.1 : -12.0;
+    return 0;
+}
+
+static void tokenized(void) {
+    const char *shared = shared_data_dir();
+    char path[512];
+    Tokenizer tok;
+    if (shared) snprintf(path, sizeof path, "%s/hf-tokenizers/tinyllama/tokenizer.json", shared);
+    if (!shared || tokenizer_load_file(&tok, path) != 0) {
+        fprintf(stderr, "test_passkey: skipped the tokenized oracle: ../shared/data/hf-tokenizers not found\n");
+        return;
+    }
+    PasskeyScorer oracle = {tok_oracle_greedy, tok_oracle_logprob, &tok, &tok};
+    PasskeyCell c;
+    CHECK(passkey_cell(&oracle, 300, 40, 10, 5, &c) == 0 && c.exact == 10 && c.rank_sum == 10.0,
+          "through Llama 2's tokenizer.json: an oracle answers 10/10 and ranks every true key first (%d, %.1f): %s", c.exact,
+          c.rank_sum, pelab_errmsg);
+    int n300 = passkey_document_tokens(&tok, 300);
+    CHECK(n300 > 60 && n300 < 150, "a 300-byte document is %d Llama 2 tokens", n300);
+    tokenizer_free(&tok);
+}
+
 void test_passkey(void) {
+    tokenized();
     documents();
     windows_and_mix();
     ranking_and_match();

@@ -8,6 +8,7 @@
 #include "../core/error.h"
 #include "../core/mem.h"
 #include "../infer/eval.h"
+#include "../io/checkpoint.h"
 #include "../infer/genmetrics.h"
 #include "../infer/keyppl.h"
 #include "../model/pos/pos.h"
@@ -27,7 +28,15 @@ unsigned char *compare_key_tokens(const Compare *c, const char *base_ckpt, const
     if (c->keyppl_tokens <= 0 || *n_used < 2) return NULL;
     const char *path = c->key_evaluator ? c->key_evaluator : base_ckpt;
     Model ev;
-    if (eval_load_rule(path, "none", &ev, NULL) != 0) pelab_die("%s: key evaluator %s: %s", c->name, path, pelab_errmsg);
+    CkptMeta meta;
+    if (eval_load_rule(path, "none", &ev, &meta) != 0) pelab_die("%s: key evaluator %s: %s", c->name, path, pelab_errmsg);
+    /* the held-out ids are bytes (compare trains byte-level models): an evaluator with another
+     * tokenizer would read them as its own ids, a silent wrong answer */
+    const char *kind = meta_get(&meta, "tokenizer");
+    if ((kind && strcmp(kind, "byte") != 0) || ev.cfg.vocab_size != 256)
+        pelab_die("%s: key evaluator %s uses the %s tokenizer (vocabulary %d); the held-out text is byte tokens, so the "
+                  "evaluator must be a byte-level model", c->name, path, kind ? kind : "byte", ev.cfg.vocab_size);
+    meta_free(&meta);
     unsigned char *key = xcalloc(*n_used, 1);
     size_t n_key;
     if (key_identify(&ev, held, *n_used, ev.cfg.seq_len, 0, c->key_gain, key, &n_key) != 0)

@@ -63,7 +63,7 @@ void compare_task_rows(const Compare *c, int s, int k, Model *m, const char *rul
             refused = 1;
             snprintf(why, sizeof why, "n/a (longer than rand_pos %d)", rand_pos);
         }
-        if (!refused && task_eval_length(m, &t, len, c->task_n, compare_task_seed(c, k), rand_pos, &sc) != 0) {
+        if (!refused && task_eval_length(m, NULL, &t, len, c->task_n, compare_task_seed(c, k), rand_pos, &sc) != 0) {
             if (accepted < 0 && rand_pos <= 0)
                 pelab_die("%s: %s seed %llu: task length %d: %s", c->name, c->scheme[s], c->seed[k], len, pelab_errmsg);
             refused = 1; /* an example longer than the draws that guided the checks above: say which limit */

@@ -55,15 +55,18 @@ int cmd_passkey(int argc, char **argv) {
     Model m;
     Tokenizer tok;
     load_model_or_die(pos_args[0], scale, precision, &m, &tok);
-    if (tok.kind != TOK_BYTE)
-        pelab_die("passkey: %s uses the %s tokenizer; passkey documents are byte-level (train with the byte "
-                  "tokenizer and --passkey-frac)", pos_args[0], tokenizer_kind_name(&tok));
-    int n_len, lengths[MAX_LIST], max_len = PASSKEY_MIN_LEN;
+    /* a subword tokenizer: lengths stay bytes of text (--mult: the training length in tokens times the
+     * tokenizer's bytes per token on a passkey document), each length's tokens counted */
+    int sub = tok.kind != TOK_BYTE, n_len, lengths[MAX_LIST], n_tokens[MAX_LIST], ok_len[MAX_LIST], max_len = PASSKEY_MIN_LEN;
+    double bytes_per_token = sub ? 4096.0 / passkey_document_tokens(&tok, 4096) : 1.0;
     if (lengths_s) n_len = args_numbers("passkey", "--lengths", lengths_s, 1, 1 << 24, lv, MAX_LIST);
     else n_len = args_numbers("passkey", "--mult", mult_s ? mult_s : "0.5,1,2,4,8", 1e-3, 1 << 16, lv, MAX_LIST);
     for (int i = 0; i < n_len; i++) {
-        lengths[i] = lengths_s ? (int)lv[i] : (int)lrint(lv[i] * m.cfg.seq_len);
-        if (passkey_length_ok(&m, lengths[i]) && lengths[i] > max_len) max_len = lengths[i];
+        lengths[i] = lengths_s ? (int)lv[i] : (int)lrint(lv[i] * m.cfg.seq_len * bytes_per_token);
+        n_tokens[i] = sub && lengths[i] >= PASSKEY_MIN_LEN ? passkey_document_tokens(&tok, lengths[i]) : lengths[i];
+        ok_len[i] = sub ? lengths[i] >= PASSKEY_MIN_LEN && passkey_tokens_ok(&m, n_tokens[i]) : passkey_length_ok(&m, lengths[i]);
+        int need = sub ? n_tokens[i] + 2 * PASSKEY_GEN_TOKENS : lengths[i];
+        if (ok_len[i] && need > max_len) max_len = need;
     }
     FILE *csv = NULL;
     if (csv_path) {
@@ -78,6 +81,12 @@ int cmd_passkey(int argc, char **argv) {
     rule_of(spec, rule, sizeof rule);
     printf("passkey  model %s  scheme %s  rule %s  pos %s  lengths: %s\n", pos_args[0], m.pos.scheme->name, rule,
            spec, lens);
+    if (sub) {
+        printf("tokens: the %s tokenizer, %.2f bytes per token on a passkey document; lengths are bytes of text (tokens:",
+               tokenizer_kind_name(&tok), bytes_per_token);
+        for (int i = 0; i < n_len; i++) printf(" %d", n_tokens[i]);
+        printf("); the greedy answer is %d tokens, decoded\n", PASSKEY_GEN_TOKENS);
+    }
     printf("protocol: short passkey documents (min %d bytes, answer included), %d trials per cell, seed %llu; "
            "acc = greedy answer is the key (exact match), rank = log-prob rank of the key among %d (1 best, 5.5 "
            "chance)\n",
@@ -90,9 +99,10 @@ int cmd_passkey(int argc, char **argv) {
     PasskeyScorer scorer;
     passkey_model_init(&pm, &m, max_len);
     passkey_model_scorer(&pm, &scorer);
+    if (sub) scorer.tok = &tok;
     double t0 = now_seconds();
     for (int i = 0; i < n_len; i++) {
-        int len = lengths[i], ok = passkey_length_ok(&m, len), exact = 0, n = 0;
+        int len = lengths[i], ok = ok_len[i], exact = 0, n = 0;
         double rank_sum = 0;
         printf("%8d |", len);
         for (int j = 0; j < n_depths; j++) {

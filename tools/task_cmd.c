@@ -281,14 +281,12 @@ static int eval(int argc, char **argv) {
     Model m;
     Tokenizer tok;
     load_model_or_die(pos[0], scale, precision, &m, &tok);
-    if (tok.kind != TOK_BYTE) pelab_die("task eval: %s uses the %s tokenizer; tasks are byte-level", pos[0],
-                                        tokenizer_kind_name(&tok));
     r.model = pos[0], r.train_len = m.cfg.seq_len;
     task_format(&t, r.task, sizeof r.task);
     for (int d = 0; d < r.n_depth; d++) {
         if (r.has_depth) t.lo[depth_opt] = t.hi[depth_opt] = r.depth[d];
         for (int i = 0; i < r.n_len; i++)
-            if (task_eval_length(&m, &t, (int)r.len_value[i], r.n, r.seed, rand_pos, &r.cell[d][i]) != 0)
+            if (task_eval_length(&m, &tok, &t, (int)r.len_value[i], r.n, r.seed, rand_pos, &r.cell[d][i]) != 0)
                 pelab_die("task eval: length %d: %s", (int)r.len_value[i], pelab_errmsg);
     }
     print_table(&r);
