@@ -233,8 +233,12 @@ static int as_int(long v) { return v > INT_MAX ? -1 : (int)v; }
 
 /* the pelab model config.json describes; -1 naming the field HF's Llama has and pelab does not */
 static int model_of_config(const HfConfig *h, const char *name, ModelConfig *c) {
-    if (strcmp(h->model_type, "llama") != 0 && strcmp(h->arch, "LlamaForCausalLM") != 0)
-        return pelab_fail("%s: model_type \"%s\": pelab imports LlamaForCausalLM checkpoints only", name, h->model_type);
+    /* Mistral is Llama's decoder with a sliding window (reported by the caller, not applied) */
+    int llama = !strcmp(h->model_type, "llama") || !strcmp(h->arch, "LlamaForCausalLM");
+    int mistral = !strcmp(h->model_type, "mistral") || !strcmp(h->arch, "MistralForCausalLM");
+    if (!llama && !mistral)
+        return pelab_fail("%s: model_type \"%s\": pelab imports LlamaForCausalLM and MistralForCausalLM checkpoints only",
+                          name, h->model_type);
     if (h->hidden_act[0] && strcmp(h->hidden_act, "silu") != 0)
         return pelab_fail("%s: hidden_act \"%s\": pelab's MLP is SwiGLU (silu)", name, h->hidden_act);
     if (h->attention_bias || h->mlp_bias) return pelab_fail("%s: attention_bias / mlp_bias: pelab's layers have no bias", name);
@@ -242,7 +246,9 @@ static int model_of_config(const HfConfig *h, const char *name, ModelConfig *c) 
         return pelab_fail("%s: head_dim %ld x num_attention_heads %ld != hidden_size %ld: pelab's heads split the width",
                           name, h->head_dim, h->n_heads, h->hidden_size);
     if (h->fraction != 1) return pelab_fail("%s: partial_rotary_factor %g: HF's Llama rotates whole heads", name, h->fraction);
-    if (h->sliding_window) return pelab_fail("%s: sliding_window %ld: pelab attends to the whole context", name, h->sliding_window);
+    if (h->sliding_window && !mistral)
+        return pelab_fail("%s: sliding_window %ld: pelab attends to the whole context", name, h->sliding_window);
+    if (h->n_sliding_layers) return pelab_fail("%s: layer_types with sliding_attention: pelab attends to the whole context", name);
     if (h->n_nope_layers) return pelab_fail("%s: no_rope_layers: HF's Llama rotates every layer", name);
     memset(c, 0, sizeof *c);
     c->vocab_size = as_int(h->vocab_size), c->dim = as_int(h->hidden_size), c->n_layers = as_int(h->n_layers);
@@ -280,8 +286,9 @@ static int check_file_size(const ModelConfig *c, size_t data_len, const char *na
     return 0;
 }
 
-int hf_llama_read(const char *dir, Model *m) {
+int hf_llama_read(const char *dir, Model *m, long *sliding_window) {
     memset(m, 0, sizeof *m);
+    if (sliding_window) *sliding_window = 0;
     StrBuf cfg_path = {0}, st_path = {0};
     sb_printf(&cfg_path, "%s/config.json", dir);
     sb_printf(&st_path, "%s/model.safetensors", dir);
@@ -295,6 +302,7 @@ int hf_llama_read(const char *dir, Model *m) {
     int rc = hf_config_read(cname, &h);
     if (rc == 0 && h.n_warn) rc = pelab_fail("%s: %s", cname, h.warn[0]);
     if (rc == 0) rc = model_of_config(&h, cname, &cfg);
+    if (rc == 0 && sliding_window) *sliding_window = h.sliding_window;
     /* pelab's own export: the rows go back to their interleaved order (below), so the spec is built
      * interleaved: the same model, bit for bit (never an edit of the finished spec string) */
     if (rc == 0 && h.pelab_interleaved) h.interleaved = 1;

@@ -18,8 +18,11 @@
  * written) when HF's LlamaForCausalLM does not compute m exactly as pelab does. */
 int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len);
 /* reads dir/config.json and dir/model.safetensors (F32, BF16 or F16; any key order, __metadata__ optional; tensors
- * named rotary_emb.inv_freq are skipped, any other unknown tensor is refused) */
-int hf_llama_read(const char *dir, Model *m);
+ * named rotary_emb.inv_freq are skipped, any other unknown tensor is refused). LlamaForCausalLM, or
+ * MistralForCausalLM (the same decoder): its sliding_window goes to *sliding_window (may be NULL;
+ * 0: none) for the caller to report: pelab attends to the whole context, which is Mistral's model
+ * up to that many tokens and not past it. */
+int hf_llama_read(const char *dir, Model *m, long *sliding_window);
 
 /* q or k weight rows [n_heads * head_dim, cols] in place: interleaved pairs (2j, 2j+1) -> halves
  * (j, j + head_dim/2) when to_half, the inverse otherwise */

@@ -18,6 +18,7 @@
 #include "../io/hf_llama.h"
 #include "../io/safetensors.h"
 #include "../model/model.h"
+#include "../core/strbuf.h"
 #include "test.h"
 
 /* logits [T, V] of positions 0..T-1 (T <= LOGIT_T: past the tiny models' seq_len 8, where the
@@ -42,7 +43,7 @@ static void round_trip(const char *spec, int n_kv, int tied) {
         CHECK(0, "%s: export: %s", spec, pelab_errmsg);
         return;
     }
-    if (hf_llama_read(dir, &b) != 0) {
+    if (hf_llama_read(dir, &b, NULL) != 0) {
         CHECK(0, "%s: import: %s", spec, pelab_errmsg);
         model_free(&a);
         return;
@@ -152,14 +153,14 @@ static void python_conventions(void) {
         return;
     }
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    CHECK(rewrite_reversed(path, NULL) == 0 && hf_llama_read(dir, &b) == 0 &&
+    CHECK(rewrite_reversed(path, NULL) == 0 && hf_llama_read(dir, &b, NULL) == 0 &&
           memcmp(a.params_mem, b.params_mem, sizeof(float) * a.n_params) == 0,
           "reversed key order, no __metadata__: loads the same parameters (%s)", pelab_errmsg);
     model_free(&b);
-    CHECK(rewrite_reversed(path, "model.layers.0.self_attn.q_proj.bias") == 0 && hf_llama_read(dir, &b) != 0 &&
+    CHECK(rewrite_reversed(path, "model.layers.0.self_attn.q_proj.bias") == 0 && hf_llama_read(dir, &b, NULL) != 0 &&
           strstr(pelab_errmsg, "q_proj.bias: not a weight"), "an unknown tensor is refused: %s", pelab_errmsg);
     hf_llama_write(dir, &a, note, sizeof note);
-    CHECK(rewrite_reversed(path, "model.layers.1.self_attn.rotary_emb.inv_freq") == 0 && hf_llama_read(dir, &b) == 0,
+    CHECK(rewrite_reversed(path, "model.layers.1.self_attn.rotary_emb.inv_freq") == 0 && hf_llama_read(dir, &b, NULL) == 0,
           "a rotary_emb.inv_freq table is skipped: %s", pelab_errmsg);
     model_free(&b);
     /* config fields HF's Llama has and pelab does not */
@@ -167,7 +168,10 @@ static void python_conventions(void) {
     static const struct {
         const char *json, *needle;
     } bad[] = {
-        {"{\"model_type\": \"mistral\", \"hidden_size\": 16, \"num_attention_heads\": 4}", "LlamaForCausalLM checkpoints only"},
+        {"{\"model_type\": \"gpt_neox\", \"hidden_size\": 16, \"num_attention_heads\": 4}",
+         "LlamaForCausalLM and MistralForCausalLM checkpoints only"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 16, \"num_attention_heads\": 4, \"sliding_window\": 8}",
+         "sliding_window 8"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 16, \"num_attention_heads\": 4, \"attention_bias\": true}",
          "no bias"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 16, \"num_attention_heads\": 4, \"hidden_act\": \"gelu\"}", "silu"},
@@ -179,7 +183,7 @@ static void python_conventions(void) {
          "\"intermediate_size\": 11008, \"vocab_size\": 32000, \"max_position_embeddings\": 4096}", "too small"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        int rc = write_text(path, bad[i].json) == 0 ? hf_llama_read(dir, &b) : 0;
+        int rc = write_text(path, bad[i].json) == 0 ? hf_llama_read(dir, &b, NULL) : 0;
         CHECK(rc != 0 && strstr(pelab_errmsg, bad[i].needle) && !strchr(pelab_errmsg, '\n'), "config %zu refused "
               "naming '%s' (got %s)", i, bad[i].needle, rc ? pelab_errmsg : "loaded");
         if (rc == 0) model_free(&b);
@@ -318,7 +322,7 @@ static void longrope_round_trip(void) {
         CHECK(0, "longrope export: %s", pelab_errmsg);
         return;
     }
-    if (hf_llama_read(dir, &b) != 0) {
+    if (hf_llama_read(dir, &b, NULL) != 0) {
         CHECK(0, "longrope import: %s", pelab_errmsg);
         model_free(&a);
         return;
@@ -474,6 +478,39 @@ static void rotate_half_semantics(void) {
     model_free(&m);
 }
 
+/* a Mistral directory: Llama's tensors, model_type mistral, a sliding window reported, not applied */
+static void mistral_layout(void) {
+    char dir[512], path[600], note[400];
+    snprintf(dir, sizeof dir, "%s/mistral", test_tmpdir());
+    Model a, b;
+    if (tiny_model(&a, "rope:layout=half,base=1000000", 2, 0, 3) != 0 || hf_llama_write(dir, &a, note, sizeof note) != 0) {
+        CHECK(0, "mistral: export: %s", pelab_errmsg);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    unsigned char *cfg;
+    size_t len;
+    CHECK(read_file(path, &cfg, &len) == 0, "read %s", path);
+    StrBuf s = {0};
+    const char *p = (const char *)cfg, *llama = strstr(p, "\"LlamaForCausalLM\"");
+    sb_put(&s, p, (size_t)(llama - p));
+    sb_puts(&s, "\"MistralForCausalLM\"], \"sliding_window\": 8, \"model_type\": \"mistral\"");
+    p = strstr(llama, "\"model_type\": \"llama\"") + strlen("\"model_type\": \"llama\"");
+    sb_puts(&s, p);
+    free(cfg);
+    long window = 0;
+    CHECK(write_text(path, sb_str(&s)) == 0 && hf_llama_read(dir, &b, &window) == 0, "mistral config read: %s", pelab_errmsg);
+    CHECK(window == 8 && a.n_params == b.n_params && !memcmp(a.params_mem, b.params_mem, sizeof(float) * a.n_params),
+          "MistralForCausalLM: Llama's weights bit for bit, sliding_window 8 reported (%ld)", window);
+    char cmd[1400], out[2048];
+    snprintf(cmd, sizeof cmd, "./pelab import --hf %s --out %s/mistral.st && ./pelab info %s/mistral.st", dir, test_tmpdir(),
+             test_tmpdir());
+    CHECK(run_pelab(cmd, out, sizeof out) == 0 && strstr(out, "sliding_window 8 is not applied") && strstr(out, "hf_sliding_window 8"),
+          "import says the window is not applied, info shows it: %s", out);
+    sb_free(&s);
+    model_free(&a), model_free(&b);
+}
+
 void test_hf_llama(void) {
     /* the permutation and its inverse */
     float w[2 * 4 * 3], v[2 * 4 * 3];
@@ -496,6 +533,7 @@ void test_hf_llama(void) {
     exported_fields();
     rotate_half_semantics();
     refusals();
+    mistral_layout();
     half_written();
     python_conventions();
     half_precision();

@@ -441,8 +441,8 @@ static void test_task_eval(void) {
     TaskSpec t;
     task_parse(&t, "parity");
     TaskScore s, again;
-    int rc = task_eval_length(&m, &t, 6, 24, 7, 0, &s);
-    task_eval_length(&m, &t, 6, 24, 7, 0, &again);
+    int rc = task_eval_length(&m, NULL, &t, 6, 24, 7, 0, &s);
+    task_eval_length(&m, NULL, &t, 6, 24, 7, 0, &again);
     long ref_correct;
     int ref_exact = reference_exact(&m, &t, 6, 24, 7, &ref_correct);
     CHECK(rc == 0 && s.n == 24 && s.answer_bytes == 24 * 2 && s.max_positions == (long)strlen("parity: 101010|1\n") &&
@@ -452,22 +452,22 @@ static void test_task_eval(void) {
     /* randomized positions: drawn from exactly as many ids as the example has tokens, they are
      * 0..n-1 (the same scores); from more, deterministic; from fewer, refused */
     TaskScore rp, rp2;
-    rc = task_eval_length(&m, &t, 6, 24, 7, 17, &rp);
+    rc = task_eval_length(&m, NULL, &t, 6, 24, 7, 17, &rp);
     CHECK(rc == 0 && memcmp(&rp, &s, sizeof s) == 0, "rand_pos = the example's length: positions 0.., the same scores");
-    rc = task_eval_length(&m, &t, 6, 24, 7, 1000, &rp);
-    task_eval_length(&m, &t, 6, 24, 7, 1000, &rp2);
+    rc = task_eval_length(&m, NULL, &t, 6, 24, 7, 1000, &rp);
+    task_eval_length(&m, NULL, &t, 6, 24, 7, 1000, &rp2);
     CHECK(rc == 0 && rp.n == 24 && memcmp(&rp, &rp2, sizeof rp) == 0, "rand_pos 1000: deterministic: %s",
           rc ? pelab_errmsg : "");
-    CHECK(task_eval_length(&m, &t, 6, 24, 7, 16, &rp) == -1 && strstr(pelab_errmsg, "17 tokens"),
+    CHECK(task_eval_length(&m, NULL, &t, 6, 24, 7, 16, &rp) == -1 && strstr(pelab_errmsg, "17 tokens"),
           "an example longer than rand_pos is refused: %s", pelab_errmsg);
     task_parse(&t, "copy:vocab=4");
-    rc = task_eval_length(&m, &t, 40, 3, 2, 0, &s);
+    rc = task_eval_length(&m, NULL, &t, 40, 3, 2, 0, &s);
     CHECK(rc == 0 && s.max_positions > c.seq_len && s.correct_bytes <= s.answer_bytes,
           "task eval runs past the training length (%ld positions): %s", s.max_positions, rc ? pelab_errmsg : "");
     model_free(&m);
     c.vocab_size = 300;
     model_create(&m, &c, "rope");
-    CHECK(task_eval_length(&m, &t, 4, 1, 1, 0, &s) == -1 && strstr(pelab_errmsg, "byte-level"),
+    CHECK(task_eval_length(&m, NULL, &t, 4, 1, 1, 0, &s) == -1 && strstr(pelab_errmsg, "byte-level"),
           "task eval refuses a model that is not byte-level: %s", pelab_errmsg);
     model_free(&m);
 }

@@ -44,7 +44,7 @@ int cmd_info(int argc, char **argv) {
     }
     printf("optimizer state %s\n", am ? "present (resumable)" : "absent");
     static const char *const shown[] = {"tokenizer", "data", "data_fingerprint", "step", "train.steps",
-                                        "train_loss", "val_loss", NULL};
+                                        "train_loss", "val_loss", "hf_sliding_window", NULL};
     for (int i = 0; shown[i]; i++) {
         const char *v = meta_get(&meta, shown[i]);
         if (v) printf("%-15s %s\n", shown[i], v);

@@ -21,8 +21,14 @@
 /* a Hugging Face Llama directory -> a pelab checkpoint, with DIR/tokenizer.json inside when there is one */
 static int import_hf(const char *dir, const char *out) {
     Model m;
-    if (hf_llama_read(dir, &m) != 0) pelab_die("import: %s", pelab_errmsg);
+    long window;
+    if (hf_llama_read(dir, &m, &window) != 0) pelab_die("import: %s", pelab_errmsg);
     CkptMeta meta = {0};
+    if (window) { /* Mistral's: recorded and said, not applied */
+        meta_set(&meta, "hf_sliding_window", "%ld", window);
+        fprintf(stderr, "pelab: warning: %s: sliding_window %ld is not applied: pelab attends to the whole context, "
+                "which is this model up to %ld tokens and not past it\n", dir, window, window);
+    }
     char spec[POS_SPEC_MAX], tok_path[1100];
     pos_spec(&m.pos, spec, sizeof spec);
     snprintf(tok_path, sizeof tok_path, "%s/tokenizer.json", dir);
@@ -132,8 +138,10 @@ static void vocabulary_as_llama2c(const Tokenizer *t, unsigned char **buf, size_
 static int export_hf(const char *ckpt, const Model *m, const CkptMeta *meta, const char *dir) {
     char note[400];
     Tokenizer tok;
-    if (tokenizer_from_image(&tok, meta_get(meta, "tokenizer"), meta->tokenizer_image, meta->tokenizer_len, ckpt,
-                             m->cfg.vocab_size) != 0)
+    const char *kind = meta_get(meta, "tokenizer");
+    tokenizer_init_byte(&tok); /* byte and pelab-BPE models export no tokenizer: only these two are read */
+    if (kind && (!strcmp(kind, "hf") || !strcmp(kind, "llama2c")) &&
+        tokenizer_from_image(&tok, kind, meta->tokenizer_image, meta->tokenizer_len, ckpt, m->cfg.vocab_size) != 0)
         pelab_die("export: %s", pelab_errmsg);
     StrBuf json = {0}, path = {0};
     if (tok.kind == TOK_HF) sb_put(&json, (const char *)tok.image, tok.image_len);
@@ -147,7 +155,7 @@ static int export_hf(const char *ckpt, const Model *m, const CkptMeta *meta, con
         printf(" + %s (%s)\n", sb_str(&path), tok.kind == TOK_HF ? "as imported" : "llama2.c's tokenizer as HF's BPE");
     else
         printf("; no tokenizer written: the ids are pelab's %s tokenizer's (a byte model: id = byte value)\n",
-               tokenizer_kind_name(&tok));
+               kind ? kind : "byte");
     sb_free(&json), sb_free(&path);
     tokenizer_free(&tok);
     return 0;
