@@ -1,17 +1,20 @@
 /* hf_llama.c: a pelab RoPE model <-> a Hugging Face Llama checkpoint directory (see hf_llama.h). */
 #include "hf_llama.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/strbuf.h"
 #include "hf_config.h"
+#include "hf_index.h"
 #include "safetensors.h"
 
 void rotary_rows_permute(float *w, int n_heads, int head_dim, int cols, int to_half) {
@@ -199,7 +202,43 @@ static int qk_heads(const Model *m, const char *hf_name) {
     return 0;
 }
 
+/* tensors t[0..n) as shards of at most shard_bytes of data (a tensor past it gets a shard of its own)
+ * and the index naming them: model-0000K-of-0000N.safetensors, as HF's save_pretrained names them */
+static int write_shards(const char *dir, const StTensor *t, int n, size_t shard_bytes) {
+    int *first = xmalloc(sizeof(int) * (size_t)(n + 1)), n_shards = 0;
+    size_t used = 0, total = 0;
+    for (int i = 0; i < n; i++) {
+        size_t bytes = t[i].info.numel * sizeof(float);
+        if (i == 0 || used + bytes > shard_bytes) first[n_shards++] = i, used = 0;
+        used += bytes, total += bytes;
+    }
+    first[n_shards] = n;
+    StrBuf index = {0}, path = {0};
+    sb_printf(&index, "{\n  \"metadata\": {\"total_size\": %zu},\n  \"weight_map\": {", total);
+    int rc = 0;
+    for (int k = 0; k < n_shards && rc == 0; k++) {
+        char file[64];
+        snprintf(file, sizeof file, "model-%05d-of-%05d.safetensors", k + 1, n_shards);
+        path.len = 0;
+        sb_printf(&path, "%s/%s", dir, file);
+        rc = st_write_f32(sb_str(&path), t + first[k], first[k + 1] - first[k], "pt");
+        for (int i = first[k]; i < first[k + 1]; i++)
+            sb_printf(&index, "%s\n    \"%s\": \"%s\"", i ? "," : "", t[i].name, file);
+    }
+    sb_puts(&index, "\n  }\n}\n");
+    path.len = 0;
+    sb_printf(&path, "%s/model.safetensors.index.json", dir);
+    if (rc == 0) rc = write_bytes_atomic(sb_str(&path), index.s, index.len);
+    free(first);
+    sb_free(&index), sb_free(&path);
+    return rc;
+}
+
 int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len) {
+    return hf_llama_write_sharded(dir, m, 0, note, note_len);
+}
+
+int hf_llama_write_sharded(const char *dir, const Model *m, size_t shard_bytes, char *note, size_t note_len) {
     HfRope r;
     if (hf_rope_of(m, dir, &r) != 0 || make_dirs(dir) != 0) return -1;
     StrBuf cfg = {0}, path = {0};
@@ -216,9 +255,23 @@ int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len)
         rotary_rows_permute(w, heads, m->head_dim, m->cfg.dim, 1);
         t[i].data = copies[n_copies++] = w;
     }
-    /* the tensors first: a failed write leaves no config.json that names a missing model.safetensors */
+    /* the tensors first: a failed write leaves no config.json that names a missing model.safetensors.
+     * One form only: the other's file from an earlier export would be read instead (import takes
+     * model.safetensors first) or point at old shards */
+    size_t bytes = 0;
+    for (int i = 0; i < n; i++) bytes += t[i].info.numel * sizeof(float);
+    int sharded = shard_bytes > 0 && bytes > shard_bytes;
+    sb_printf(&path, "%s/%s", dir, sharded ? "model.safetensors" : "model.safetensors.index.json");
+    if (unlink(sb_str(&path)) != 0 && errno != ENOENT) {
+        int rc = pelab_fail("%s: cannot remove the earlier export's file: %s", sb_str(&path), strerror(errno));
+        for (int i = 0; i < n_copies; i++) free(copies[i]);
+        free(t);
+        sb_free(&cfg), sb_free(&path);
+        return rc;
+    }
+    path.len = 0;
     sb_printf(&path, "%s/model.safetensors", dir);
-    int rc = st_write_f32(sb_str(&path), t, n, "pt");
+    int rc = sharded ? write_shards(dir, t, n, shard_bytes) : st_write_f32(sb_str(&path), t, n, "pt");
     path.len = 0;
     sb_printf(&path, "%s/config.json", dir);
     if (rc == 0) rc = write_bytes_atomic(sb_str(&path), cfg.s, cfg.len);
@@ -264,14 +317,89 @@ static int model_of_config(const HfConfig *h, const char *name, ModelConfig *c) 
     return 0;
 }
 
-/* every header key is a tensor this model reads (or a rotary_emb.inv_freq table, recomputed) */
-static int check_known(const StFile *f, const StTensor *t, int n, int tied, const char *name) {
-    for (const JsonNode *e = f->doc.root->child; e; e = e->next) {
-        int known = !strcmp(e->key, "__metadata__") || strstr(e->key, "rotary_emb.inv_freq") ||
-                    (tied && !strcmp(e->key, "lm_head.weight"));
-        for (int i = 0; i < n && !known; i++) known = !strcmp(e->key, t[i].name);
-        if (!known) return st_fail(name, "tensor %.100s: not a weight of pelab's Llama (biases and other layers are refused)", e->key);
+/* the weights: model.safetensors, or the shards model.safetensors.index.json names */
+typedef struct {
+    int n;
+    unsigned char **buf;
+    StFile *f;
+    char **path;
+    HfIndex index; /* n_files == n when sharded */
+    size_t data_len;
+} Shards;
+
+static int shard_load(Shards *s, const char *path) {
+    int k = s->n++;
+    s->path[k] = strcpy(xmalloc(strlen(path) + 1), path);
+    size_t len;
+    if (read_file(path, &s->buf[k], &len) != 0 || st_open(&s->f[k], s->buf[k], len, path) != 0) return -1;
+    s->data_len += s->f[k].data_len;
+    return 0;
+}
+
+static int shards_open(Shards *s, const char *dir) {
+    memset(s, 0, sizeof *s);
+    StrBuf p = {0};
+    sb_printf(&p, "%s/model.safetensors", dir);
+    int rc = 0;
+    if (access(sb_str(&p), F_OK) == 0) {
+        s->buf = xcalloc(1, sizeof *s->buf), s->f = xcalloc(1, sizeof *s->f), s->path = xcalloc(1, sizeof *s->path);
+        rc = shard_load(s, sb_str(&p));
+    } else {
+        sb_puts(&p, ".index.json");
+        unsigned char *buf;
+        size_t len;
+        if (access(sb_str(&p), F_OK) != 0)
+            rc = pelab_fail("%s: neither model.safetensors nor model.safetensors.index.json (a sharded checkpoint)", dir);
+        else if (read_file(sb_str(&p), &buf, &len) == 0) {
+            rc = hf_index_parse(&s->index, buf, len, sb_str(&p));
+            free(buf);
+            int n = s->index.n_files;
+            s->buf = xcalloc((size_t)n, sizeof *s->buf), s->f = xcalloc((size_t)n, sizeof *s->f);
+            s->path = xcalloc((size_t)n, sizeof *s->path);
+            for (int k = 0; k < n && rc == 0; k++) {
+                StrBuf sp = {0};
+                sb_printf(&sp, "%s/%s", dir, s->index.files[k]);
+                rc = shard_load(s, sb_str(&sp));
+                sb_free(&sp);
+            }
+        } else rc = -1;
     }
+    sb_free(&p);
+    return rc;
+}
+
+static void shards_close(Shards *s) {
+    for (int k = 0; k < s->n; k++) {
+        st_close(&s->f[k]);
+        free(s->buf[k]), free(s->path[k]);
+    }
+    free(s->buf), free(s->f), free(s->path);
+    hf_index_free(&s->index);
+    memset(s, 0, sizeof *s);
+}
+
+/* the shard holding tensor (the only file when not sharded), -1 if the index does not name it */
+static int shard_of(const Shards *s, const char *tensor) {
+    return s->index.n_files ? hf_index_file_of(&s->index, tensor) : 0;
+}
+
+/* every header key is a tensor this model reads (or a rotary_emb.inv_freq table, recomputed), in
+ * the shard the index names for it; every tensor the index names is in its shard */
+static int check_known(const Shards *s, const StTensor *t, int n, int tied) {
+    for (int k = 0; k < s->n; k++)
+        for (const JsonNode *e = s->f[k].doc.root->child; e; e = e->next) {
+            if (!strcmp(e->key, "__metadata__")) continue;
+            int known = strstr(e->key, "rotary_emb.inv_freq") || (tied && !strcmp(e->key, "lm_head.weight"));
+            for (int i = 0; i < n && !known; i++) known = !strcmp(e->key, t[i].name);
+            if (!known)
+                return st_fail(s->path[k], "tensor %.100s: not a weight of pelab's Llama (biases and other layers are refused)", e->key);
+            if (shard_of(s, e->key) != k)
+                return st_fail(s->path[k], "tensor %.100s: the index places it in %s", e->key,
+                               shard_of(s, e->key) < 0 ? "no shard" : s->index.files[shard_of(s, e->key)]);
+        }
+    for (int i = 0; i < s->index.n_tensors; i++)
+        if (!json_get(s->f[s->index.file_of[i]].doc.root, s->index.tensors[i]))
+            return st_fail(s->path[s->index.file_of[i]], "tensor %.100s: named by the index, not in this shard", s->index.tensors[i]);
     return 0;
 }
 
@@ -289,16 +417,13 @@ static int check_file_size(const ModelConfig *c, size_t data_len, const char *na
 int hf_llama_read(const char *dir, Model *m, long *sliding_window) {
     memset(m, 0, sizeof *m);
     if (sliding_window) *sliding_window = 0;
-    StrBuf cfg_path = {0}, st_path = {0};
+    StrBuf cfg_path = {0};
     sb_printf(&cfg_path, "%s/config.json", dir);
-    sb_printf(&st_path, "%s/model.safetensors", dir);
-    const char *cname = sb_str(&cfg_path), *sname = sb_str(&st_path);
+    const char *cname = sb_str(&cfg_path);
     HfConfig h;
     ModelConfig cfg;
     char spec[POS_SPEC_MAX];
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    StFile f = {0};
+    Shards s = {0};
     int rc = hf_config_read(cname, &h);
     if (rc == 0 && h.n_warn) rc = pelab_fail("%s: %s", cname, h.warn[0]);
     if (rc == 0) rc = model_of_config(&h, cname, &cfg);
@@ -307,9 +432,8 @@ int hf_llama_read(const char *dir, Model *m, long *sliding_window) {
      * interleaved: the same model, bit for bit (never an edit of the finished spec string) */
     if (rc == 0 && h.pelab_interleaved) h.interleaved = 1;
     if (rc == 0) rc = hf_config_pelab_spec(&h, cname, spec, sizeof spec, NULL, 0, NULL, 0);
-    if (rc == 0) rc = read_file(sname, &buf, &len);
-    if (rc == 0) rc = st_open(&f, buf, len, sname);
-    if (rc == 0) rc = check_file_size(&cfg, f.data_len, sname);
+    if (rc == 0) rc = shards_open(&s, dir);
+    if (rc == 0) rc = check_file_size(&cfg, s.data_len, s.n == 1 ? s.path[0] : dir);
     if (rc == 0 && model_create(m, &cfg, spec) != 0) {
         char why[sizeof pelab_errmsg];
         snprintf(why, sizeof why, "%s", pelab_errmsg);
@@ -318,18 +442,19 @@ int hf_llama_read(const char *dir, Model *m, long *sliding_window) {
     if (rc == 0) {
         int n;
         StTensor *t = hf_tensors(m, &n);
-        rc = check_known(&f, t, n, cfg.tied, sname);
+        rc = check_known(&s, t, n, cfg.tied);
         for (int i = 0; i < n && rc == 0; i++) {
             float *dst = (float *)t[i].data; /* hf_tensors points into m's own block */
-            rc = st_read_f32(&f, t[i].name, &t[i].info, dst, sname);
+            int k = shard_of(&s, t[i].name);
+            rc = k < 0 ? pelab_fail("%s: the index names no shard for tensor %s", dir, t[i].name)
+                       : st_read_f32(&s.f[k], t[i].name, &t[i].info, dst, s.path[k]);
             if (rc == 0 && h.pelab_interleaved && qk_heads(m, t[i].name))
                 rotary_rows_permute(dst, qk_heads(m, t[i].name), m->head_dim, cfg.dim, 0);
         }
         free(t);
     }
-    st_close(&f);
-    free(buf);
-    sb_free(&cfg_path), sb_free(&st_path);
+    shards_close(&s);
+    sb_free(&cfg_path);
     if (rc != 0) model_free(m);
     return rc;
 }

@@ -17,7 +17,11 @@
  * export changed in form (a folded ntk base), "" otherwise. -1 with the reason (one line, nothing
  * written) when HF's LlamaForCausalLM does not compute m exactly as pelab does. */
 int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len);
-/* reads dir/config.json and dir/model.safetensors (F32, BF16 or F16; any key order, __metadata__ optional; tensors
+/* the same, the weights as shards of at most shard_bytes each (model-0000K-of-0000N.safetensors and
+ * model.safetensors.index.json, as HF's save_pretrained) when they are more; 0: one file */
+int hf_llama_write_sharded(const char *dir, const Model *m, size_t shard_bytes, char *note, size_t note_len);
+/* reads dir/config.json and dir/model.safetensors, or the shards dir/model.safetensors.index.json names
+ * (io/hf_index.h; each shard holds exactly the tensors the index puts in it) (F32, BF16 or F16; any key order, __metadata__ optional; tensors
  * named rotary_emb.inv_freq are skipped, any other unknown tensor is refused). LlamaForCausalLM, or
  * MistralForCausalLM (the same decoder): its sliding_window goes to *sliding_window (may be NULL;
  * 0: none) for the caller to report: pelab attends to the whole context, which is Mistral's model

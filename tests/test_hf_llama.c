@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/error.h"
 #include "../core/files.h"
@@ -511,6 +512,113 @@ static void mistral_layout(void) {
     model_free(&a), model_free(&b);
 }
 
+/* HF's sharded form: shards + model.safetensors.index.json, written and read back bit for bit */
+static int same_file(const char *a, const char *b) {
+    unsigned char *x, *y;
+    size_t nx, ny;
+    if (read_file(a, &x, &nx) != 0) return 0;
+    if (read_file(b, &y, &ny) != 0) {
+        free(x);
+        return 0;
+    }
+    int same = nx == ny && memcmp(x, y, nx) == 0;
+    free(x), free(y);
+    return same;
+}
+
+static void sharded(void) {
+    char dir[512], dir2[512], path[700], path2[700], note[400];
+    snprintf(dir, sizeof dir, "%s/sharded", test_tmpdir());
+    snprintf(dir2, sizeof dir2, "%s/sharded2", test_tmpdir());
+    Model a, b;
+    if (tiny_model(&a, "rope", 2, 0, 5) != 0 || hf_llama_write_sharded(dir, &a, 2000, note, sizeof note) != 0) {
+        CHECK(0, "sharded export: %s", pelab_errmsg);
+        return;
+    }
+    int n_shards = 0;
+    for (int k = 1; k < 100; k++) {
+        snprintf(path, sizeof path, "%s/model-%05d-of-", dir, k);
+        char probe[800];
+        for (int n = 1; n < 100; n++) {
+            snprintf(probe, sizeof probe, "%s%05d.safetensors", path, n);
+            if (access(probe, F_OK) == 0) n_shards++;
+        }
+    }
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    CHECK(n_shards > 2 && access(path, F_OK) != 0, "2000-byte shards: %d files and no model.safetensors", n_shards);
+    CHECK(hf_llama_read(dir, &b, NULL) == 0, "sharded import: %s", pelab_errmsg);
+    CHECK(a.n_params == b.n_params && !memcmp(a.params_mem, b.params_mem, sizeof(float) * a.n_params),
+          "sharded: parameters bit for bit after pelab -> HF shards -> pelab");
+    /* the imported model written again: the same files, byte for byte */
+    CHECK(hf_llama_write_sharded(dir2, &b, 2000, note, sizeof note) == 0, "re-export: %s", pelab_errmsg);
+    snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+    snprintf(path2, sizeof path2, "%s/model.safetensors.index.json", dir2);
+    int same = same_file(path, path2);
+    for (int k = 1; k <= n_shards; k++) {
+        snprintf(path, sizeof path, "%s/model-%05d-of-%05d.safetensors", dir, k, n_shards);
+        snprintf(path2, sizeof path2, "%s/model-%05d-of-%05d.safetensors", dir2, k, n_shards);
+        same &= same_file(path, path2);
+    }
+    CHECK(same, "the sharded re-export equals the first export byte for byte (index and %d shards)", n_shards);
+    model_free(&b);
+    /* one file over an earlier sharded export: the index goes, so import reads the new file */
+    CHECK(hf_llama_write(dir2, &a, note, sizeof note) == 0 && hf_llama_read(dir2, &b, NULL) == 0 &&
+              !memcmp(a.params_mem, b.params_mem, sizeof(float) * a.n_params),
+          "a one-file export over a sharded one reads back: %s", pelab_errmsg);
+    snprintf(path2, sizeof path2, "%s/model.safetensors.index.json", dir2);
+    CHECK(access(path2, F_OK) != 0, "the earlier index is removed");
+    model_free(&b);
+    /* hostile or inconsistent indexes: one line each */
+    snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+    unsigned char *orig;
+    size_t len;
+    CHECK(read_file(path, &orig, &len) == 0, "read the index");
+    static const struct {
+        const char *from, *to, *needle;
+    } bad[] = {
+        {"\"model.norm.weight\": \"model-", "\"model.norm.weight\": \"../model-", "no '/'"},
+        {"\"metadata\"", "\"extra\": 1, \"metadata\"", "unexpected field 'extra'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        StrBuf s = {0};
+        const char *at = strstr((const char *)orig, bad[i].from);
+        if (!at) continue;
+        sb_put(&s, (const char *)orig, (size_t)(at - (const char *)orig));
+        sb_puts(&s, bad[i].to);
+        sb_puts(&s, at + strlen(bad[i].from));
+        int rc = write_text(path, sb_str(&s)) == 0 ? hf_llama_read(dir, &b, NULL) : 0;
+        CHECK(rc != 0 && strstr(pelab_errmsg, bad[i].needle) && !strchr(pelab_errmsg, '\n'), "index refused naming '%s': %s",
+              bad[i].needle, rc ? pelab_errmsg : "loaded");
+        if (rc == 0) model_free(&b);
+        sb_free(&s);
+    }
+    /* a tensor the index places in another shard than the one holding it */
+    StrBuf s = {0};
+    const char *at = strstr((const char *)orig, "\"model.norm.weight\": \"model-");
+    sb_put(&s, (const char *)orig, (size_t)(at - (const char *)orig));
+    sb_printf(&s, "\"model.norm.weight\": \"model-%05d-of-%05d.safetensors\"", 1, n_shards);
+    sb_puts(&s, strchr(at + strlen("\"model.norm.weight\": \""), '"') + 1);
+    int rc = write_text(path, sb_str(&s)) == 0 ? hf_llama_read(dir, &b, NULL) : 0;
+    CHECK(rc != 0 && strstr(pelab_errmsg, "model.norm.weight") && !strchr(pelab_errmsg, '\n'),
+          "a tensor in the wrong shard is refused: %s", rc ? pelab_errmsg : "loaded");
+    if (rc == 0) model_free(&b);
+    sb_free(&s);
+    free(orig);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "./pelab import --hf %s/nothing-here --out %s/x.st", test_tmpdir(), test_tmpdir());
+    snprintf(path, sizeof path, "%s/nothing-here", test_tmpdir());
+    make_dirs(path);
+    snprintf(path, sizeof path, "%s/nothing-here/config.json", test_tmpdir());
+    snprintf(path2, sizeof path2, "%s/config.json", dir);
+    unsigned char *cfg;
+    if (read_file(path2, &cfg, &len) == 0) {
+        write_bytes_atomic(path, cfg, len);
+        free(cfg);
+    }
+    expect_pelab_error(cmd, "neither model.safetensors nor model.safetensors.index.json");
+    model_free(&a);
+}
+
 void test_hf_llama(void) {
     /* the permutation and its inverse */
     float w[2 * 4 * 3], v[2 * 4 * 3];
@@ -534,6 +642,7 @@ void test_hf_llama(void) {
     rotate_half_semantics();
     refusals();
     mistral_layout();
+    sharded();
     half_written();
     python_conventions();
     half_precision();

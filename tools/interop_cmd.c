@@ -135,7 +135,7 @@ static void vocabulary_as_llama2c(const Tokenizer *t, unsigned char **buf, size_
 
 /* a pelab RoPE checkpoint -> a Hugging Face Llama directory, with tokenizer.json when the checkpoint's
  * tokenizer has one: a stored tokenizer.json as it was, llama2.c's tokenizer.bin converted */
-static int export_hf(const char *ckpt, const Model *m, const CkptMeta *meta, const char *dir) {
+static int export_hf(const char *ckpt, const Model *m, const CkptMeta *meta, const char *dir, float shard_mb) {
     char note[400];
     Tokenizer tok;
     const char *kind = meta_get(meta, "tokenizer");
@@ -146,11 +146,15 @@ static int export_hf(const char *ckpt, const Model *m, const CkptMeta *meta, con
     StrBuf json = {0}, path = {0};
     if (tok.kind == TOK_HF) sb_put(&json, (const char *)tok.image, tok.image_len);
     if (tok.kind == TOK_LLAMA2C && hf_tok_json_from_llama2c(&tok.l2c, &json, ckpt) != 0) pelab_die("export: %s", pelab_errmsg);
-    if (hf_llama_write(dir, m, note, sizeof note) != 0) pelab_die("export: %s", pelab_errmsg);
+    if (hf_llama_write_sharded(dir, m, (size_t)((double)shard_mb * 1e6), note, sizeof note) != 0) pelab_die("export: %s", pelab_errmsg);
     sb_printf(&path, "%s/tokenizer.json", dir);
     if (json.len && write_bytes_atomic(sb_str(&path), json.s, json.len) != 0) pelab_die("export: %s", pelab_errmsg);
-    printf("%s -> %s/config.json + %s/model.safetensors (LlamaForCausalLM, float32%s%s)", ckpt, dir, dir,
-           note[0] ? "; " : "", note);
+    sb_printf(&path, "%s/model.safetensors.index.json", dir);
+    int sharded = access(sb_str(&path), F_OK) == 0;
+    path.len = 0;
+    sb_printf(&path, "%s/tokenizer.json", dir);
+    printf("%s -> %s/config.json + %s/%s (LlamaForCausalLM, float32%s%s)", ckpt, dir, dir,
+           sharded ? "model.safetensors.index.json and its shards" : "model.safetensors", note[0] ? "; " : "", note);
     if (json.len)
         printf(" + %s (%s)\n", sb_str(&path), tok.kind == TOK_HF ? "as imported" : "llama2.c's tokenizer as HF's BPE");
     else
@@ -163,10 +167,12 @@ static int export_hf(const char *ckpt, const Model *m, const CkptMeta *meta, con
 
 int cmd_export(int argc, char **argv) {
     const char *out = NULL, *tok_out = NULL, *hf_dir = NULL;
+    float shard_mb = 0;
     const OptSpec opts[] = {
         {"--llama2c", OPT_OUT_FILE, &out, 0, 0, "llama2.c model file to write (legacy format)"},
         {"--tokenizer-out", OPT_OUT_FILE, &tok_out, 0, 0, "tokenizer.bin to write beside it (default: OUT's directory/tokenizer.bin)"},
         {"--hf", OPT_OUT_DIR, &hf_dir, 0, 0, "or a Hugging Face Llama directory to write: config.json + model.safetensors (+ tokenizer.json from a llama2c or hf tokenizer)"},
+        {"--shard-mb", OPT_FLOAT, &shard_mb, 0, 1e9, "with --hf: shards of at most this many MB (model-0000K-of-0000N.safetensors + index), as HF saves large models (0: one file)"},
     };
     const char *pos_args[1];
     int n_pos;
@@ -180,7 +186,7 @@ int cmd_export(int argc, char **argv) {
     CkptMeta meta;
     if (checkpoint_load(pos_args[0], &m, &meta, NULL, NULL) != 0) pelab_die("export: %s", pelab_errmsg);
     if (hf_dir) {
-        export_hf(pos_args[0], &m, &meta, hf_dir);
+        export_hf(pos_args[0], &m, &meta, hf_dir, shard_mb);
         meta_free(&meta);
         model_free(&m);
         return 0;

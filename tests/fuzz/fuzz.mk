@@ -8,7 +8,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_DIR     ?= build-fuzz
-HARNESSES    ?= checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer
+HARNESSES    ?= checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index
 
 ARCH     := $(shell $(FUZZ_CC) -print-multiarch 2>/dev/null)
 BLAS_INC ?= /usr/include/$(ARCH)/openblas-openmp
@@ -38,6 +38,7 @@ MAX_LEN_pos_spec          := 600
 MAX_LEN_text_data         := 2048
 MAX_LEN_task_spec         := 1024
 MAX_LEN_hf_tokenizer      := 8192
+MAX_LEN_hf_index          := 4096
 DICT_checkpoint        := tests/fuzz/checkpoint.dict
 DICT_llama2c_tokenizer := tests/fuzz/llama2c_tokenizer.dict
 DICT_bpe               := tests/fuzz/text_data.dict
@@ -46,6 +47,7 @@ DICT_pos_spec          := tests/fuzz/pos_spec.dict
 DICT_text_data         := tests/fuzz/text_data.dict
 DICT_task_spec         := tests/fuzz/task_spec.dict
 DICT_hf_tokenizer      := tests/fuzz/hf_tokenizer.dict
+DICT_hf_index          := tests/fuzz/json.dict
 
 all: build
 
@@ -84,6 +86,7 @@ run: $(BINS) $(SEEDS)
 	    text_data) len=$(MAX_LEN_text_data); dict=$(DICT_text_data);; \
 	    task_spec) len=$(MAX_LEN_task_spec); dict=$(DICT_task_spec);; \
 	    hf_tokenizer) len=$(MAX_LEN_hf_tokenizer); dict=$(DICT_hf_tokenizer);; \
+	    hf_index) len=$(MAX_LEN_hf_index); dict=$(DICT_hf_index);; \
 	    *) echo "fuzz: unknown harness $$h"; exit 2;; \
 	    esac; \
 	    echo "fuzz: $$h for $(FUZZ_SECONDS) s"; \

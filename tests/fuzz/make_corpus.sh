@@ -15,7 +15,7 @@ if [ ! -x "$PELAB" ]; then
 fi
 
 rm -rf "$OUT"
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer; do mkdir -p "$OUT/$h"; done
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index; do mkdir -p "$OUT/$h"; done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pelab-corpus.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
@@ -170,6 +170,15 @@ hf_seed mistral '{"added_tokens": [{"id": 1, "content": "<s>", "special": true}]
 hf_seed split-behaviors '{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"String": "l"}, "behavior": "MergedWithNext", "invert": false}, {"type": "Split", "pattern": {"Regex": "e+"}, "behavior": "MergedWithPrevious", "invert": true}, {"type": "Split", "pattern": {"String": " "}, "behavior": "Contiguous", "invert": false}, {"type": "Split", "pattern": {"String": "o"}, "behavior": "Removed", "invert": false}]}, "model": {"type": "BPE", '"$V"', "merges": []}}'
 printf '{"model": {"type": "Unigram", "vocab": [["a", 0.0]]}}' >"$OUT/hf_tokenizer/unigram"
 
+# --- model.safetensors.index.json: pelab's own sharded export, and small hand-made ones ---
+"$PELAB" train --steps 1 --dim 8 --layers 2 --heads 2 --seq-len 16 --batch 2 --synth-bytes 20000 --quiet --threads 1 \
+    --eval-windows 1 --out "$WORK/shard.st" >/dev/null
+"$PELAB" export "$WORK/shard.st" --hf "$WORK/shard-hf" --shard-mb 0.002 >/dev/null
+cp "$WORK/shard-hf/model.safetensors.index.json" "$OUT/hf_index/pelab-export.json"
+printf '{"metadata": {"total_size": 8}, "weight_map": {"a.weight": "model-00001-of-00002.safetensors", "b.weight": "model-00002-of-00002.safetensors"}}' >"$OUT/hf_index/two.json"
+printf '{"weight_map": {"x": "../escape.safetensors"}}' >"$OUT/hf_index/escape.json"
+printf '{"weight_map": {"x": "a.safetensors", "y": "a.safetensors", "z": ".."}}' >"$OUT/hf_index/dots.json"
+
 # --- real data from ../shared/data, when present ---
 if [ -d "$SHARED" ]; then
     if [ -f "$SHARED/stories260K/tok512.bin" ]; then
@@ -203,6 +212,6 @@ else
     echo "make_corpus: $SHARED not found: seeds from ./pelab only (no stories260K, tinyshakespeare, tinystories)"
 fi
 
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer; do
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index; do
     printf 'make_corpus: %-18s %3d seeds, %7d bytes\n' "$h" "$(ls "$OUT/$h" | wc -l)" "$(cat "$OUT/$h"/* | wc -c)"
 done
