@@ -8,7 +8,6 @@
 #include "../core/error.h"
 #include "../core/hash.h"
 #include "../core/mem.h"
-#include "hf_tok.h"
 
 static size_t table_size(size_t n) {
     size_t s = 16;

@@ -10,6 +10,9 @@
 
 #include "../core/json.h"
 
+/* ids at most this (a vocabulary of 4M tokens; real ones hold 32k-260k) */
+#define HF_TOK_MAX_ID (1 << 22)
+
 typedef struct {
     int n_ids;           /* 1 + the largest vocabulary id */
     char **tok;          /* [n_ids] NUL-terminated token strings, NULL where no token has the id */

@@ -6,6 +6,7 @@
 #include "../core/error.h"
 #include "../core/json.h"
 #include "../core/mem.h"
+#include "hf_tok.h"
 #include "hf_tok_impl.h"
 
 int hf_byte_char(int b) {

@@ -27,14 +27,13 @@
 #include <stddef.h>
 
 #include "../core/strbuf.h"
+#include "hf_bpe.h"
 
 typedef struct HfTok HfTok;
 
 /* tokenizer.json values are counted like any JSON (core/json.h), with this larger cap: Llama 3's
  * file holds ~10^6 */
 #define HF_TOK_MAX_VALUES (1 << 21)
-/* ids at most this (a vocabulary of 4M tokens; real ones hold 32k-260k) */
-#define HF_TOK_MAX_ID (1 << 22)
 
 /* parse a tokenizer.json image; -1 with one line naming name and the field otherwise */
 int hf_tok_parse(HfTok **out, const unsigned char *buf, size_t len, const char *name);

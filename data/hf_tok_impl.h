@@ -6,8 +6,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include "hf_bpe.h"
-#include "hf_tok.h"
+#include "hf_bpe.h" /* (not hf_tok.h: the struct below is what it declares, and modules include no cycle) */
 
 /* HF's SplitDelimiterBehavior */
 typedef enum { SPLIT_REMOVED, SPLIT_ISOLATED, SPLIT_MERGED_PREVIOUS, SPLIT_MERGED_NEXT, SPLIT_CONTIGUOUS } SplitBehavior;

@@ -5,6 +5,7 @@
 
 #include "../core/error.h"
 #include "../core/mem.h"
+#include "hf_tok.h"
 #include "hf_tok_impl.h"
 #include "hf_unicode.h"
 

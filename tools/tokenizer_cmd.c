@@ -28,9 +28,10 @@ static const char USAGE[] = "usage: pelab tokenizer SUBCOMMAND ...   (pelab toke
 /* TOK: a checkpoint (a safetensors file: u64 header length, then '{') or a tokenizer file */
 static void load_tok_or_die(Tokenizer *t, const char *path) {
     unsigned char head[9] = {0};
-    FILE *f = fopen(path, "rb");
-    size_t got = f ? fread(head, 1, sizeof head, f) : 0;
-    if (f) fclose(f);
+    FILE *f = fopen_regular(path); /* a FIFO or device is refused, never read */
+    if (!f) pelab_die("%s", pelab_errmsg);
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
     if (got == sizeof head && head[8] == '{' && head[0] != '{') {
         Model m;
         load_model_or_die(path, NULL, NULL, &m, t);
