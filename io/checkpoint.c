@@ -27,7 +27,8 @@
 /* written from the model itself; a caller's extra entry may repeat one only with the same value */
 static const char *const config_keys[] = {"format",     "format_version", "vocab_size", "dim",
                                           "n_layers",   "n_heads",        "n_kv_heads", "hidden_dim",
-                                          "seq_len",    "norm_eps",       "tied",       "pos"};
+                                          "seq_len",    "norm_eps",       "tied",       "pos",
+                                          "qkv_bias"};
 #define N_CONFIG_KEYS ((int)(sizeof config_keys / sizeof config_keys[0]))
 
 /* the data are raw little-endian floats copied with memcpy */
@@ -94,7 +95,8 @@ static int build_meta(CkptMeta *all, const Model *m, const CkptMeta *extra) {
         meta_set(all, "n_layers", "%d", c->n_layers) || meta_set(all, "n_heads", "%d", c->n_heads) ||
         meta_set(all, "n_kv_heads", "%d", c->n_kv_heads) || meta_set(all, "hidden_dim", "%d", c->hidden_dim) ||
         meta_set(all, "seq_len", "%d", c->seq_len) || meta_set(all, "norm_eps", "%.9g", c->norm_eps) ||
-        meta_set(all, "tied", "%d", c->tied ? 1 : 0) || meta_set(all, "pos", "%s", spec))
+        meta_set(all, "tied", "%d", c->tied ? 1 : 0) || meta_set(all, "pos", "%s", spec) ||
+        (c->qkv_bias && meta_set(all, "qkv_bias", "1"))) /* written only when set: older files stay as they were */
         return -1;
     for (int i = 0; extra && i < extra->n; i++) {
         const MetaEntry *e = &extra->e[i];
@@ -256,6 +258,7 @@ static int read_config(const CkptMeta *meta, const char *name, ModelConfig *cfg)
         return st_fail(name, "metadata norm_eps='%.64s': expected a number", eps);
     cfg->norm_eps = (float)e;
     if (cfg->tied != 0 && cfg->tied != 1) return st_fail(name, "metadata tied=%d: expected 0 or 1", cfg->tied);
+    if (meta_get(meta, "qkv_bias") && meta_int(meta, name, "qkv_bias", &cfg->qkv_bias)) return -1;
     if (config_validate(cfg) != 0) return st_fail(name, "metadata: %s", pelab_errmsg);
     return 0;
 }

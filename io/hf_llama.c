@@ -141,15 +141,19 @@ static void config_json(StrBuf *b, const Model *m, const HfRope *r, char *note, 
     const ModelConfig *c = &m->cfg;
     char spec[POS_SPEC_MAX];
     pos_spec(&m->pos, spec, sizeof spec);
-    sb_printf(b, "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n"
-                 "  \"hidden_size\": %d,\n  \"intermediate_size\": %d,\n  \"num_attention_heads\": %d,\n"
+    /* q/k/v biases: Qwen2's decoder (Llama's attention_bias would bias o_proj too) */
+    sb_printf(b, "{\n  \"architectures\": [\"%s\"],\n  \"model_type\": \"%s\",\n", c->qkv_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM",
+              c->qkv_bias ? "qwen2" : "llama");
+    sb_printf(b, "  \"hidden_size\": %d,\n  \"intermediate_size\": %d,\n  \"num_attention_heads\": %d,\n"
                  "  \"num_key_value_heads\": %d,\n  \"num_hidden_layers\": %d,\n  \"head_dim\": %d,\n"
                  "  \"rms_norm_eps\": %.9g,\n  \"vocab_size\": %d,\n",
               c->dim, c->hidden_dim, c->n_heads, c->n_kv_heads, c->n_layers, m->head_dim, c->norm_eps, c->vocab_size);
     put_rope(b, m, r, note, note_len);
     /* pelab_*: what HF ignores but a re-import restores exactly (the layout the rows were in, L) */
-    sb_printf(b, "  \"tie_word_embeddings\": %s,\n  \"hidden_act\": \"silu\",\n  \"attention_bias\": false,\n"
-                 "  \"mlp_bias\": false,\n  \"attention_dropout\": 0.0,\n  \"torch_dtype\": \"float32\",\n"
+    if (!c->qkv_bias) sb_printf(b, "  \"attention_bias\": false,\n  \"mlp_bias\": false,\n");
+    else sb_printf(b, "  \"use_sliding_window\": false,\n");
+    sb_printf(b, "  \"tie_word_embeddings\": %s,\n  \"hidden_act\": \"silu\",\n"
+                 "  \"attention_dropout\": 0.0,\n  \"torch_dtype\": \"float32\",\n"
                  "  \"pelab_seq_len\": %d,\n  \"pelab_layout\": \"%s\"\n}\n",
               c->tied ? "true" : "false", c->seq_len, r->half ? "half" : "interleaved");
 }
@@ -171,6 +175,9 @@ static const struct {
     {T_W2, "model.layers.%d.mlp.down_proj.weight"},
     {T_FINAL_NORM, "model.norm.weight"},
     {T_LM_HEAD, "lm_head.weight"},
+    {T_BQ, "model.layers.%d.self_attn.q_proj.bias"}, /* Qwen2's; absent (no tensor) in Llama */
+    {T_BK, "model.layers.%d.self_attn.k_proj.bias"},
+    {T_BV, "model.layers.%d.self_attn.v_proj.bias"},
 };
 enum { N_MAP = sizeof tensor_map / sizeof tensor_map[0] };
 
@@ -181,7 +188,7 @@ static StTensor *hf_tensors(const Model *m, int *n) {
     *n = 0;
     for (int i = 0; i < N_MAP; i++) {
         const TensorInfo *info = &m->tensors[tensor_map[i].t];
-        if (tensor_map[i].t == T_LM_HEAD && m->cfg.tied) continue;
+        if ((tensor_map[i].t == T_LM_HEAD && m->cfg.tied) || info->numel == 0) continue;
         int stacked = strstr(tensor_map[i].hf, "%d") != NULL, layers = stacked ? m->cfg.n_layers : 1;
         for (int l = 0; l < layers; l++) {
             StTensor *e = &t[(*n)++];
@@ -252,7 +259,7 @@ int hf_llama_write_sharded(const char *dir, const Model *m, size_t shard_bytes, 
         if (!heads) continue;
         float *w = xmalloc(t[i].info.numel * sizeof(float));
         memcpy(w, t[i].data, t[i].info.numel * sizeof(float));
-        rotary_rows_permute(w, heads, m->head_dim, m->cfg.dim, 1);
+        rotary_rows_permute(w, heads, m->head_dim, t[i].info.ndim == 1 ? 1 : m->cfg.dim, 1); /* a bias: one column */
         t[i].data = copies[n_copies++] = w;
     }
     /* the tensors first: a failed write leaves no config.json that names a missing model.safetensors.
@@ -289,9 +296,10 @@ static int model_of_config(const HfConfig *h, const char *name, ModelConfig *c) 
     /* Mistral is Llama's decoder with a sliding window (reported by the caller, not applied) */
     int llama = !strcmp(h->model_type, "llama") || !strcmp(h->arch, "LlamaForCausalLM");
     int mistral = !strcmp(h->model_type, "mistral") || !strcmp(h->arch, "MistralForCausalLM");
-    if (!llama && !mistral)
-        return pelab_fail("%s: model_type \"%s\": pelab imports LlamaForCausalLM and MistralForCausalLM checkpoints only",
-                          name, h->model_type);
+    int qwen2 = !strcmp(h->model_type, "qwen2") || !strcmp(h->arch, "Qwen2ForCausalLM"); /* + q/k/v biases */
+    if (!llama && !mistral && !qwen2)
+        return pelab_fail("%s: model_type \"%s\": pelab imports LlamaForCausalLM, MistralForCausalLM and "
+                          "Qwen2ForCausalLM checkpoints only", name, h->model_type);
     if (h->hidden_act[0] && strcmp(h->hidden_act, "silu") != 0)
         return pelab_fail("%s: hidden_act \"%s\": pelab's MLP is SwiGLU (silu)", name, h->hidden_act);
     if (h->attention_bias || h->mlp_bias) return pelab_fail("%s: attention_bias / mlp_bias: pelab's layers have no bias", name);
@@ -299,7 +307,7 @@ static int model_of_config(const HfConfig *h, const char *name, ModelConfig *c) 
         return pelab_fail("%s: head_dim %ld x num_attention_heads %ld != hidden_size %ld: pelab's heads split the width",
                           name, h->head_dim, h->n_heads, h->hidden_size);
     if (h->fraction != 1) return pelab_fail("%s: partial_rotary_factor %g: HF's Llama rotates whole heads", name, h->fraction);
-    if (h->sliding_window && !mistral)
+    if (h->sliding_window && !mistral && !qwen2)
         return pelab_fail("%s: sliding_window %ld: pelab attends to the whole context", name, h->sliding_window);
     if (h->n_sliding_layers) return pelab_fail("%s: layer_types with sliding_attention: pelab attends to the whole context", name);
     if (h->n_nope_layers) return pelab_fail("%s: no_rope_layers: HF's Llama rotates every layer", name);
@@ -309,6 +317,7 @@ static int model_of_config(const HfConfig *h, const char *name, ModelConfig *c) 
     c->seq_len = as_int(h->pelab_seq_len ? h->pelab_seq_len : h->max_pos);
     c->norm_eps = h->rms_norm_eps > 0 ? (float)h->rms_norm_eps : 1e-6f; /* LlamaConfig's default */
     c->tied = h->tied > 0; /* LlamaConfig's default: untied */
+    c->qkv_bias = qwen2;
     if (config_validate(c) != 0) {
         char why[sizeof pelab_errmsg];
         snprintf(why, sizeof why, "%s", pelab_errmsg);
@@ -392,7 +401,7 @@ static int check_known(const Shards *s, const StTensor *t, int n, int tied) {
             int known = strstr(e->key, "rotary_emb.inv_freq") || (tied && !strcmp(e->key, "lm_head.weight"));
             for (int i = 0; i < n && !known; i++) known = !strcmp(e->key, t[i].name);
             if (!known)
-                return st_fail(s->path[k], "tensor %.100s: not a weight of pelab's Llama (biases and other layers are refused)", e->key);
+                return st_fail(s->path[k], "tensor %.100s: not a weight of this model (a bias outside Qwen2's q/k/v, or another layer)", e->key);
             if (shard_of(s, e->key) != k)
                 return st_fail(s->path[k], "tensor %.100s: the index places it in %s", e->key,
                                shard_of(s, e->key) < 0 ? "no shard" : s->index.files[shard_of(s, e->key)]);
@@ -449,7 +458,7 @@ int hf_llama_read(const char *dir, Model *m, long *sliding_window) {
             rc = k < 0 ? pelab_fail("%s: the index names no shard for tensor %s", dir, t[i].name)
                        : st_read_f32(&s.f[k], t[i].name, &t[i].info, dst, s.path[k]);
             if (rc == 0 && h.pelab_interleaved && qk_heads(m, t[i].name))
-                rotary_rows_permute(dst, qk_heads(m, t[i].name), m->head_dim, cfg.dim, 0);
+                rotary_rows_permute(dst, qk_heads(m, t[i].name), m->head_dim, t[i].info.ndim == 1 ? 1 : cfg.dim, 0);
         }
         free(t);
     }

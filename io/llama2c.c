@@ -135,6 +135,7 @@ int llama2c_check_exportable(const Model *m, const char *name) {
         return pelab_fail("%s: position scheme %s: llama2.c's runner computes only %s (RoPE, interleaved pairs, "
                           "base 10000, no scaling rule)",
                           name, have, want);
+    if (c->qkv_bias) return pelab_fail("%s: q/k/v biases (qkv_bias): llama2.c's layers have none", name);
     if (c->norm_eps != LLAMA2C_NORM_EPS)
         return pelab_fail("%s: norm_eps %g: llama2.c's runner uses 1e-5", name, c->norm_eps);
     return 0;

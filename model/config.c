@@ -17,6 +17,7 @@ int config_validate(const ModelConfig *c) {
     if (c->seq_len < 1 || c->seq_len > (1 << 24)) return pelab_fail("seq-len %d: expected 1..16777216", c->seq_len);
     if (!(c->norm_eps > 0.0f && c->norm_eps < 1.0f)) return pelab_fail("norm_eps %g: expected 0 < eps < 1", c->norm_eps);
     if (c->tied != 0 && c->tied != 1) return pelab_fail("tied %d: expected 0 or 1", c->tied);
+    if (c->qkv_bias != 0 && c->qkv_bias != 1) return pelab_fail("qkv_bias %d: expected 0 or 1", c->qkv_bias);
     return 0;
 }
 

@@ -12,6 +12,7 @@ typedef struct {
     int seq_len;    /* training length L */
     float norm_eps;
     int tied;       /* 1: the output head is the token embedding */
+    int qkv_bias;   /* 1: the q, k and v projections add a bias (Qwen2); 0: none (Llama) */
 } ModelConfig;
 
 /* -1 with pelab_errmsg naming the field and what was expected */

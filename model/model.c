@@ -24,7 +24,8 @@ static void set_tensor(TensorInfo *t, const char *name, int decay, int ndim, int
 /* pointers into a block laid out like m->tensors */
 static void point_tensors(const Model *m, float *block, ParamTensors *p) {
     float **slot[N_PARAM_TENSORS] = {&p->tok_emb, &p->pos, &p->attn_scale, &p->attn_norm, &p->wq, &p->wk, &p->wv, &p->wo,
-                                     &p->mlp_norm, &p->w1, &p->w2, &p->w3, &p->final_norm, &p->lm_head};
+                                     &p->mlp_norm, &p->w1, &p->w2, &p->w3, &p->final_norm, &p->lm_head,
+                                     &p->bq, &p->bk, &p->bv};
     for (int i = 0; i < N_PARAM_TENSORS; i++) *slot[i] = block + m->tensors[i].offset;
     if (m->cfg.tied) p->lm_head = p->tok_emb;
 }
@@ -62,6 +63,11 @@ int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec) {
     set_tensor(&t[T_FINAL_NORM], "final_norm", 0, 1, D, 0, 0);
     if (cfg->tied) set_tensor(&t[T_LM_HEAD], "lm_head", 1, 0, 0, 0, 0);
     else set_tensor(&t[T_LM_HEAD], "lm_head", 1, 2, V, D, 0);
+    /* Qwen2's q/k/v biases: after the head, so a model without them keeps its layout; no decay */
+    int nb = cfg->qkv_bias ? 2 : 0;
+    set_tensor(&t[T_BQ], "layers.bq", 0, nb, L, qdim, 0);
+    set_tensor(&t[T_BK], "layers.bk", 0, nb, L, kvdim, 0);
+    set_tensor(&t[T_BV], "layers.bv", 0, nb, L, kvdim, 0);
 
     size_t off = 0;
     for (int i = 0; i < N_PARAM_TENSORS; i++) {
@@ -92,6 +98,8 @@ void model_init_weights(Model *m, unsigned long long seed) {
             for (size_t j = 0; j < t->numel; j++) p[j] = (float)m->pos.attn_scale.init;
         } else if (i == T_ATTN_NORM || i == T_MLP_NORM || i == T_FINAL_NORM) {
             for (size_t j = 0; j < t->numel; j++) p[j] = 1.0f;
+        } else if (i == T_BQ || i == T_BK || i == T_BV) {
+            memset(p, 0, t->numel * sizeof(float)); /* as torch's Linear bias starts near 0 */
         } else {
             float s = (i == T_WO || i == T_W2) ? resid_std : std;
             /* a scheme that scales the tokens (sinusoidal:tokens=sqrt_dim) follows fairseq's recipe
@@ -208,15 +216,38 @@ void model_zero_grad(Model *m) {
 /* layer l's slice of a stacked parameter block (the weights, or their gradients) */
 typedef struct {
     float *attn_norm, *wq, *wk, *wv, *wo, *mlp_norm, *w1, *w2, *w3;
+    float *bq, *bk, *bv; /* NULL without qkv_bias */
 } LayerWeights;
 
 static LayerWeights layer_weights(const Model *m, const ParamTensors *p, int l) {
     const ModelConfig *c = &m->cfg;
     size_t D = c->dim, F = c->hidden_dim, qdim = (size_t)c->n_heads * m->head_dim;
     size_t kvdim = (size_t)c->n_kv_heads * m->head_dim;
+    int b = c->qkv_bias;
     return (LayerWeights){.attn_norm = p->attn_norm + l * D, .wq = p->wq + l * qdim * D, .wk = p->wk + l * kvdim * D,
                           .wv = p->wv + l * kvdim * D, .wo = p->wo + l * D * qdim, .mlp_norm = p->mlp_norm + l * D,
-                          .w1 = p->w1 + l * F * D, .w2 = p->w2 + l * D * F, .w3 = p->w3 + l * F * D};
+                          .w1 = p->w1 + l * F * D, .w2 = p->w2 + l * D * F, .w3 = p->w3 + l * F * D,
+                          .bq = b ? p->bq + l * qdim : NULL, .bk = b ? p->bk + l * kvdim : NULL,
+                          .bv = b ? p->bv + l * kvdim : NULL};
+}
+
+/* y [N, n] += bias on every row (a projection's bias, before RoPE as in HF's Qwen2) */
+static void bias_forward(float *y, const float *bias, int N, int n) {
+    if (!bias) return;
+#pragma omp parallel for
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < n; j++) y[(size_t)i * n + j] += bias[j];
+}
+
+/* dbias [n] += the column sums of dy [N, n] */
+static void bias_backward(float *dbias, const float *dy, int N, int n) {
+    if (!dbias) return;
+#pragma omp parallel for
+    for (int j = 0; j < n; j++) {
+        float s = 0.0f;
+        for (int i = 0; i < N; i++) s += dy[(size_t)i * n + j];
+        dbias[j] += s;
+    }
 }
 
 
@@ -258,6 +289,7 @@ void block_forward(const Model *m, int layer, const LayerActs *a) {
     matmul_forward(a->q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim); /* [N, D] -> [N, H*hd] */
     matmul_forward(a->k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim);
     matmul_forward(a->v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim);
+    bias_forward(a->q, w.bq, N, qdim), bias_forward(a->k, w.bk, N, kvdim), bias_forward(a->v, w.bv, N, kvdim);
     if (a->k_raw) memcpy(a->k_raw, a->k, (size_t)N * kvdim * sizeof(float));
     int far = far_branch(m, layer, a);
     if (far) { /* the far branch maps the same projections at its own positions (extend.h) */
@@ -324,6 +356,7 @@ void block_backward(Model *m, int layer, const LayerActs *a) {
              * dividing by s is unstable near 0) into d_att_out, free once attention_backward is done */
             float *q = s->d_att_out;
             matmul_forward(q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim);
+            bias_forward(q, w.bq, N, qdim);
             if (ps->qk_forward && pos_layer_active(&m->pos, layer)) ps->qk_forward(&m->pos, q, a->pos, N, H, 0, layer);
             attn_scale_backward_s(s->d_q, q, a->pos, N, H, m->head_dim, m->grads.attn_scale + (size_t)layer * H);
         }
@@ -333,6 +366,7 @@ void block_backward(Model *m, int layer, const LayerActs *a) {
         ps->qk_backward(&m->pos, s->d_q, a->pos, N, H, 0, layer);
         ps->qk_backward(&m->pos, s->d_k, a->pos, N, KVH, 1, layer);
     }
+    bias_backward(dw.bq, s->d_q, N, qdim), bias_backward(dw.bk, s->d_k, N, kvdim), bias_backward(dw.bv, s->d_v, N, kvdim);
     matmul_backward(s->d_ln, dw.wq, s->d_q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim, 0);
     matmul_backward(s->d_ln, dw.wk, s->d_k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim, 1);
     matmul_backward(s->d_ln, dw.wv, s->d_v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim, 1);

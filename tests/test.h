@@ -31,6 +31,8 @@ void expect_pelab_error(const char *cmd, const char *needle);
 /* from test_model.c: the checks every position scheme must pass (tests/test_schemes.c runs them on
  * every registered scheme) */
 struct Model;
+/* 1: the tiny models below get Qwen2's q/k/v biases (~N(0, 0.35^2) like the weights) */
+extern int tiny_qkv_bias;
 /* vocab 13, dim 16, 2 layers, 4 heads, hidden 20, seq_len 8; weights ~N(0, 0.35^2), gains ~1 */
 int tiny_model(struct Model *m, const char *spec, int n_kv_heads, int tied, unsigned long long seed);
 /* the same with a choice of heads and layers */

@@ -170,7 +170,7 @@ static void python_conventions(void) {
         const char *json, *needle;
     } bad[] = {
         {"{\"model_type\": \"gpt_neox\", \"hidden_size\": 16, \"num_attention_heads\": 4}",
-         "LlamaForCausalLM and MistralForCausalLM checkpoints only"},
+         "LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM checkpoints only"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 16, \"num_attention_heads\": 4, \"sliding_window\": 8}",
          "sliding_window 8"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 16, \"num_attention_heads\": 4, \"attention_bias\": true}",
@@ -619,6 +619,37 @@ static void sharded(void) {
     model_free(&a);
 }
 
+/* Qwen2: Llama's decoder with q/k/v biases, exported as Qwen2ForCausalLM and read back bit for bit
+ * (interleaved rows and their biases reordered both ways); a pelab checkpoint keeps them too */
+static void qwen2_layout(void) {
+    tiny_qkv_bias = 1;
+    round_trip("rope", 2, 0);
+    round_trip("rope:layout=half,base=1000000", 2, 1);
+    Model a, b;
+    char dir[512], path[600], note[400];
+    snprintf(dir, sizeof dir, "%s/qwen2", test_tmpdir());
+    int ok = tiny_model(&a, "rope", 2, 1, 12) == 0 && hf_llama_write(dir, &a, note, sizeof note) == 0;
+    tiny_qkv_bias = 0;
+    CHECK(ok, "qwen2 export: %s", pelab_errmsg);
+    if (!ok) return;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    unsigned char *cfg;
+    size_t len;
+    CHECK(read_file(path, &cfg, &len) == 0 && strstr((char *)cfg, "\"Qwen2ForCausalLM\"") &&
+              strstr((char *)cfg, "\"model_type\": \"qwen2\"") && !strstr((char *)cfg, "attention_bias"),
+          "a biased model is written as Qwen2ForCausalLM");
+    free(cfg);
+    snprintf(path, sizeof path, "%s/qwen2.safetensors", test_tmpdir());
+    CHECK(checkpoint_save(path, &a, NULL, NULL, NULL) == 0 && checkpoint_load(path, &b, NULL, NULL, NULL) == 0 &&
+              b.cfg.qkv_bias == 1 && a.n_params == b.n_params && !memcmp(a.params_mem, b.params_mem, sizeof(float) * a.n_params),
+          "a pelab checkpoint keeps the biases (qkv_bias 1, bit for bit): %s", pelab_errmsg);
+    model_free(&b);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "./pelab export %s --llama2c %s/qwen2.bin", path, test_tmpdir());
+    expect_pelab_error(cmd, "q/k/v biases");
+    model_free(&a);
+}
+
 void test_hf_llama(void) {
     /* the permutation and its inverse */
     float w[2 * 4 * 3], v[2 * 4 * 3];
@@ -642,6 +673,7 @@ void test_hf_llama(void) {
     rotate_half_semantics();
     refusals();
     mistral_layout();
+    qwen2_layout();
     sharded();
     half_written();
     python_conventions();

@@ -15,10 +15,12 @@
 #include "test.h"
 
 /* a tiny model whose weights are large enough that every gradient path is exercised */
+int tiny_qkv_bias;
+
 int tiny_model_shaped(Model *m, const char *spec, int n_heads, int n_kv_heads, int n_layers, int tied,
                       unsigned long long seed) {
     ModelConfig c = {.vocab_size = 13, .dim = 16, .n_layers = n_layers, .n_heads = n_heads, .n_kv_heads = n_kv_heads,
-                     .hidden_dim = 20, .seq_len = 8, .norm_eps = 1e-5f, .tied = tied};
+                     .hidden_dim = 20, .seq_len = 8, .norm_eps = 1e-5f, .tied = tied, .qkv_bias = tiny_qkv_bias};
     if (model_create(m, &c, spec) != 0) return -1;
     model_init_weights(m, seed);
     Rng rng;
@@ -330,7 +332,36 @@ static void token_scale_check(void) {
     model_free(&plain), model_free(&scaled);
 }
 
+/* Qwen2's q/k/v biases: every bias tensor passes the central-difference check (with GQA, tied and
+ * not, rope and a NoPE scheme), the KV cache equals the full forward, and a zero bias is the
+ * model without one */
+static void qkv_bias_check(void) {
+    tiny_qkv_bias = 1;
+    gradcheck("rope", 2, 0);
+    gradcheck("rope:layout=half", 4, 1);
+    kvcache_check("rope", 2);
+    kvcache_check("rope:layout=half", 1);
+    Model a, b;
+    int ok = tiny_model(&a, "rope", 2, 1, 11) == 0;
+    tiny_qkv_bias = 0;
+    ok = ok && tiny_model(&b, "rope", 2, 1, 11) == 0;
+    CHECK(ok && a.tensors[T_BQ].numel == 2 * 16 && a.tensors[T_BK].numel == 2 * 8 && b.tensors[T_BQ].numel == 0,
+          "layers.bq [2, 16], layers.bk [2, 8]; none without qkv_bias");
+    if (!ok) return;
+    memcpy(a.params_mem, b.params_mem, sizeof(float) * b.n_params); /* the same weights: biases come after them */
+    memset(a.params_mem + a.tensors[T_BQ].offset, 0, sizeof(float) * (a.n_params - b.n_params));
+    enum { T = 6 };
+    int in[T], pos[T];
+    for (int i = 0; i < T; i++) in[i] = (i * 4 + 1) % 13, pos[i] = i;
+    model_alloc_train(&a, 1, T), model_alloc_train(&b, 1, T);
+    model_forward(&a, in, NULL, pos, 1, T), model_forward(&b, in, NULL, pos, 1, T);
+    CHECK(a.n_params == b.n_params + 2 * (16 + 8 + 8) && memcmp(a.acts.logits, b.acts.logits, sizeof(float) * T * 13) == 0,
+          "zero biases: the logits of the model without them, bit for bit");
+    model_free(&a), model_free(&b);
+}
+
 void test_model(void) {
+    qkv_bias_check();
     token_scale_check();
     masked_loss_check();
     fast_exp_check();
