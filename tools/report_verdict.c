@@ -320,7 +320,12 @@ int report_verdict_write(FILE *f, const Compare *c, const Agg *a) {
                    "`--seeds 5` (runs already done are kept).\n");
     Metric m[4];
     int n_metrics = metrics_of(c, a, m);
-    for (int i = 0; i < n_metrics; i++) metric_section(f, csv, c, a, &m[i], i == 0);
+    for (int i = 0; i < n_metrics; i++) {
+        int any = 0; /* a metric no run has (constructed or older CSVs) gets no section */
+        for (int j = 0; j < a->n_series && !any; j++)
+            for (int l = 0; l < c->n_lengths && !any; l++) any = report_values(a, &a->s[j], m[i].p, l, NULL, NULL) > 0;
+        if (any || i == 0) metric_section(f, csv, c, a, &m[i], i == 0);
+    }
     gate_lines(f, c, a);
     convergence_lines(f, c, a);
     if (fclose(csv) != 0) return pelab_fail("cannot write %s: %s", path, strerror(errno));

@@ -113,7 +113,6 @@ void verdict_sentence(const Verdict *v, const VerdictSeries *series, const char 
     double margin = sign * p->t.diff * scale, lo = sign * (sign > 0 ? p->t.ci_lo : p->t.ci_hi) * scale,
            hi = sign * (sign > 0 ? p->t.ci_hi : p->t.ci_lo) * scale;
     margin += 0.0, lo += 0.0, hi += 0.0; /* no "-0" in a sentence */
-    if (margin == 0) lo = fabs(lo), hi = fabs(hi);
     const char *better = v->higher_better ? "above" : "below";
     if (isnan(p->t.p)) {
         int n_most = best->n > next->n ? best->n : next->n;
@@ -121,7 +120,7 @@ void verdict_sentence(const Verdict *v, const VerdictSeries *series, const char 
                        "at least 2 seeds per series are needed", where, best->label, fabs(margin), unit, better,
                   next->label, best->n, next->n, n_most == 1 ? "" : "s", p->paired ? " in common" : "");
         double sd = fmax(v->sd[v->order[0]], v->sd[v->order[1]]);
-        int need = n_most >= 2 ? stats_seeds_needed(p->t.diff, sd, 0.05, 0.8) : -1;
+        int need = n_most >= 2 ? stats_seeds_needed(p->t.diff, sd, v->alpha / v->n_pairs, 0.8) : -1;
         if (need > 0) sb_printf(out, "; the observed spread (sd %.3g %s) suggests about %d per series", sd * scale, unit, need);
         sb_puts(out, ".");
         return;
@@ -142,10 +141,13 @@ void verdict_sentence(const Verdict *v, const VerdictSeries *series, const char 
     if (tied) sb_printf(out, "; %d more share%s rank 1", tied, tied == 1 ? "s" : "");
     double sd = p->paired ? NAN : sqrt(0.5 * (v->sd[v->order[0]] * v->sd[v->order[0]] +
                                                v->sd[v->order[1]] * v->sd[v->order[1]]));
-    int need = p->paired ? -1 : stats_seeds_needed(p->t.diff, sd, 0.05, 0.8);
+    /* the first step of Holm's method tests the smallest p at alpha / m: a pair can count on no more */
+    double level = v->alpha / (v->n_pairs > 0 ? v->n_pairs : 1);
+    int need = p->paired ? -1 : stats_seeds_needed(p->t.diff, sd, level, 0.8);
     if (need > 0 && need > p->na)
         sb_printf(out, "; with their spread (sd %.3g %s) about %d seeds per scheme would detect a true difference of that "
-                       "size (80%% power, alpha 0.05, one comparison)", sd * scale, unit, need);
+                       "size (80%% power at alpha %.2g = %g / %d pairs, Holm's strictest step)", sd * scale, unit, need,
+                  level, v->alpha, v->n_pairs);
     else if (margin == 0) sb_puts(out, "; their figures are identical");
     sb_puts(out, ".");
 }
