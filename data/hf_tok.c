@@ -565,6 +565,8 @@ int hf_tok_parse(HfTok **out, const unsigned char *buf, size_t len, const char *
     json_free(&doc);
     if (rc != 0) {
         hf_tok_free(t);
+        for (char *c = pelab_errmsg; *c; c++) /* one line, whatever token or key the message quotes */
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
         return -1;
     }
     *out = t;

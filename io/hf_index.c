@@ -66,7 +66,11 @@ int hf_index_parse(HfIndex *x, const unsigned char *buf, size_t len, const char 
         for (int i = 0; i < x->n_tensors; i++) memcpy(&x->file_of[i], x->tensors[i] + strlen(x->tensors[i]) + 1, sizeof(int));
     }
     json_free(&doc);
-    if (rc != 0) hf_index_free(x);
+    if (rc != 0) {
+        hf_index_free(x);
+        for (char *c = pelab_errmsg; *c; c++) /* one line, whatever names the file quotes */
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    }
     return rc;
 }
 
