@@ -112,23 +112,31 @@ static const char *type_of(const JsonNode *o) {
     return t ? t->str : NULL;
 }
 
+/* a "Sequence" step: each element of its list (key) added in order by add */
+static int add_sequence(HfTok *t, const JsonNode *n, const char *key, const Ctx *c,
+                        int (*add)(HfTok *, const JsonNode *, const Ctx *)) {
+    const JsonNode *list = json_get(n, key);
+    if (!list || list->type != JSON_ARRAY) {
+        char why[64];
+        snprintf(why, sizeof why, "%s: expected an array", key);
+        return fail_at(c, why);
+    }
+    int i = 0;
+    for (const JsonNode *e = list->child; e; e = e->next, i++) {
+        Ctx sub;
+        sub_path(&sub, c, key, i);
+        if (add(t, e, &sub) != 0) return -1;
+    }
+    return 0;
+}
+
 /* ---- normalizer ---- */
 
 static int add_norm(HfTok *t, const JsonNode *n, const Ctx *c) {
     const char *type = type_of(n);
     char why[160];
     if (!type) return fail_at(c, "expected an object with a string \"type\"");
-    if (!strcmp(type, "Sequence")) {
-        const JsonNode *list = json_get(n, "normalizers");
-        if (!list || list->type != JSON_ARRAY) return fail_at(c, "normalizers: expected an array");
-        int i = 0;
-        for (const JsonNode *e = list->child; e; e = e->next, i++) {
-            Ctx sub;
-            sub_path(&sub, c, "normalizers", i);
-            if (add_norm(t, e, &sub) != 0) return -1;
-        }
-        return 0;
-    }
+    if (!strcmp(type, "Sequence")) return add_sequence(t, n, "normalizers", c, add_norm);
     HfNorm s = {0};
     if (!strcmp(type, "Prepend")) {
         const JsonNode *p = str_member(n, "prepend");
@@ -178,17 +186,7 @@ static int add_pre(HfTok *t, const JsonNode *n, const Ctx *c) {
     const char *type = type_of(n);
     char why[200];
     if (!type) return fail_at(c, "expected an object with a string \"type\"");
-    if (!strcmp(type, "Sequence")) {
-        const JsonNode *list = json_get(n, "pretokenizers");
-        if (!list || list->type != JSON_ARRAY) return fail_at(c, "pretokenizers: expected an array");
-        int i = 0;
-        for (const JsonNode *e = list->child; e; e = e->next, i++) {
-            Ctx sub;
-            sub_path(&sub, c, "pretokenizers", i);
-            if (add_pre(t, e, &sub) != 0) return -1;
-        }
-        return 0;
-    }
+    if (!strcmp(type, "Sequence")) return add_sequence(t, n, "pretokenizers", c, add_pre);
     HfPre p = {0};
     if (!strcmp(type, "ByteLevel")) {
         int aps = bool_member(n, "add_prefix_space", 1), use = bool_member(n, "use_regex", 1);
@@ -236,17 +234,7 @@ static int add_dec(HfTok *t, const JsonNode *n, const Ctx *c) {
     const char *type = type_of(n);
     char why[200];
     if (!type) return fail_at(c, "expected an object with a string \"type\"");
-    if (!strcmp(type, "Sequence")) {
-        const JsonNode *list = json_get(n, "decoders");
-        if (!list || list->type != JSON_ARRAY) return fail_at(c, "decoders: expected an array");
-        int i = 0;
-        for (const JsonNode *e = list->child; e; e = e->next, i++) {
-            Ctx sub;
-            sub_path(&sub, c, "decoders", i);
-            if (add_dec(t, e, &sub) != 0) return -1;
-        }
-        return 0;
-    }
+    if (!strcmp(type, "Sequence")) return add_sequence(t, n, "decoders", c, add_dec);
     for (int i = 0; i < t->n_dec; i++)
         if (t->dec[i].kind == DEC_FUSE && strcmp(type, "Strip") != 0) {
             snprintf(why, sizeof why, "decoder %.40s after Fuse: only Strip is read there", type);
@@ -387,17 +375,7 @@ static int add_post(HfTok *t, const JsonNode *pp, const Ctx *c) {
     if (!type) return fail_at(c, "expected an object with a string \"type\"");
     if (!strcmp(type, "ByteLevel")) return 0; /* it trims offsets only */
     if (!strcmp(type, "TemplateProcessing")) return parse_template(t, pp, c);
-    if (!strcmp(type, "Sequence")) {
-        const JsonNode *list = json_get(pp, "processors");
-        if (!list || list->type != JSON_ARRAY) return fail_at(c, "processors: expected an array");
-        int i = 0;
-        for (const JsonNode *e = list->child; e; e = e->next, i++) {
-            Ctx sub;
-            sub_path(&sub, c, "processors", i);
-            if (add_post(t, e, &sub) != 0) return -1;
-        }
-        return 0;
-    }
+    if (!strcmp(type, "Sequence")) return add_sequence(t, pp, "processors", c, add_post);
     if (!strcmp(type, "RobertaProcessing") || !strcmp(type, "BertProcessing")) {
         const JsonNode *cls = json_at(json_get(pp, "cls"), 1), *sep = json_at(json_get(pp, "sep"), 1);
         if (!cls || !sep || cls->type != JSON_NUMBER || !cls->is_int || sep->type != JSON_NUMBER || !sep->is_int ||

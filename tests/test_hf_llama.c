@@ -145,14 +145,19 @@ static int rewrite_reversed(const char *path, const char *extra) {
     return rc;
 }
 
+/* a tiny model (2 KV heads, untied, seed 3) exported to test_tmpdir()/name; 0 when both worked */
+static int tiny_exported(Model *a, const char *spec, const char *name, char *dir, size_t dir_len) {
+    char note[400];
+    snprintf(dir, dir_len, "%s/%s", test_tmpdir(), name);
+    if (tiny_model(a, spec, 2, 0, 3) == 0 && hf_llama_write(dir, a, note, sizeof note) == 0) return 0;
+    CHECK(0, "%s: export: %s", name, pelab_errmsg);
+    return -1;
+}
+
 static void python_conventions(void) {
     char dir[512], path[600], note[400];
-    snprintf(dir, sizeof dir, "%s/hf-py", test_tmpdir());
     Model a, b;
-    if (tiny_model(&a, "rope:layout=half", 2, 0, 3) != 0 || hf_llama_write(dir, &a, note, sizeof note) != 0) {
-        CHECK(0, "export: %s", pelab_errmsg);
-        return;
-    }
+    if (tiny_exported(&a, "rope:layout=half", "hf-py", dir, sizeof dir) != 0) return;
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     CHECK(rewrite_reversed(path, NULL) == 0 && hf_llama_read(dir, &b, NULL) == 0 &&
           memcmp(a.params_mem, b.params_mem, sizeof(float) * a.n_params) == 0,
@@ -481,13 +486,9 @@ static void rotate_half_semantics(void) {
 
 /* a Mistral directory: Llama's tensors, model_type mistral, a sliding window reported, not applied */
 static void mistral_layout(void) {
-    char dir[512], path[600], note[400];
-    snprintf(dir, sizeof dir, "%s/mistral", test_tmpdir());
+    char dir[512], path[600];
     Model a, b;
-    if (tiny_model(&a, "rope:layout=half,base=1000000", 2, 0, 3) != 0 || hf_llama_write(dir, &a, note, sizeof note) != 0) {
-        CHECK(0, "mistral: export: %s", pelab_errmsg);
-        return;
-    }
+    if (tiny_exported(&a, "rope:layout=half,base=1000000", "mistral", dir, sizeof dir) != 0) return;
     snprintf(path, sizeof path, "%s/config.json", dir);
     unsigned char *cfg;
     size_t len;
