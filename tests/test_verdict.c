@@ -31,6 +31,14 @@ static int collect(const char *args, char *out, size_t cap) {
     return run_pelab(cmd, out, cap);
 }
 
+/* compare --collect into dir, then its report.md (NULL if missing); *rc: the exit status */
+static const char *collect_report(const char *args, const char *dir, char *out, size_t cap, int *rc) {
+    char path[600];
+    *rc = collect(args, out, cap);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    return slurp(path);
+}
+
 /* DIR/runs/TAG_sSEED.csv with the header; the caller writes the rows */
 static FILE *run_csv(const char *dir, const char *tag, int seed) {
     char path[600];
@@ -70,9 +78,8 @@ static void clear_winner(const char *tmp) {
     }
     snprintf(args, sizeof args, "--schemes alibi,rope --train-len 16 --mult 1,4 --rules yarn:4 --finetune-scale 0 "
                                 "--gen-tokens 0 --keyppl-tokens 0 --out %s", dir);
-    int rc = collect(args, out, sizeof out);
-    snprintf(path, sizeof path, "%s/report.md", dir);
-    const char *rep = slurp(path);
+    int rc;
+    const char *rep = collect_report(args, dir, out, sizeof out, &rc);
     CHECK(rc == 0 && rep && strncmp(rep, "# pelab compare report\n\n## Verdict", 34) == 0,
           "the report opens with the verdict (exit %d): %.300s", rc, rep ? rep : out);
     StatTest w = stats_welch(alibi4, 5, rope4, 5);
@@ -110,7 +117,7 @@ static void clear_winner(const char *tmp) {
 
 /* kerple learns copy in 4 seeds of 5: judged on the 4, "4 of 5"; rope learns in all 5 */
 static void bimodal_gate(const char *tmp) {
-    char dir[512], args[1024], path[600];
+    char dir[512], args[1024];
     static char out[1 << 14];
     snprintf(dir, sizeof dir, "%s/verdict-task", tmp);
     const double kerple16[5] = {0.60, 0.64, 0.0, 0.58, 0.62}, rope16[5] = {0.02, 0.0, 0.01, 0.03, 0.0};
@@ -130,9 +137,8 @@ static void bimodal_gate(const char *tmp) {
     }
     snprintf(args, sizeof args, "--task copy:len=2-4,vocab=8 --task-lens 16 --schemes kerple,rope --train-len 64 --out %s",
              dir);
-    int rc = collect(args, out, sizeof out);
-    snprintf(path, sizeof path, "%s/report.md", dir);
-    const char *rep = slurp(path);
+    int rc;
+    const char *rep = collect_report(args, dir, out, sizeof out, &rc);
     CHECK(rc == 0 && rep && strstr(rep, "- kerple: 4 of 5 seeds learned the task; left out: seed 3") &&
               strstr(rep, "- rope: 5 of 5 seeds learned the task"),
           "k of n seeds learned the task (exit %d): %s", rc, rep ? rep : out);
@@ -170,9 +176,8 @@ static void convergence(const char *tmp) {
     }
     snprintf(args, sizeof args, "--schemes rope --seeds 1,2 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
                                 "--gen-tokens 0 --keyppl-tokens 0 --out %s", dir);
-    int rc = collect(args, out, sizeof out);
-    snprintf(path, sizeof path, "%s/report.md", dir);
-    const char *rep = slurp(path);
+    int rc;
+    const char *rep = collect_report(args, dir, out, sizeof out, &rc);
     /* run 1: 2.2 at step 80 -> 2.0 at step 100: 9.1% */
     CHECK(rc == 0 && rep && strstr(rep, "**1 of 2 runs still improving**: rope_s1 (2.2000 -> 2.0000)"),
           "the improving run flagged, the flat one not (exit %d): %s", rc, rep ? rep : out);
@@ -180,8 +185,7 @@ static void convergence(const char *tmp) {
     /* one seed: no verdict possible, said at the top */
     snprintf(args, sizeof args, "--schemes rope --seeds 1 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
                                 "--gen-tokens 0 --keyppl-tokens 0 --out %s", dir);
-    rc = collect(args, out, sizeof out);
-    rep = slurp(path);
+    rep = collect_report(args, dir, out, sizeof out, &rc);
     CHECK(rc == 0 && rep && strstr(rep, "**One seed per scheme: no verdict is possible.**"), "one seed: no verdict");
 }
 
