@@ -109,7 +109,7 @@ static void products(void) {
                     for (int k = 0; k < K; k++)
                         want += (double)bf16_to_float(A[i * LDA + k]) *
                                 bf16_to_float(trans_b ? B[j * LDB + k] : B[k * LDB + j]);
-                    worst = fmax(worst, fabs(Cm[i * LDC + j] - want));
+                    worst = worse(worst, fabs(Cm[i * LDC + j] - want));
                 }
             /* float32 accumulation of 129 products of N(0,1): ~1e-5 */
             CHECK(worst < 1e-3, "bf16_gemm trans_b %d accumulate %d: max error %.3g vs double", trans_b, acc, worst);
@@ -129,7 +129,7 @@ static void products(void) {
         for (int o = 0; o < OC; o++) {
             double want = 0;
             for (int c = 0; c < CC; c++) want += (double)bf16_to_float(W[o * CC + c]) * bf16_to_float(bf16_from_float(x[c]));
-            worst = fmax(worst, fabs(out[o] - want));
+            worst = worse(worst, fabs(out[o] - want));
         }
         CHECK(worst < 1e-4, "bf16_gemv: max error %.3g vs double", worst);
     } else {
@@ -230,13 +230,13 @@ static void trained_model(const char *pos) {
     model_set_precision(&m, PRECISION_BF16);
     model_forward(&m, d.tokens + 1000, NULL, pos_i, 1, L);
     double rounding = 0; /* max |bf16 logit - fp32 logit| of the full forward */
-    for (size_t i = 0; i < (size_t)L * V; i++) rounding = fmax(rounding, fabs(m.acts.logits[i] - full[i]));
+    for (size_t i = 0; i < (size_t)L * V; i++) rounding = worse(rounding, fabs(m.acts.logits[i] - full[i]));
     memcpy(full, m.acts.logits, sizeof(float) * L * V);
     double worst = 0;
     int decoded = 0;
     for (int i = 0; i < L; i++, decoded++) {
         if (decode_forward(&m, &kv, d.tokens + 1000 + i, pos_i + i, 1, step, 0) != 0) break;
-        for (int v = 0; v < V; v++) worst = fmax(worst, fabs(step[v] - full[(size_t)i * V + v]));
+        for (int v = 0; v < V; v++) worst = worse(worst, fabs(step[v] - full[(size_t)i * V + v]));
     }
     CHECK(decoded == L, "bf16 %s: decoding stopped at token %d: %s", pos, decoded, pelab_errmsg);
     if (getenv("PELAB_TEST_VERBOSE"))

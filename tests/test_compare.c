@@ -46,7 +46,11 @@ static char *slurp(const char *path) {
 static long long mtime_ns(const char *path) {
     struct stat st;
     if (stat(path, &st) != 0) return -1;
+#ifdef __APPLE__
+    return (long long)st.st_mtimespec.tv_sec * 1000000000LL + st.st_mtimespec.tv_nsec;
+#else
     return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+#endif
 }
 
 static int count_substr(const char *s, const char *needle) {
