@@ -21,8 +21,9 @@ comma    := ,
 
 # Libraries with a pkg-config file, by their pkg-config names: adding one is adding its name here.
 # Without pkg-config (or without the .pc), -lNAME ("lib" dropped: libpng -> -lpng) on the default paths.
-# jansson parses JSON (core/json.c), libpng writes PNGs (io/png.c)
-PKGS       := jansson libpng
+# jansson parses JSON (core/json.c), libpng writes PNGs (io/png.c), GSL gives the t distribution
+# (core/stats.c)
+PKGS       := jansson libpng gsl
 PKG_CONFIG ?= pkg-config
 # a cross build reads the target's .pc files (Debian: /usr/lib/<triple>/pkgconfig)
 ifneq ($(CROSS),)
@@ -31,7 +32,8 @@ endif
 HAVE_PKGS  := $(shell $(PKG_ENV) $(PKG_CONFIG) --exists $(PKGS) 2>/dev/null && echo yes)
 ifneq ($(HAVE_PKGS),)
 PKG_CFLAGS := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags $(PKGS))
-PKG_LIBS   := $(shell $(PKG_ENV) $(PKG_CONFIG) --libs $(PKGS))
+# GSL's own cblas left out: OpenBLAS provides the one cblas in the process
+PKG_LIBS   := $(filter-out -lgslcblas,$(shell $(PKG_ENV) $(PKG_CONFIG) --libs $(PKGS)))
 else
 PKG_LIBS   := $(patsubst %,-l%,$(patsubst lib%,%,$(PKGS)))
 endif
@@ -147,8 +149,14 @@ ARM64_GROUPS ?= test_pos_reference test_model test_attention test_attn_scale tes
                 test_batch test_bf16 test_rotary_variants test_bias_schemes test_rope_scaling test_longrope \
                 test_stream test_hf_config test_hf_llama test_permutation test_probe test_show test_synth \
                 test_bpe test_sampler test_checkpoint test_genmetrics test_cpu test_includes
+# Debian's libgsl-dev cannot be installed for amd64 and arm64 at once (it is not multi-arch): the
+# host's headers serve, and the arm64 library (libgsl27:arm64) is linked through build-arm64/lib
+ARM64_LIBDIR := /usr/lib/aarch64-linux-gnu
 check-arm64: $(BIN)
-	$(MAKE) CC=$(ARM64_CC) BUILD=build-arm64 BIN=build-arm64/pelab build-arm64/pelab build-arm64/tests/run_tests
+	@mkdir -p build-arm64/lib
+	[ -e $(ARM64_LIBDIR)/libgsl.so ] || ln -sf $(ARM64_LIBDIR)/libgsl.so.27 build-arm64/lib/libgsl.so
+	$(MAKE) CC=$(ARM64_CC) BUILD=build-arm64 BIN=build-arm64/pelab LDFLAGS=-Lbuild-arm64/lib \
+	    build-arm64/pelab build-arm64/tests/run_tests
 	sh tests/cross_smoke.sh "$(QEMU_ARM64) build-arm64/pelab" ./$(BIN)
 	PELAB_BIN="$(QEMU_ARM64) build-arm64/pelab" OMP_NUM_THREADS=2 $(QEMU_ARM64) build-arm64/tests/run_tests $(ARM64_GROUPS)
 
