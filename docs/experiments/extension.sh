@@ -47,7 +47,8 @@ stories)
     ;;
 stream)
     # StreamingLLM on the tinyshakespeare run of seed SEED: 16L and 64L windows decoded through a
-    # cache of L (4 sinks + 124, and a plain window of 128 without sinks) or 2L; the dense model;
+    # cache of L keys (4 sinks + 123 recent + the query, and a plain window of 127 + the query) or 2L;
+    # the dense model;
     # and the sliding window with recomputation (every token scored after >= 120 tokens of its own
     # context, recomputed for each: the paper's oracle baseline)
     seed=$3
