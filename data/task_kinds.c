@@ -81,15 +81,20 @@ static void draw_distinct(Rng *rng, int *idx, int n, int k) {
     }
 }
 
-static int gen_mqar(const double *val, Rng *rng, StrBuf *out) {
-    int pairs = (int)val[0], queries = (int)val[1] < pairs ? (int)val[1] : pairs;
-    int keys[N_SYMBOLS];
+/* mqar's pairs: distinct keys (their indices into SYMBOLS in keys[0..pairs)), each with a digit */
+static void put_pairs(Rng *rng, int pairs, int *keys, StrBuf *out) {
     for (int i = 0; i < N_SYMBOLS; i++) keys[i] = i;
     draw_distinct(rng, keys, N_SYMBOLS, pairs);
     for (int i = 0; i < pairs; i++) {
         put_char(out, SYMBOLS[keys[i]]);
         put_char(out, (char)('0' + rng_below(rng, 10)));
     }
+}
+
+static int gen_mqar(const double *val, Rng *rng, StrBuf *out) {
+    int pairs = (int)val[0], queries = (int)val[1] < pairs ? (int)val[1] : pairs;
+    int keys[N_SYMBOLS];
+    put_pairs(rng, pairs, keys, out);
     put_char(out, ',');
     draw_distinct(rng, keys, pairs, queries); /* distinct keys among the pairs, in a random order */
     for (int i = 0; i < queries; i++) put_char(out, SYMBOLS[keys[i]]);
@@ -100,12 +105,7 @@ static int gen_mqar(const double *val, Rng *rng, StrBuf *out) {
 static int gen_mqar_dense(const double *val, Rng *rng, StrBuf *out) {
     int pairs = (int)val[0], queries = (int)val[1] < pairs ? (int)val[1] : pairs, gap = (int)val[2];
     int keys[N_SYMBOLS];
-    for (int i = 0; i < N_SYMBOLS; i++) keys[i] = i;
-    draw_distinct(rng, keys, N_SYMBOLS, pairs);
-    for (int i = 0; i < pairs; i++) {
-        put_char(out, SYMBOLS[keys[i]]);
-        put_char(out, (char)('0' + rng_below(rng, 10)));
-    }
+    put_pairs(rng, pairs, keys, out);
     put_char(out, '|');
     draw_distinct(rng, keys, pairs, queries);
     for (int i = 0; i < queries; i++) {
