@@ -34,6 +34,9 @@ StatTest stats_welch_summary(StatSummary a, StatSummary b);
  * adj[i] = max over the sorted prefix of min(1, (m - rank) p), as R's p.adjust(p, "holm") */
 void stats_holm(const double *p, int m, double *adj);
 
+/* resamples behind every interval of a run's figure (eval.h, task_eval.h) */
+#define STATS_BOOTSTRAP_REPS 1000
+
 /* Percentile bootstrap of the ratio sum(value) / sum(weight) over n blocks (block i contributes
  * value[i] and weight[i], e.g. a window's NLL sum and token count, or an example's 0/1 and 1):
  * reps resamples of n blocks with replacement from seed; [lo, hi] the central `level` interval.
