@@ -87,7 +87,7 @@ int task_eval_length(Model *m, const TaskSpec *t, int len, int n, unsigned long 
         if (exact < 0) rc = -1;
         else {
             ex_exact[score->n] = exact, ex_one[score->n] = 1;
-            ex_correct[score->n] = correct, ex_bytes[score->n] = (double)ex.answer_len;
+            ex_correct[score->n] = correct, ex_bytes[score->n] = (double)asked;
             score->n++;
             score->exact += exact;
             score->answer_bytes += (long)asked;
