@@ -546,6 +546,33 @@ static void test_dense_mask(void) {
     dataset_free(&d);
 }
 
+/* train --sink-token: every training and validation window's first input is the token, and
+ * nothing else changes (the same windows, the same targets); out-of-range ids refused */
+static void test_sink_token(void) {
+    Dataset d;
+    enum { B = 8, T = 16 };
+    if (dataset_load(&d, "synth:stories", 0.1, 1, 20000, T) != 0) {
+        CHECK(0, "synth data: %s", pelab_errmsg);
+        return;
+    }
+    int in[B * T], tg[B * T], in2[B * T], tg2[B * T];
+    Rng r1, r2;
+    rng_seed(&r1, 3), rng_seed(&r2, 3);
+    dataset_train_batch(&d, &r1, B, T, in, tg);
+    d.has_sink = 1, d.sink_token = 0;
+    dataset_train_batch(&d, &r2, B, T, in2, tg2);
+    int bad = memcmp(tg, tg2, sizeof tg) != 0;
+    for (int i = 0; i < B * T; i++) bad += in2[i] != (i % T == 0 ? 0 : in[i]);
+    dataset_val_window(&d, 1, T, in2, tg2);
+    d.has_sink = 0;
+    dataset_val_window(&d, 1, T, in, tg);
+    bad += in2[0] != 0 || memcmp(in + 1, in2 + 1, sizeof(int) * (T - 1)) != 0 || memcmp(tg, tg2, sizeof(int) * T) != 0;
+    CHECK(bad == 0, "--sink-token: each window's first input replaced, targets and the rest unchanged (%d bad)", bad);
+    dataset_free(&d);
+    expect_pelab_error("./pelab train --data synth:stories --sink-token 256 --steps 1 --threads 1",
+                       "--sink-token 256: expected a token id below the vocabulary size 256");
+}
+
 /* --align-examples: the starts task_stream reports are exactly the examples' first bytes, and
  * aligned windows begin with a whole prompt, as task eval's do at position 0 */
 static void test_aligned_windows(void) {
@@ -614,6 +641,7 @@ static void test_copy_end_to_end(void) {
 
 void test_task(void) {
     test_dense_mask();
+    test_sink_token();
     test_aligned_windows();
     test_copy_end_to_end();
     test_task_eval();
