@@ -28,27 +28,26 @@ static int dataset_load_task(Dataset *d, const char *spec, const Tokenizer *tok,
     Rng rng;
     rng_seed(&rng, seed);
     char *text;
-    unsigned char *mask;
-    if (task_stream(&task, &rng, n_bytes, &text, &mask) != 0) return -1;
+    unsigned char *mask, *first;
+    if (task_stream(&task, &rng, n_bytes, &text, &mask, &first) != 0) return -1;
     int rc = dataset_from_bytes(d, spec, (const unsigned char *)text, n_bytes, tok, val_frac, window);
     if (rc == 0) {
         /* counted[i]: predicting byte i counts; the byte tokenizer keeps one token per byte */
         dataset_set_counted(d, mask);
-        /* an example starts where a prompt (uncounted) follows an answer (counted, '\n' last): every
-         * prompt has at least one byte, every answer ends in a counted '\n' */
+        /* where each example begins, as task_stream drew them (a dense example has several answers) */
         size_t last = d->n_train - (size_t)window - 1; /* the last start of a whole training window */
         d->val_window = window;
         d->starts = xmalloc(sizeof(size_t) * (last + 1));
         for (size_t i = 0; i <= last; i++)
-            if (i == 0 || (mask[i - 1] && !mask[i])) d->starts[d->n_starts++] = i;
+            if (first[i]) d->starts[d->n_starts++] = i;
         d->starts = xrealloc(d->starts, sizeof(size_t) * (d->n_starts ? d->n_starts : 1));
         /* validation alike, without overlap: each window at the first example start past the last */
         size_t val_last = d->n - (size_t)window - 1;
         d->val_starts = xmalloc(sizeof(size_t) * ((d->n - d->n_train) / (size_t)window + 1));
         for (size_t i = d->n_train + 1, next = i; i <= val_last; i++)
-            if (i >= next && mask[i - 1] && !mask[i]) d->val_starts[d->n_val_starts++] = i, next = i + (size_t)window;
+            if (i >= next && first[i]) d->val_starts[d->n_val_starts++] = i, next = i + (size_t)window;
     }
-    free(text), free(mask);
+    free(text), free(mask), free(first);
     return rc;
 }
 
@@ -124,6 +123,7 @@ void dataset_train_batch(const Dataset *d, Rng *rng, int B, int T, int *inputs, 
             inputs[b * T + t] = d->tokens[s + t];
             targets[b * T + t] = target_at(d, s + t + 1);
         }
+        if (d->has_sink) inputs[b * T] = d->sink_token;
     }
 }
 
@@ -140,4 +140,5 @@ void dataset_val_window(const Dataset *d, size_t w, int T, int *inputs, int *tar
         inputs[t] = d->tokens[s + t];
         targets[t] = target_at(d, s + t + 1);
     }
+    if (d->has_sink) inputs[0] = d->sink_token;
 }

@@ -26,6 +26,9 @@ typedef struct {
     int val_window;      /* the window length both lists were made for */
     int aligned;      /* 1: training batches and validation windows (of val_window tokens) start at
                        * example starts only */
+    int has_sink;     /* 1: every training and validation window's first input token is sink_token */
+    int sink_token;   /* (train --sink-token: a constant first token, as StreamingLLM's pre-training
+                       * with a sink token); has_sink 0 (the loaders' default): the text's own */
     char name[256];
 } Dataset;
 
@@ -45,7 +48,8 @@ void dataset_free(Dataset *d);
 void dataset_set_counted(Dataset *d, const unsigned char *counted);
 /* B random windows from the training part: inputs[b*T + t], targets = inputs shifted by one
  * (-1 where d->counted says the token does not count); with d->aligned, windows start at
- * example starts only (task data, --align-examples) */
+ * example starts only (task data, --align-examples); with d->has_sink each window's first
+ * input is that token (its target stays the text's next token) */
 void dataset_train_batch(const Dataset *d, Rng *rng, int B, int T, int *inputs, int *targets);
 /* number of evenly spaced validation windows of T+1 tokens available (aligned: one at each of
  * val_starts, non-overlapping, so the validation loss is measured as training sees examples) */

@@ -104,10 +104,47 @@ int task_solve(const TaskSpec *t, const char *prompt, size_t n, StrBuf *answer) 
     const TaskDef *d = t->def;
     if (!d->framed) return d->solve(t, prompt, n, answer) == 0 ? (sb_put(answer, "\n", 1), 0) : -1;
     size_t nn = strlen(d->name);
+    if (d->dense) { /* the text before one slot: "NAME: " and the body so far; no end marker */
+        if (n < nn + 2 || memcmp(prompt, d->name, nn) != 0 || memcmp(prompt + nn, ": ", 2) != 0)
+            return pelab_fail("task %s: malformed prompt: expected \"%s: \" then the body", d->name, d->name);
+        return d->solve(t, prompt + nn + 2, n - nn - 2, answer);
+    }
     if (n < nn + 3 || memcmp(prompt, d->name, nn) != 0 || memcmp(prompt + nn, ": ", 2) != 0 || prompt[n - 1] != '|')
         return pelab_fail("task %s: malformed prompt: expected \"%s: BODY|\"", d->name, d->name);
     if (d->solve(t, prompt + nn + 2, n - nn - 3, answer) != 0) return -1;
     sb_put(answer, "\n", 1);
+    return 0;
+}
+
+/* a dense task's example: the generator's body, each TASK_SLOT replaced by the oracle's answer to
+ * the text before it (its bytes masked), then an unsupervised '\n' */
+static int dense_example(const TaskSpec *t, const double *val, Rng *rng, TaskExample *ex) {
+    const TaskDef *d = t->def;
+    StrBuf body = {0}, out = {0}, mask = {0}, ans = {0};
+    int rc = d->generate(val, rng, &body);
+    sb_printf(&out, "%s: ", d->name);
+    for (size_t i = 0; i < out.len; i++) sb_put(&mask, "", 1);
+    size_t first = 0;
+    for (size_t i = 0; rc == 0 && i < body.len; i++) {
+        if (body.s[i] != TASK_SLOT) {
+            sb_put(&out, body.s + i, 1), sb_put(&mask, "", 1);
+            continue;
+        }
+        ans.len = 0;
+        if ((rc = task_solve(t, out.s, out.len, &ans)) != 0) break;
+        if (!first) first = out.len;
+        sb_put(&out, ans.s, ans.len);
+        for (size_t k = 0; k < ans.len; k++) sb_put(&mask, "\1", 1);
+    }
+    sb_put(&out, "\n", 1), sb_put(&mask, "", 1);
+    if (rc == 0 && !first) rc = pelab_fail("task %s: an example without an answer", d->name);
+    sb_free(&body), sb_free(&ans);
+    if (rc != 0) {
+        sb_free(&out), sb_free(&mask);
+        return -1;
+    }
+    ex->text = out.s, ex->n = out.len, ex->mask = (unsigned char *)mask.s;
+    ex->answer_start = first, ex->answer_len = out.len - first;
     return 0;
 }
 
@@ -124,6 +161,7 @@ int task_example(const TaskSpec *t, Rng *rng, int len, TaskExample *ex) {
         if (strcmp(d->opts[i].name, "depth") == 0) ex->depth = val[i];
     }
     ex->len = (int)val[d->len_opt];
+    if (d->dense) return dense_example(t, val, rng, ex);
     StrBuf b = {0};
     if (d->framed) sb_printf(&b, "%s: ", d->name);
     if (d->generate(val, rng, &b) != 0) {
@@ -149,12 +187,32 @@ int task_example(const TaskSpec *t, Rng *rng, int len, TaskExample *ex) {
 
 void task_example_free(TaskExample *ex) {
     free(ex->text);
+    free(ex->mask);
     ex->text = NULL;
+    ex->mask = NULL;
+}
+
+size_t task_answers(const TaskExample *ex) {
+    if (!ex->mask) return ex->answer_len;
+    size_t k = 0;
+    for (size_t i = 0; i < ex->n; i++) k += ex->mask[i];
+    return k;
+}
+
+/* the oracle's answers: the one after the prompt, or each masked run's, from the text before it */
+static int oracle_answers(const TaskSpec *t, const TaskExample *ex, StrBuf *want) {
+    if (!ex->mask) return task_solve(t, ex->text, ex->answer_start, want);
+    for (size_t i = 0; i < ex->n; i++)
+        if (ex->mask[i] && (i == 0 || !ex->mask[i - 1]) && task_solve(t, ex->text, i, want) != 0) return -1;
+    return 0;
 }
 
 int task_check(const TaskSpec *t, const TaskExample *ex, const char *answer, size_t n, int *n_correct) {
     StrBuf want = {0};
-    if (task_solve(t, ex->text, ex->answer_start, &want) != 0) return -1;
+    if (oracle_answers(t, ex, &want) != 0) {
+        sb_free(&want);
+        return -1;
+    }
     int right = 0;
     for (size_t i = 0; i < n && i < want.len; i++) right += answer[i] == want.s[i];
     int exact = n == want.len && (size_t)right == n;
@@ -163,23 +221,27 @@ int task_check(const TaskSpec *t, const TaskExample *ex, const char *answer, siz
     return exact;
 }
 
-int task_stream(const TaskSpec *t, Rng *rng, size_t n_bytes, char **text, unsigned char **mask) {
+int task_stream(const TaskSpec *t, Rng *rng, size_t n_bytes, char **text, unsigned char **mask,
+                unsigned char **starts) {
     char *out = xmalloc(n_bytes + 1);
-    unsigned char *m = xmalloc(n_bytes + 1);
+    unsigned char *m = xmalloc(n_bytes + 1), *st = xcalloc(n_bytes + 1, 1);
     size_t used = 0;
     while (used < n_bytes) {
         TaskExample ex;
         if (task_example(t, rng, -1, &ex) != 0) {
-            free(out), free(m);
+            free(out), free(m), free(st);
             return -1;
         }
         size_t take = ex.n < n_bytes - used ? ex.n : n_bytes - used;
         memcpy(out + used, ex.text, take);
-        for (size_t i = 0; i < take; i++) m[used + i] = i >= ex.answer_start;
+        for (size_t i = 0; i < take; i++) m[used + i] = ex.mask ? ex.mask[i] : i >= ex.answer_start;
+        st[used] = 1;
         used += take;
         task_example_free(&ex);
     }
     out[n_bytes] = 0;
     *text = out, *mask = m;
+    if (starts) *starts = st;
+    else free(st);
     return 0;
 }

@@ -26,6 +26,17 @@
  *                                                     prompt ends with "\nKey:", the answer is " 12345"
  *                                                     and '\n'; len counts every byte, '\n' included)
  *
+ * Dense tasks (TaskDef.dense) supervise several answers per example, interleaved with the prompt:
+ *   mqar_dense      mqar_dense: a1b7c3|c3.a1b7\n   Zoology's MQAR (Arora et al. 2023): key-value
+ *                                                     pairs, '|', then queries, each a key (after gap
+ *                                                     '.' bytes) followed by its value, every value
+ *                                                     supervised; the '\n' closes the example unsupervised
+ *                                                     (nothing tells how many queries remain)
+ * The generator writes TASK_SLOT where an answer goes; task_example asks the oracle for each one,
+ * given everything before it, and marks its bytes in TaskExample.mask. A dense task's exact match
+ * asks every supervised byte right, each predicted from the true text before it (teacher forcing:
+ * for greedy answers to each query in turn, the same thing).
+ *
  * A spec is NAME[:k=v,...]. Every option takes one value or a range lo-hi, drawn uniformly per
  * example (training); one of them is the task's length (len, or pairs for mqar), which
  * task_example can also fix (evaluation). Options marked "single" take one value only. */
@@ -60,7 +71,12 @@ typedef struct TaskDef {
     /* appends the answer (without '\n') to a body (framed) or prompt of n bytes; -1 with
      * pelab_errmsg if malformed */
     int (*solve)(const struct TaskSpec *t, const char *body, size_t n, StrBuf *answer);
+    /* 1: several answers per example (above): generate writes TASK_SLOT where each goes, and solve
+     * answers the text before a slot (framed: after "NAME: "), without '\n' */
+    int dense;
 } TaskDef;
+
+#define TASK_SLOT '\x01' /* a dense generator's "an answer goes here" (never in a finished text) */
 
 typedef struct TaskSpec {
     const TaskDef *def;
@@ -70,8 +86,9 @@ typedef struct TaskSpec {
 typedef struct {
     char *text;          /* owned, NUL-terminated: prompt, answer, '\n' */
     size_t n;            /* bytes of text */
-    size_t answer_start; /* prompt = text[0, answer_start) */
+    size_t answer_start; /* prompt = text[0, answer_start) (dense: before the first answer) */
     size_t answer_len;   /* answer = text[answer_start, n), the final '\n' included */
+    unsigned char *mask; /* dense tasks: [n], 1 on every supervised byte (owned); NULL otherwise */
     int len;             /* the length option's value for this example */
     double depth;        /* passkey: the key depth in [0, 1] asked for; -1 for other tasks */
 } TaskExample;
@@ -99,12 +116,19 @@ void task_example_free(TaskExample *ex);
 int task_solve(const TaskSpec *t, const char *prompt, size_t n, StrBuf *answer);
 /* Compares n bytes a model produced after ex's prompt with the oracle's answer: returns 1 on an
  * exact match (n == answer_len and every byte right), 0 otherwise, -1 on error. *n_correct: bytes
- * right at their position (of min(n, answer_len)). An evaluator passes answer_len greedy bytes. */
+ * right at their position (of min(n, answer_len)). An evaluator passes answer_len greedy bytes.
+ * Dense tasks: answer is the model's bytes at the supervised positions, in order (task_answers
+ * of them), checked against the oracle's answer to each slot given the example's text before it. */
 int task_check(const TaskSpec *t, const TaskExample *ex, const char *answer, size_t n, int *n_correct);
 
+/* the supervised bytes of an example: answer_len, or a dense example's masked bytes */
+size_t task_answers(const TaskExample *ex);
+
 /* A training stream of exactly n_bytes: examples (lengths drawn from the spec) back to back, the
- * last one cut. mask[i] = 1 where text[i] is an answer byte ('\n' included), 0 in prompts. Both
- * owned by the caller (free). */
-int task_stream(const TaskSpec *t, Rng *rng, size_t n_bytes, char **text, unsigned char **mask);
+ * last one cut. mask[i] = 1 where text[i] is a supervised answer byte (a single answer's '\n'
+ * included), 0 elsewhere; starts (NULL: not wanted) [i] = 1 where an example begins. All owned by
+ * the caller (free). */
+int task_stream(const TaskSpec *t, Rng *rng, size_t n_bytes, char **text, unsigned char **mask,
+                unsigned char **starts);
 
 #endif

@@ -81,18 +81,38 @@ static void draw_distinct(Rng *rng, int *idx, int n, int k) {
     }
 }
 
-static int gen_mqar(const double *val, Rng *rng, StrBuf *out) {
-    int pairs = (int)val[0], queries = (int)val[1] < pairs ? (int)val[1] : pairs;
-    int keys[N_SYMBOLS];
+/* mqar's pairs: distinct keys (their indices into SYMBOLS in keys[0..pairs)), each with a digit */
+static void put_pairs(Rng *rng, int pairs, int *keys, StrBuf *out) {
     for (int i = 0; i < N_SYMBOLS; i++) keys[i] = i;
     draw_distinct(rng, keys, N_SYMBOLS, pairs);
     for (int i = 0; i < pairs; i++) {
         put_char(out, SYMBOLS[keys[i]]);
         put_char(out, (char)('0' + rng_below(rng, 10)));
     }
+}
+
+static int gen_mqar(const double *val, Rng *rng, StrBuf *out) {
+    int pairs = (int)val[0], queries = (int)val[1] < pairs ? (int)val[1] : pairs;
+    int keys[N_SYMBOLS];
+    put_pairs(rng, pairs, keys, out);
     put_char(out, ',');
     draw_distinct(rng, keys, pairs, queries); /* distinct keys among the pairs, in a random order */
     for (int i = 0; i < queries; i++) put_char(out, SYMBOLS[keys[i]]);
+    return 0;
+}
+
+/* Zoology's MQAR: the pairs, '|', then every query (gap '.' bytes, the key) and a slot for its value */
+static int gen_mqar_dense(const double *val, Rng *rng, StrBuf *out) {
+    int pairs = (int)val[0], queries = (int)val[1] < pairs ? (int)val[1] : pairs, gap = (int)val[2];
+    int keys[N_SYMBOLS];
+    put_pairs(rng, pairs, keys, out);
+    put_char(out, '|');
+    draw_distinct(rng, keys, pairs, queries);
+    for (int i = 0; i < queries; i++) {
+        for (int g = 0; g < gap; g++) put_char(out, '.');
+        put_char(out, SYMBOLS[keys[i]]);
+        put_char(out, TASK_SLOT);
+    }
     return 0;
 }
 
@@ -214,6 +234,33 @@ static int solve_mqar(const TaskSpec *t, const char *body, size_t n, StrBuf *ans
     return 0;
 }
 
+/* the text before one value: pairs, '|', then queries so far ('.' gaps, keys each followed by its
+ * value), ending with the key asked */
+static int solve_mqar_dense(const TaskSpec *t, const char *body, size_t n, StrBuf *ans) {
+    (void)t;
+    static const char WANT[] = "key-digit pairs, '|', then '.' gaps and keys each followed by its value, a key last";
+    const char *bar = memchr(body, '|', n);
+    size_t np = bar ? (size_t)(bar - body) : 1;
+    if (np % 2) return malformed("mqar_dense", WANT);
+    char value[256] = {0};
+    for (size_t i = 0; i < np; i += 2) {
+        unsigned char key = (unsigned char)body[i];
+        if (value[key] || key == '.' || !all_digits(body + i + 1, 1)) return malformed("mqar_dense", WANT);
+        value[key] = body[i + 1];
+    }
+    char last = 0; /* the key waiting for its value */
+    for (size_t i = np + 1; i < n; i++) {
+        char c = body[i];
+        if (last && c == value[(unsigned char)last]) last = 0;
+        else if (!last && c == '.') continue;
+        else if (!last && value[(unsigned char)c]) last = c;
+        else return malformed("mqar_dense", WANT);
+    }
+    if (!last) return malformed("mqar_dense", WANT);
+    put_char(ans, value[(unsigned char)last]);
+    return 0;
+}
+
 /* the prompt ends with the question "\nKey:"; the key is the first "Key: " followed by 5 digits */
 static int solve_passkey(const TaskSpec *t, const char *prompt, size_t n, StrBuf *ans) {
     (void)t;
@@ -235,35 +282,41 @@ static int solve_passkey(const TaskSpec *t, const char *prompt, size_t n, StrBuf
 #define VOCAB_ROW {"vocab", 2, N_SYMBOLS, 26, 26, 1, 0, "symbols drawn from (a..z, then A..Z)"}
 
 static const TaskDef TASKS[] = {
-    {"copy", "repeat the string", 1, 0, 2, {LEN_ROW(1, 4, 16, "symbols"), VOCAB_ROW}, gen_symbols, solve_copy},
+    {"copy", "repeat the string", 1, 0, 2, {LEN_ROW(1, 4, 16, "symbols"), VOCAB_ROW}, gen_symbols, solve_copy, 0},
     {"reverse", "the string backwards", 1, 0, 2, {LEN_ROW(1, 4, 16, "symbols"), VOCAB_ROW}, gen_symbols,
-     solve_reverse},
+     solve_reverse, 0},
     {"sort", "the string's symbols in increasing order", 1, 0, 2, {LEN_ROW(1, 4, 16, "symbols"), VOCAB_ROW},
-     gen_symbols, solve_sort},
+     gen_symbols, solve_sort, 0},
     {"add", "the sum of two numbers, digits as tokens", 1, 0, 2,
      {LEN_ROW(1, 1, 8, "digits per number"),
       {"rev", 0, 1, 1, 1, 1, 1, "1: answer least significant digit first (as carries flow); 0: as written"}},
-     gen_add, solve_add},
+     gen_add, solve_add, 0},
     {"parity", "1 if the bit string has an odd number of ones", 1, 0, 1, {LEN_ROW(1, 4, 16, "bits")}, gen_parity,
-     solve_parity},
+     solve_parity, 0},
     {"selective_copy", "copy the symbols, skipping the '.' noise", 1, 0, 3,
      {LEN_ROW(1, 8, 32, "symbols and noise"), VOCAB_ROW,
       {"keep", 1, 100, 25, 25, 1, 0, "percent of the positions that hold a symbol"}},
-     gen_selective, solve_selective},
+     gen_selective, solve_selective, 0},
     {"count", "how often the first symbol occurs in the string, in decimal", 1, 0, 2,
-     {LEN_ROW(1, 4, 16, "symbols counted in"), VOCAB_ROW}, gen_count, solve_count},
+     {LEN_ROW(1, 4, 16, "symbols counted in"), VOCAB_ROW}, gen_count, solve_count, 0},
     {"flipflop", "write/ignore instructions then a read: the last written bit", 1, 0, 2,
      {LEN_ROW(2, 8, 32, "instructions, the first write and the final read included"),
       {"write", 0, 100, 20, 20, 1, 0, "percent of the middle instructions that write"}},
-     gen_flipflop, solve_flipflop},
+     gen_flipflop, solve_flipflop, 0},
     {"mqar", "key-value pairs, then keys: their values (multi-query associative recall)", 1, 0, 2,
      {{"pairs", 1, N_SYMBOLS, 2, 8, 1, 0, "key-value pairs (the length)"},
       {"queries", 1, N_SYMBOLS, 1, 4, 1, 0, "keys asked (at most pairs)"}},
-     gen_mqar, solve_mqar},
+     gen_mqar, solve_mqar, 0},
+    {"mqar_dense", "Zoology's MQAR: key-value pairs, then queries each answered in place, every value supervised",
+     1, 0, 3,
+     {{"pairs", 1, N_SYMBOLS, 4, 16, 1, 0, "key-value pairs (the length)"},
+      {"queries", 1, N_SYMBOLS, N_SYMBOLS, N_SYMBOLS, 1, 0, "keys asked, each once (at most pairs: 52 asks them all)"},
+      {"gap", 0, MAX_LEN, 0, 0, 1, 0, "'.' bytes before each query"}},
+     gen_mqar_dense, solve_mqar_dense, 1},
     {"passkey", "a 5-digit key in filler at a chosen depth, then the question", 0, 0, 2,
      {LEN_ROW(PASSKEY_MIN_LEN + 1, 64, 128, "bytes, answer and end marker included"),
       {"depth", 0, 1, 0, 1, 0, 0, "where the key sits in the filler, 0 (first) .. 1 (last); a range: random"}},
-     gen_passkey, solve_passkey},
+     gen_passkey, solve_passkey, 0},
 };
 enum { N_TASKS = sizeof TASKS / sizeof TASKS[0] };
 

@@ -13,7 +13,9 @@ void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int 
     memset(c, 0, sizeof *c);
     const PosExtend *e = &m->pos.extend;
     c->stream = e->kind == EXTEND_STREAM;
-    if (c->stream) c->sinks = e->sinks, max_len = e->sinks + e->window; /* constant memory */
+    /* constant memory: S sinks and W recent keys cached, and the query's own (StreamingLLM's
+     * start_size + recent_size cached, the new token appended before attention) */
+    if (c->stream) c->sinks = e->sinks, max_len = e->sinks + e->window + 1;
     if (chunk > max_len) chunk = max_len;
     c->max_len = max_len;
     c->chunk = chunk;
@@ -258,7 +260,7 @@ int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos
     if (n < 1) return pelab_fail("decode_forward_batch: no tokens");
     if (c->stream)
         return pelab_fail("stream:%d:%d: a streaming cache holds one sequence; decode these %d one at a time", c->sinks,
-                          c->max_len - c->sinks, S);
+                          c->max_len - c->sinks - 1, S);
     if (c->len + n > c->max_len)
         return pelab_fail("KV cache full: %d cached + %d new tokens exceeds its capacity of %d", c->len, n,
                           c->max_len);

@@ -6,8 +6,10 @@
  * later is left-padded, its padding keys masked (key_start), its first real token at position 0.
  *
  * StreamingLLM (--scale stream:S:W, extend.h; Xiao et al. 2023): a cache made for such a model
- * holds at most S + W tokens whatever max_len, so memory stays constant however long the stream.
- * When it is full, a new token evicts the oldest token after the S sinks. Positions are the slots:
+ * holds at most S + W + 1 tokens whatever max_len, so memory stays constant however long the
+ * stream: as in the paper's evaluation code, S sinks and W recent keys stay cached between steps
+ * and the new token's own key joins them, so a query sees S + W + 1 keys. When the cache is full,
+ * a new token evicts the oldest token after the S sinks. Positions are the slots:
  * the sinks at 0..S-1, the kept recent tokens in order after them, the newest at the last slot;
  * the caller's position ids are not read. A cached key's position thus changes as the window
  * slides, so the cache keeps keys before the scheme's q/k map and every call maps them again, one
@@ -21,7 +23,7 @@
 #include "../model/model.h"
 
 typedef struct {
-    int max_len;   /* capacity in tokens, per sequence (stream: S + W) */
+    int max_len;   /* capacity in tokens, per sequence (stream: S + W + 1) */
     int len;       /* tokens cached so far, per sequence (padding included) */
     int chunk;     /* queries processed per block */
     int n_seq;     /* sequences side by side (1: decode_forward) */

@@ -188,6 +188,49 @@ int probe_attention(Model *m, const int *tokens, int n, int layer, int head, flo
     return 0;
 }
 
+/* ---- attention sinks ---- */
+
+int probe_sinks(Model *m, const int *tokens, size_t n, int len, int windows, int sink_token, double *mass,
+                double *head_max, double *uniform) {
+    const ModelConfig *c = &m->cfg;
+    int H = c->n_heads, L = c->n_layers;
+    if (len < 2 || (size_t)len > n) return pelab_fail("sinks: windows of %d tokens need 2..%zu (the text)", len, n);
+    if (windows < 1) return pelab_fail("sinks: %d windows: expected at least 1", windows);
+    if (sink_token >= c->vocab_size)
+        return pelab_fail("sinks: --sink-token %d: expected a token id below %d", sink_token, c->vocab_size);
+    int *pos = xmalloc(sizeof(int) * len), *win = xmalloc(sizeof(int) * len);
+    double *per_head = xcalloc((size_t)L * H, sizeof(double));
+    for (int i = 0; i < len; i++) pos[i] = i;
+    model_keep_attention(m, 1);
+    model_alloc_train(m, 1, len);
+    int lo = len / 2, rows = len - lo, rc = 0;
+    size_t span = n - (size_t)len;
+    for (int w = 0; w < windows && rc == 0; w++) {
+        size_t s = windows > 1 ? span * (size_t)w / (size_t)(windows - 1) : 0;
+        memcpy(win, tokens + s, sizeof(int) * len);
+        if (sink_token >= 0) win[0] = sink_token;
+        if ((rc = model_forward(m, win, NULL, pos, 1, len)) != 0) break;
+        for (int l = 0; l < L; l++)
+            for (int h = 0; h < H; h++) {
+                const float *att = m->acts.att_probs + ((size_t)l * H + h) * len * len; /* [L, 1, H, T, T] */
+                for (int i = lo; i < len; i++) per_head[l * H + h] += att[(size_t)i * len];
+            }
+    }
+    double u = 0;
+    for (int i = lo; i < len; i++) u += 1.0 / (i + 1);
+    *uniform = u / rows;
+    for (int l = 0; l < L && rc == 0; l++) {
+        mass[l] = 0, head_max[l] = 0;
+        for (int h = 0; h < H; h++) {
+            double v = per_head[l * H + h] / ((double)rows * windows);
+            mass[l] += v / H;
+            head_max[l] = v > head_max[l] ? v : head_max[l];
+        }
+    }
+    free(pos), free(win), free(per_head);
+    return rc;
+}
+
 /* ---- cache checklist ---- */
 
 static float max_abs(const float *a, const float *b, int n) {

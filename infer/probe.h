@@ -22,6 +22,15 @@ int probe_permutation(Model *m, const int *tokens, size_t n, int seg_len, FILE *
  * [n, n], row i the query at i (zero past the diagonal); mean_dist the mean attended distance. */
 int probe_attention(Model *m, const int *tokens, int n, int layer, int head, float *weights, double *mean_dist);
 
+/* Attention sinks (Xiao et al. 2023): over `windows` windows of len tokens spread evenly over
+ * tokens[0..n) (each window's first token replaced by sink_token when >= 0, as train
+ * --sink-token), the attention the queries in the second half (len/2 <= i < len) give the window's
+ * first token, per layer: mass[l] averaged over heads, queries and windows, head_max[l] the largest
+ * head's average; uniform: what a uniform row would give it, the mean of 1/(i+1). -1 with
+ * pelab_errmsg if the text is shorter than one window or a forward fails. */
+int probe_sinks(Model *m, const int *tokens, size_t n, int len, int windows, int sink_token, double *mass,
+                double *head_max, double *uniform);
+
 /* A diagnosis checklist on real text; returns the number of failed checks. */
 int probe_cache(Model *m, const int *tokens, size_t n, int len, FILE *f);
 

@@ -18,7 +18,8 @@ static int argmax(const float *row, int V) {
     return best;
 }
 
-/* one example: the model's answer_len greedy bytes after the prompt into answer */
+/* one example: the model's answer_len greedy bytes after the prompt into answer; a dense example's
+ * supervised bytes, each the argmax given the true text before it (teacher forcing) */
 static int answer_one(Model *m, const TaskExample *ex, int rand_pos, Rng *pos_rng, char *answer, float *logits) {
     int total = (int)(ex->answer_start + ex->answer_len);
     if (rand_pos > 0 && total > rand_pos)
@@ -38,6 +39,17 @@ static int answer_one(Model *m, const TaskExample *ex, int rand_pos, Rng *pos_rn
     }
     KVCache kv;
     kvcache_init(&kv, m, total, 64);
+    if (ex->mask) { /* dense: one pass over the true text; each supervised byte from the text before it */
+        int V = m->cfg.vocab_size, rc = 0;
+        float *all = xmalloc(sizeof(float) * (size_t)(total - 1) * V);
+        rc = decode_forward(m, &kv, tokens, pos, total - 1, all, 1);
+        for (int i = 1, k = 0; rc == 0 && i < total; i++)
+            if (ex->mask[i]) answer[k++] = (char)argmax(all + (size_t)(i - 1) * V, V);
+        free(all);
+        kvcache_free(&kv);
+        free(tokens), free(pos);
+        return rc;
+    }
     int n_prompt = (int)ex->answer_start, rc = decode_forward(m, &kv, tokens, pos, n_prompt, logits, 0);
     for (size_t k = 0; rc == 0 && k < ex->answer_len; k++) {
         int next = argmax(logits, m->cfg.vocab_size);
@@ -100,14 +112,15 @@ int task_eval_length(Model *m, const Tokenizer *tok, const TaskSpec *t, int len,
         if ((rc = task_example(t, &rng, len, &ex)) != 0) break;
         char *answer = xmalloc(ex.answer_len + 1);
         rc = sub ? answer_tokens(m, tok, &ex, answer, logits) : answer_one(m, &ex, rand_pos, &pos_rng, answer, logits);
-        int correct = 0, exact = rc == 0 ? task_check(t, &ex, answer, ex.answer_len, &correct) : -1;
+        size_t asked = task_answers(&ex);
+        int correct = 0, exact = rc == 0 ? task_check(t, &ex, answer, asked, &correct) : -1;
         if (exact < 0) rc = -1;
         else {
             ex_exact[score->n] = exact, ex_one[score->n] = 1;
-            ex_correct[score->n] = correct, ex_bytes[score->n] = (double)ex.answer_len;
+            ex_correct[score->n] = correct, ex_bytes[score->n] = (double)asked;
             score->n++;
             score->exact += exact;
-            score->answer_bytes += (long)ex.answer_len;
+            score->answer_bytes += (long)asked;
             score->correct_bytes += correct;
             long reach = (long)ex.n;
             if (reach > score->max_positions) score->max_positions = reach;

@@ -22,7 +22,8 @@ typedef struct {
 } TaskScore;
 
 /* n examples of length len from seed: each prompt through the KV cache at positions 0.., then
- * answer_len greedy tokens, each fed back. rand_pos > 0: each example's positions are sorted
+ * answer_len greedy tokens, each fed back (a dense task: every supervised byte predicted from the
+ * true text before it, one pass). rand_pos > 0: each example's positions are sorted
  * distinct ids from [0, rand_pos) instead (randomized positions, as Ruoss et al. evaluate the models
  * they train with them; its own stream from seed): the first of max(T, its length) drawn, T the
  * model's training length, as an example starting an aligned training row gets them. tok: NULL or

@@ -3,7 +3,7 @@
  * s log n) computed by hand, the canonical spec, refusals, and on a model: a position before the
  * threshold is untouched and a later one is not; SSMax's queries against rope's, and its d loss/d s
  * by central differences. (Gradients of every tensor, KV cache and causality with a modifier: the
- * shared scheme checks run rope+temp, alibi+logn, rope+ssmax, alibi+ssmax+nope@1,
+ * shared scheme checks run rope+temp, alibi+logn, rope+ssmax, alibi+temp:scale=0.2+nope@1,
  * tests/test_schemes.c; an ssmax checkpoint round trip: tests/test_nope_layers.c.) */
 #include <math.h>
 #include <string.h>
@@ -81,6 +81,15 @@ static void ssmax_factors(void) {
     PosCtx pc;
     CHECK(pos_init(&pc, "rope+logn+ssmax", 16, 2, 2, 1, 8) != 0 && strstr(pelab_errmsg, "+logn and +ssmax"),
           "two modifiers refused: %s", pelab_errmsg);
+    /* SSMax scales the whole logit vector: with a score bias, scaling q alone is another method */
+    static const char *biased[] = {"alibi+ssmax", "t5+ssmax", "kerple+ssmax", "fire+ssmax", "cope+ssmax",
+                                   "alibi+ssmax+nope@0"};
+    for (size_t i = 0; i < sizeof biased / sizeof biased[0]; i++) {
+        int rc = pos_init(&pc, biased[i], 16, 2, 2, 2, 8);
+        CHECK(rc != 0 && strstr(pelab_errmsg, "whole logit vector") && !strchr(pelab_errmsg, '\n'),
+              "%s refused in one line: %s", biased[i], rc ? pelab_errmsg : "accepted");
+        if (rc == 0) pos_free(&pc);
+    }
 }
 
 /* on a model: the queries are s log(pos + 1) times rope's; d loss / d s by central differences;

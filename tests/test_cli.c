@@ -97,6 +97,14 @@ void test_cli(void) {
     expect_pelab_error(cmd, "--dynamic foo: expected window or prefix");
     snprintf(cmd, sizeof cmd, "./pelab eval %s/cli.safetensors --data %s/text.txt --dynamic foo", dir, dir);
     expect_pelab_error(cmd, "--dynamic foo: expected window or prefix");
+    /* --bos puts one token before the text (a sink-token model's streams); past the vocabulary refused */
+    snprintf(cmd, sizeof cmd, "./pelab eval %s/cli.safetensors --data %s/text.txt --bos 256", dir, dir);
+    expect_pelab_error(cmd, "--bos 256: expected a token id below the vocabulary size 256");
+    snprintf(cmd, sizeof cmd,
+             "./pelab eval %s/cli.safetensors --data %s/text.txt --bos 0 --max-tokens 0 --lengths 32 --threads 1", dir,
+             dir);
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "20001 used of 20001"), "eval --bos 0: the text's 20000 bytes after one token: %s", out);
 
     /* the diagnosis checklist passes on a trained model; probes refuse an unknown name */
     snprintf(cmd, sizeof cmd, "./pelab probe %s/cli.safetensors cache --threads 1", dir);

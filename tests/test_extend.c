@@ -44,7 +44,7 @@ static void extend_texts(void) {
         const char *text, *needle;
     } bad[] = {
         {"selfextend", "selfextend:G:W"},    {"selfextend:4", "neighbour window"}, {"selfextend:0:8", "group size"},
-        {"selfextend:4:8:2", "too many"},    {"rerope:0", "window"},               {"rerope:x", "window"},
+        {"selfextend:4:8:2", "too many"},    {"selfextend:4:6", "not a multiple of G"}, {"selfextend:3:5", "llama.cpp"},    {"rerope:0", "window"},               {"rerope:x", "window"},
         {"leaky-rerope:8", "inverse slope"}, {"leaky-rerope:8:1", "inverse slope"}, {"leaky-rerope:3:1.5", "integer"},
         {"leaky-rerope:16:642222", "at most 262144"},
         {"stream:4", "recent tokens"},       {"stream:-1:8", "sink"},              {"stream:4:0", "recent tokens"},
@@ -230,7 +230,7 @@ static void extend_kvcache_one(const char *spec, const char *method) {
 static void extend_kvcache(void) {
     static const char *specs[] = {"rope", "rope:layout=half,fraction=0.5", "rope:scale=pi:2", "xpos", "fope",
                                   "rope+logn", "rope+nope@1"};
-    static const char *methods[] = {"selfextend:3:5", "rerope:6", "leaky-rerope:4:3"};
+    static const char *methods[] = {"selfextend:3:6", "rerope:6", "leaky-rerope:4:3"};
     for (int s = 0; s < 7; s++)
         for (int k = 0; k < 3; k++) {
             /* leaky brings pi:K: not on a model with a rule, nor on fope (no rules) */

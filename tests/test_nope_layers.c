@@ -3,7 +3,7 @@
  * a model (a NoPE layer's queries are the plain projection, a rotary layer's are not; a model with
  * every layer NoPE is the nope scheme bit for bit) and a checkpoint round trip. (Gradients, KV
  * cache and causality with NoPE layers: the shared checks run rope+nope@1, t5+nope@1,
- * kerple+nope@0, alibi+ssmax+nope@1 and xpos+nope@0+temp:layers=nope, tests/test_schemes.c.) */
+ * kerple+nope@0, alibi+temp:scale=0.2+nope@1 and xpos+nope@0+temp:layers=nope, tests/test_schemes.c.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +60,7 @@ static void specs(void) {
         {"rope+nope@-1", "+nope@-1: expected"},             {"rope+nope@1,", "+nope@1,: expected"},
         {"rope+nope@1,,2", "expected 0-based"},            {"learned+nope@0", "added once, at the input"},
         {"sinusoidal+nope@0", "added once, at the input"},  {"nope+nope@0", "nope has no per-layer hook"},
+        {"cope+nope@1", "cope has no per-layer hook"},
         {"rope+nope", "expected +nope@L1,L2"},              {"rope+nope@1+nope@2", "+nope@ given twice"},
         {"rope+", "empty '+' part"},                        {"rope+logn+ssmax", "one attention modifier at most"},
         {"rope+temp:layers=nope", "no NoPE layers"},        {"rope+temp:layers=x+nope@1", "layers=x: expected all or nope"},

@@ -86,6 +86,36 @@ static void probes_on_tiny_models(void) {
     CHECK(probe_attention(&m, toks, 12, 5, 0, att, &mean_dist) == -1 && strstr(pelab_errmsg, "--layer"),
           "attention probe: bad layer refused: %s", pelab_errmsg);
 
+    /* sinks: per layer the first token's weight from queries 6..11, from the attention probe's
+     * rows of every head of the window opened by the sink token (two windows: 0 and N - 12) */
+    {
+        int L = m.cfg.n_layers, H = m.cfg.n_heads, win[12], worst_ok = 1;
+        double mass[8], head_max[8], uniform, want_u = 0;
+        int rc = probe_sinks(&m, toks, N, 12, 2, 5, mass, head_max, &uniform);
+        for (int i = 6; i < 12; i++) want_u += 1.0 / (i + 1) / 6;
+        for (int l = 0; l < L && rc == 0; l++) {
+            double sum = 0, top = 0;
+            for (int h = 0; h < H; h++) {
+                double head = 0;
+                for (int w = 0; w < 2; w++) {
+                    memcpy(win, toks + (w ? N - 12 : 0), sizeof win);
+                    win[0] = 5;
+                    probe_attention(&m, win, 12, l, h, att, &mean_dist);
+                    for (int i = 6; i < 12; i++) head += att[i * 12] / 12.0;
+                }
+                sum += head / H, top = head > top ? head : top;
+            }
+            worst_ok &= fabs(mass[l] - sum) < 1e-6 && fabs(head_max[l] - top) < 1e-6;
+        }
+        CHECK(rc == 0 && worst_ok && fabs(uniform - want_u) < 1e-12,
+              "sinks probe = the attention probe's first column, per layer (mean and largest head): %s",
+              rc ? pelab_errmsg : "");
+        CHECK(probe_sinks(&m, toks, N, 12, 2, 13, mass, head_max, &uniform) == -1 && strstr(pelab_errmsg, "below 13"),
+              "sinks probe: a sink token past the vocabulary refused: %s", pelab_errmsg);
+        CHECK(probe_sinks(&m, toks, 10, 12, 2, -1, mass, head_max, &uniform) == -1 && strstr(pelab_errmsg, "2..10"),
+              "sinks probe: a text shorter than the window refused: %s", pelab_errmsg);
+    }
+
     int dist[2] = {4, 16};
     double acc[2], lp[2];
     CHECK(probe_distance(&m, dist, 2, 3, 1, devnull, acc, lp) == -1 || (acc[0] >= 0 && acc[0] <= 1),

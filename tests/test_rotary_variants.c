@@ -61,7 +61,7 @@ static void partial_rotary(void) {
 }
 
 /* p-RoPE from its definition: head_dim 8 (4 pairs, theta_j = 10000^(-2j/8) = 1, 0.1, 0.01, 0.001),
- * x = 1..8 at position 5. keep=0.5 rotates round(0.5 x 4) = 2 pairs, the two fastest, by
+ * x = 1..8 at position 5. keep=0.5 rotates floor(0.5 x 4) = 2 pairs, the two fastest, by
  * 5 theta_j; the slow pairs pass through untouched at every position. */
 static void p_rope(void) {
     static const int layout_half[2] = {0, 1};
@@ -104,6 +104,19 @@ static void p_rope(void) {
         CHECK(fabs(qk_dot(&frac, q, k, 8, 9, 2) - qk_dot(&k50, q, k, 8, 9, 2)) > 1e-4,
               "rope:fraction=0.5 and rope:keep=0.5 are different maps");
         pos_free(&k50);
+    }
+    /* the count is a floor, as the paper's code (int(p * head_dim // 2)): keep=0.7 on 8 pairs rotates
+     * 5 (keep=0.625), not round(5.6) = 6 (keep=0.75) */
+    PosCtx k70, k625, k750;
+    float q16[16], k16[16];
+    for (int i = 0; i < 16; i++) q16[i] = (float)sin(1.3 * i + 0.2), k16[i] = (float)cos(0.7 * i - 0.4);
+    if (!init_scheme(&k70, "rope:keep=0.7", 16, 1, 1, 1, 16) && !init_scheme(&k625, "rope:keep=0.625", 16, 1, 1, 1, 16) &&
+        !init_scheme(&k750, "rope:keep=0.75", 16, 1, 1, 1, 16)) {
+        int same5 = 1;
+        for (int m = 0; m < 16; m++) same5 &= qk_dot(&k70, q16, k16, 16, m, 0) == qk_dot(&k625, q16, k16, 16, m, 0);
+        CHECK(same5 && qk_dot(&k70, q16, k16, 16, 15, 0) != qk_dot(&k750, q16, k16, 16, 15, 0),
+              "rope:keep=0.7 on 8 pairs rotates floor(5.6) = 5 pairs, as keep=0.625, not 6");
+        pos_free(&k70), pos_free(&k625), pos_free(&k750);
     }
     /* HoPE's cut by period: theta = 1, 0.1, 0.01, 0.001 turn once in 6.28, 62.8, 628, 6283 positions */
     static const char *hope[][2] = {

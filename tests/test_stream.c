@@ -74,10 +74,11 @@ static int feed(Model *m, KVCache *kv, const int *tok, int n, const int *calls, 
     return rc;
 }
 
-/* a: up to S + W tokens, stream decoding is plain decoding at positions 0..n-1 */
+/* a: up to S + W + 1 tokens (S sinks, W recent keys and the query's own), stream decoding is
+ * plain decoding at positions 0..n-1 */
 static void before_eviction(void) {
     const char *specs[] = {"rope", "alibi", "t5", "nope", "xpos", "cope", "kerple", "rope+logn:len=4"};
-    enum { S = 3, W = 9, N = S + W };
+    enum { S = 3, W = 9, N = S + W + 1 };
     int tok[N], calls[] = {5, 1, 4, 2};
     random_tokens(tok, N, 3);
     for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
@@ -88,7 +89,7 @@ static void before_eviction(void) {
         }
         KVCache ka, kb;
         kvcache_init(&ka, &a, N, 4);
-        kvcache_init(&kb, &b, 1 << 20, 4); /* capacity S + W whatever is asked */
+        kvcache_init(&kb, &b, 1 << 20, 4); /* capacity S + W + 1 whatever is asked */
         float *la = xmalloc(sizeof(float) * N * V), *lb = xmalloc(sizeof(float) * N * V);
         int rc = feed(&a, &ka, tok, N, calls, 4, la) | feed(&b, &kb, tok, N, calls, 4, lb);
         float d = max_abs_diff(la, lb, N * V);
@@ -101,11 +102,12 @@ static void before_eviction(void) {
     }
 }
 
-/* the tokens a stream cache holds after token t of tok: the first S, then up to the last W */
+/* the keys token t of tok attends to under StreamingLLM's official meaning (its start_size S and
+ * recent_size W): the first S, up to W recent ones before t, and t itself; S + W + 1 at most */
 static int cached_tokens(const int *tok, int t, int S, int W, int *out) {
     int n = 0;
     for (int i = 0; i <= t; i++)
-        if (i < S || i > t - W) out[n++] = tok[i];
+        if (i < S || i >= t - W) out[n++] = tok[i];
     return n;
 }
 
@@ -130,7 +132,7 @@ static void one_layer_reference(void) {
             kvcache_init(&kb, &b, N, 3);
             float *lb = xmalloc(sizeof(float) * N * V);
             int rc = feed(&b, &kb, tok, N, calls, 5, lb);
-            model_alloc_train(&a, 1, S + W);
+            model_alloc_train(&a, 1, S + W + 1);
             float worst = 0, big = 1; /* the two paths sum in different orders (sgemv, sgemm) */
             for (int t = 0; t < N && rc == 0; t++) {
                 int n = cached_tokens(tok, t, S, W, seq);
@@ -179,14 +181,15 @@ static void ref_rope(double *x, int heads, int hd, int p) {
 }
 
 /* The paper's cache, token by token: each token's per-layer raw k and v are computed once, when it
- * enters; a full cache first drops its oldest token after the S sinks; every step attends over the
+ * enters; S + W keys stay cached between steps and the new one joins them, so a full cache (S + W
+ * + 1) first drops its oldest token after the S sinks; every step attends over the
  * cache with positions = slots (rope: q and k rotated at them; alibi: -m_h (slot_q - slot_k)).
  * logits [N, V] for the N tokens of tok. */
 static void stream_reference(const Model *m, int alibi, const int *tok, int N, int S, int W, double *logits) {
     const ModelConfig *c = &m->cfg;
     const ParamTensors *p = &m->params;
     int D = c->dim, L = c->n_layers, H = c->n_heads, KVH = c->n_kv_heads, hd = m->head_dim, F = c->hidden_dim;
-    int qdim = H * hd, kvd = KVH * hd, cap = S + W, len = 0;
+    int qdim = H * hd, kvd = KVH * hd, cap = S + W + 1, len = 0;
     double *kc = xcalloc((size_t)cap * L * kvd, sizeof(double)), *vc = xcalloc((size_t)cap * L * kvd, sizeof(double));
     double *x = xmalloc(sizeof(double) * D), *h = xmalloc(sizeof(double) * D), *q = xmalloc(sizeof(double) * qdim);
     double *att = xmalloc(sizeof(double) * qdim), *o = xmalloc(sizeof(double) * D), *kr = xmalloc(sizeof(double) * kvd);
@@ -274,10 +277,10 @@ static void deep_reference(void) {
         }
 }
 
-/* d: 100 x (S + W) tokens in a cache allocated once; the heap does not grow and the logits stay
+/* d: 100 x (S + W + 1) tokens in a cache allocated once; the heap does not grow and the logits stay
  * finite */
 static void constant_memory(void) {
-    enum { S = 4, W = 28, CAP = S + W, N = 100 * CAP };
+    enum { S = 4, W = 28, CAP = S + W + 1, N = 100 * CAP };
     Model a, b;
     if (model_pair(&a, &b, "rope", 2, 2, S, W) != 0) {
         CHECK(0, "stream rope: %s", pelab_errmsg);

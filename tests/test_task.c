@@ -95,10 +95,15 @@ static void test_oracle_accepts_own_answers(void) {
                     CHECK(0, "%s len %d: %s", t.def->name, len, pelab_errmsg);
                     continue;
                 }
-                char *ans = ex.text + ex.answer_start;
-                size_t an = ex.answer_len;
+                /* the supervised bytes: the answer span, or a dense example's masked bytes in order */
+                char *ans = malloc(ex.n + 1);
+                size_t an = 0;
+                for (size_t j = 0; j < ex.n; j++)
+                    if (ex.mask ? ex.mask[j] : j >= ex.answer_start) ans[an++] = ex.text[j];
+                ans[an] = 0;
                 int right = -1, right2 = -1, right3 = -1;
-                bad += !(ex.n == strlen(ex.text) && printable(ex.text, ex.n) && an >= 2 && ex.text[ex.n - 1] == '\n');
+                bad += !(ex.n == strlen(ex.text) && printable(ex.text, ex.n) && an >= (ex.mask ? 1u : 2u) &&
+                         ex.text[ex.n - 1] == '\n' && an == task_answers(&ex));
                 bad += !(len == -1 || ex.len == len);
                 bad += task_check(&t, &ex, ans, an, &right) != 1 || right != (int)an;
                 char *wrong = malloc(an + 1);
@@ -107,7 +112,7 @@ static void test_oracle_accepts_own_answers(void) {
                 wrong[at] = wrong[at] == '7' ? '8' : '7';
                 bad += task_check(&t, &ex, wrong, an, &right2) != 0 || right2 != (int)an - 1;
                 bad += task_check(&t, &ex, ans, an - 1, &right3) != 0 || right3 != (int)an - 1;
-                free(wrong);
+                free(wrong), free(ans);
                 task_example_free(&ex);
             }
         CHECK(bad == 0, "%s: %d failures of the oracle on its own examples", t.def->name, bad);
@@ -122,8 +127,8 @@ static void test_determinism(void) {
         unsigned char *ma, *mb, *mc;
         Rng r1, r2, r3;
         rng_seed(&r1, 7), rng_seed(&r2, 7), rng_seed(&r3, 8);
-        if (task_stream(&t, &r1, 3000, &a, &ma) || task_stream(&t, &r2, 3000, &b, &mb) ||
-            task_stream(&t, &r3, 3000, &c, &mc)) {
+        if (task_stream(&t, &r1, 3000, &a, &ma, NULL) || task_stream(&t, &r2, 3000, &b, &mb, NULL) ||
+            task_stream(&t, &r3, 3000, &c, &mc, NULL)) {
             CHECK(0, "%s stream: %s", t.def->name, pelab_errmsg);
             continue;
         }
@@ -141,7 +146,7 @@ static void test_stream_mask(void) {
     unsigned char *mask;
     Rng rng;
     rng_seed(&rng, 3);
-    if (task_stream(&t, &rng, 5000, &text, &mask) != 0) {
+    if (task_stream(&t, &rng, 5000, &text, &mask, NULL) != 0) {
         CHECK(0, "stream: %s", pelab_errmsg);
         return;
     }
@@ -158,7 +163,7 @@ static void test_stream_mask(void) {
     /* passkey (no '|'): the mask agrees with the examples regenerated from the same seed */
     if (!parse_ok(&t, "passkey:len=45-100")) return;
     rng_seed(&rng, 4);
-    if (task_stream(&t, &rng, 3000, &text, &mask) != 0) {
+    if (task_stream(&t, &rng, 3000, &text, &mask, NULL) != 0) {
         CHECK(0, "passkey stream: %s", pelab_errmsg);
         return;
     }
@@ -407,19 +412,25 @@ static int reference_exact(Model *m, const TaskSpec *t, int len, int n, unsigned
         TaskExample ex;
         task_example(t, &rng, len, &ex);
         int total = (int)ex.n, *tok = malloc(sizeof(int) * total), *pos = malloc(sizeof(int) * total);
-        char *answer = malloc(ex.answer_len);
+        char *answer = malloc(ex.n);
+        size_t asked = 0;
         for (int k = 0; k < total; k++) tok[k] = (unsigned char)ex.text[k], pos[k] = k;
-        for (size_t k = 0; k < ex.answer_len; k++) {
-            int T = (int)(ex.answer_start + k);
+        /* a dense example: greedy within each answer, the true text before it (the true earlier
+         * answers), so the KV cache's one pass is checked against a full forward per byte */
+        for (int T = (int)ex.answer_start; T < total; T++) {
+            if (ex.mask && !ex.mask[T]) {
+                tok[T] = (unsigned char)ex.text[T];
+                continue;
+            }
             model_alloc_train(m, 1, T);
             model_forward(m, tok, NULL, pos, 1, T);
             const float *row = m->acts.logits + (size_t)(T - 1) * 256;
             int best = 0;
             for (int v = 1; v < 256; v++) best = row[v] > row[best] ? v : best;
-            answer[k] = (char)best, tok[T] = best;
+            answer[asked++] = (char)best, tok[T] = ex.mask ? (unsigned char)ex.text[T] : best;
         }
         int c = 0;
-        exact += task_check(t, &ex, answer, ex.answer_len, &c) == 1;
+        exact += task_check(t, &ex, answer, asked, &c) == 1;
         *correct += c;
         free(tok), free(pos), free(answer);
         task_example_free(&ex);
@@ -449,6 +460,17 @@ static void test_task_eval(void) {
               s.exact == ref_exact && s.correct_bytes == ref_correct && memcmp(&s, &again, sizeof s) == 0,
           "task eval = full recomputation: exact %d vs %d, bytes %ld vs %ld of %ld, positions %ld: %s", s.exact,
           ref_exact, s.correct_bytes, ref_correct, s.answer_bytes, s.max_positions, rc ? pelab_errmsg : "");
+    /* a dense task: every value of every query scored, the same as a full forward per answer */
+    TaskSpec dense;
+    task_parse(&dense, "mqar_dense:queries=3,gap=0-2");
+    TaskScore ds;
+    rc = task_eval_length(&m, NULL, &dense, 5, 12, 3, 0, &ds);
+    long dense_correct;
+    int dense_exact = reference_exact(&m, &dense, 5, 12, 3, &dense_correct);
+    CHECK(rc == 0 && ds.n == 12 && ds.answer_bytes == 12 * 3 && ds.exact == dense_exact &&
+              ds.correct_bytes == dense_correct,
+          "dense task eval = a full forward per answer: exact %d vs %d, bytes %ld vs %ld of %ld: %s", ds.exact,
+          dense_exact, ds.correct_bytes, dense_correct, ds.answer_bytes, rc ? pelab_errmsg : "");
     /* randomized positions: drawn from exactly as many ids as the example has tokens, they are
      * 0..n-1 (the same scores); from more, deterministic; from fewer, refused */
     TaskScore rp, rp2;
@@ -472,7 +494,86 @@ static void test_task_eval(void) {
     model_free(&m);
 }
 
-/* --align-examples: the starts found from the mask are exactly the examples' first bytes, and
+/* a dense task's loss mask covers exactly the answer tokens: read blindly from the text (after an
+ * example's '|', a digit is a value and every value is one), the counted targets and the
+ * example starts of task:mqar_dense data agree, and so do a training batch's targets */
+static void test_dense_mask(void) {
+    Dataset d;
+    enum { B = 32, T = 64 };
+    int rc = dataset_load(&d, "task:mqar_dense:pairs=2-12,queries=1-12,gap=0-3", 0.1, 5, 40000, T);
+    CHECK(rc == 0 && d.counted && d.starts, "mqar_dense data: %s", rc ? pelab_errmsg : "");
+    if (rc != 0) return;
+    size_t bad_mask = 0, answers = 0, examples = 0, bad_start = 0, k = 0;
+    int after_bar = 0;
+    for (size_t i = 0; i < d.n; i++) {
+        int c = d.tokens[i], want = after_bar && c >= '0' && c <= '9';
+        answers += want;
+        bad_mask += d.counted[i] != want;
+        int starts_here = i == 0 || d.tokens[i - 1] == '\n';
+        if (starts_here && i + T + 1 <= d.n_train) { /* the starts list stops at the last whole window */
+            examples++;
+            bad_start += !(k < d.n_starts && d.starts[k] == i);
+            k++;
+        }
+        if (c == '|') after_bar = 1;
+        if (c == '\n') after_bar = 0;
+    }
+    CHECK(bad_mask == 0 && answers > 2000, "dense mask = the values after '|': %zu of %zu bytes differ (%zu answers)",
+          bad_mask, d.n, answers);
+    CHECK(bad_start == 0 && k == d.n_starts && examples > 500,
+          "example starts = the bytes after each '\\n' (not every answer's end): %zu wrong of %zu", bad_start,
+          examples);
+    int in[B * T], tg[B * T];
+    Rng rng;
+    rng_seed(&rng, 2);
+    d.aligned = 1;
+    dataset_train_batch(&d, &rng, B, T, in, tg);
+    size_t bad_target = 0, counted = 0;
+    for (int b = 0; b < B; b++) {
+        int bar = 0;
+        for (int t = 0; t < T; t++) {
+            int next = t + 1 < T ? in[b * T + t + 1] : -2; /* the target: the next input, past the row's end unknown */
+            if (in[b * T + t] == '|') bar = 1;
+            if (in[b * T + t] == '\n') bar = 0;
+            if (next == -2) continue;
+            int want = bar && next >= '0' && next <= '9';
+            counted += tg[b * T + t] >= 0;
+            bad_target += (tg[b * T + t] >= 0) != want || (want && tg[b * T + t] != next);
+        }
+    }
+    CHECK(bad_target == 0 && counted > (size_t)B, "a batch's targets are exactly the values: %zu wrong, %zu counted",
+          bad_target, counted);
+    dataset_free(&d);
+}
+
+/* train --sink-token: every training and validation window's first input is the token, and
+ * nothing else changes (the same windows, the same targets); out-of-range ids refused */
+static void test_sink_token(void) {
+    Dataset d;
+    enum { B = 8, T = 16 };
+    if (dataset_load(&d, "synth:stories", 0.1, 1, 20000, T) != 0) {
+        CHECK(0, "synth data: %s", pelab_errmsg);
+        return;
+    }
+    int in[B * T], tg[B * T], in2[B * T], tg2[B * T];
+    Rng r1, r2;
+    rng_seed(&r1, 3), rng_seed(&r2, 3);
+    dataset_train_batch(&d, &r1, B, T, in, tg);
+    d.has_sink = 1, d.sink_token = 0;
+    dataset_train_batch(&d, &r2, B, T, in2, tg2);
+    int bad = memcmp(tg, tg2, sizeof tg) != 0;
+    for (int i = 0; i < B * T; i++) bad += in2[i] != (i % T == 0 ? 0 : in[i]);
+    dataset_val_window(&d, 1, T, in2, tg2);
+    d.has_sink = 0;
+    dataset_val_window(&d, 1, T, in, tg);
+    bad += in2[0] != 0 || memcmp(in + 1, in2 + 1, sizeof(int) * (T - 1)) != 0 || memcmp(tg, tg2, sizeof(int) * T) != 0;
+    CHECK(bad == 0, "--sink-token: each window's first input replaced, targets and the rest unchanged (%d bad)", bad);
+    dataset_free(&d);
+    expect_pelab_error("./pelab train --data synth:stories --sink-token 256 --steps 1 --threads 1",
+                       "--sink-token 256: expected a token id below the vocabulary size 256");
+}
+
+/* --align-examples: the starts task_stream reports are exactly the examples' first bytes, and
  * aligned windows begin with a whole prompt, as task eval's do at position 0 */
 static void test_aligned_windows(void) {
     Dataset d;
@@ -539,6 +640,8 @@ static void test_copy_end_to_end(void) {
 }
 
 void test_task(void) {
+    test_dense_mask();
+    test_sink_token();
     test_aligned_windows();
     test_copy_end_to_end();
     test_task_eval();

@@ -14,7 +14,7 @@
 #include "../tools/compare_plan.h"
 #include "test.h"
 
-/* the file's text in a buffer of its own (kept until the process ends: a test's few files) */
+/* the file's text in a buffer of its own (the caller frees it) */
 static char *slurp(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -32,7 +32,7 @@ static int collect(const char *args, char *out, size_t cap) {
 }
 
 /* compare --collect into dir, then its report.md (NULL if missing); *rc: the exit status */
-static const char *collect_report(const char *args, const char *dir, char *out, size_t cap, int *rc) {
+static char *collect_report(const char *args, const char *dir, char *out, size_t cap, int *rc) {
     char path[600];
     *rc = collect(args, out, cap);
     snprintf(path, sizeof path, "%s/report.md", dir);
@@ -79,7 +79,7 @@ static void clear_winner(const char *tmp) {
     snprintf(args, sizeof args, "--schemes alibi,rope --train-len 16 --mult 1,4 --rules yarn:4 --finetune-scale 0 "
                                 "--gen-tokens 0 --keyppl-tokens 0 --out %s", dir);
     int rc;
-    const char *rep = collect_report(args, dir, out, sizeof out, &rc);
+    char *rep = collect_report(args, dir, out, sizeof out, &rc);
     CHECK(rc == 0 && rep && strncmp(rep, "# pelab compare report\n\n## Verdict", 34) == 0,
           "the report opens with the verdict (exit %d): %.300s", rc, rep ? rep : out);
     StatTest w = stats_welch(alibi4, 5, rope4, 5);
@@ -88,7 +88,7 @@ static void clear_winner(const char *tmp) {
     CHECK(rep && strstr(rep, want), "the winner at 4L named with its margin over the runner-up: '%s'", want);
     /* the margin over rope itself is in verdicts.csv with Welch's p, Holm-adjusted over 3 pairs */
     snprintf(path, sizeof path, "%s/verdicts.csv", dir);
-    const char *csv = slurp(path);
+    char *csv = slurp(path);
     char row[200];
     snprintf(row, sizeof row, "nonoverlap,64,\"alibi\",\"rope\",welch,5,5,%.6g,%.6g,%.6g,", 2.006, 2.62, w.diff);
     const char *at = csv ? strstr(csv, row) : NULL;
@@ -113,6 +113,7 @@ static void clear_winner(const char *tmp) {
     CHECK(rules && strchr(rules, '\n') && memchr(rules, '*', (size_t)(strchr(rules, '\n') - rules)), "marked significant");
     CHECK(strstr(out, "verdicts (loss, non-overlapping") && strstr(out, "**alibi** is best"),
           "the terminal prints the verdicts: %s", out);
+    free(rep), free(csv);
 }
 
 /* kerple learns copy in 4 seeds of 5: judged on the 4, "4 of 5"; rope learns in all 5 */
@@ -138,7 +139,7 @@ static void bimodal_gate(const char *tmp) {
     snprintf(args, sizeof args, "--task copy:len=2-4,vocab=8 --task-lens 16 --schemes kerple,rope --train-len 64 --out %s",
              dir);
     int rc;
-    const char *rep = collect_report(args, dir, out, sizeof out, &rc);
+    char *rep = collect_report(args, dir, out, sizeof out, &rc);
     CHECK(rc == 0 && rep && strstr(rep, "- kerple: 4 of 5 seeds learned the task; left out: seed 3") &&
               strstr(rep, "- rope: 5 of 5 seeds learned the task"),
           "k of n seeds learned the task (exit %d): %s", rc, rep ? rep : out);
@@ -152,6 +153,7 @@ static void bimodal_gate(const char *tmp) {
     char want[200];
     snprintf(want, sizeof want, "At task length 16: **kerple** is best, %.3g points above rope", 100 * w.diff);
     CHECK(rep && strstr(rep, want) && strstr(rep, "4 vs 5 seeds"), "the verdict on the seeds that learned: '%s'", want);
+    free(rep);
 }
 
 /* a curve whose validation loss still falls 10% in its last 20% is flagged; a flat one is not */
@@ -177,7 +179,7 @@ static void convergence(const char *tmp) {
     snprintf(args, sizeof args, "--schemes rope --seeds 1,2 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
                                 "--gen-tokens 0 --keyppl-tokens 0 --out %s", dir);
     int rc;
-    const char *rep = collect_report(args, dir, out, sizeof out, &rc);
+    char *rep = collect_report(args, dir, out, sizeof out, &rc);
     /* run 1: 2.2 at step 80 -> 2.0 at step 100: 9.1% */
     CHECK(rc == 0 && rep && strstr(rep, "**1 of 2 runs still improving**: rope_s1 (2.2000 -> 2.0000)"),
           "the improving run flagged, the flat one not (exit %d): %s", rc, rep ? rep : out);
@@ -185,8 +187,10 @@ static void convergence(const char *tmp) {
     /* one seed: no verdict possible, said at the top */
     snprintf(args, sizeof args, "--schemes rope --seeds 1 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
                                 "--gen-tokens 0 --keyppl-tokens 0 --out %s", dir);
+    free(rep);
     rep = collect_report(args, dir, out, sizeof out, &rc);
     CHECK(rc == 0 && rep && strstr(rep, "**One seed per scheme: no verdict is possible.**"), "one seed: no verdict");
+    free(rep);
 }
 
 static void seeds_flag(const char *tmp) {
@@ -211,9 +215,10 @@ static void seeds_flag(const char *tmp) {
           "--seeds 3 after 2: only seed 3 trains (exit %d): %s", rc, out);
     char path[600];
     snprintf(path, sizeof path, "%s/vs/runs/rope_s3.curve.csv", tmp);
-    const char *curve = slurp(path);
+    char *curve = slurp(path);
     CHECK(curve && strncmp(curve, "step,tokens,lr,train_loss,val_loss\n1,64,", 40) == 0,
           "each compare run writes its loss curve beside its checkpoint: %.80s", curve ? curve : "(missing)");
+    free(curve);
 }
 
 void test_verdict(void) {

@@ -291,11 +291,21 @@ static void load_rules(Run *run, const char *scale) {
     meta_free(&run->meta); /* the tokenizer keeps its own copy */
 }
 
-/* the --data file through the checkpoint's tokenizer, cut at max_tokens (0: all) */
-static void load_tokens(Run *run, int max_tokens) {
+/* the --data file through the checkpoint's tokenizer, after the --bos token when one is given
+ * (bos >= 0), cut at max_tokens (0: all) */
+static void load_tokens(Run *run, int max_tokens, int bos) {
     if (read_file(run->data_path, &run->text, &run->n_file) != 0) pelab_die("%s", pelab_errmsg);
     run->tokenizer = tokenizer_kind_name(&run->tok);
-    run->tokens = tokenizer_encode(&run->tok, run->text, run->n_file, 0, &run->n_file);
+    if (bos >= run->tok.vocab_size)
+        pelab_die("eval: --bos %d: expected a token id below the vocabulary size %d", bos, run->tok.vocab_size);
+    int first = bos >= 0;
+    size_t n_ids;
+    int *ids = tokenizer_encode(&run->tok, run->text, run->n_file, 0, &n_ids);
+    run->tokens = xmalloc(sizeof(int) * (n_ids + 1));
+    memcpy(run->tokens + first, ids, sizeof(int) * n_ids);
+    free(ids);
+    if (first) run->tokens[0] = bos;
+    run->n_file = n_ids + first;
     run->n_tokens = max_tokens > 0 && run->n_file > (size_t)max_tokens ? (size_t)max_tokens : run->n_file;
     if (run->n_tokens < 2) pelab_die("eval: %s: need at least 2 tokens, got %zu", run->data_path, run->n_tokens);
 }
@@ -345,7 +355,7 @@ static void run_free(Run *run) {
 int cmd_eval(int argc, char **argv) {
     const char *data = NULL, *lengths = NULL, *mult = NULL, *scale = "none", *csv_path = NULL,
                *json_path = NULL, *precision = NULL, *attn_scale = NULL, *dynamic_arg = "window";
-    int stride = 0, buckets = 16, max_tokens = 65536, threads = 0;
+    int stride = 0, buckets = 16, max_tokens = 65536, threads = 0, bos = -1;
     EvalGenOpts gen = {.gen_tokens = 0, .gen_prompts = 3, .keyppl_tokens = 0, .key_gain = 2.0f};
     const OptSpec opts[] = {
         {"--data", OPT_STR, &data, 0, 0, "held-out text file (encoded by the checkpoint's tokenizer)"},
@@ -359,6 +369,8 @@ int cmd_eval(int argc, char **argv) {
         {"--csv", OPT_OUT_FILE, &csv_path, 0, 0, "write every result row as CSV here"},
         {"--json", OPT_OUT_FILE, &json_path, 0, 0, "write every result row as JSON here"},
         {"--max-tokens", OPT_INT, &max_tokens, 0, 1 << 30, "use the first N tokens of the data (0: all)"},
+        {"--bos", OPT_INT, &bos, -1, 1 << 30,
+         "put this token id before the text (a model trained with train --sink-token; -1: none)"},
         {"--gen-tokens", OPT_INT, &gen.gen_tokens, -1, 1 << 24, "long generation per rule: text length (-1: 8 x L; "
                                                                 "0: off), repetition and own loss by position, loss jump at L"},
         {"--gen-prompts", OPT_INT, &gen.gen_prompts, 1, 64, "texts per rule (prompts from the data)"},
@@ -391,7 +403,7 @@ int cmd_eval(int argc, char **argv) {
     load_rules(run, scale);
     run->n_lengths = eval_parse_lengths(lengths, mult ? mult : "0.5,1,2,4,8", run->train_len, run->lens, MAX_LENGTHS);
     if (run->n_lengths < 0) pelab_die("eval: %s", pelab_errmsg);
-    load_tokens(run, max_tokens);
+    load_tokens(run, max_tokens, bos);
     evaluate_all(run, stride, buckets);
 
     print_header(run);

@@ -1,4 +1,4 @@
-/* probe_cmd.c: `pelab probe CKPT distance|permutation|attention|cache`. */
+/* probe_cmd.c: `pelab probe CKPT distance|permutation|attention|sinks|cache`. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -33,9 +33,24 @@ static int attention_files(Model *m, const int *ids, int n, int layer, int head,
     return rc;
 }
 
+/* the sink probe's table: per layer the first token's attention from the second half's queries */
+static int sinks_report(Model *m, const int *ids, size_t n, int len, int windows, int sink_token) {
+    int L = m->cfg.n_layers;
+    double *mass = xmalloc(sizeof(double) * L), *head_max = xmalloc(sizeof(double) * L), uniform;
+    int rc = probe_sinks(m, ids, n, len, windows, sink_token, mass, head_max, &uniform);
+    if (rc == 0) {
+        printf("first-token attention, queries %d..%d of %d windows of %d tokens%s (uniform row: %.4f)\n", len / 2,
+               len - 1, windows, len, sink_token >= 0 ? ", each opened by the sink token" : "", uniform);
+        printf("layer,mean_over_heads,largest_head,mean_over_uniform\n");
+        for (int l = 0; l < L; l++) printf("%d,%.4f,%.4f,%.2f\n", l, mass[l], head_max[l], mass[l] / uniform);
+    }
+    free(mass), free(head_max);
+    return rc;
+}
+
 int cmd_probe(int argc, char **argv) {
     const char *text = NULL, *distances = NULL, *scale = NULL, *csv = "attention.csv", *png = "attention.png";
-    int trials = 20, layer = 0, head = 0, len = 0, threads = 0;
+    int trials = 20, layer = 0, head = 0, len = 0, threads = 0, windows = 16, sink_token = -1;
     unsigned long long seed = 1;
     const OptSpec opts[] = {
         {"--text", OPT_STR, &text, 0, 0, "text to probe with (default: the built-in corpus)"},
@@ -47,14 +62,17 @@ int cmd_probe(int argc, char **argv) {
         {"--csv", OPT_OUT_FILE, &csv, 0, 0, "attention: CSV output"},
         {"--png", OPT_OUT_FILE, &png, 0, 0, "attention: PNG output"},
         {"--len", OPT_INT, &len, 0, 1 << 20, "tokens to use (0: the training length)"},
+        {"--windows", OPT_INT, &windows, 1, 1 << 20, "sinks: windows of --len tokens spread over the text"},
+        {"--sink-token", OPT_INT, &sink_token, -1, 1 << 30,
+         "sinks: each window's first token is this id (as train --sink-token; -1: the text's own)"},
         {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[2];
     int n_pos;
-    args_parse("probe", "CKPT distance|permutation|attention|cache [flags]", argc, argv, 1, opts,
+    args_parse("probe", "CKPT distance|permutation|attention|sinks|cache [flags]", argc, argv, 1, opts,
                sizeof opts / sizeof opts[0], pos_args, 2, &n_pos);
-    if (n_pos != 2) pelab_die("probe: expected a checkpoint and one of distance, permutation, attention, cache");
+    if (n_pos != 2) pelab_die("probe: expected a checkpoint and one of distance, permutation, attention, sinks, cache");
     set_threads(threads);
     Model m;
     Tokenizer tok;
@@ -82,13 +100,15 @@ int cmd_probe(int argc, char **argv) {
         } else if (strcmp(what, "attention") == 0) {
             if ((size_t)len > n) len = (int)n;
             rc = attention_files(&m, ids, len, layer, head, csv, png);
+        } else if (strcmp(what, "sinks") == 0) {
+            rc = sinks_report(&m, ids, n, len, windows, sink_token);
         } else if (strcmp(what, "cache") == 0) {
             int failed = probe_cache(&m, ids, n, len, stdout);
             free(ids);
             model_free(&m);
             return failed ? 1 : 0;
         } else {
-            pelab_die("probe: '%s': expected distance, permutation, attention or cache", what);
+            pelab_die("probe: '%s': expected distance, permutation, attention, sinks or cache", what);
         }
         free(ids);
     }

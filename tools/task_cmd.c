@@ -41,14 +41,16 @@ static int list(int argc, char **argv) {
     return 0;
 }
 
-/* the text on one line: newlines as \n, the answer span between [[ and ]] */
+/* the text on one line: newlines as \n, each answer span between [[ and ]] */
 static void print_marked(const TaskExample *ex) {
     for (size_t i = 0; i < ex->n; i++) {
-        if (i == ex->answer_start) fputs("[[", stdout);
+        int in = ex->mask ? ex->mask[i] : i >= ex->answer_start, before = i > 0 && (ex->mask ? ex->mask[i - 1] : i > ex->answer_start);
+        if (in && !before) fputs("[[", stdout);
+        if (!in && before) fputs("]]", stdout);
         if (ex->text[i] == '\n') fputs("\\n", stdout);
         else putchar(ex->text[i]);
     }
-    fputs("]]\n", stdout);
+    fputs(ex->mask ? "\n" : "]]\n", stdout);
 }
 
 static int show(int argc, char **argv) {
@@ -74,7 +76,10 @@ static int show(int argc, char **argv) {
         TaskExample ex;
         if (task_example(&t, &rng, len, &ex) != 0) pelab_die("%s", pelab_errmsg);
         if (i == 0) printf("# %s  seed %llu\n", canon, seed); /* after the first check of --len */
-        printf("%d: len %d, answer at byte %zu, %zu bytes", i + 1, ex.len, ex.answer_start, ex.answer_len);
+        if (ex.mask)
+            printf("%d: len %d, %zu answer bytes from byte %zu, %zu bytes in all", i + 1, ex.len, task_answers(&ex),
+                   ex.answer_start, ex.n);
+        else printf("%d: len %d, answer at byte %zu, %zu bytes", i + 1, ex.len, ex.answer_start, ex.answer_len);
         if (ex.depth >= 0) printf(", depth %.3f", ex.depth);
         printf("\n   ");
         print_marked(&ex);

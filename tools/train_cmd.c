@@ -34,6 +34,8 @@ int cmd_train(int argc, char **argv) {
          "PoSE to target length N: each row's --seq-len positions in chunks with random skips into [0, N) (0: off)"},
         {"--pose-chunks", OPT_INT, &pose_chunks, 1, 1 << 20, "PoSE's chunks per row (default 2)"},
         {"--passkey-frac", OPT_FLOAT, &tc.passkey_frac, 0, 1, "share of rows that are passkey documents (pelab passkey)"},
+        {"--sink-token", OPT_INT, &tc.sink_token, -1, 1 << 30,
+         "every training and validation window starts with this token id (StreamingLLM's sink token; -1: off)"},
         {"--align-examples", OPT_FLAG, &tc.align_examples, 0, 0,
          "task data: every window starts at an example's first byte (as task eval's prompts)"},
         {"--dim", OPT_INT, &tc.dim, 2, 65536, "model width"},

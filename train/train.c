@@ -42,6 +42,7 @@ void train_config_defaults(TrainConfig *tc) {
     tc->beta2 = 0.95f;
     tc->seed = 1;
     tc->pose_chunks = 2;
+    tc->sink_token = -1;
     tc->val_frac = 0.1f;
     tc->synth_bytes = 4 << 20;
     tc->eval_every = 200;
@@ -140,6 +141,7 @@ static void write_train_meta(CkptMeta *meta, const TrainConfig *tc, const Datase
     meta_set(meta, "train.pose_chunks", "%d", tc->pose_chunks);
     meta_set(meta, "train.passkey_frac", "%.9g", tc->passkey_frac);
     meta_set(meta, "train.align_examples", "%d", tc->align_examples);
+    meta_set(meta, "train.sink_token", "%d", tc->sink_token);
     meta_set(meta, "train.precision", "%s", precision_name(tc->precision));
 }
 
@@ -154,6 +156,7 @@ static int check_resume_meta(const CkptMeta *stored, const TrainConfig *tc, cons
         if (!old && strcmp(key, "train.align_examples") == 0) old = "0"; /* the same */
         if (!old && strcmp(key, "train.precision") == 0) old = "fp32";
         if (!old && strcmp(key, "train.pose") == 0) old = "0";
+        if (!old && strcmp(key, "train.sink_token") == 0) old = "-1";
         if (!old && strcmp(key, "train.pose_chunks") == 0) old = "2";
         if (!old) return pelab_fail("%s: cannot resume: the checkpoint has no '%s' (not written by pelab train)", path, key);
         if (strcmp(old, now.e[i].val) != 0)
@@ -428,6 +431,10 @@ int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
     if (dataset_load_with(&tr->data, tc->data, &tr->tok, tc->val_frac, tc->seed, (size_t)tc->synth_bytes,
                           tc->seq_len) != 0)
         return -1;
+    if (tc->sink_token >= tr->data.vocab_size)
+        return pelab_fail("--sink-token %d: expected a token id below the vocabulary size %d", tc->sink_token,
+                          tr->data.vocab_size);
+    tr->data.has_sink = tc->sink_token >= 0, tr->data.sink_token = tc->sink_token;
     /* evaluation asks each prompt from position 0 with nothing before it; windows cut anywhere in the
      * stream begin mid-example instead (an answer without its prompt) */
     if (tc->align_examples) {

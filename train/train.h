@@ -24,6 +24,8 @@ typedef struct {
     int pose_chunks;    /* PoSE's chunks per row (default 2, as the paper) */
     float passkey_frac; /* share of training rows that are passkey documents (data/passkey.h) */
     int align_examples; /* task data: every training window starts at an example's first byte */
+    int sink_token;     /* >= 0: every training and validation window's first input is this token
+                         * (StreamingLLM's pre-training with a sink token); -1: off */
     Precision precision; /* the weight products: fp32, or bf16 with fp32 accumulation (model.h) */
     int dim, layers, heads, kv_heads, hidden, seq_len, batch, tied;
     long steps;

@@ -47,27 +47,28 @@ stories)
     ;;
 stream)
     # StreamingLLM on the tinyshakespeare run of seed SEED: 16L and 64L windows decoded through a
-    # cache of L (4 sinks + 124, and a plain window of 128 without sinks) or 2L; the dense model;
+    # cache of L keys (4 sinks + 123 recent + the query, and a plain window of 127 + the query) or 2L;
+    # the dense model;
     # and the sliding window with recomputation (every token scored after >= 120 tokens of its own
     # context, recomputed for each: the paper's oracle baseline)
     seed=$3
     ckpt="$runs/rope_s$seed.safetensors"
-    $pelab eval "$ckpt" --data "$heldout" --lengths 2048,8192 --scale none,stream:4:124,stream:0:128,stream:4:252 \
+    $pelab eval "$ckpt" --data "$heldout" --lengths 2048,8192 --scale none,stream:4:123,stream:0:127,stream:4:251 \
         --max-tokens 32768 --buckets 16 --threads "$threads" --csv "$out/stream_s$seed.csv" > "$out/stream_s$seed.txt"
     $pelab eval "$ckpt" --data "$heldout" --lengths 128 --stride 8 --max-tokens 32768 --threads "$threads" \
         --csv "$out/recompute_s$seed.csv" > "$out/recompute_s$seed.txt"
     ;;
 stream-stories)
     $pelab eval "$out/s260.safetensors" --data "$data/tinystories/valid_prefix.txt" --lengths 8192,32768 \
-        --scale stream:4:508,stream:0:512 --max-tokens 65536 --buckets 16 --threads "$threads" \
+        --scale stream:4:507,stream:0:511 --max-tokens 65536 --buckets 16 --threads "$threads" \
         --csv "$out/stream_stories.csv" > "$out/stream_stories.txt"
     $pelab eval "$out/s260.safetensors" --data "$data/tinystories/valid_prefix.txt" --lengths 512 --stride 64 \
         --max-tokens 65536 --threads "$threads" --csv "$out/recompute_stories.csv" > "$out/recompute_stories.txt"
     ;;
 memory)
-    # peak RSS of sample to 10L, 100L and 1000L: dense against stream:4:124 (tinyshakespeare seed 1)
+    # peak RSS of sample to 10L, 100L and 1000L: dense against stream:4:123 (tinyshakespeare seed 1)
     for n in 1280 12800 128000; do
-        for rule in none stream:4:124; do
+        for rule in none stream:4:123; do
             [ "$rule" = none ] && [ "$n" -gt 12800 ] && continue
             /usr/bin/time -f "$rule n=$n %e s %M KB" $pelab sample "$runs/rope_s1.safetensors" -n "$n" --temp 0 \
                 --scale "$rule" --threads 1 > /dev/null 2>> "$out/memory.txt"

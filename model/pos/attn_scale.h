@@ -2,7 +2,8 @@
  * "SPEC+temp[:scale=F,floor=N]" or "SPEC+ssmax[:init=F]". After the scheme's q/k transform, every
  * query row is multiplied by f(pos), from its own position id, so the content logits q.k grow with
  * the position (the score biases of ALiBi, T5, KERPLE are not scaled: Qwen, Llama 4 and SSMax scale
- * the query tensor, as here):
+ * the query tensor, as here; SSMax scales the whole logit vector, which is the same only without a
+ * score bias, so pos.c refuses +ssmax on bias schemes):
  *   logn (Qwen's use_logn_attn): f = log(pos + 1) / log(len) once pos + 1 > len, else 1;
  *        len defaults to the training length L; inference-time in Qwen, here usable in training too
  *   temp (Llama 4's attention temperature tuning): f = scale * log(floor((pos + 1) / floor) + 1) + 1,

@@ -44,6 +44,10 @@ int extend_parse(const char *text, PosExtend *e) {
     case EXTEND_SELF_EXTEND:
         rc = next_int(text, &p, "G, the group size", 1, 1 << 20, &e->group);
         if (rc == 0) rc = next_int(text, &p, "W, the neighbour window", 1, 1 << 24, &e->window);
+        /* llama.cpp asserts it too: otherwise the official prefill and decode disagree */
+        if (rc == 0 && e->window % e->group != 0)
+            return pelab_fail("--scale %s: W = %d is not a multiple of G = %d (Self-Extend's prefill and decode "
+                              "disagree then; llama.cpp refuses it too)", text, e->window, e->group);
         break;
     case EXTEND_REROPE: rc = next_int(text, &p, "W, the window", 1, 1 << 24, &e->window); break;
     case EXTEND_LEAKY_REROPE: {

@@ -5,13 +5,15 @@
  *                    --grp-attn-w W): a key fewer than W positions behind the query keeps its exact
  *                    relative position; a farther one is seen at floor(i/G) - floor(j/G) + W -
  *                    floor(W/G) (query i, key j), groups of G positions sharing one, shifted so that
- *                    the two regions meet at W.
+ *                    the two regions meet at W. W must be a multiple of G (as llama.cpp asserts:
+ *                    otherwise the official prefill and decode remap differently).
  *   rerope:W         ReRoPE (Su 2023): relative position min(i - j, W).
  *   leaky-rerope:W:K Leaky ReRoPE (Su 2023): i - j below W, else W + (i - j - W) / K.
- *   stream:S:W       StreamingLLM (Xiao et al. 2023, arXiv 2309.17453): the KV cache keeps the first
- *                    S tokens (attention sinks) and the last W, and positions are the slots in that
- *                    cache (0 .. S + W - 1), not the stream's; memory stays constant however long the
- *                    stream (decode.h).
+ *   stream:S:W       StreamingLLM (Xiao et al. 2023, arXiv 2309.17453; its start_size S and
+ *                    recent_size W): the KV cache keeps the first S tokens (attention sinks) and the
+ *                    last W before the query, which sees those S + W keys and its own; positions are
+ *                    the slots (0 .. S + W), not the stream's; memory stays constant however long
+ *                    the stream (decode.h).
  *
  * The first three are "two-branch" methods: every score is q_i . k_j under the scheme's own q/k map
  * at the real positions when i - j < W (the near branch), else under the map at the far positions

@@ -270,6 +270,12 @@ static int parse_parts(PosCtx *pc, char *parts) {
     }
     if (pc->attn_scale.nope_only && !has_nope)
         return pelab_fail("+%s:layers=nope: the model has no NoPE layers (add +nope@L1,L2)", modifier);
+    /* SSMax multiplies the whole logit vector; pelab scales the queries, which is that only when
+     * the logits are q.k alone */
+    if (pc->attn_scale.kind == ATTN_SCALE_SSMAX && (pc->scheme->bias_row || pc->scheme->content_row))
+        return pelab_fail("+ssmax on %s: SSMax scales the whole logit vector, the score bias included, and pelab "
+                          "scales only the queries (q.k): use a scheme without a score bias (rope, nope, ...)",
+                          pc->scheme->name);
     return 0;
 }
 

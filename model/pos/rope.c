@@ -30,7 +30,8 @@ typedef struct {
 static const PosOption rope_options[] = {
     ROTARY_OPTIONS(Rope),
     POS_DOUBLE("keep", Rope, keep, 1, 0, 1,
-               "p-RoPE: share of pairs that rotate, highest frequencies first (round(P x pairs)); the lowest "
+               "p-RoPE: share of pairs that rotate, highest frequencies first (floor(P x pairs), as the paper's "
+               "code); the lowest "
                "frequencies carry no position (1: RoPE, 0: NoPE)", .flags = POS_OPT_SHORTEST),
     POS_INT("max_period", Rope, max_period, 0, 0, 1 << 30,
             "HoPE: pairs whose period 2 pi / theta_j exceeds N positions carry no position (HoPE: N = the "
@@ -47,7 +48,9 @@ static int rope_prepare(PosCtx *pc) {
     Rope *s = pc->state;
     if (rotary_core_prepare(&s->core, "rope", pc->head_dim, pc->seq_len) != 0) return -1;
     int pairs = s->core.layout.rot_pairs;
-    s->rotating = (int)(s->keep * pairs + 0.5);
+    /* the paper's code (Barbero et al. 2024, apply_p_rope): rope_angles = int(p * head_dim // 2),
+     * a floor; its head_dim is the rotary width, 2 pairs */
+    s->rotating = (int)floor(s->keep * (2.0 * pairs) / 2.0);
     /* theta_j = base^(-2j/rot_dim) falls with j: the first pair whose period 2 pi / theta_j exceeds
      * max_period, and every slower one, is cut (before any scaling rule: the cut is the training
      * window's, as HoPE's) */

@@ -6,8 +6,9 @@
  * picked from the prompt's first byte (bounded, so one input stays fast), must be well formed: the
  * prompt framed as "NAME: BODY|" (or ending "\nKey:" for passkey), the answer ending in its single
  * '\n', the oracle agreeing with itself, an answer with one byte changed not an exact match; a
- * short training stream has a 0/1 mask. The oracle of every task, given PROMPT, answers (ending in
- * '\n') or refuses with a message; never crashes or reads past the prompt. */
+ * short training stream has a 0/1 mask. A dense task's examples (mqar_dense): every supervised byte
+ * the oracle's, '\n' last and unsupervised. The oracle of every task, given PROMPT, answers (ending
+ * in '\n', unless dense) or refuses with a message; never crashes or reads past the prompt. */
 #include <stdint.h>
 
 #include "../../core/error.h"
@@ -21,8 +22,34 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
+/* a dense example: "NAME: " first, '\n' last and unsupervised, every supervised byte the oracle's,
+ * one changed byte or one missing not an exact match */
+static void check_dense(const TaskSpec *t, const TaskExample *ex, const char *spec) {
+    size_t nn = strlen(t->def->name), n_ans = task_answers(ex);
+    FUZZ_CHECK(ex->n > nn + 2 && memcmp(ex->text, t->def->name, nn) == 0 && ex->text[ex->n - 1] == '\n' &&
+                   !ex->mask[ex->n - 1] && memchr(ex->text, '\n', ex->n - 1) == NULL && n_ans >= 1 &&
+                   memchr(ex->text, TASK_SLOT, ex->n) == NULL,
+               "%s: a dense example not of the form NAME: BODY\\n with answers (%zu bytes)", spec, ex->n);
+    char *ans = malloc(n_ans);
+    size_t k = 0;
+    for (size_t i = 0; i < ex->n; i++)
+        if (ex->mask[i]) ans[k++] = ex->text[i];
+    int right = -1;
+    FUZZ_CHECK(task_check(t, ex, ans, n_ans, &right) == 1 && right == (int)n_ans,
+               "%s: the example's own answers are not an exact match", spec);
+    ans[n_ans - 1] ^= 1;
+    FUZZ_CHECK(task_check(t, ex, ans, n_ans, &right) == 0 && right == (int)n_ans - 1,
+               "%s: a changed answer passes the check", spec);
+    FUZZ_CHECK(task_check(t, ex, ans, n_ans - 1, &right) == 0, "%s: a short answer passes", spec);
+    free(ans);
+}
+
 static void check_example(const TaskSpec *t, const TaskExample *ex, const char *spec) {
     const TaskDef *d = t->def;
+    if (ex->mask) {
+        check_dense(t, ex, spec);
+        return;
+    }
     FUZZ_CHECK(ex->answer_start + ex->answer_len == ex->n && ex->answer_len >= 1 && ex->text[ex->n - 1] == '\n' &&
                    memchr(ex->text + ex->answer_start, '\n', ex->answer_len - 1) == NULL,
                "%s: the answer must end in its only '\\n' (%zu + %zu of %zu bytes)", spec, ex->answer_start,
@@ -96,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             rng_seed(&rng, 3);
             char *stream;
             unsigned char *mask;
-            if (task_stream(&t, &rng, 700, &stream, &mask) == 0) {
+            if (task_stream(&t, &rng, 700, &stream, &mask, NULL) == 0) {
                 for (int i = 0; i < 700; i++) FUZZ_CHECK(mask[i] <= 1, "%s: mask[%d] = %d", text, i, mask[i]);
                 free(stream), free(mask);
             }
@@ -113,9 +140,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(exact, prompt, prompt_len);
         StrBuf answer = {0};
         pelab_errmsg[0] = 0;
-        if (task_solve(&any, exact, prompt_len, &answer) == 0)
-            FUZZ_CHECK(answer.len >= 1 && answer.s[answer.len - 1] == '\n', "%s: an answer without its end marker",
-                       task_def(i)->name);
+        if (task_solve(&any, exact, prompt_len, &answer) == 0) /* a dense task's answers have no end marker */
+            FUZZ_CHECK(answer.len >= 1 && (task_def(i)->dense || answer.s[answer.len - 1] == '\n'),
+                       "%s: an answer without its end marker", task_def(i)->name);
         else FUZZ_CHECK(pelab_errmsg[0] != 0, "%s: a prompt refused without a message", task_def(i)->name);
         sb_free(&answer);
         free(exact);

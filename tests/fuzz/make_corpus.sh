@@ -138,14 +138,15 @@ printf 'fope:seed=7\npi:2\n\002' >"$OUT/pos_spec/shape2"
 
 # --- task specs, newline, a prompt: every task's own example prompt, and options ---
 n=0
-for t in copy reverse sort add parity selective_copy count flipflop mqar passkey; do
+for t in copy reverse sort add parity selective_copy count flipflop mqar mqar_dense passkey; do
     n=$((n + 1))
     # the example's prompt (task show writes a newline as \n and marks the answer with [[ ]])
     prompt=$("$PELAB" task show "$t" --n 1 --seed $n | sed -n 's/^   //p' | sed 's/\[\[.*//')
     printf '%s\n%b' "$t" "$prompt" >"$OUT/task_spec/$t"
 done
 for s in "copy:len=1-3,vocab=2" "add:len=3,rev=0" "selective_copy:keep=100" "flipflop:write=0" \
-    "mqar:pairs=52,queries=52" "passkey:len=45,depth=0.5" "count:vocab=52" "sort:len=40-60"; do
+    "mqar:pairs=52,queries=52" "passkey:len=45,depth=0.5" "count:vocab=52" "sort:len=40-60" \
+    "mqar_dense:pairs=1-52,queries=1-52,gap=0-5"; do
     n=$((n + 1))
     printf '%s\n\200' "$s" >"$OUT/task_spec/spec$n"
 done
