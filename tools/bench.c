@@ -34,6 +34,7 @@ typedef struct {
 } BenchConfig;
 
 static const BenchConfig configs[] = {
+    {"XS", 64, 2, 4, 192, 256, 64, 16}, /* the lab's experiments (docs/EXPERIMENTS.md): tiny, many seeds */
     {"S", 128, 4, 4, 384, 256, 128, 16},
     {"M", 288, 6, 6, 768, 256, 256, 8},
 };
@@ -533,7 +534,7 @@ int cmd_bench(int argc, char **argv) {
     const char *which = "S,M", *spec = "rope", *schemes = NULL, *workloads = "train,sample,eval";
     const char *mult = "1,4,16", *extra = "8192", *json_path = NULL, *precisions = "fp32,bf16", *train_lens_s = "1024,4096";
     const OptSpec opts[] = {
-        {"--configs", OPT_STR, &which, 0, 0, "comma-separated configurations to run (S, M)"},
+        {"--configs", OPT_STR, &which, 0, 0, "comma-separated configurations to run (XS, S, M)"},
         {"--workloads", OPT_STR, &workloads, 0, 0, "comma-separated workloads (train, sample, eval)"},
         {"--repeats", OPT_INT, &repeats, 1, 1000, "timed repetitions (the median is reported)"},
         {"--steps", OPT_INT, &steps, 1, 1000, "training steps per repetition"},
@@ -554,8 +555,8 @@ int cmd_bench(int argc, char **argv) {
         OPT_THREADS_ROW(&threads),
     };
     args_parse("bench", "[flags]", argc, argv, 1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
-    static const char *const config_names[] = {"S", "M"}, *const workload_names[] = {"train", "sample", "eval"};
-    list_check("--configs", which, config_names, 2);
+    static const char *const config_names[] = {"XS", "S", "M"}, *const workload_names[] = {"train", "sample", "eval"};
+    list_check("--configs", which, config_names, 3);
     list_check("--workloads", workloads, workload_names, 3);
     static const char *const precision_names[] = {"fp32", "bf16"};
     list_check("--precision", precisions, precision_names, 2);
@@ -597,6 +598,7 @@ int cmd_bench(int argc, char **argv) {
     printf("sgemm 1024^3: %.1f GFLOP/s (best of 5)  threads %d\n", peak, omp_get_max_threads());
     print_thread_env();
     print_machine(stdout, 1); /* figures mean little without the kernels they ran on */
+    printf("XS = dim 64, 2 layers, 4 heads, hidden 192, vocab 256, T 64, batch 16\n");
     printf("S = dim 128, 4 layers, 4 heads, hidden 384, vocab 256, T 128, batch 16\n");
     printf("M = dim 288, 6 layers, 6 heads, hidden 768, vocab 256, T 256, batch 8\n");
     if (run_bf16) printf("bf16: weight products through oneDNN, fp32 accumulation; attention and the rest fp32\n");
