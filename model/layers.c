@@ -127,7 +127,7 @@ void log_softmax(float *out, const float *logits, int V) {
     for (int i = 0; i < V; i++) out[i] = logits[i] - lse;
 }
 
-float crossentropy_forward(float *losses, const float *logits, const int *targets, int N, int V) {
+void crossentropy_losses(float *losses, const float *logits, const int *targets, int N, int V) {
     PAR_FOR((size_t)N * V >= PAR_MIN_WORK, int, n, N,
         if (targets[n] < 0) {
             losses[n] = 0.0f;
@@ -140,6 +140,9 @@ float crossentropy_forward(float *losses, const float *logits, const int *target
         for (int i = 0; i < V; i++) sum += exp((double)(row[i] - mx));
         losses[n] = (float)(log(sum) + mx - row[targets[n]]);
     );
+}
+
+float crossentropy_mean(const float *losses, const int *targets, int N) {
     double total = 0.0; /* summed in order, not in thread-completion order */
     int counted = 0;
     for (int n = 0; n < N; n++)
@@ -147,10 +150,18 @@ float crossentropy_forward(float *losses, const float *logits, const int *target
     return counted ? (float)(total / counted) : 0.0f;
 }
 
+float crossentropy_forward(float *losses, const float *logits, const int *targets, int N, int V) {
+    crossentropy_losses(losses, logits, targets, N, V);
+    return crossentropy_mean(losses, targets, N);
+}
+
 void crossentropy_backward(float *logits, const int *targets, int N, int V) {
     int counted = 0;
     for (int n = 0; n < N; n++) counted += targets[n] >= 0;
-    float scale = counted ? 1.0f / counted : 0.0f;
+    crossentropy_backward_rows(logits, targets, N, V, counted ? 1.0f / counted : 0.0f);
+}
+
+void crossentropy_backward_rows(float *logits, const int *targets, int N, int V, float scale) {
     PAR_FOR((size_t)N * V >= PAR_MIN_WORK, int, n, N,
         float *row = logits + (size_t)n * V;
         if (targets[n] < 0) {
