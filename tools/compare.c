@@ -489,15 +489,7 @@ int cmd_compare(int argc, char **argv) {
     c.finetune_kinds = finetune_kinds(finetune);
 
     compare_set_schemes(&c, schemes);
-    char seed_s[CMP_MAX_SEEDS][32];
-    c.n_seeds = split_list("compare", "--seeds", seeds, seed_s[0], sizeof seed_s[0], CMP_MAX_SEEDS);
-    if (c.n_seeds == 0) pelab_die("compare: --seeds '%s': expected at least one seed", seeds);
-    for (int k = 0; k < c.n_seeds; k++) {
-        char *end;
-        errno = 0;
-        c.seed[k] = strtoull(seed_s[k], &end, 10);
-        if (errno || *end || seed_s[k][0] == '-') pelab_die("compare: --seeds %s: '%s' is not a seed", seeds, seed_s[k]);
-    }
+    c.n_seeds = args_seeds("compare", "--seeds", seeds, c.seed, CMP_MAX_SEEDS);
     static char task_data[300];
     if (c.task) { /* task lengths, the task stream as data; rules only when asked, no fine-tune */
         if (c.mult != default_mult) pelab_die("compare: --mult sets loss lengths; with --task give --task-lens");

@@ -1,7 +1,9 @@
 #include "train.h"
 
 #include <math.h>
+#include <omp.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -540,43 +542,116 @@ static void restore_signals(const struct sigaction old[2]) {
     sigaction(SIGTERM, &old[1], NULL);
 }
 
-int train_run(const TrainConfig *tc, TrainResult *res) {
-    memset(res, 0, sizeof *res);
-    res->val_loss = NAN;
-    Trainer tr;
-    if (trainer_setup(&tr, tc) != 0) {
-        trainer_free(&tr);
-        return -1;
+/* one step of a run and what falls due after it (validation, checkpoint, a requested stop):
+ * 1 when the run is over, 0 when it goes on, -1 with pelab_errmsg */
+static int run_step(Trainer *tr, TrainResult *res) {
+    const TrainConfig *tc = &tr->cfg;
+    if (tr->step >= tc->steps) return 1; /* a finished run resumed */
+    if (trainer_step(tr) != 0) return -1;
+    int last = tr->step == tc->steps;
+    int stopping = stop_requested || (tc->stop_after > 0 && tr->steps_this_run >= tc->stop_after);
+    if (due(tr->step, tc->eval_every) || last) trainer_evaluate(tr);
+    if ((due(tr->step, tc->ckpt_every) || last || stopping) && trainer_checkpoint(tr) != 0) return -1;
+    if (stopping) {
+        res->interrupted = 1;
+        res->signal = stop_requested;
+        if (!tc->quiet)
+            progress_note(&tr->prog, "stopped at step %ld; continue with the same command plus --resume", tr->step);
+        return 1;
     }
-    struct sigaction old[2];
-    catch_stop_signals(old);
+    return last;
+}
+
+/* the next run a free thread should step: the one furthest behind that no thread holds (the
+ * seeds stay within a step of each other), -1 when none is free */
+static int pick_run(const Trainer *tr, const int *state, int n) {
+    int best = -1;
+    for (int k = 0; k < n; k++)
+        if (state[k] == 0 && (best < 0 || tr[k].step < tr[best].step)) best = k;
+    return best;
+}
+
+/* Steps n runs until each is over, one thread per run at a time: a run never waits for another
+ * and runs inside this parallel region on one thread (its shards in turn, its BLAS calls serial),
+ * the same operations in the same order as alone (model.h, model_shards). Under bf16 the runs
+ * take turns on the one team (a region of one thread: their own products still use every thread). state[k]: 0 free, 1
+ * held by a thread, 2 over, 3 failed (its message in errs[k]). */
+static void step_runs(Trainer *tr, TrainResult *res, int n, char (*errs)[512], int *failed) {
+    int *state = xcalloc((size_t)n, sizeof(int)), threads = omp_get_max_threads();
+    for (int k = 0; k < n; k++) /* bf16's workspaces and primitive cache are shared: one run at a time */
+        if (tr[k].model.precision != PRECISION_FP32) threads = 1;
+    *failed = 0;
+#pragma omp parallel num_threads(threads < n ? threads : n)
+    for (;;) {
+        int k;
+#pragma omp critical(train_pick)
+        {
+            k = *failed ? -1 : pick_run(tr, state, n);
+            if (k >= 0) state[k] = 1;
+        }
+        if (k < 0) break;
+        int rc = run_step(&tr[k], &res[k]);
+        if (rc < 0) snprintf(errs[k], sizeof errs[k], "%s", pelab_errmsg); /* this thread's message */
+#pragma omp critical(train_pick)
+        {
+            state[k] = rc < 0 ? 3 : rc > 0 ? 2 : 0;
+            if (rc < 0) *failed = 1;
+        }
+    }
+    free(state);
+}
+
+static void fill_result(const Trainer *tr, TrainResult *res) {
+    res->step = tr->step;
+    res->train_loss = tr->train_loss;
+    res->val_loss = tr->val_loss;
+    res->tokens_per_s = tr->tokens_per_s;
+}
+
+int train_run_many(const TrainConfig *tcs, int n, TrainResult *res) {
+    Trainer *tr = xcalloc((size_t)n, sizeof(Trainer));
     int rc = 0;
-    while (tr.step < tc->steps) {
-        if (trainer_step(&tr) != 0) {
-            rc = -1;
-            break;
-        }
-        int last = tr.step == tc->steps;
-        int stopping = stop_requested || (tc->stop_after > 0 && tr.steps_this_run >= tc->stop_after);
-        if (due(tr.step, tc->eval_every) || last) trainer_evaluate(&tr);
-        if ((due(tr.step, tc->ckpt_every) || last || stopping) && trainer_checkpoint(&tr) != 0) {
-            rc = -1;
-            break;
-        }
-        if (stopping) {
-            res->interrupted = 1;
-            res->signal = stop_requested;
-            if (!tc->quiet)
-                progress_note(&tr.prog, "stopped at step %ld; continue with the same command plus --resume", tr.step);
-            break;
-        }
+    for (int k = 0; k < n; k++) {
+        memset(&res[k], 0, sizeof res[k]);
+        res[k].val_loss = NAN;
     }
-    if (!tc->quiet) progress_done(&tr.prog);
-    restore_signals(old);
-    res->step = tr.step;
-    res->train_loss = tr.train_loss;
-    res->val_loss = tr.val_loss;
-    res->tokens_per_s = tr.tokens_per_s;
-    trainer_free(&tr);
+    for (int k = 0; k < n && rc == 0; k++)
+        if (trainer_setup(&tr[k], &tcs[k]) != 0) {
+            char why[512]; /* pelab_fail writes where the message is */
+            snprintf(why, sizeof why, "%s", pelab_errmsg);
+            if (n > 1) pelab_fail("seed %llu: %.480s", tcs[k].seed, why);
+            rc = -1;
+        }
+    for (int k = 0; k < n && rc == 0; k++) tr[k].t0 = now_seconds(); /* not the later seeds' setup */
+    if (rc == 0) {
+        struct sigaction old[2];
+        catch_stop_signals(old);
+        if (n == 1) { /* no region: a big model's loops and products use every thread themselves */
+            int r;
+            while ((r = run_step(&tr[0], &res[0])) == 0) {}
+            rc = r < 0 ? -1 : 0;
+        } else {
+            char(*errs)[512] = xcalloc((size_t)n, sizeof *errs);
+            int failed;
+            step_runs(tr, res, n, errs, &failed);
+            for (int k = 0; k < n && failed; k++)
+                if (errs[k][0]) {
+                    pelab_fail("seed %llu: %.480s", tcs[k].seed, errs[k]);
+                    rc = -1;
+                    break;
+                }
+            free(errs);
+        }
+        for (int k = 0; k < n; k++)
+            if (!tcs[k].quiet) progress_done(&tr[k].prog);
+        restore_signals(old);
+    }
+    for (int k = 0; k < n; k++) {
+        fill_result(&tr[k], &res[k]);
+        trainer_free(&tr[k]);
+    }
+    free(tr);
     return rc;
 }
+
+int train_run(const TrainConfig *tc, TrainResult *res) { return train_run_many(tc, 1, res); }
