@@ -562,43 +562,50 @@ static int run_step(Trainer *tr, TrainResult *res) {
     return last;
 }
 
-/* the next run a free thread should step: the one furthest behind that no thread holds (the
- * seeds stay within a step of each other), -1 when none is free */
-static int pick_run(const Trainer *tr, const int *state, int n) {
+/* the next run a free thread should step: the one with the fewest steps that no thread holds (the
+ * runs stay within a step of each other), -1 when none is free */
+static int pick_run(const long *done, const int *state, int n) {
     int best = -1;
     for (int k = 0; k < n; k++)
-        if (state[k] == 0 && (best < 0 || tr[k].step < tr[best].step)) best = k;
+        if (state[k] == 0 && (best < 0 || done[k] < done[best])) best = k;
     return best;
 }
 
-/* Steps n runs until each is over, one thread per run at a time: a run never waits for another
- * and runs inside this parallel region on one thread (its shards in turn, its BLAS calls serial),
- * the same operations in the same order as alone (model.h, model_shards). Under bf16 the runs
- * take turns on the one team (a region of one thread: their own products still use every thread). state[k]: 0 free, 1
- * held by a thread, 2 over, 3 failed (its message in errs[k]). */
-static void step_runs(Trainer *tr, TrainResult *res, int n, char (*errs)[512], int *failed) {
-    int *state = xcalloc((size_t)n, sizeof(int)), threads = omp_get_max_threads();
-    for (int k = 0; k < n; k++) /* bf16's workspaces and primitive cache are shared: one run at a time */
-        if (tr[k].model.precision != PRECISION_FP32) threads = 1;
-    *failed = 0;
+int lockstep_run(int n, int threads, int (*step)(void *ctx, int k), void *ctx) {
+    int *state = xcalloc((size_t)n, sizeof(int)), failed = -1; /* state: 0 free, 1 held, 2 over */
+    long *done = xcalloc((size_t)n, sizeof(long));
 #pragma omp parallel num_threads(threads < n ? threads : n)
     for (;;) {
         int k;
-#pragma omp critical(train_pick)
+#pragma omp critical(lockstep_pick)
         {
-            k = *failed ? -1 : pick_run(tr, state, n);
+            k = failed >= 0 ? -1 : pick_run(done, state, n);
             if (k >= 0) state[k] = 1;
         }
         if (k < 0) break;
-        int rc = run_step(&tr[k], &res[k]);
-        if (rc < 0) snprintf(errs[k], sizeof errs[k], "%s", pelab_errmsg); /* this thread's message */
-#pragma omp critical(train_pick)
+        int rc = step(ctx, k);
+#pragma omp critical(lockstep_pick)
         {
-            state[k] = rc < 0 ? 3 : rc > 0 ? 2 : 0;
-            if (rc < 0) *failed = 1;
+            state[k] = rc != 0 ? 2 : 0;
+            done[k]++;
+            if (rc < 0 && failed < 0) failed = k;
         }
     }
-    free(state);
+    free(state), free(done);
+    return failed;
+}
+
+typedef struct {
+    Trainer *tr;
+    TrainResult *res;
+    char (*errs)[512];
+} Runs;
+
+static int step_one(void *ctx, int k) {
+    Runs *r = ctx;
+    int rc = run_step(&r->tr[k], &r->res[k]);
+    if (rc < 0) snprintf(r->errs[k], sizeof r->errs[k], "%s", pelab_errmsg); /* this thread's message */
+    return rc;
 }
 
 static void fill_result(const Trainer *tr, TrainResult *res) {
@@ -632,14 +639,15 @@ int train_run_many(const TrainConfig *tcs, int n, TrainResult *res) {
             rc = r < 0 ? -1 : 0;
         } else {
             char(*errs)[512] = xcalloc((size_t)n, sizeof *errs);
-            int failed;
-            step_runs(tr, res, n, errs, &failed);
-            for (int k = 0; k < n && failed; k++)
-                if (errs[k][0]) {
-                    pelab_fail("seed %llu: %.480s", tcs[k].seed, errs[k]);
-                    rc = -1;
-                    break;
-                }
+            int threads = omp_get_max_threads();
+            for (int k = 0; k < n; k++) /* bf16's workspaces and primitive cache are shared: one run at a time */
+                if (tr[k].model.precision != PRECISION_FP32) threads = 1;
+            Runs runs = {tr, res, errs};
+            int failed = lockstep_run(n, threads, step_one, &runs);
+            if (failed >= 0) {
+                pelab_fail("seed %llu: %.480s", tcs[failed].seed, errs[failed]);
+                rc = -1;
+            }
             free(errs);
         }
         for (int k = 0; k < n; k++)

@@ -59,6 +59,12 @@ int train_run(const TrainConfig *tc, TrainResult *res);
  * runs then take turns instead of sharing the threads). res[n]. -1 with pelab_errmsg
  * naming the seed whose run failed (the others stop too). */
 int train_run_many(const TrainConfig *tcs, int n, TrainResult *res);
+/* Calls step(ctx, k) for runs k = 0..n-1 on up to `threads` threads until each run's step returns
+ * non-zero (1: over; -1: failed, which stops them all), one thread per run at a time, the run with
+ * the fewest steps first; no thread waits for another between steps. Inside, nested OpenMP regions
+ * and OpenBLAS calls run on one thread (a region of one thread: on all of them). Returns the first
+ * failed run, or -1. */
+int lockstep_run(int n, int threads, int (*step)(void *ctx, int k), void *ctx);
 
 /* One run in progress: what train_run's loop steps. */
 typedef struct {
