@@ -18,7 +18,7 @@ DNNL_DEF  := -DPELAB_NO_DNNL
 endif
 ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) $(DNNL_DEF) -std=gnu11 -Wall -Wextra -fopenmp -I$(BLAS_INC) -MMD -MP
 # jansson (libjansson-dev) parses JSON (core/json.c), libpng (libpng-dev) writes PNGs (io/png.c)
-ALL_LDLIBS := $(OPTFLAGS) $(LDFLAGS) -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas $(DNNL_LIBS) -ljansson -lpng -lm -fopenmp
+ALL_LDLIBS := $(OPTFLAGS) $(LDFLAGS) -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas $(DNNL_LIBS) -ljansson -lpng -lgsl -lm -fopenmp
 
 LIB_SRC  := $(wildcard core/*.c model/*.c model/pos/*.c data/*.c io/*.c train/*.c infer/*.c tools/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)

@@ -7,6 +7,7 @@
 
 #include "../core/error.h"
 #include "../core/mem.h"
+#include "../core/stats.h"
 #include "../core/sys.h"
 #include "../model/layers.h"
 #include "decode.h"
@@ -75,6 +76,16 @@ int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, Dyn
 
 double eval_mean(const ScoreResult *r) { return r->n_scored ? r->nll_sum / r->n_scored : NAN; }
 
+/* the bootstrap interval of the mean NLL of targets 1..last (logprob by target), in blocks of len */
+static void window_interval(const float *logprob, size_t last, int len, double *lo, double *hi) {
+    size_t nb = (last + (size_t)len - 1) / (size_t)len;
+    double *nll = xcalloc(nb, sizeof(double)), *count = xcalloc(nb, sizeof(double));
+    for (size_t t = 1; t <= last; t++) nll[(t - 1) / len] -= logprob[t], count[(t - 1) / len] += 1;
+    *lo = *hi = NAN;
+    if (nb > 1) stats_bootstrap_ratio(nll, count, nb, STATS_BOOTSTRAP_REPS, 1, 0.95, lo, hi);
+    free(nll), free(count);
+}
+
 int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,
                 EvalLength *e) {
     memset(e, 0, sizeof *e);
@@ -84,6 +95,7 @@ int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, Dyna
     e->stride = stride > 0 ? stride : (len / 2 > 0 ? len / 2 : 1);
     if (e->stride > len) return pelab_fail("eval: stride %d exceeds the length %d", e->stride, len);
     e->n_buckets = n_buckets < len ? n_buckets : len;
+    for (int p = 0; p < EVAL_N_PROTOCOLS; p++) e->ci_lo[p] = e->ci_hi[p] = NAN;
     e->bucket_sum = xcalloc(e->n_buckets, sizeof(double));
     e->bucket_n = xcalloc(e->n_buckets, sizeof(size_t));
     /* positions 0..len-1: refused lengths are reported, not computed (one row, not the run) */
@@ -98,18 +110,25 @@ int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, Dyna
         e->limit = comp;
         return 0;
     }
+    if (n < 2) return pelab_fail("eval: need at least 2 tokens, got %zu", n);
+    EvalTrace trace = {xmalloc(sizeof(float) * n), NULL}; /* every scored target's log-prob */
     double t0 = now_seconds();
-    if (eval_windows(m, tokens, n, len, len, dynamic, e->n_buckets, e->bucket_sum, e->bucket_n, NULL,
-                     &e->proto[EVAL_NONOVERLAP]) != 0)
-        return -1;
+    int rc = eval_windows(m, tokens, n, len, len, dynamic, e->n_buckets, e->bucket_sum, e->bucket_n, &trace,
+                          &e->proto[EVAL_NONOVERLAP]);
     double t1 = now_seconds();
     e->seconds[EVAL_NONOVERLAP] = t1 - t0;
+    if (rc == 0) window_interval(trace.logprob, n - 1, len, &e->ci_lo[EVAL_NONOVERLAP], &e->ci_hi[EVAL_NONOVERLAP]);
     /* stride = len is the same computation: reuse it rather than spend the time twice */
-    if (e->stride == len) e->proto[EVAL_SLIDING] = e->proto[EVAL_NONOVERLAP];
-    else if (eval_windows(m, tokens, n, len, e->stride, dynamic, 0, NULL, NULL, NULL, &e->proto[EVAL_SLIDING]) != 0)
-        return -1;
+    if (rc == 0 && e->stride == len) {
+        e->proto[EVAL_SLIDING] = e->proto[EVAL_NONOVERLAP];
+        e->ci_lo[EVAL_SLIDING] = e->ci_lo[EVAL_NONOVERLAP], e->ci_hi[EVAL_SLIDING] = e->ci_hi[EVAL_NONOVERLAP];
+    } else if (rc == 0) {
+        rc = eval_windows(m, tokens, n, len, e->stride, dynamic, 0, NULL, NULL, &trace, &e->proto[EVAL_SLIDING]);
+        if (rc == 0) window_interval(trace.logprob, n - 1, len, &e->ci_lo[EVAL_SLIDING], &e->ci_hi[EVAL_SLIDING]);
+    }
     e->seconds[EVAL_SLIDING] = now_seconds() - t1;
-    return 0;
+    free(trace.logprob);
+    return rc;
 }
 
 void eval_length_free(EvalLength *e) {

@@ -50,9 +50,13 @@ typedef struct {
     double *bucket_sum;                  /* [n_buckets] NLL sums, non-overlapping windows */
     size_t *bucket_n;                    /* [n_buckets] predictions */
     double seconds[EVAL_N_PROTOCOLS];
+    double ci_lo[EVAL_N_PROTOCOLS], ci_hi[EVAL_N_PROTOCOLS]; /* 95% interval of the mean loss (below) */
 } EvalLength;
 
 /* Both protocols and the position buckets at one length. stride 0: len / 2 (at least 1).
+ * ci_lo/ci_hi: a percentile bootstrap of each protocol's mean loss over blocks of len consecutive
+ * scored tokens (the non-overlapping windows themselves), STATS_BOOTSTRAP_REPS resamples from a
+ * fixed seed: how much the figure owes to which text was evaluated (NaN with a single block).
  * A length the scheme refuses is not an error: status says why and nothing is computed.
  * Free with eval_length_free. */
 int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,

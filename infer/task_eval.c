@@ -1,12 +1,14 @@
 /* task_eval.c: greedy answers to task examples through the KV cache, scored by the oracle. */
 #include "task_eval.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
 #include "../core/mem.h"
 #include "../core/rng.h"
+#include "../core/stats.h"
 #include "decode.h"
 
 static int argmax(const float *row, int V) {
@@ -59,6 +61,9 @@ int task_eval_length(Model *m, const TaskSpec *t, int len, int n, unsigned long 
     rng_seed(&rng, seed);
     rng_seed(&pos_rng, seed ^ 0x706f736974696f6eULL);
     float *logits = xmalloc(sizeof(float) * m->cfg.vocab_size);
+    /* per example: right (0/1), one, right bytes, answer bytes: the bootstrap's blocks */
+    double *ex_exact = xmalloc(sizeof(double) * n), *ex_one = xmalloc(sizeof(double) * n);
+    double *ex_correct = xmalloc(sizeof(double) * n), *ex_bytes = xmalloc(sizeof(double) * n);
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         TaskExample ex;
@@ -68,6 +73,8 @@ int task_eval_length(Model *m, const TaskSpec *t, int len, int n, unsigned long 
         int correct = 0, exact = rc == 0 ? task_check(t, &ex, answer, ex.answer_len, &correct) : -1;
         if (exact < 0) rc = -1;
         else {
+            ex_exact[score->n] = exact, ex_one[score->n] = 1;
+            ex_correct[score->n] = correct, ex_bytes[score->n] = (double)ex.answer_len;
             score->n++;
             score->exact += exact;
             score->answer_bytes += (long)ex.answer_len;
@@ -78,6 +85,14 @@ int task_eval_length(Model *m, const TaskSpec *t, int len, int n, unsigned long 
         free(answer);
         task_example_free(&ex);
     }
+    score->exact_ci[0] = score->exact_ci[1] = score->bytes_ci[0] = score->bytes_ci[1] = NAN;
+    if (rc == 0 && score->n > 0) {
+        stats_bootstrap_ratio(ex_exact, ex_one, score->n, STATS_BOOTSTRAP_REPS, seed, 0.95, &score->exact_ci[0],
+                              &score->exact_ci[1]);
+        stats_bootstrap_ratio(ex_correct, ex_bytes, score->n, STATS_BOOTSTRAP_REPS, seed, 0.95, &score->bytes_ci[0],
+                              &score->bytes_ci[1]);
+    }
+    free(ex_exact), free(ex_one), free(ex_correct), free(ex_bytes);
     free(logits);
     return rc;
 }

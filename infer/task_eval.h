@@ -14,6 +14,8 @@ typedef struct {
     long answer_bytes;   /* answer bytes asked for, over all examples */
     long correct_bytes;  /* of those, right at their position */
     long max_positions;  /* the longest example, prompt + answer: the positions this length reaches */
+    double exact_ci[2];  /* 95% percentile-bootstrap interval of exact / n over the examples */
+    double bytes_ci[2];  /* and of correct_bytes / answer_bytes (examples resampled whole) */
 } TaskScore;
 
 /* n examples of length len from seed: each prompt through the KV cache at positions 0.., then

@@ -12,6 +12,7 @@
 #include "../core/rng.h"
 #include "../io/checkpoint.h"
 #include "../train/adamw.h"
+#include "../train/curve.h"
 #include "../train/train.h"
 #include "test.h"
 
@@ -31,6 +32,15 @@ static void small_config(TrainConfig *tc, const char *out) {
     tc->quiet = 1;
 }
 
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = calloc(1, 1 << 16);
+    if (buf) fread(buf, 1, (1 << 16) - 1, f);
+    fclose(f);
+    return buf;
+}
+
 /* pose > 0: PoSE positions, drawn from the checkpointed data generator */
 static void resume_identical(const char *spec, int pose) {
     char a[256], b[256];
@@ -44,18 +54,30 @@ static void resume_identical(const char *spec, int pose) {
     tc.pos = spec;
     tc.pose = pose;
     tc.loss_log = full;
+    tc.log_every = 5;
     CHECK(train_run(&tc, &r) == 0 && r.step == 20, "resume %s: uninterrupted run: %s", spec, pelab_errmsg);
     small_config(&tc, b);
     tc.pos = spec;
     tc.pose = pose;
     tc.loss_log = split;
+    tc.log_every = 5;
     tc.stop_after = 10;
     CHECK(train_run(&tc, &r) == 0 && r.step == 10 && r.interrupted, "resume %s: first half stops at 10", spec);
+    char curve_a[300], curve_b[300];
+    curve_path(a, curve_a, sizeof curve_a);
+    curve_path(b, curve_b, sizeof curve_b);
+    FILE *cf = fopen(curve_b, "a"); /* a killed run's row past its last checkpoint: dropped on resume */
+    if (cf) fprintf(cf, "15,999,0.1,9.9,\n"), fclose(cf);
     tc.stop_after = 0;
     tc.resume = 1;
     CHECK(train_run(&tc, &r) == 0 && r.step == 20, "resume %s: second half: %s", spec, pelab_errmsg);
     CHECK(memcmp(full, split, sizeof full) == 0, "resume %s: loss curve identical (step 20: %.7f vs %.7f)", spec,
           full[19], split[19]);
+    char *ca = read_text(curve_a), *cb = read_text(curve_b);
+    CHECK(ca && cb && strcmp(ca, cb) == 0 && strncmp(ca, CURVE_CSV_COLUMNS "\n5,", strlen(CURVE_CSV_COLUMNS) + 3) == 0 &&
+              count_lines(ca) == 5,
+          "resume %s: the curve CSV equals the uninterrupted run's (rows 5, 10, 15, 20): %s", spec, cb ? cb : "(missing)");
+    free(ca), free(cb);
     /* and the final weights are bit-identical */
     Model ma, mb;
     if (checkpoint_load(a, &ma, NULL, NULL, NULL) == 0 && checkpoint_load(b, &mb, NULL, NULL, NULL) == 0) {

@@ -14,6 +14,7 @@
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../core/mem.h"
+#include "../core/stats.h"
 #include "../core/strbuf.h"
 #include "../core/sys.h"
 #include "../data/dataset.h"
@@ -66,22 +67,30 @@ static void evaluate_model(const Compare *c, int s, int k, Model *m, const char 
             if (e.status == EVAL_OK) fprintf(f, "%.6f,", eval_mean(&e.proto[p]));
             else fputc(',', f);
             csv_field(f, status, ',');
-            fprintf(f, ",,,%zu,%ld,%ld\n", e.proto[p].n_scored, accepted, computable);
+            fprintf(f, ",,,%zu,%ld,%ld", e.proto[p].n_scored, accepted, computable);
+            compare_row_end(f, e.ci_lo[p], e.ci_hi[p]);
         }
         for (int b = 0; e.status == EVAL_OK && b < e.n_buckets; b++) {
             if (!e.bucket_n[b]) continue;
             int lo, hi;
             eval_bucket_range(b, len, e.n_buckets, &lo, &hi);
             compare_row_start(f, c, "bucket", s, k, rule, len, eval_protocol_names[EVAL_NONOVERLAP]);
-            fprintf(f, "%.6f,ok,%d,%d,%d,%zu,%ld,%ld\n", e.bucket_sum[b] / e.bucket_n[b], b, lo, hi, e.bucket_n[b],
+            fprintf(f, "%.6f,ok,%d,%d,%d,%zu,%ld,%ld", e.bucket_sum[b] / e.bucket_n[b], b, lo, hi, e.bucket_n[b],
                     accepted, computable);
+            compare_row_end(f, NAN, NAN);
         }
         eval_length_free(&e);
         if (c->passkey_frac > 0) {
-            double acc = passkey_accuracy(c, m, len, c->seed[k]);
+            double acc = passkey_accuracy(c, m, len, c->seed[k]), lo = NAN, hi = NAN;
             compare_row_start(f, c, "passkey", s, k, rule, len, "passkey");
-            if (acc >= 0) fprintf(f, "%.4f,ok,,,,30,%ld,%ld\n", acc, accepted, computable);
-            else fprintf(f, ",n/a,,,,0,%ld,%ld\n", accepted, computable);
+            if (acc >= 0) fprintf(f, "%.4f,ok,,,,30,%ld,%ld", acc, accepted, computable);
+            else fprintf(f, ",n/a,,,,0,%ld,%ld", accepted, computable);
+            if (acc >= 0) { /* 30 trials, right or not: the bootstrap of a proportion */
+                double right[30], one[30];
+                for (int t = 0; t < 30; t++) right[t] = t < (int)floor(acc * 30 + 0.5), one[t] = 1;
+                stats_bootstrap_ratio(right, one, 30, STATS_BOOTSTRAP_REPS, c->seed[k], 0.95, &lo, &hi);
+            }
+            compare_row_end(f, lo, hi);
         }
     }
 }
@@ -176,6 +185,7 @@ static void finetune_one(const Compare *c, int kind, int s, int k, const char *b
     tc.seq_len = kind == FT_POSE ? c->base.seq_len : compare_finetune_len(c);
     tc.pose = kind == FT_POSE ? compare_finetune_len(c) : 0;
     tc.steps = compare_finetune_steps(c, kind); /* same batch: fewer rows recovered worse */
+    tc.eval_every = tc.steps / 20 > 0 ? (int)(tc.steps / 20) : 1, tc.log_every = tc.eval_every; /* its curve */
     tc.lr = c->finetune_lr, tc.warmup = -1; /* 5% of the fine-tune, whatever the base run's warmup */
     tc.resume = 1; /* a fine-tune checkpoint without its CSV (stopped during the evaluation) is reused */
     train_and_evaluate(c, s, k, &tc, kind == FT_POSE ? "PoSE fine-tune" : "fine-tune", c->finetune_label[kind], csv,
@@ -391,6 +401,25 @@ void compare_set_finetune(Compare *c) {
     snprintf(c->finetune_label[FT_POSE], sizeof c->finetune_label[FT_POSE], "%s+pose", c->finetune_rule);
 }
 
+/* --seeds: "N" (1..N), "A-B" or "A,B,C" into c->seed[] */
+static void parse_seeds(Compare *c, const char *seeds) {
+    const char *digits = "0123456789";
+    size_t n1 = strspn(seeds, digits);
+    if (n1 > 0 && n1 < 20 && (seeds[n1] == 0 || (seeds[n1] == '-' && seeds[n1 + 1 + strspn(seeds + n1 + 1, digits)] == 0 &&
+                                                   seeds[n1 + 1]))) {
+        unsigned long long a = strtoull(seeds, NULL, 10), b = a;
+        if (seeds[n1] == '-') b = strtoull(seeds + n1 + 1, NULL, 10);
+        else a = 1; /* a count */
+        if (b < a || b - a >= CMP_MAX_SEEDS || (seeds[n1] == 0 && b == 0))
+            pelab_die("compare: --seeds %s: expected a count 1..%d, a range A-B of at most %d seeds, or a list", seeds,
+                      CMP_MAX_SEEDS, CMP_MAX_SEEDS);
+        c->n_seeds = 0;
+        for (unsigned long long v = a; v <= b; v++) c->seed[c->n_seeds++] = v;
+        return;
+    }
+    c->n_seeds = args_seeds("compare", "--seeds", seeds, c->seed, CMP_MAX_SEEDS);
+}
+
 /* the largest of the --mult list */
 static double largest_mult(const char *mult) {
     double smax = 0;
@@ -450,7 +479,7 @@ int cmd_compare(int argc, char **argv) {
     b->eval_every = 0, b->ckpt_every = 0, b->quiet = 1;
     char all_schemes[512];
     pos_list(all_schemes, sizeof all_schemes);
-    const char *schemes = NULL, *seeds = "1,2,3", *rules = NULL, *jobs = NULL, *only = NULL, *task_lens = NULL;
+    const char *schemes = NULL, *seeds = "5", *rules = NULL, *jobs = NULL, *only = NULL, *task_lens = NULL;
     const char *precision = NULL, *finetune = "pi";
     int collect = 0, unaligned = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes;
     /* the defaults by identity: with --task, a --mult or --data given is refused, not ignored */
@@ -458,12 +487,25 @@ int cmd_compare(int argc, char **argv) {
     c.name = "compare", c.data = default_data, c.mult = default_mult, c.eval_tokens = 32768;
     c.finetune_steps = -1, c.finetune_scale = -1, c.task_n = 100;
     compare_gen_defaults(&c);
+    compare_verdict_defaults(&c);
     const OptSpec opts[] = {
         {"--schemes", OPT_STR, &schemes, 0, 0, "comma-separated position schemes (default: every registered scheme)"},
         {"--data", OPT_STR, &c.data, 0, 0, "text file or synth:NAME (the held-out tail is the evaluation text)"},
         {"--train-len", OPT_INT, &b->seq_len, 2, 1 << 16, "training length L"},
         {"--steps", OPT_INT, &steps, 1, 1 << 30, "training steps per run"},
-        {"--seeds", OPT_STR, &seeds, 0, 0, "comma-separated seeds (init, batches, synthetic corpus)"},
+        {"--seeds", OPT_STR, &seeds, 0, 0, "N: seeds 1..N (default 5); or a list A,B,C or a range A-B (init, batches, "
+                                           "synthetic corpus); a finished compare rerun with more seeds trains only "
+                                           "the new ones"},
+        {"--gate", OPT_FLOAT, &c.gate, 0, 1, "with --task: a run learned the task when its exact match inside the "
+                                             "trained lengths is at least this; runs below are left out of means and "
+                                             "verdicts"},
+        {"--gate-loss", OPT_FLOAT, &c.gate_loss, 0, 1e6, "language modelling: a run whose loss at L is above this "
+                                                          "failed the gate (0: no bound)"},
+        {"--gate-rel", OPT_FLOAT, &c.gate_rel, 0, 100, "language modelling: ... or above (1 + this) x the median of its "
+                                                       "scheme's other seeds (needs 2 others)"},
+        {"--converge-frac", OPT_FLOAT, &c.converge_frac, 0, 1, "flag a run still improving: validation loss fell by "
+                                                               "more than this fraction over its last 20% of steps"},
+        {"--alpha", OPT_FLOAT, &c.alpha, 1e-6, 0.5, "significance level of the verdicts (Holm-adjusted)"},
         {"--out", OPT_OUT_DIR, &c.out, 0, 0, "output directory (runs/, plots/, report.md)"},
         {"--mult", OPT_STR, &c.mult, 0, 0, "evaluation lengths as multiples of L"},
         {"--rules", OPT_STR, &rules, 0, 0, "post-hoc scaling rules for the schemes that take them (default pi:S,ntk:S,yarn:S,dynamic-ntk, "
@@ -518,11 +560,13 @@ int cmd_compare(int argc, char **argv) {
     }
     set_threads(threads);
     if (precision && precision_parse(precision, &b->precision) != 0) pelab_die("compare: %s", pelab_errmsg);
+    /* twenty validations per run: the loss curve the report checks for convergence */
+    b->eval_every = steps / 20 > 0 ? steps / 20 : 1, b->log_every = b->eval_every;
     b->steps = steps, b->synth_bytes = synth_bytes, b->data = c.data, b->passkey_frac = c.passkey_frac;
     c.finetune_kinds = finetune_kinds(finetune);
 
     compare_set_schemes(&c, schemes);
-    c.n_seeds = args_seeds("compare", "--seeds", seeds, c.seed, CMP_MAX_SEEDS);
+    parse_seeds(&c, seeds);
     static char task_data[300];
     if (c.task) { /* task lengths, the task stream as data; rules only when asked, no fine-tune */
         if (c.mult != default_mult) pelab_die("compare: --mult sets loss lengths; with --task give --task-lens");

@@ -61,7 +61,7 @@ static void gen_rows(const Compare *c, int s, int k, Model *m, const char *rule,
             if (!n) continue;
             compare_row_start(f, c, "gen", s, k, rule, g.text_len, metric[q]);
             value(f, v);
-            fprintf(f, "ok,%d,%d,%d,%zu,%ld,%ld\n", b, b * g.width, (b + 1) * g.width - 1, n, accepted, computable);
+            fprintf(f, "ok,%d,%d,%d,%zu,%ld,%ld,,\n", b, b * g.width, (b + 1) * g.width - 1, n, accepted, computable);
         }
 }
 
@@ -74,7 +74,7 @@ static void jump_row(const Compare *c, int s, int k, Model *m, const char *rule,
     long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
     compare_row_start(f, c, "jump", s, k, rule, 2 * L, eval_protocol_names[EVAL_NONOVERLAP]);
     value(f, jump);
-    fprintf(f, "%s,,,,%zu,%ld,%ld\n", refused ? "n/a" : "ok", n_held, accepted, computable);
+    fprintf(f, "%s,,,,%zu,%ld,%ld,,\n", refused ? "n/a" : "ok", n_held, accepted, computable);
 }
 
 /* 1 if the model takes windows of len (positions 0..len-1); the length rows already say why not */
@@ -94,15 +94,15 @@ static void keyppl_rows(const Compare *c, int s, int k, Model *m, const char *ru
             pelab_die("%s: rule %s, key tokens at %d: %s", c->name, rule, len, pelab_errmsg);
         compare_row_start(f, c, "keyppl", s, k, rule, len, "key");
         value(f, key_ppl_key_loss(&r));
-        fprintf(f, "%s,,,,%zu,%ld,%ld\n", r.n_key ? "ok" : "n/a (no key tokens)", r.n_key, accepted, computable);
+        fprintf(f, "%s,,,,%zu,%ld,%ld,,\n", r.n_key ? "ok" : "n/a (no key tokens)", r.n_key, accepted, computable);
         compare_row_start(f, c, "keyppl", s, k, rule, len, "all");
         value(f, key_ppl_all_loss(&r));
-        fprintf(f, "ok,,,,%zu,%ld,%ld\n", r.n_all, accepted, computable);
+        fprintf(f, "ok,,,,%zu,%ld,%ld,,\n", r.n_all, accepted, computable);
     }
     if (!r.n_all) return;
     compare_row_start(f, c, "keyppl", s, k, rule, c->base.seq_len, "share");
     value(f, key_ppl_share(&r));
-    fprintf(f, "ok,,,,%zu,%ld,%ld\n", r.n_key, accepted, computable);
+    fprintf(f, "ok,,,,%zu,%ld,%ld,,\n", r.n_key, accepted, computable);
 }
 
 void compare_gen_rows(const Compare *c, int s, int k, Model *m, const char *rule, const int *held, size_t n_held,

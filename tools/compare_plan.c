@@ -52,5 +52,17 @@ void compare_row_start(FILE *f, const Compare *c, const char *kind, int s, int k
     fprintf(f, "%d,%d,%s,", c->base.seq_len, len, protocol);
 }
 
+void compare_verdict_defaults(Compare *c) {
+    c->gate = 0.9f, c->gate_loss = 0, c->gate_rel = 0.05f, c->converge_frac = 0.01f, c->alpha = 0.05f;
+}
+
+void compare_row_end(FILE *f, double ci_lo, double ci_hi) {
+    fputc(',', f);
+    if (!isnan(ci_lo)) fprintf(f, "%.6f", ci_lo);
+    fputc(',', f);
+    if (!isnan(ci_hi)) fprintf(f, "%.6f", ci_hi);
+    fputc('\n', f);
+}
+
 /* the training stream is drawn from the run's seed itself */
 unsigned long long compare_task_seed(const Compare *c, int k) { return 1000003ULL + c->seed[k]; }

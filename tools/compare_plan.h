@@ -48,6 +48,13 @@ typedef struct {
     int keyppl_tokens;                    /* held-out tokens for the key-token perplexity (0: off) */
     float key_gain;                       /* a key token's minimum log-prob gain, long vs short context */
     const char *key_evaluator;            /* the checkpoint that picks key tokens for every run (NULL: each run's own) */
+    float gate;                           /* --task: a run learned the task when its exact match inside the trained
+                                           * lengths is at least this (default 0.9) */
+    float gate_loss;                      /* language modelling: a run whose loss at L is above this failed (0: none) */
+    float gate_rel;                       /* ... or above (1 + this) x the median of its scheme's other seeds (>= 2) */
+    float converge_frac;                  /* a run still improving: validation loss fell by more than this fraction
+                                           * over the last 20% of its steps */
+    float alpha;                          /* the verdicts' significance level, after Holm's correction */
     StrBuf cmdline;                       /* this invocation, shell-quoted */
 } Compare;
 
@@ -64,11 +71,21 @@ typedef struct {
  *           key tokens, n = their count) and all (the same tokens, every one); and one row with
  *           protocol share, length L: loss = the share of key tokens */
 #define CMP_CSV_COLUMNS \
-    "kind,scheme,seed,rule,train_len,length,protocol,loss,status,bucket,pos_lo,pos_hi,n,accepted,computable"
+    "kind,scheme,seed,rule,train_len,length,protocol,loss,status,bucket,pos_lo,pos_hi,n,accepted,computable,ci_lo,ci_hi"
+
+/* ci_lo, ci_hi (rows length, passkey, task, gate): the 95% percentile-bootstrap interval of the
+ * run's figure over its evaluation windows (blocks of `length` scored tokens) or examples; empty
+ * where there is none. Files written before these columns have 15 and are read all the same.
+ *   gate:   --task only, rule none: exact match at a task length inside the trained range (its
+ *           ends and middle), protocol exact; the run's gate figure is their mean (README: verdicts) */
 
 /* writes the shared row prefix "kind,scheme,seed,rule,train_len,length,protocol," */
 void compare_row_start(FILE *f, const Compare *c, const char *kind, int scheme, int seed, const char *rule, int len,
                        const char *protocol);
+/* the verdict defaults: gate 0.9, no loss bound, 5% over the median, 1% still improving, alpha 0.05 */
+void compare_verdict_defaults(Compare *c);
+/* ends a row: ",ci_lo,ci_hi\n", each empty when NaN */
+void compare_row_end(FILE *f, double ci_lo, double ci_hi);
 /* the seed of a run's task evaluation examples: not its training stream's, the same for every scheme */
 unsigned long long compare_task_seed(const Compare *c, int seed);
 

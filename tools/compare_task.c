@@ -1,6 +1,7 @@
 /* compare_task.c: task accuracy rows of `pelab compare --task` (compare_task.h). */
 #include "compare_task.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "../core/error.h"
@@ -45,39 +46,62 @@ static long positions_needed(const TaskSpec *t, int len) {
     return most;
 }
 
+/* exact match and byte accuracy of one task length as rows of `kind` (task: both protocols; gate:
+ * exact match only) */
+static void length_rows(const Compare *c, int s, int k, Model *m, const char *rule, const TaskSpec *t, int len,
+                        const char *kind, FILE *f) {
+    long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
+    static const char *protocol[2] = {"exact", "bytes"};
+    long need = positions_needed(t, len);
+    TaskScore sc;
+    /* a learned table refuses what lies past its end: n/a, as the loss rows say it (the
+     * longest draw is a guide; the evaluation itself is the judge) */
+    int rand_pos = c->base.rand_pos, refused = accepted >= 0 && need > accepted;
+    char why[64];
+    snprintf(why, sizeof why, "n/a (past table of %ld)", accepted);
+    if (rand_pos > 0 && need > rand_pos) { /* randomized positions are drawn from [0, rand_pos) */
+        refused = 1;
+        snprintf(why, sizeof why, "n/a (longer than rand_pos %d)", rand_pos);
+    }
+    if (!refused && task_eval_length(m, t, len, c->task_n, compare_task_seed(c, k), rand_pos, &sc) != 0) {
+        if (accepted < 0 && rand_pos <= 0)
+            pelab_die("%s: %s seed %llu: task length %d: %s", c->name, c->scheme[s], c->seed[k], len, pelab_errmsg);
+        refused = 1; /* an example longer than the draws that guided the checks above: say which limit */
+        if (strstr(pelab_errmsg, "randomized positions"))
+            snprintf(why, sizeof why, "n/a (longer than rand_pos %d)", rand_pos);
+    }
+    int n_protocols = strcmp(kind, "gate") == 0 ? 1 : 2;
+    for (int p = 0; p < n_protocols; p++) {
+        compare_row_start(f, c, kind, s, k, rule, len, protocol[p]);
+        if (refused) {
+            fprintf(f, ",%s,,,%ld,0,%ld,%ld", why, need, accepted, computable);
+            compare_row_end(f, NAN, NAN);
+            continue;
+        }
+        double v = p == 0 ? (double)sc.exact / sc.n : (double)sc.correct_bytes / sc.answer_bytes;
+        const double *ci = p == 0 ? sc.exact_ci : sc.bytes_ci;
+        fprintf(f, "%.6f,ok,,,%ld,%d,%ld,%ld", v, sc.max_positions, sc.n, accepted, computable);
+        compare_row_end(f, ci[0], ci[1]);
+    }
+}
+
+void compare_task_gate_lengths(const Compare *c, int *lens, int *n) {
+    TaskSpec t;
+    if (task_parse(&t, c->task) != 0) pelab_die("%s: --task: %s", c->name, pelab_errmsg);
+    int lo = (int)t.lo[t.def->len_opt], hi = (int)t.hi[t.def->len_opt], mid = (lo + hi) / 2;
+    *n = 0;
+    lens[(*n)++] = lo;
+    if (mid > lo && mid < hi) lens[(*n)++] = mid;
+    if (hi > lo) lens[(*n)++] = hi;
+}
+
 void compare_task_rows(const Compare *c, int s, int k, Model *m, const char *rule, FILE *f) {
     TaskSpec t;
     if (task_parse(&t, c->task) != 0) pelab_die("%s: --task: %s", c->name, pelab_errmsg);
-    long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
-    static const char *protocol[2] = {"exact", "bytes"};
-    for (int l = 0; l < c->n_lengths; l++) {
-        int len = c->lens[l];
-        long need = positions_needed(&t, len);
-        TaskScore sc;
-        /* a learned table refuses what lies past its end: n/a, as the loss rows say it (the
-         * longest draw is a guide; the evaluation itself is the judge) */
-        int rand_pos = c->base.rand_pos, refused = accepted >= 0 && need > accepted;
-        char why[64];
-        snprintf(why, sizeof why, "n/a (past table of %ld)", accepted);
-        if (rand_pos > 0 && need > rand_pos) { /* randomized positions are drawn from [0, rand_pos) */
-            refused = 1;
-            snprintf(why, sizeof why, "n/a (longer than rand_pos %d)", rand_pos);
-        }
-        if (!refused && task_eval_length(m, &t, len, c->task_n, compare_task_seed(c, k), rand_pos, &sc) != 0) {
-            if (accepted < 0 && rand_pos <= 0)
-                pelab_die("%s: %s seed %llu: task length %d: %s", c->name, c->scheme[s], c->seed[k], len, pelab_errmsg);
-            refused = 1; /* an example longer than the draws that guided the checks above: say which limit */
-            if (strstr(pelab_errmsg, "randomized positions"))
-                snprintf(why, sizeof why, "n/a (longer than rand_pos %d)", rand_pos);
-        }
-        for (int p = 0; p < 2; p++) {
-            compare_row_start(f, c, "task", s, k, rule, len, protocol[p]);
-            if (refused) {
-                fprintf(f, ",%s,,,%ld,0,%ld,%ld\n", why, need, accepted, computable);
-                continue;
-            }
-            double v = p == 0 ? (double)sc.exact / sc.n : (double)sc.correct_bytes / sc.answer_bytes;
-            fprintf(f, "%.6f,ok,,,%ld,%d,%ld,%ld\n", v, sc.max_positions, sc.n, accepted, computable);
-        }
+    if (strcmp(rule, "none") == 0) { /* the in-distribution gate: the run as trained */
+        int gate[3], n_gate;
+        compare_task_gate_lengths(c, gate, &n_gate);
+        for (int g = 0; g < n_gate; g++) length_rows(c, s, k, m, rule, &t, gate[g], "gate", f);
     }
+    for (int l = 0; l < c->n_lengths; l++) length_rows(c, s, k, m, rule, &t, c->lens[l], "task", f);
 }

@@ -11,8 +11,11 @@
 /* --task-lens (NULL: the spec's lo, hi, 2 hi, 4 hi, 8 hi, 16 hi, within what the option accepts)
  * into c->lens; dies with one line on a bad spec or list */
 void compare_task_setup(Compare *c, const char *lens);
+/* the gate's task lengths: the trained range's ends and middle (1 to 3 of them) */
+void compare_task_gate_lengths(const Compare *c, int *lens, int *n);
 /* exact match and byte accuracy of model m (rule as labelled) at every task length into f; a
- * length whose examples pass a learned table's end is a row with status n/a, not an error */
+ * length whose examples pass a learned table's end is a row with status n/a, not an error; under rule
+ * none the gate rows first (compare_plan.h) */
 void compare_task_rows(const Compare *c, int scheme, int seed, Model *m, const char *rule, FILE *f);
 
 #endif

@@ -113,6 +113,7 @@ int cmd_demo(int argc, char **argv) {
     const char *schemes = "nope,learned,sinusoidal,alibi,rope";
     c.name = "demo", c.out = "runs/demo", c.data = "synth:stories", c.mult = "0.5,1,2,4,8";
     compare_gen_defaults(&c);
+    compare_verdict_defaults(&c);
     const OptSpec opts[] = {
         {"--steps", OPT_INT, &steps, 1, 1 << 30, "training steps per scheme"},
         {"--seq-len", OPT_INT, &seq_len, 8, 4096, "training length L"},
@@ -132,7 +133,8 @@ int cmd_demo(int argc, char **argv) {
     TrainConfig *b = &c.base;
     train_config_defaults(b);
     b->dim = dim, b->layers = layers, b->heads = 4, b->seq_len = seq_len, b->batch = 16, b->steps = steps;
-    b->synth_bytes = synth_bytes, b->eval_every = 0, b->ckpt_every = 0, b->log_every = steps / 4 > 0 ? steps / 4 : 1;
+    b->synth_bytes = synth_bytes, b->ckpt_every = 0, b->log_every = steps / 4 > 0 ? steps / 4 : 1;
+    b->eval_every = steps / 10 > 0 ? steps / 10 : 1; /* ten validations: the loss curve's convergence check */
     c.n_seeds = 1, c.seed[0] = b->seed;
     c.eval_tokens = 0;       /* the whole held-out tail */
     c.nonoverlap_only = 1;   /* the sliding protocol would double the evaluation time */

@@ -10,38 +10,22 @@
 #include <unistd.h>
 
 #include "../core/error.h"
+#include "../core/stats.h"
 #include "../core/strbuf.h"
 #include "../data/task.h"
 #include "../infer/eval.h"
+#include "../train/curve.h"
 #include "compare_plan.h"
 #include "gnuplot.h"
 #include "report.h"
+#include "report_agg.h"
+#include "report_verdict.h"
 #include "report_show.h"
 #include "report_gen.h"
 
-enum { MAX_SERIES = CMP_MAX_SCHEMES * (2 + CMP_MAX_RULES), NF = 15 }; /* + none and the fine-tune */
-enum { TASK_EXACT, TASK_BYTES }; /* a --task report's two metrics, in the protocol slots of a Series */
+enum { NF = 15 }; /* the columns every CSV has; ci_lo and ci_hi (16, 17) when written by this version */
 enum { F_KIND, F_SCHEME, F_SEED, F_RULE, F_TRAIN_LEN, F_LENGTH, F_PROTOCOL, F_LOSS, F_STATUS, F_BUCKET, F_LO, F_HI,
-       F_N, F_ACCEPTED, F_COMPUTABLE };
-
-typedef struct {
-    int scheme;
-    char rule[64], label[200];
-    double sum[EVAL_N_PROTOCOLS + 1][CMP_MAX_LENGTHS], sumsq[EVAL_N_PROTOCOLS + 1][CMP_MAX_LENGTHS]; /* + passkey */
-    int n[EVAL_N_PROTOCOLS + 1][CMP_MAX_LENGTHS];
-    char status[CMP_MAX_LENGTHS][64]; /* why a length was not computed ("" if it was) */
-    long accepted, computable;
-    double bsum[CMP_BUCKETS]; /* loss by position at the largest length, summed over seeds */
-    int bn[CMP_BUCKETS], blo[CMP_BUCKETS], bhi[CMP_BUCKETS];
-} Series;
-
-typedef struct {
-    int n_series, has_passkey, lmax;
-    long reach[CMP_MAX_LENGTHS]; /* --task: the positions each task length reached (the most over runs) */
-    int n_found[1 + FT_KINDS], n_expected[1 + FT_KINDS]; /* runs, then fine-tunes by recipe (1 + FT_PI, ...) */
-    Series s[MAX_SERIES];
-    char missing[2048];
-} Agg;
+       F_N, F_ACCEPTED, F_COMPUTABLE, F_CI_LO, F_CI_HI, NF_ALL };
 
 /* splits one CSV line in place into fields (quotes: "" is a quote); returns the count */
 static int csv_split(char *line, char **f, int max) {
@@ -91,11 +75,24 @@ static int gen_row(const Compare *c, int si, char **fld) {
     return report_gen_row(c, si, &r);
 }
 
-static void read_run(const Compare *c, Agg *a, int si, FILE *f) {
-    char line[2048], *fld[NF];
+/* one figure of seed k into series s, metric p, length l */
+static void put_value(Series *s, int p, int l, int k, double v, char **fld, int n_fields) {
+    s->val[p][l][k] = v, s->has[p][l][k] = 1;
+    s->ci_lo[p][l][k] = n_fields > F_CI_LO && fld[F_CI_LO][0] ? atof(fld[F_CI_LO]) : NAN;
+    s->ci_hi[p][l][k] = n_fields > F_CI_HI && fld[F_CI_HI][0] ? atof(fld[F_CI_HI]) : NAN;
+}
+
+static void read_run(const Compare *c, Agg *a, int si, int k, FILE *f) {
+    char line[2048], *fld[NF_ALL];
     if (!fgets(line, sizeof line, f)) return; /* header */
     while (fgets(line, sizeof line, f)) {
-        if (csv_split(line, fld, NF) < NF) continue;
+        int nf = csv_split(line, fld, NF_ALL);
+        if (nf < NF) continue;
+        if (strcmp(fld[F_KIND], "gate") == 0) { /* --task: exact match inside the trained lengths */
+            if (fld[F_LOSS][0]) a->gate_sum[si][k] += atof(fld[F_LOSS]);
+            a->gate_rows[si][k]++; /* a refused gate length counts as not learned */
+            continue;
+        }
         if (gen_row(c, si, fld)) continue; /* gen, jump, keyppl: report_gen.c */
         int l = length_index(c, atoi(fld[F_LENGTH]));
         if (l < 0) continue; /* a length this report does not show */
@@ -114,7 +111,7 @@ static void read_run(const Compare *c, Agg *a, int si, FILE *f) {
             long reach = atol(fld[F_HI]);
             if (reach > a->reach[l]) a->reach[l] = reach;
             int t = strcmp(fld[F_PROTOCOL], "exact") == 0 ? TASK_EXACT : TASK_BYTES;
-            if (ok) s->sum[t][l] += v, s->sumsq[t][l] += v * v, s->n[t][l]++;
+            if (ok) put_value(s, t, l, k, v, fld, nf);
             else snprintf(s->status[l], sizeof s->status[l], "%s", fld[F_STATUS]);
             continue;
         }
@@ -126,34 +123,52 @@ static void read_run(const Compare *c, Agg *a, int si, FILE *f) {
             if (p != EVAL_N_PROTOCOLS) snprintf(s->status[l], sizeof s->status[l], "%s", fld[F_STATUS]);
             continue;
         }
-        s->sum[p][l] += v, s->sumsq[p][l] += v * v, s->n[p][l]++;
+        put_value(s, p, l, k, v, fld, nf);
     }
 }
 
-static double mean_of(const Series *s, int p, int l) { return s->n[p][l] ? s->sum[p][l] / s->n[p][l] : NAN; }
-
-/* the sample std over seeds (0 for one) */
-static double std_of(const Series *s, int p, int l) {
-    if (s->n[p][l] < 2) return 0;
-    double m = mean_of(s, p, l), var = (s->sumsq[p][l] - s->n[p][l] * m * m) / (s->n[p][l] - 1);
-    return sqrt(var > 0 ? var : 0);
+int report_counts(const Agg *a, const Series *s, int p, int l, int k) {
+    return s->has[p][l][k] && a->gate[s->scheme][k] != RUN_FAIL;
 }
+
+int report_values(const Agg *a, const Series *s, int p, int l, double *v, int *seed) {
+    int n = 0;
+    for (int k = 0; k < CMP_MAX_SEEDS; k++)
+        if (report_counts(a, s, p, l, k)) {
+            if (v) v[n] = s->val[p][l][k];
+            if (seed) seed[n] = k;
+            n++;
+        }
+    return n;
+}
+
+double report_mean(const Agg *a, const Series *s, int p, int l) {
+    double v[CMP_MAX_SEEDS];
+    return stats_summary(v, report_values(a, s, p, l, v, NULL)).mean;
+}
+
+double report_std(const Agg *a, const Series *s, int p, int l) {
+    double v[CMP_MAX_SEEDS];
+    return stats_summary(v, report_values(a, s, p, l, v, NULL)).sd;
+}
+
+static int n_of(const Agg *a, const Series *s, int p, int l) { return report_values(a, s, p, l, NULL, NULL); }
 
 /* "1.2345 ± 0.0123" (sample std over seeds), "1.2345" for one seed, the status, or "—";
  * a task report's accuracies as percentages, "97.0 ± 1.2" */
-static void cell(const Compare *c, const Series *s, int p, int l, char *buf, size_t n) {
-    if (c->task && s->n[p][l]) {
-        if (s->n[p][l] < 2) snprintf(buf, n, "%.1f", 100 * mean_of(s, p, l));
-        else snprintf(buf, n, "%.1f ± %.1f", 100 * mean_of(s, p, l), 100 * std_of(s, p, l));
+static void cell(const Compare *c, const Agg *a, const Series *s, int p, int l, char *buf, size_t n) {
+    if (c->task && n_of(a, s, p, l)) {
+        if (n_of(a, s, p, l) < 2) snprintf(buf, n, "%.1f", 100 * report_mean(a, s, p, l));
+        else snprintf(buf, n, "%.1f ± %.1f", 100 * report_mean(a, s, p, l), 100 * report_std(a, s, p, l));
         return;
     }
-    if (!s->n[p][l]) {
+    if (!n_of(a, s, p, l)) {
         snprintf(buf, n, "%s", s->status[l][0] && p != EVAL_N_PROTOCOLS ? s->status[l] : "—");
         return;
     }
-    double m = mean_of(s, p, l);
-    if (s->n[p][l] < 2) snprintf(buf, n, "%.4f", m);
-    else snprintf(buf, n, "%.4f ± %.4f", m, std_of(s, p, l));
+    double m = report_mean(a, s, p, l);
+    if (n_of(a, s, p, l) < 2) snprintf(buf, n, "%.4f", m);
+    else snprintf(buf, n, "%.4f ± %.4f", m, report_std(a, s, p, l));
 }
 
 static void table(FILE *f, const Compare *c, const Agg *a, int p) {
@@ -174,7 +189,7 @@ static void table(FILE *f, const Compare *c, const Agg *a, int p) {
         fprintf(f, "| %s | %s |", c->scheme[s->scheme], s->rule);
         for (int l = 0; l < c->n_lengths; l++) {
             char buf[96];
-            cell(c, s, p, l, buf, sizeof buf);
+            cell(c, a, s, p, l, buf, sizeof buf);
             fprintf(f, " %s |", buf);
         }
         fprintf(f, "\n");
@@ -183,19 +198,19 @@ static void table(FILE *f, const Compare *c, const Agg *a, int p) {
 
 /* design section 7: the largest tested length >= L such that every tested length from L up to it
  * keeps the mean non-overlapping loss within 5% of the loss at L (and passkey >= 80% of L's) */
-static int reliable_length(const Compare *c, const Series *s, int has_passkey) {
+static int reliable_length(const Compare *c, const Agg *a, const Series *s, int has_passkey) {
     int li = length_index(c, c->base.seq_len);
-    if (li < 0 || !s->n[EVAL_NONOVERLAP][li]) return -1;
-    double base = mean_of(s, EVAL_NONOVERLAP, li), pk = mean_of(s, EVAL_N_PROTOCOLS, li);
+    if (li < 0 || !n_of(a, s, EVAL_NONOVERLAP, li)) return -1;
+    double base = report_mean(a, s, EVAL_NONOVERLAP, li), pk = report_mean(a, s, EVAL_N_PROTOCOLS, li);
     int best = c->base.seq_len;
     for (;;) { /* the next larger tested length */
         int next = -1;
         for (int l = 0; l < c->n_lengths; l++)
             if (c->lens[l] > best && (next < 0 || c->lens[l] < c->lens[next])) next = l;
         if (next < 0) break;
-        double v = mean_of(s, EVAL_NONOVERLAP, next);
+        double v = report_mean(a, s, EVAL_NONOVERLAP, next);
         if (isnan(v) || v > 1.05 * base) break;
-        if (has_passkey && !isnan(pk) && !(mean_of(s, EVAL_N_PROTOCOLS, next) >= 0.8 * pk)) break;
+        if (has_passkey && !isnan(pk) && !(report_mean(a, s, EVAL_N_PROTOCOLS, next) >= 0.8 * pk)) break;
         best = c->lens[next];
     }
     return best;
@@ -215,7 +230,7 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
     fprintf(f, "# length, then mean non-overlapping loss per series (NaN: not computed)\n");
     for (int l = 0; l < c->n_lengths; l++) {
         fprintf(f, "%d", c->lens[l]);
-        for (int i = 0; i < a->n_series; i++) fprintf(f, " %.6f", mean_of(&a->s[i], EVAL_NONOVERLAP, l));
+        for (int i = 0; i < a->n_series; i++) fprintf(f, " %.6f", report_mean(a, &a->s[i], EVAL_NONOVERLAP, l));
         fprintf(f, "\n");
     }
     fclose(f);
@@ -251,7 +266,7 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
             fprintf(f, "plot ");
             for (int i = 0, first = 1; i < a->n_series; i++) {
                 int any = 0; /* a series without a point would only draw a gnuplot warning */
-                for (int l = 0; l < c->n_lengths && g == 0; l++) any |= a->s[i].n[EVAL_NONOVERLAP][l] > 0;
+                for (int l = 0; l < c->n_lengths && g == 0; l++) any |= n_of(a, &a->s[i], EVAL_NONOVERLAP, l) > 0;
                 for (int k = 0; k < CMP_BUCKETS && g == 1; k++) any |= a->s[i].bn[k] > 0;
                 if (!any) continue;
                 fprintf(f, "%s'%s.dat' using 1:%d with linespoints title ", first ? "" : ", \\\n     ", names[g],
@@ -279,7 +294,7 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
         if (a->reach[l] && a->reach[l] <= c->base.seq_len) last_in = l;
         fprintf(f, "%d %ld", c->lens[l], a->reach[l]);
         for (int i = 0; i < a->n_series; i++)
-            fprintf(f, " %.3f %.3f", 100 * mean_of(&a->s[i], TASK_EXACT, l), 100 * std_of(&a->s[i], TASK_EXACT, l));
+            fprintf(f, " %.3f %.3f", 100 * report_mean(a, &a->s[i], TASK_EXACT, l), 100 * report_std(a, &a->s[i], TASK_EXACT, l));
         fprintf(f, "\n");
     }
     if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
@@ -306,7 +321,7 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
         fprintf(f, "plot ");
         for (int i = 0, first = 1; i < a->n_series; i++) {
             int any = 0;
-            for (int l = 0; l < c->n_lengths; l++) any |= a->s[i].n[TASK_EXACT][l] > 0;
+            for (int l = 0; l < c->n_lengths; l++) any |= n_of(a, &a->s[i], TASK_EXACT, l) > 0;
             if (!any) continue;
             fprintf(f, "%s'accuracy_vs_length.dat' using 1:%d:%d with yerrorlines title ", first ? "" : ", \\\n     ",
                     3 + 2 * i, 4 + 2 * i);
@@ -320,7 +335,7 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
 }
 
 /* one CSV into the aggregate, or its run name into the missing list; slot: 0 a run, 1 + kind a fine-tune */
-static void read_csv(const Compare *c, Agg *a, int s, const char *csv, int slot) {
+static void read_csv(const Compare *c, Agg *a, int s, int k, const char *csv, int slot) {
     a->n_expected[slot]++;
     FILE *f = fopen(csv, "r");
     if (!f) {
@@ -329,9 +344,11 @@ static void read_csv(const Compare *c, Agg *a, int s, const char *csv, int slot)
         snprintf(a->missing + n, sizeof a->missing - n, "%s%.*s", n ? ", " : "", (int)strlen(name) - 4, name);
         return;
     }
-    read_run(c, a, s, f);
+    read_run(c, a, s, k, f);
     fclose(f);
     a->n_found[slot]++;
+    if (slot == 0) a->gate[s][k] = RUN_UNGATED; /* found; report_gates judges it */
+    report_read_curve(c, csv, &a->curve[s][k][slot]);
 }
 
 /* every run's CSV (and fine-tunes') into series, in a fixed row order: scheme, its rules, its fine-tunes */
@@ -347,14 +364,15 @@ static void aggregate(const Compare *c, Agg *a) {
         for (int k = 0; k < c->n_seeds; k++) {
             char csv[1200];
             compare_run_path(c, s, k, ".csv", csv, sizeof csv);
-            read_csv(c, a, s, csv, 0);
+            read_csv(c, a, s, k, csv, 0);
             for (int kind = 0; kind < FT_KINDS; kind++) {
                 if (!compare_finetunes_with(c, s, kind)) continue;
                 compare_finetune_path(c, kind, s, k, ".csv", csv, sizeof csv);
-                read_csv(c, a, s, csv, 1 + kind);
+                read_csv(c, a, s, k, csv, 1 + kind);
             }
         }
     }
+    report_gates(c, a);
 }
 
 static void write_config(FILE *f, const Compare *c, const Agg *a) {
@@ -421,7 +439,7 @@ static void write_reliable_lengths(FILE *f, const Compare *c, const Agg *a) {
         char acc[32], comp[32], rel[64];
         fmt_limit(s->accepted, "unbounded", acc, sizeof acc);
         fmt_limit(s->computable, "unlimited", comp, sizeof comp);
-        int r = reliable_length(c, s, a->has_passkey);
+        int r = reliable_length(c, a, s, a->has_passkey);
         if (r < 0) snprintf(rel, sizeof rel, "n/a (no loss at L)");
         else snprintf(rel, sizeof rel, "%d (%gL)", r, (double)r / c->base.seq_len);
         fprintf(f, "- %s: reliable length %s; accepted length %s; computable length %s\n", s->label, rel, acc, comp);
@@ -442,7 +460,9 @@ static void write_task_results(FILE *f, const Compare *c, const Agg *a, int plot
     else if (have_gp) fprintf(f, "gnuplot failed (see plots/gnuplot.log); the data and script are in plots/.\n");
     else fprintf(f, "gnuplot not found: no plots drawn. The data and script are kept: `cd plots && gnuplot plots.gp`.\n");
     fprintf(f, "\n## Files\n\n- runs/SCHEME_sSEED.safetensors, runs/SCHEME_sSEED.csv (columns: %s; rows of kind task)\n"
-               "- plots/accuracy_vs_length.dat, plots/plots.gp\n", CMP_CSV_COLUMNS);
+               "- plots/accuracy_vs_length.dat, plots/plots.gp\n"
+               "- runs/SCHEME_sSEED.curve.csv: each run's loss curve (%s); plots/curves_TAG.dat, plots/curves.gp\n"
+               "- verdicts.csv: every pair of series at every length and metric\n", CMP_CSV_COLUMNS, CURVE_CSV_COLUMNS);
 }
 
 int compare_report(const Compare *c) {
@@ -457,10 +477,19 @@ int compare_report(const Compare *c) {
     snprintf(path, sizeof path, "%s/report.md", c->out);
     FILE *f = fopen(path, "w");
     if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
-    fprintf(f, "# pelab %s report\n\n## Command\n\n```\n%s\n```\n\n## Configuration\n\n", c->name, sb_str(&c->cmdline));
+    fprintf(f, "# pelab %s report\n\n", c->name);
+    if (report_verdict_write(f, c, &a) != 0) {
+        fclose(f);
+        return -1;
+    }
+    fprintf(f, "\n## Command\n\n```\n%s\n```\n\n## Configuration\n\n", sb_str(&c->cmdline));
     write_config(f, c, &a);
     if (c->task) {
         write_task_results(f, c, &a, plotted, have_gp);
+        if (report_runs_write(f, c, &a, have_gp) != 0) {
+            fclose(f);
+            return -1;
+        }
         return fclose(f) != 0 ? pelab_fail("cannot write %s: %s", path, strerror(errno)) : 0;
     }
     fprintf(f, "\nLoss in nats/token, mean ± sample std over seeds; n/a: the scheme refuses or cannot compute the "
@@ -484,7 +513,7 @@ int compare_report(const Compare *c) {
                    "SVG: plots/loss_vs_length.svg, plots/loss_by_position.svg.\n");
     else if (have_gp) fprintf(f, "gnuplot failed (see plots/gnuplot.log); the data and script are in plots/.\n");
     else fprintf(f, "gnuplot not found: no plots drawn. The data and script are kept: `cd plots && gnuplot plots.gp`.\n");
-    if (report_show_write(f, c) != 0) {
+    if (report_show_write(f, c) != 0 || report_runs_write(f, c, &a, have_gp) != 0) {
         fclose(f);
         return -1;
     }
@@ -494,14 +523,17 @@ int compare_report(const Compare *c) {
     if (a.n_expected[1 + FT_POSE])
         fprintf(f, "- runs/SCHEME_sSEED_ft-pose%g.safetensors, .csv: the PoSE fine-tunes\n", c->finetune_scale);
     fprintf(f, "- plots/loss_vs_length.dat, plots/loss_by_position.dat (length %d), plots/plots.gp\n", a.lmax);
+    fprintf(f, "- runs/SCHEME_sSEED.curve.csv: each run's loss curve (%s); plots/curves_TAG.dat, plots/curves.gp\n"
+               "- verdicts.csv: every pair of series at every length and metric (test, seeds, means, difference "
+               "and its 95%% interval, p, Holm-adjusted p, ranks)\n", CURVE_CSV_COLUMNS);
     if (fclose(f) != 0) return pelab_fail("cannot write %s: %s", path, strerror(errno));
     return 0;
 }
 
 /* a table cell's text: the mean, why a length was not computed, or "—" */
-static void text_cell(const Compare *c, const Series *s, int l, char *buf, size_t n) {
-    if (c->task && s->n[TASK_EXACT][l]) snprintf(buf, n, "%.1f%%", 100 * mean_of(s, TASK_EXACT, l));
-    else if (s->n[EVAL_NONOVERLAP][l]) snprintf(buf, n, "%.3f", mean_of(s, EVAL_NONOVERLAP, l));
+static void text_cell(const Compare *c, const Agg *a, const Series *s, int l, char *buf, size_t n) {
+    if (c->task && n_of(a, s, TASK_EXACT, l)) snprintf(buf, n, "%.1f%%", 100 * report_mean(a, s, TASK_EXACT, l));
+    else if (n_of(a, s, EVAL_NONOVERLAP, l)) snprintf(buf, n, "%.3f", report_mean(a, s, EVAL_NONOVERLAP, l));
     else if (strstr(s->status[l], "table")) snprintf(buf, n, "past table");
     else if (s->status[l][0]) snprintf(buf, n, "past limit");
     else snprintf(buf, n, "-");
@@ -524,7 +556,7 @@ void compare_print_table(const Compare *c, FILE *out) {
         fprintf(out, "%-*s", width, a.s[i].label);
         for (int l = 0; l < c->n_lengths; l++) {
             char buf[32];
-            text_cell(c, &a.s[i], l, buf, sizeof buf);
+            text_cell(c, &a, &a.s[i], l, buf, sizeof buf);
             fprintf(out, "  %11s", buf);
         }
         fprintf(out, "\n");
@@ -533,9 +565,11 @@ void compare_print_table(const Compare *c, FILE *out) {
         fprintf(out, "(%s: exact match of greedy answers, %d examples per length", c->task, c->task_n);
         if (c->n_seeds > 1) fprintf(out, ", mean over %d seeds", c->n_seeds);
         fprintf(out, "; *: examples reach past L = %d positions)\n", c->base.seq_len);
+        report_verdict_print(out, c, &a);
         return;
     }
     fprintf(out, "(held-out loss in nats/token, non-overlapping windows, position ids from 0 in each window");
     if (c->n_seeds > 1) fprintf(out, ", mean over %d seeds", c->n_seeds);
     fprintf(out, "; lower is better; 5.55 = uniform)\n");
+    report_verdict_print(out, c, &a);
 }

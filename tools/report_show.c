@@ -27,7 +27,8 @@ static int wavelength_picture(FILE *f, const Compare *c, int i, const char *dir)
         if (compare_takes_rule(c, i, r) && rope_rule_parse(c->rule[r], &rule) == 0) /* not an extension method */
             strcat(strcat(scales, ","), c->rule[r]);
     }
-    ShowRotary r = {.pos = c->scheme[i], .train_len = c->base.seq_len, .dim = c->base.dim, .heads = c->base.heads};
+    ShowRotary r = {.pos = c->scheme[i], .train_len = c->base.seq_len, .dim = c->base.dim, .heads = c->base.heads,
+                    .layers = c->base.layers};
     int drawn = show_rotary_series(&r, scales, NULL, 0, NULL) == 0 ? show_plot_wavelength(dir, &r, NULL) : -1;
     show_rotary_free(&r);
     if (drawn < 0) return -1;
@@ -50,7 +51,8 @@ static int bias_picture(FILE *f, const Compare *c, int i, const char *dir) {
     int trained = !(stat(ckpt, &st) != 0 && errno == ENOENT);
     if (trained && checkpoint_load(ckpt, &m, NULL, NULL, NULL) != 0) return pelab_fail("bias picture: %s", pelab_errmsg);
     if (trained) pc = &m.pos;
-    else if (show_scheme_init(&own, c->scheme[i], c->base.dim, c->base.heads, 1, c->base.seq_len, &params) != 0) return -1;
+    else if (show_scheme_init(&own, c->scheme[i], c->base.dim, c->base.heads, c->base.layers, c->base.seq_len,
+                                   &params) != 0) return -1;
     int T = c->base.seq_len < 64 ? c->base.seq_len : 64, H = pc->n_heads, drawn = 0;
     float *maps = xmalloc(sizeof(float) * (size_t)H * T * T);
     for (int h = 0; h < H && drawn == 0; h++) drawn = show_bias_map(pc, T, h, 0, maps + (size_t)h * T * T);

@@ -15,7 +15,7 @@
 static int add_series(ShowRotary *r, const char *spec, const char *rule, long at, const char *label) {
     if (r->n == SHOW_MAX_SERIES) return pelab_fail("more than %d variants in one picture", SHOW_MAX_SERIES);
     PosCtx *pc = &r->pc[r->n];
-    if (show_scheme_init(pc, spec, r->dim, r->heads, 1, r->train_len, &r->params[r->n]) != 0) return -1;
+    if (show_scheme_init(pc, spec, r->dim, r->heads, r->layers > 0 ? r->layers : 1, r->train_len, &r->params[r->n]) != 0) return -1;
     if (!(pc->scheme->caps & POS_CAP_RULES)) {
         pos_free(pc), free(r->params[r->n]);
         return pelab_fail("%s: no rotation to draw (decay and wavelength take rope or xpos)", spec);

@@ -15,6 +15,7 @@ enum { SHOW_MAX_SERIES = 16 };
 typedef struct {
     const char *pos; /* the base spec (rope, xpos, ...) */
     int train_len, dim, heads;
+    int layers;      /* the model's (a +nope@ list names layers); 0: one */
     int n;
     char label[SHOW_MAX_SERIES][POS_SPEC_MAX + 48];
     long at[SHOW_MAX_SERIES]; /* the current length each is drawn at (a dynamic rule's) */

@@ -101,13 +101,14 @@ static double bytes_of(const TaskScore *s) { return s->answer_bytes ? (double)s-
 static void write_csv(const TaskRun *r, const char *path) {
     FILE *f = fopen(path, "w");
     if (!f) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
-    fprintf(f, "task,depth,length,positions,n,exact_match,byte_accuracy\n");
+    fprintf(f, "task,depth,length,positions,n,exact_match,byte_accuracy,exact_ci_lo,exact_ci_hi,bytes_ci_lo,bytes_ci_hi\n");
     for (int d = 0; d < r->n_depth; d++)
         for (int i = 0; i < r->n_len; i++) {
             const TaskScore *s = &r->cell[d][i];
             csv_field(f, r->task, ',');
             if (r->has_depth) fprintf(f, "%.2f", r->depth[d]);
-            fprintf(f, ",%d,%ld,%d,%.6f,%.6f\n", s->len, s->max_positions, s->n, exact_of(s), bytes_of(s));
+            fprintf(f, ",%d,%ld,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", s->len, s->max_positions, s->n, exact_of(s), bytes_of(s),
+                    s->exact_ci[0], s->exact_ci[1], s->bytes_ci[0], s->bytes_ci[1]);
         }
     if (fclose(f) != 0) pelab_die("%s: write failed: %s", path, strerror(errno));
 }
@@ -127,9 +128,11 @@ static void write_json(const TaskRun *r, const char *path) {
             if (r->has_depth) fprintf(f, "%.4f", r->depth[d]);
             else fputs("null", f);
             fprintf(f, ", \"length\": %d, \"positions\": %ld, \"past_train_len\": %s, \"n\": %d, \"exact\": %d, "
-                       "\"exact_match\": %.6f, \"answer_bytes\": %ld, \"correct_bytes\": %ld, \"byte_accuracy\": %.6f}",
+                       "\"exact_match\": %.6f, \"answer_bytes\": %ld, \"correct_bytes\": %ld, \"byte_accuracy\": %.6f, "
+                       "\"exact_ci95\": [%.6f, %.6f], \"bytes_ci95\": [%.6f, %.6f]}",
                     s->len, s->max_positions, s->max_positions > r->train_len ? "true" : "false", s->n, s->exact,
-                    exact_of(s), s->answer_bytes, s->correct_bytes, bytes_of(s));
+                    exact_of(s), s->answer_bytes, s->correct_bytes, bytes_of(s), s->exact_ci[0], s->exact_ci[1],
+                    s->bytes_ci[0], s->bytes_ci[1]);
         }
     fprintf(f, "\n  ]\n}\n");
     if (fclose(f) != 0) pelab_die("%s: write failed: %s", path, strerror(errno));

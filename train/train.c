@@ -444,11 +444,13 @@ int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
     if (!tc->quiet) print_summary(tr);
     tr->opt = (AdamWConfig){.beta1 = tc->beta1, .beta2 = tc->beta2, .eps = 1e-8f, .weight_decay = tc->wd};
     progress_init(&tr->prog, tr->step, tc->steps, tc->log_every);
+    if (curve_open(&tr->curve, tc->out, resuming ? tr->step : 0) != 0) return -1;
     tr->t0 = now_seconds();
     return 0;
 }
 
 void trainer_free(Trainer *tr) {
+    curve_close(&tr->curve);
     free(tr->inputs), free(tr->targets), free(tr->positions);
     free(tr->adam_m), free(tr->adam_v);
     model_free(&tr->model);
@@ -494,6 +496,7 @@ int trainer_step(Trainer *tr) {
     if (m->pos.scheme->after_update && m->tensors[T_POS].numel) m->pos.scheme->after_update(&m->pos, m->params.pos);
     model_sync_bf16(m); /* the next step's products see this step's weights, rounded once */
     if (tc->loss_log) tc->loss_log[tr->step] = tr->train_loss;
+    curve_add_loss(&tr->curve, tr->train_loss);
     tr->step++;
     tr->steps_this_run++;
     tr->tokens_per_s = (double)tr->steps_this_run * B * T / (now_seconds() - tr->t0);
@@ -550,7 +553,12 @@ static int run_step(Trainer *tr, TrainResult *res) {
     if (trainer_step(tr) != 0) return -1;
     int last = tr->step == tc->steps;
     int stopping = stop_requested || (tc->stop_after > 0 && tr->steps_this_run >= tc->stop_after);
-    if (due(tr->step, tc->eval_every) || last) trainer_evaluate(tr);
+    int validated = due(tr->step, tc->eval_every) || last;
+    if (validated) trainer_evaluate(tr);
+    if ((validated || due(tr->step, tc->log_every) || stopping) &&
+        curve_row(&tr->curve, tr->step, tr->step * (long)tc->batch * tc->seq_len, tr->opt.lr,
+                  validated ? tr->val_loss : NAN) != 0)
+        return -1;
     if ((due(tr->step, tc->ckpt_every) || last || stopping) && trainer_checkpoint(tr) != 0) return -1;
     if (stopping) {
         res->interrupted = 1;

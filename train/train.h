@@ -9,6 +9,7 @@
 #include "../data/dataset.h"
 #include "../model/model.h"
 #include "adamw.h"
+#include "curve.h"
 #include "progress.h"
 
 typedef struct {
@@ -86,6 +87,7 @@ typedef struct {
     double t0;               /* when this run's first step began */
     double tokens_per_s;     /* this run's */
     Progress prog;
+    LossCurve curve;         /* the loss curve beside cfg.out (curve.h) */
 } Trainer;
 
 /* Every TrainConfig field is checked before a file is read or memory allocated; then the

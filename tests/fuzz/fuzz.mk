@@ -19,7 +19,7 @@ SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fsan
 # the loaders never reach a bf16 product: the harnesses build without oneDNN
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer $(SAN_FLAGS) -DPELAB_NO_DNNL -std=gnu11 -Wall -Wextra -fopenmp -I$(BLAS_INC)
 # jansson and libpng are Debian's builds: not instrumented, so the sanitizers see pelab's side only
-FUZZ_LIBS  := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -ljansson -lpng -lm -fopenmp
+FUZZ_LIBS  := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -ljansson -lpng -lgsl -lm -fopenmp
 
 # everything a loader can reach: the engine folders, never the command layer (tools/, pelab.c)
 LIB_SRC := $(wildcard core/*.c model/*.c model/pos/*.c data/*.c io/*.c)

@@ -1,0 +1,145 @@
+/* stats.c: t-tests, Holm, bootstrap and sample size (stats.h). The t distribution is GSL's. */
+#include "stats.h"
+
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "rng.h"
+
+StatSummary stats_summary(const double *x, int n) {
+    StatSummary s = {n, NAN, 0};
+    if (n < 1) return s;
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += x[i];
+    s.mean = sum / n;
+    if (n < 2) return s;
+    double ss = 0; /* two passes: no cancellation for values far from 0 */
+    for (int i = 0; i < n; i++) ss += (x[i] - s.mean) * (x[i] - s.mean);
+    s.sd = sqrt(ss / (n - 1));
+    return s;
+}
+
+/* t, p and the 95% interval from a difference, its standard error and degrees of freedom */
+static StatTest t_result(double diff, double se, double df) {
+    StatTest r = {diff, NAN, df, NAN, NAN, NAN};
+    if (!(se > 0)) { /* no spread: the difference is exact */
+        r.t = diff == 0 ? 0 : copysign(INFINITY, diff);
+        r.p = diff == 0 ? 1 : 0;
+        r.ci_lo = r.ci_hi = diff;
+        return r;
+    }
+    r.t = diff / se;
+    r.p = 2 * gsl_cdf_tdist_Q(fabs(r.t), df);
+    if (r.p > 1) r.p = 1;
+    double q = gsl_cdf_tdist_Qinv(0.025, df);
+    r.ci_lo = diff - q * se, r.ci_hi = diff + q * se;
+    return r;
+}
+
+StatTest stats_welch_summary(StatSummary a, StatSummary b) {
+    StatTest none = {a.mean - b.mean, NAN, NAN, NAN, NAN, NAN};
+    if (a.n < 2 || b.n < 2) return none;
+    double va = a.sd * a.sd / a.n, vb = b.sd * b.sd / b.n, se2 = va + vb;
+    /* Welch-Satterthwaite; with no spread at all the df does not matter */
+    double df = se2 > 0 ? se2 * se2 / (va * va / (a.n - 1) + vb * vb / (b.n - 1)) : a.n + b.n - 2;
+    return t_result(a.mean - b.mean, sqrt(se2), df);
+}
+
+StatTest stats_welch(const double *a, int na, const double *b, int nb) {
+    return stats_welch_summary(stats_summary(a, na), stats_summary(b, nb));
+}
+
+StatTest stats_paired(const double *a, const double *b, int n) {
+    double *d = malloc(sizeof(double) * (n > 0 ? n : 1));
+    if (!d) {
+        StatTest none = {NAN, NAN, NAN, NAN, NAN, NAN};
+        return none;
+    }
+    for (int i = 0; i < n; i++) d[i] = a[i] - b[i];
+    StatSummary s = stats_summary(d, n);
+    free(d);
+    if (n < 2) {
+        StatTest none = {s.mean, NAN, NAN, NAN, NAN, NAN};
+        return none;
+    }
+    return t_result(s.mean, s.sd / sqrt(n), n - 1);
+}
+
+void stats_holm(const double *p, int m, double *adj) {
+    int *order = malloc(sizeof(int) * (m > 0 ? m : 1)), k = 0;
+    for (int i = 0; i < m; i++) {
+        adj[i] = p[i];
+        if (!isnan(p[i]) && order) order[k++] = i;
+    }
+    if (!order) return;
+    for (int i = 1; i < k; i++) /* insertion sort by p: m is a few dozen pairs */
+        for (int j = i; j > 0 && p[order[j]] < p[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+    double running = 0;
+    for (int r = 0; r < k; r++) {
+        double v = (k - r) * p[order[r]];
+        if (v > 1) v = 1;
+        if (v < running) v = running; /* step-down: adjusted p values never decrease */
+        running = v;
+        adj[order[r]] = v;
+    }
+    free(order);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* the q-quantile of sorted x[n], linear between order statistics (R's type 7) */
+static double quantile_sorted(const double *x, int n, double q) {
+    double h = (n - 1) * q;
+    int i = (int)floor(h);
+    if (i >= n - 1) return x[n - 1];
+    return x[i] + (h - i) * (x[i + 1] - x[i]);
+}
+
+int stats_bootstrap_ratio(const double *value, const double *weight, size_t n, int reps, uint64_t seed, double level,
+                          double *lo, double *hi) {
+    double wsum = 0;
+    for (size_t i = 0; i < n; i++) wsum += weight[i];
+    if (n < 1 || !(wsum > 0) || reps < 2) return -1;
+    double *est = malloc(sizeof(double) * reps);
+    if (!est) return -1;
+    Rng rng;
+    rng_seed(&rng, seed);
+    int kept = 0;
+    for (int r = 0; r < reps; r++) {
+        double v = 0, w = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t j = (size_t)rng_below(&rng, n);
+            v += value[j], w += weight[j];
+        }
+        if (w > 0) est[kept++] = v / w; /* a resample of empty blocks only has no ratio */
+    }
+    if (kept < 2) {
+        free(est);
+        return -1;
+    }
+    qsort(est, kept, sizeof *est, cmp_double);
+    *lo = quantile_sorted(est, kept, (1 - level) / 2);
+    *hi = quantile_sorted(est, kept, (1 + level) / 2);
+    free(est);
+    return 0;
+}
+
+int stats_seeds_needed(double diff, double sd, double alpha, double power) {
+    if (!isfinite(diff) || diff == 0 || !isfinite(sd)) return -1;
+    if (sd <= 0) return 2;
+    double ratio = sd / fabs(diff);
+    for (int n = 2; n <= 100000; n++) {
+        double df = 2.0 * n - 2;
+        double z = gsl_cdf_tdist_Qinv(alpha / 2, df) + gsl_cdf_tdist_Pinv(power, df);
+        if (n >= 2 * z * z * ratio * ratio) return n;
+        if (n > 1000) n += n / 10; /* far out: coarser steps */
+    }
+    return 100000;
+}

@@ -1,0 +1,57 @@
+/* report_agg.h: a compare report's figures as read back from the runs' CSVs (report.c), shared
+ * with the verdict sections (report_verdict.c). One Series per (scheme, rule or fine-tune); every
+ * figure is kept per seed, with its bootstrap interval, so that means, spreads and tests are taken
+ * over the runs that passed the gate only. */
+#ifndef PELAB_REPORT_AGG_H
+#define PELAB_REPORT_AGG_H
+
+#include "../infer/eval.h"
+#include "compare_plan.h"
+
+enum { MAX_SERIES = CMP_MAX_SCHEMES * (2 + CMP_MAX_RULES) }; /* + none and the fine-tune */
+enum { REPORT_METRICS = EVAL_N_PROTOCOLS + 1 };               /* nonoverlap, sliding, passkey */
+enum { TASK_EXACT, TASK_BYTES }; /* a --task report's two metrics, in the protocol slots of a Series */
+enum { RUN_MISSING, RUN_PASS, RUN_FAIL, RUN_UNGATED };        /* a run's gate */
+enum { CONV_UNKNOWN, CONV_DONE, CONV_IMPROVING };             /* a run's loss curve */
+
+typedef struct {
+    int scheme;
+    char rule[64], label[200];
+    double val[REPORT_METRICS][CMP_MAX_LENGTHS][CMP_MAX_SEEDS];
+    double ci_lo[REPORT_METRICS][CMP_MAX_LENGTHS][CMP_MAX_SEEDS], ci_hi[REPORT_METRICS][CMP_MAX_LENGTHS][CMP_MAX_SEEDS];
+    unsigned char has[REPORT_METRICS][CMP_MAX_LENGTHS][CMP_MAX_SEEDS];
+    char status[CMP_MAX_LENGTHS][64]; /* why a length was not computed ("" if it was) */
+    long accepted, computable;
+    double bsum[CMP_BUCKETS]; /* loss by position at the largest length, summed over seeds */
+    int bn[CMP_BUCKETS], blo[CMP_BUCKETS], bhi[CMP_BUCKETS];
+} Series;
+
+typedef struct {
+    int status;                 /* CONV_* */
+    double v_early, v_end;      /* validation loss at 80% of the steps and at the end */
+    long step_early, step_end;
+} RunCurve;
+
+typedef struct {
+    int n_series, has_passkey, lmax;
+    long reach[CMP_MAX_LENGTHS]; /* --task: the positions each task length reached (the most over runs) */
+    int n_found[1 + FT_KINDS], n_expected[1 + FT_KINDS]; /* runs, then fine-tunes by recipe (1 + FT_PI, ...) */
+    Series s[MAX_SERIES];
+    char missing[2048];
+    /* per run (scheme, seed): the gate */
+    int gate[CMP_MAX_SCHEMES][CMP_MAX_SEEDS];           /* RUN_* */
+    double gate_sum[CMP_MAX_SCHEMES][CMP_MAX_SEEDS];    /* --task: exact match summed over the gate rows */
+    int gate_rows[CMP_MAX_SCHEMES][CMP_MAX_SEEDS];
+    double gate_val[CMP_MAX_SCHEMES][CMP_MAX_SEEDS];    /* the gate figure (exact match, or loss at L) */
+    RunCurve curve[CMP_MAX_SCHEMES][CMP_MAX_SEEDS][1 + FT_KINDS]; /* the run, then its fine-tunes */
+} Agg;
+
+/* 1 if seed k of series s counts (it has the figure and its run passed the gate or had none) */
+int report_counts(const Agg *a, const Series *s, int p, int l, int k);
+/* the counted values of metric p at length l into v[] and their seed indices into seed[]; the count */
+int report_values(const Agg *a, const Series *s, int p, int l, double *v, int *seed);
+/* their mean (NAN: none) and sample std (0 for one) */
+double report_mean(const Agg *a, const Series *s, int p, int l);
+double report_std(const Agg *a, const Series *s, int p, int l);
+
+#endif

@@ -1,0 +1,492 @@
+/* report_verdict.c: gates, convergence, rankings and verdicts of a compare report (report_verdict.h). */
+#include "report_verdict.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../core/stats.h"
+#include "../core/strbuf.h"
+#include "../data/task.h"
+#include "../train/curve.h"
+#include "gnuplot.h"
+#include "verdict.h"
+
+/* --- gates and curves --- */
+
+void report_read_curve(const Compare *c, const char *csv, RunCurve *rc) {
+    memset(rc, 0, sizeof *rc);
+    rc->status = CONV_UNKNOWN;
+    char path[1300];
+    curve_path(csv, path, sizeof path);
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    enum { MAX_POINTS = 4096 };
+    static long step[MAX_POINTS];
+    static double val[MAX_POINTS];
+    int n = 0;
+    char line[512];
+    if (!fgets(line, sizeof line, f)) n = 0; /* header */
+    while (n < MAX_POINTS && fgets(line, sizeof line, f)) {
+        char *fld[5], *p = line;
+        int k = 0;
+        for (; k < 5 && p; k++) {
+            fld[k] = p;
+            p = strchr(p, ',');
+            if (p) *p++ = 0;
+        }
+        if (k < 5 || !fld[4][0] || fld[4][0] == '\n') continue; /* no validation at this row */
+        step[n] = atol(fld[0]), val[n] = atof(fld[4]), n++;
+    }
+    fclose(f);
+    if (n < 2) return;
+    rc->step_end = step[n - 1], rc->v_end = val[n - 1];
+    int early = -1; /* the last validation at or before 80% of the run */
+    for (int i = 0; i < n - 1; i++)
+        if (step[i] <= 0.8 * step[n - 1]) early = i;
+    if (early < 0) return;
+    rc->step_early = step[early], rc->v_early = val[early];
+    rc->status = rc->v_early - rc->v_end > c->converge_frac * rc->v_early ? CONV_IMPROVING : CONV_DONE;
+}
+
+static const Series *series_of(const Agg *a, int scheme, const char *rule) {
+    for (int i = 0; i < a->n_series; i++)
+        if (a->s[i].scheme == scheme && strcmp(a->s[i].rule, rule) == 0) return &a->s[i];
+    return NULL;
+}
+
+static int length_index(const Compare *c, int len) {
+    for (int l = 0; l < c->n_lengths; l++)
+        if (c->lens[l] == len) return l;
+    return -1;
+}
+
+static int cmp_double(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* the median of the scheme's other seeds' loss at L (NAN with fewer than 2) */
+static double others_median(const Compare *c, const Series *s, int l, int k) {
+    double v[CMP_MAX_SEEDS];
+    int n = 0;
+    for (int j = 0; j < c->n_seeds; j++)
+        if (j != k && s->has[EVAL_NONOVERLAP][l][j]) v[n++] = s->val[EVAL_NONOVERLAP][l][j];
+    if (n < 2) return NAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void report_gates(const Compare *c, Agg *a) {
+    int L = length_index(c, c->base.seq_len);
+    for (int s = 0; s < c->n_schemes; s++) {
+        const Series *none = series_of(a, s, "none");
+        for (int k = 0; k < c->n_seeds; k++) {
+            if (a->gate[s][k] == RUN_MISSING) continue;
+            a->gate[s][k] = RUN_UNGATED, a->gate_val[s][k] = NAN;
+            if (c->task) {
+                if (!a->gate_rows[s][k]) continue; /* a CSV from before the gate */
+                a->gate_val[s][k] = a->gate_sum[s][k] / a->gate_rows[s][k];
+                a->gate[s][k] = a->gate_val[s][k] >= c->gate ? RUN_PASS : RUN_FAIL;
+                continue;
+            }
+            if (!none || L < 0 || !none->has[EVAL_NONOVERLAP][L][k]) continue;
+            double v = none->val[EVAL_NONOVERLAP][L][k], med = others_median(c, none, L, k);
+            a->gate_val[s][k] = v;
+            int fail = (c->gate_loss > 0 && v > c->gate_loss) || (!isnan(med) && v > (1 + c->gate_rel) * med);
+            a->gate[s][k] = fail ? RUN_FAIL : RUN_PASS;
+        }
+    }
+}
+
+/* --- the verdict tables --- */
+
+typedef struct {
+    int p;              /* the metric's slot in a Series */
+    const char *name;   /* its heading */
+    const char *unit;   /* "nats" or "points" */
+    double scale;       /* value -> unit */
+    int higher_better;
+} Metric;
+
+static int metrics_of(const Compare *c, const Agg *a, Metric *m) {
+    int n = 0;
+    if (c->task) {
+        m[n++] = (Metric){TASK_EXACT, "exact match (%)", "points", 100, 1};
+        m[n++] = (Metric){TASK_BYTES, "byte accuracy (%)", "points", 100, 1};
+        return n;
+    }
+    m[n++] = (Metric){EVAL_NONOVERLAP, "loss, non-overlapping windows (nats/token)", "nats", 1, 0};
+    if (!c->nonoverlap_only) m[n++] = (Metric){EVAL_SLIDING, "loss, sliding windows (nats/token)", "nats", 1, 0};
+    if (a->has_passkey) m[n++] = (Metric){EVAL_N_PROTOCOLS, "passkey accuracy (%)", "points", 100, 1};
+    return n;
+}
+
+/* the verdict of metric m at length l over every series; vals/seeds back the VerdictSeries */
+static void verdict_at(const Agg *a, const Metric *m, int l, double (*vals)[CMP_MAX_SEEDS],
+                       int (*seeds)[CMP_MAX_SEEDS], VerdictSeries *vs, Verdict *v, double alpha) {
+    for (int i = 0; i < a->n_series; i++) {
+        const Series *s = &a->s[i];
+        vs[i] = (VerdictSeries){s->label, s->scheme, report_values(a, s, m->p, l, vals[i], seeds[i]), vals[i], seeds[i]};
+    }
+    verdict_compute(vs, a->n_series, m->higher_better, alpha, v);
+}
+
+static void length_name(const Compare *c, int l, char *buf, size_t n) {
+    if (c->task) snprintf(buf, n, "task length %d", c->lens[l]);
+    else snprintf(buf, n, "%gL (%d)", (double)c->lens[l] / c->base.seq_len, c->lens[l]);
+}
+
+static void fmt_value(const Metric *m, double v, char *buf, size_t n) {
+    if (m->scale == 1) snprintf(buf, n, "%.4f", v);
+    else snprintf(buf, n, "%.1f", v * m->scale);
+}
+
+static void pairs_csv(FILE *f, const Compare *c, const Metric *m, int l, const Verdict *v, const VerdictSeries *vs) {
+    for (int k = 0; k < v->n_pairs; k++) {
+        const VerdictPair *p = &v->pairs[k];
+        int ra = 0, rb = 0;
+        for (int i = 0; i < v->n; i++) {
+            if (v->order[i] == p->a) ra = v->rank[i];
+            if (v->order[i] == p->b) rb = v->rank[i];
+        }
+        fprintf(f, "%s,%d,", c->task ? (m->p == TASK_EXACT ? "exact" : "bytes") : m->p == EVAL_N_PROTOCOLS ? "passkey"
+                                                                                 : eval_protocol_names[m->p],
+                c->lens[l]);
+        fprintf(f, "\"%s\",\"%s\",%s,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%d\n", vs[p->a].label, vs[p->b].label,
+                p->paired ? "paired-t" : "welch", p->na, p->nb, v->mean[p->a], v->mean[p->b], p->t.diff, p->t.ci_lo,
+                p->t.ci_hi, p->t.p, p->p_holm, ra, rb);
+    }
+}
+
+/* one metric: the ranking table (series x lengths, "rank: mean"), the sentences, the paired rules */
+static void metric_section(FILE *f, FILE *csv, const Compare *c, const Agg *a, const Metric *m, int primary) {
+    static double vals[MAX_SERIES][CMP_MAX_SEEDS];
+    static int seeds[MAX_SERIES][CMP_MAX_SEEDS];
+    static VerdictSeries vs[MAX_SERIES];
+    static Verdict v[CMP_MAX_LENGTHS];
+    for (int l = 0; l < c->n_lengths; l++) {
+        verdict_at(a, m, l, vals, seeds, vs, &v[l], c->alpha);
+        pairs_csv(csv, c, m, l, &v[l], vs);
+    }
+    fprintf(f, "\n### %s%s\n\n| series |", primary ? "" : "Also: ", m->name);
+    for (int l = 0; l < c->n_lengths; l++) {
+        char name[48];
+        length_name(c, l, name, sizeof name);
+        fprintf(f, " %s |", name);
+    }
+    fprintf(f, "\n|---|");
+    for (int l = 0; l < c->n_lengths; l++) fprintf(f, "---:|");
+    fprintf(f, "\n");
+    for (int i = 0; i < a->n_series; i++) {
+        fprintf(f, "| %s |", a->s[i].label);
+        for (int l = 0; l < c->n_lengths; l++) {
+            int r = 0;
+            for (int j = 0; j < v[l].n; j++)
+                if (v[l].order[j] == i) r = v[l].rank[j];
+            char val[32];
+            fmt_value(m, v[l].mean[i], val, sizeof val);
+            if (!r) fprintf(f, " — |");
+            else if (r == 1) fprintf(f, " **1**: %s |", val);
+            else fprintf(f, " %d: %s |", r, val);
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "\nRank: mean over the seeds that passed the gate; series that do not differ significantly "
+               "(Holm-adjusted p >= %g) from the best of a rank share it.\n\n", c->alpha);
+    for (int l = 0; l < c->n_lengths; l++) {
+        char name[64];
+        length_name(c, l, name, sizeof name);
+        char where[80];
+        snprintf(where, sizeof where, "At %s", name);
+        StrBuf sb = {0};
+        verdict_at(a, m, l, vals, seeds, vs, &v[l], c->alpha); /* vs again: it points into vals of length l */
+        verdict_sentence(&v[l], vs, where, m->unit, m->scale, &sb);
+        fprintf(f, "- %s\n", sb_str(&sb));
+        sb_free(&sb);
+    }
+    /* rule and fine-tune vs the same checkpoints as trained: paired over seeds */
+    int any = 0;
+    for (int i = 0; i < a->n_series; i++) any |= strcmp(a->s[i].rule, "none") != 0;
+    if (any && primary) {
+        fprintf(f, "\nRules and fine-tunes against the same checkpoints as trained (paired t over seeds, difference "
+                   "in %s, rule minus none; * significant after Holm):\n\n| series |", m->unit);
+        for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d |", c->lens[l]);
+        fprintf(f, "\n|---|");
+        for (int l = 0; l < c->n_lengths; l++) fprintf(f, "---:|");
+        fprintf(f, "\n");
+        for (int i = 0; i < a->n_series; i++) {
+            if (strcmp(a->s[i].rule, "none") == 0) continue;
+            int base = -1;
+            for (int j = 0; j < a->n_series; j++)
+                if (a->s[j].scheme == a->s[i].scheme && strcmp(a->s[j].rule, "none") == 0) base = j;
+            fprintf(f, "| %s |", a->s[i].label);
+            for (int l = 0; l < c->n_lengths; l++) {
+                const VerdictPair *p = base >= 0 ? verdict_pair(&v[l], i, base) : NULL;
+                if (!p || isnan(p->t.p)) {
+                    fprintf(f, " — |");
+                    continue;
+                }
+                double d = (p->a == i ? 1 : -1) * p->t.diff * m->scale + 0.0; /* + 0.0: no "-0" */
+                fprintf(f, " %+.3g (p %.2g)%s |", d, p->p_holm, p->p_holm < c->alpha ? " *" : "");
+            }
+            fprintf(f, "\n");
+        }
+    }
+    for (int l = 0; l < c->n_lengths; l++) verdict_free(&v[l]);
+}
+
+/* "k of n seeds learned the task" per scheme, the failed seeds named */
+static void gate_lines(FILE *f, const Compare *c, const Agg *a) {
+    if (c->task)
+        fprintf(f, "\nGate: a run learned the task when its exact match inside the trained lengths (the range's ends "
+                   "and middle) is at least %g%%; runs below are left out of every mean, table and verdict (their rows "
+                   "stay in the CSVs).\n\n", 100 * c->gate);
+    else {
+        fprintf(f, "\nGate: a run fails when its loss at L is more than %g%% above the median of its scheme's other "
+                   "seeds (with at least 2 others)", 100 * c->gate_rel);
+        if (c->gate_loss > 0) fprintf(f, " or above %g nats", c->gate_loss);
+        fprintf(f, "; failed runs are left out of every mean, table and verdict (their rows stay in the CSVs).\n\n");
+    }
+    for (int s = 0; s < c->n_schemes; s++) {
+        int found = 0, passed = 0, ungated = 0;
+        char failed[256] = "";
+        for (int k = 0; k < c->n_seeds; k++) {
+            if (a->gate[s][k] == RUN_MISSING) continue;
+            found++;
+            if (a->gate[s][k] == RUN_PASS) passed++;
+            if (a->gate[s][k] == RUN_UNGATED) ungated++;
+            if (a->gate[s][k] == RUN_FAIL) {
+                size_t n = strlen(failed);
+                snprintf(failed + n, sizeof failed - n, "%s%llu", n ? ", " : "", c->seed[k]);
+            }
+        }
+        fprintf(f, "- %s: %d of %d seeds %s", c->scheme[s], passed + ungated, found,
+                c->task ? "learned the task" : "passed the gate");
+        if (ungated) fprintf(f, " (%d not gated: %s)", ungated, c->task ? "no gate rows" : "no loss at L, or too few seeds");
+        if (failed[0]) fprintf(f, "; left out: seed%s %s", strchr(failed, ',') ? "s" : "", failed);
+        fprintf(f, "\n");
+    }
+}
+
+/* runs still improving at their end, named */
+static void convergence_lines(FILE *f, const Compare *c, const Agg *a) {
+    int improving = 0, unknown = 0, total = 0;
+    StrBuf names = {0};
+    for (int s = 0; s < c->n_schemes; s++)
+        for (int k = 0; k < c->n_seeds; k++)
+            for (int slot = 0; slot <= FT_KINDS; slot++) {
+                const RunCurve *rc = &a->curve[s][k][slot];
+                if (slot == 0 && a->gate[s][k] == RUN_MISSING) continue;
+                if (slot > 0 && rc->status == CONV_UNKNOWN) continue; /* no fine-tune of this kind */
+                total++;
+                if (rc->status == CONV_UNKNOWN) unknown++;
+                if (rc->status != CONV_IMPROVING) continue;
+                improving++;
+                sb_printf(&names, "%s%s_s%llu%s (%.4f -> %.4f)", names.len ? ", " : "", c->tag[s], c->seed[k],
+                          slot == 0 ? "" : slot == 1 + FT_PI ? " PI fine-tune" : " PoSE fine-tune", rc->v_early, rc->v_end);
+            }
+    fprintf(f, "\nConvergence: a run is flagged *still improving* when its validation loss fell by more than %g%% "
+               "over the last 20%% of its steps. ", 100 * c->converge_frac);
+    if (improving) fprintf(f, "**%d of %d runs still improving**: %s. Their figures may change with more steps.\n",
+                           improving, total, sb_str(&names));
+    else fprintf(f, "None of %d runs is still improving.\n", total);
+    if (unknown) fprintf(f, "(%d runs have no loss curve with two validations to judge.)\n", unknown);
+    sb_free(&names);
+}
+
+int report_verdict_write(FILE *f, const Compare *c, const Agg *a) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/verdicts.csv", c->out);
+    FILE *csv = fopen(path, "w");
+    if (!csv) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    fprintf(csv, "metric,length,a,b,test,n_a,n_b,mean_a,mean_b,diff,ci_lo,ci_hi,p,p_holm,rank_a,rank_b\n");
+    int most = 0;
+    for (int s = 0; s < c->n_schemes; s++) {
+        int n = 0;
+        for (int k = 0; k < c->n_seeds; k++) n += a->gate[s][k] == RUN_PASS || a->gate[s][k] == RUN_UNGATED;
+        if (n > most) most = n;
+    }
+    fprintf(f, "## Verdict\n\nSeeds are the unit: two schemes are compared by Welch's t-test over their seeds (runs "
+               "trained independently; unequal spreads allowed); a rule or fine-tune against the same checkpoints "
+               "by the paired t-test over the seeds both have. The p values of all pairs at one length and metric "
+               "are adjusted together (Holm). Every pair is in verdicts.csv; each run's figure with its bootstrap "
+               "interval over evaluation windows or examples is under Runs.\n");
+    if (most < 2)
+        fprintf(f, "\n**One seed per scheme: no verdict is possible.** The ranks below order the means only; a "
+                   "difference between one run of each scheme cannot be told from seed-to-seed variation. Rerun with "
+                   "`--seeds 5` (runs already done are kept).\n");
+    Metric m[4];
+    int n_metrics = metrics_of(c, a, m);
+    for (int i = 0; i < n_metrics; i++) {
+        int any = 0; /* a metric no run has (constructed or older CSVs) gets no section */
+        for (int j = 0; j < a->n_series && !any; j++)
+            for (int l = 0; l < c->n_lengths && !any; l++) any = report_values(a, &a->s[j], m[i].p, l, NULL, NULL) > 0;
+        if (any || i == 0) metric_section(f, csv, c, a, &m[i], i == 0);
+    }
+    gate_lines(f, c, a);
+    convergence_lines(f, c, a);
+    if (fclose(csv) != 0) return pelab_fail("cannot write %s: %s", path, strerror(errno));
+    return 0;
+}
+
+void report_verdict_print(FILE *out, const Compare *c, const Agg *a) {
+    Metric m[4];
+    metrics_of(c, a, m);
+    static double vals[MAX_SERIES][CMP_MAX_SEEDS];
+    static int seeds[MAX_SERIES][CMP_MAX_SEEDS];
+    static VerdictSeries vs[MAX_SERIES];
+    fprintf(out, "\nverdicts (%s):\n", m[0].name);
+    for (int l = 0; l < c->n_lengths; l++) {
+        Verdict v;
+        verdict_at(a, &m[0], l, vals, seeds, vs, &v, c->alpha);
+        char name[64], where[80];
+        length_name(c, l, name, sizeof name);
+        snprintf(where, sizeof where, "at %s", name);
+        StrBuf sb = {0};
+        verdict_sentence(&v, vs, where, m[0].unit, m[0].scale, &sb);
+        fprintf(out, "  %s\n", sb_str(&sb));
+        sb_free(&sb);
+        verdict_free(&v);
+    }
+}
+
+/* --- runs and curves --- */
+
+/* plots/curves_TAG.dat (per seed: a block of training loss, then one of validation loss) and its
+ * lines in curves.gp */
+static int curve_plot(FILE *gp, const Compare *c, int s, const char *dir) {
+    char path[1400];
+    snprintf(path, sizeof path, "%s/curves_%s.dat", dir, c->tag[s]);
+    FILE *f = fopen(path, "w");
+    if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    fprintf(f, "# per seed two blocks (gnuplot index 2k, 2k + 1): step and training loss, step and validation loss\n");
+    int blocks = 0;
+    unsigned long long shown[CMP_MAX_SEEDS];
+    for (int k = 0; k < c->n_seeds; k++) {
+        char csv[1200], cpath[1300];
+        compare_run_path(c, s, k, ".csv", csv, sizeof csv);
+        curve_path(csv, cpath, sizeof cpath);
+        FILE *in = fopen(cpath, "r");
+        if (!in) continue;
+        char line[512];
+        for (int pass = 0; pass < 2; pass++) {
+            rewind(in);
+            if (!fgets(line, sizeof line, in)) break;
+            while (fgets(line, sizeof line, in)) {
+                long step;
+                char tokens[32], lr[32], train[32], val[32];
+                train[0] = val[0] = 0;
+                if (sscanf(line, "%ld,%31[^,],%31[^,],%31[^,\n],%31[^,\n]", &step, tokens, lr, train, val) < 4) {
+                    /* an empty training or validation field: parse by hand */
+                    char *p = line;
+                    for (int i = 0; i < 3 && p; i++) p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+                    if (!p) continue;
+                    step = atol(line);
+                    snprintf(train, sizeof train, "%.*s", (int)strcspn(p, ","), p);
+                    p = strchr(p, ',');
+                    snprintf(val, sizeof val, "%.*s", p ? (int)strcspn(p + 1, "\n") : 0, p ? p + 1 : "");
+                }
+                const char *v = pass == 0 ? train : val;
+                if (v[0] && v[0] != '\n') fprintf(f, "%ld %s\n", step, v);
+            }
+            fprintf(f, "\n\n");
+        }
+        fclose(in);
+        shown[blocks++] = c->seed[k];
+    }
+    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
+    if (!blocks) return 0;
+    char name[200];
+    snprintf(name, sizeof name, "curves_%s", c->tag[s]);
+    for (int t = 0; t < 2; t++) {
+        gp_output(gp, name, t ? "svg" : "png", 900, 500);
+        fprintf(gp, "set title ");
+        gp_string(gp, c->scheme[s]);
+        fprintf(gp, "\nplot ");
+        for (int b = 0; b < blocks; b++)
+            fprintf(gp, "%s'curves_%s.dat' index %d with lines dashtype 2 lc %d title 'seed %llu train', "
+                        "'curves_%s.dat' index %d with linespoints lc %d title 'seed %llu validation'",
+                    b ? ", \\\n     " : "", c->tag[s], 2 * b, b + 1, shown[b], c->tag[s], 2 * b + 1, b + 1, shown[b]);
+        fprintf(gp, "\nset output\n");
+    }
+    return 1;
+}
+
+static const char *gate_word(int g) {
+    return g == RUN_PASS ? "pass" : g == RUN_FAIL ? "**fail**" : g == RUN_UNGATED ? "not gated" : "missing";
+}
+
+int report_runs_write(FILE *f, const Compare *c, const Agg *a, int have_gp) {
+    Metric m[4];
+    metrics_of(c, a, m);
+    int lo_l = length_index(c, c->base.seq_len), hi_l = c->n_lengths - 1;
+    if (c->task) lo_l = 0;
+    if (lo_l < 0) lo_l = 0;
+    fprintf(f, "\n## Runs\n\nEach run as trained (rule none): its gate figure (%s), whether it passed, its validation "
+               "loss at 80%% of its steps and at the end, and its %s at the first and last length reported here "
+               "with the 95%% bootstrap interval over %s.\n\n| run | gate figure | gate | validation loss (80%% -> end) "
+               "| %d | %d |\n|---|---:|---|---|---:|---:|\n",
+            c->task ? "exact match inside the trained lengths, %" : "loss at L", m[0].name,
+            c->task ? "its examples" : "its evaluation windows", c->lens[lo_l], c->lens[hi_l]);
+    for (int s = 0; s < c->n_schemes; s++) {
+        const Series *none = series_of(a, s, "none");
+        for (int k = 0; k < c->n_seeds; k++) {
+            if (a->gate[s][k] == RUN_MISSING) continue;
+            const RunCurve *rc = &a->curve[s][k][0];
+            char gv[32] = "—", conv[96] = "—";
+            if (!isnan(a->gate_val[s][k])) snprintf(gv, sizeof gv, c->task ? "%.1f" : "%.4f", (c->task ? 100 : 1) * a->gate_val[s][k]);
+            if (rc->status != CONV_UNKNOWN)
+                snprintf(conv, sizeof conv, "%.4f -> %.4f%s", rc->v_early, rc->v_end,
+                         rc->status == CONV_IMPROVING ? " **still improving**" : "");
+            fprintf(f, "| %s_s%llu | %s | %s | %s |", c->tag[s], c->seed[k], gv, gate_word(a->gate[s][k]), conv);
+            int ls[2] = {lo_l, hi_l};
+            for (int j = 0; j < 2; j++) {
+                int l = ls[j];
+                if (!none || !none->has[m[0].p][l][k]) {
+                    fprintf(f, " — |");
+                    continue;
+                }
+                char v[32], lo[32], hi[32];
+                fmt_value(&m[0], none->val[m[0].p][l][k], v, sizeof v);
+                if (isnan(none->ci_lo[m[0].p][l][k])) fprintf(f, " %s |", v);
+                else {
+                    fmt_value(&m[0], none->ci_lo[m[0].p][l][k], lo, sizeof lo);
+                    fmt_value(&m[0], none->ci_hi[m[0].p][l][k], hi, sizeof hi);
+                    fprintf(f, " %s [%s, %s] |", v, lo, hi);
+                }
+            }
+            fprintf(f, "\n");
+        }
+    }
+    /* the curves, one plot per scheme */
+    char dir[1200], path[1300];
+    snprintf(dir, sizeof dir, "%s/plots", c->out);
+    snprintf(path, sizeof path, "%s/curves.gp", dir);
+    FILE *gp = fopen(path, "w");
+    if (!gp) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    fprintf(gp, "# gnuplot curves.gp (in this directory): curves_TAG.{png,svg}, the loss curves of each scheme's runs\n");
+    gp_preamble(gp);
+    fprintf(gp, "set xlabel 'step'\nset ylabel 'loss (nats/token)'\n");
+    int drawn[CMP_MAX_SCHEMES];
+    for (int s = 0; s < c->n_schemes; s++)
+        if ((drawn[s] = curve_plot(gp, c, s, dir)) < 0) {
+            fclose(gp);
+            return -1;
+        }
+    if (fclose(gp) != 0) return pelab_fail("cannot write %s", path);
+    int any = 0;
+    for (int s = 0; s < c->n_schemes; s++) any |= drawn[s];
+    int have = 0, plotted = have_gp && any ? gp_run(dir, "curves.gp", &have) : 0;
+    fprintf(f, "\n### Loss curves\n\nTraining loss (dashed, mean over each logging interval) and validation loss by step, "
+               "every seed of a scheme in one plot; data in plots/curves_TAG.dat, script plots/curves.gp.\n\n");
+    for (int s = 0; s < c->n_schemes; s++) {
+        if (!drawn[s]) continue;
+        if (plotted) fprintf(f, "![%s](plots/curves_%s.png)\n", c->scheme[s], c->tag[s]);
+        else fprintf(f, "- %s: plots/curves_%s.dat (not drawn: gnuplot %s)\n", c->scheme[s], c->tag[s],
+                     have_gp ? "failed" : "not found");
+    }
+    return 0;
+}

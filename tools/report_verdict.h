@@ -1,0 +1,27 @@
+/* report_verdict.h: the verdict parts of a compare report (report.c reads the runs, this file
+ * judges them): each run's gate (did it learn the task / is its loss at L in line with its other
+ * seeds) and convergence (its loss curve), then per metric and length a ranking in which series
+ * not significantly different share a rank, one sentence per length, the paired rule and
+ * fine-tune comparisons, the runs with their bootstrap intervals, DIR/verdicts.csv (every pair)
+ * and the loss-curve plots. Tests and methods: tools/verdict.h. */
+#ifndef PELAB_REPORT_VERDICT_H
+#define PELAB_REPORT_VERDICT_H
+
+#include <stdio.h>
+
+#include "report_agg.h"
+
+/* the loss curve beside a run's CSV (DIR/runs/NAME.curve.csv) into rc (CONV_UNKNOWN without one) */
+void report_read_curve(const Compare *c, const char *csv, RunCurve *rc);
+/* every found run's gate (a->gate), from its gate rows (--task) or its loss at L */
+void report_gates(const Compare *c, Agg *a);
+/* "## Verdict": rankings and sentences of every metric, the paired rules, the gate and the
+ * flags; writes DIR/verdicts.csv. -1 with pelab_errmsg when that file cannot be written */
+int report_verdict_write(FILE *f, const Compare *c, const Agg *a);
+/* "## Runs": each run's gate figure, convergence and primary figure with its interval, and the
+ * loss curves (plots/curves_TAG.*, drawn by gnuplot when present) */
+int report_runs_write(FILE *f, const Compare *c, const Agg *a, int have_gp);
+/* the verdict sentences of the primary metric, for the terminal */
+void report_verdict_print(FILE *out, const Compare *c, const Agg *a);
+
+#endif

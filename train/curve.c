@@ -1,0 +1,68 @@
+/* curve.c: the loss curve CSV of a training run (curve.h). */
+#include "curve.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+
+void curve_path(const char *ckpt, char *buf, size_t n) {
+    const char *slash = strrchr(ckpt, '/'), *dot = strrchr(ckpt, '.');
+    size_t stem = dot && (!slash || dot > slash) && dot != ckpt ? (size_t)(dot - ckpt) : strlen(ckpt);
+    snprintf(buf, n, "%.*s.curve.csv", (int)stem, ckpt);
+}
+
+/* the rows of an earlier curve at steps <= keep, copied from old into f */
+static void copy_rows_upto(FILE *old, FILE *f, long keep) {
+    char line[512];
+    if (!fgets(line, sizeof line, old)) return; /* header */
+    while (fgets(line, sizeof line, old)) {
+        char *end;
+        long step = strtol(line, &end, 10);
+        if (end == line || *end != ',' || step > keep || !strchr(line, '\n')) break;
+        fputs(line, f);
+    }
+}
+
+int curve_open(LossCurve *c, const char *ckpt, long resume_step) {
+    memset(c, 0, sizeof *c);
+    char path[4200], tmp[4300];
+    curve_path(ckpt, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return pelab_fail("cannot open %s: %s", tmp, strerror(errno));
+    fprintf(f, "%s\n", CURVE_CSV_COLUMNS);
+    FILE *old = resume_step > 0 ? fopen(path, "r") : NULL;
+    if (old) {
+        copy_rows_upto(old, f, resume_step);
+        fclose(old);
+    }
+    if (fflush(f) != 0 || rename(tmp, path) != 0) {
+        fclose(f);
+        remove(tmp);
+        return pelab_fail("cannot write %s: %s", path, strerror(errno));
+    }
+    c->f = f; /* the renamed file stays open for appending */
+    return 0;
+}
+
+void curve_add_loss(LossCurve *c, float loss) { c->loss_sum += loss, c->loss_n++; }
+
+int curve_row(LossCurve *c, long step, long tokens, float lr, float val_loss) {
+    if (!c->f) return 0;
+    fprintf(c->f, "%ld,%ld,%.6g,", step, tokens, lr);
+    if (c->loss_n) fprintf(c->f, "%.6f", c->loss_sum / c->loss_n);
+    fputc(',', c->f);
+    if (!isnan(val_loss)) fprintf(c->f, "%.6f", val_loss);
+    fputc('\n', c->f);
+    c->loss_sum = 0, c->loss_n = 0;
+    if (fflush(c->f) != 0 || ferror(c->f)) return pelab_fail("cannot write the loss curve: %s", strerror(errno));
+    return 0;
+}
+
+void curve_close(LossCurve *c) {
+    if (c->f) fclose(c->f);
+    c->f = NULL;
+}
