@@ -134,11 +134,10 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, const
 static void train_and_evaluate(const Compare *c, int s, int k, const TrainConfig *tc, const char *what,
                                const char *ft_label, const char *csv, int idx, int total, const TrainResult *done) {
     double t0 = now_seconds();
-    fprintf(stderr, "%s: [%d/%d] %s %s seed %llu", c->name, idx, total, done ? "evaluate" : what, c->scheme[s],
-            c->seed[k]);
+    fprintf(stderr, "%s: [%d/%d] %s %s seed %llu", c->name, idx, total, what, c->scheme[s], c->seed[k]);
     if (ft_label) fprintf(stderr, " with %s at length %d, %ld steps", tc->scale, tc->seq_len, tc->steps);
     if (ft_label && tc->pose) fprintf(stderr, ", PoSE positions in [0, %d)", tc->pose);
-    fprintf(stderr, " %s %s\n", done ? "<-" : "->", tc->out);
+    fprintf(stderr, "%s -> %s\n", done ? " (side by side, done)" : "", tc->out);
     TrainResult tr;
     if (done) tr = *done; /* trained side by side with the scheme's other seeds (train_scheme_seeds) */
     else if (train_run(tc, &tr) != 0)
