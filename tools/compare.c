@@ -504,6 +504,8 @@ int cmd_compare(int argc, char **argv) {
                                                        "scheme's other seeds (needs 2 others)"},
         {"--converge-frac", OPT_FLOAT, &c.converge_frac, 0, 1, "flag a run still improving: validation loss fell by "
                                                                "more than this fraction over its last 20% of steps"},
+        {"--converge-abs", OPT_FLOAT, &c.converge_abs, 0, 100, "... and by more than this many nats (a loss near 0 "
+                                                               "falls by large fractions of almost nothing)"},
         {"--alpha", OPT_FLOAT, &c.alpha, 1e-6, 0.5, "significance level of the verdicts (Holm-adjusted)"},
         {"--out", OPT_OUT_DIR, &c.out, 0, 0, "output directory (runs/, plots/, report.md)"},
         {"--mult", OPT_STR, &c.mult, 0, 0, "evaluation lengths as multiples of L"},

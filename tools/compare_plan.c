@@ -53,7 +53,7 @@ void compare_row_start(FILE *f, const Compare *c, const char *kind, int s, int k
 }
 
 void compare_verdict_defaults(Compare *c) {
-    c->gate = 0.9f, c->gate_loss = 0, c->gate_rel = 0.05f, c->converge_frac = 0.01f, c->alpha = 0.05f;
+    c->gate = 0.9f, c->gate_loss = 0, c->gate_rel = 0.05f, c->converge_frac = 0.01f, c->converge_abs = 0.01f, c->alpha = 0.05f;
 }
 
 void compare_row_end(FILE *f, double ci_lo, double ci_hi) {

@@ -54,6 +54,7 @@ typedef struct {
     float gate_rel;                       /* ... or above (1 + this) x the median of its scheme's other seeds (>= 2) */
     float converge_frac;                  /* a run still improving: validation loss fell by more than this fraction
                                            * over the last 20% of its steps */
+    float converge_abs;                   /* ... and by more than this many nats */
     float alpha;                          /* the verdicts' significance level, after Holm's correction */
     StrBuf cmdline;                       /* this invocation, shell-quoted */
 } Compare;
@@ -82,7 +83,8 @@ typedef struct {
 /* writes the shared row prefix "kind,scheme,seed,rule,train_len,length,protocol," */
 void compare_row_start(FILE *f, const Compare *c, const char *kind, int scheme, int seed, const char *rule, int len,
                        const char *protocol);
-/* the verdict defaults: gate 0.9, no loss bound, 5% over the median, 1% still improving, alpha 0.05 */
+/* the verdict defaults: gate 0.9, no loss bound, 5% over the median, 1% and 0.01 nats still improving,
+ * alpha 0.05 */
 void compare_verdict_defaults(Compare *c);
 /* ends a row: ",ci_lo,ci_hi\n", each empty when NaN */
 void compare_row_end(FILE *f, double ci_lo, double ci_hi);

@@ -48,7 +48,8 @@ void report_read_curve(const Compare *c, const char *csv, RunCurve *rc) {
         if (step[i] <= 0.8 * step[n - 1]) early = i;
     if (early < 0) return;
     rc->step_early = step[early], rc->v_early = val[early];
-    rc->status = rc->v_early - rc->v_end > c->converge_frac * rc->v_early ? CONV_IMPROVING : CONV_DONE;
+    double drop = rc->v_early - rc->v_end;
+    rc->status = drop > c->converge_frac * rc->v_early && drop > c->converge_abs ? CONV_IMPROVING : CONV_DONE;
 }
 
 static const Series *series_of(const Agg *a, int scheme, const char *rule) {
@@ -289,7 +290,7 @@ static void convergence_lines(FILE *f, const Compare *c, const Agg *a) {
                           slot == 0 ? "" : slot == 1 + FT_PI ? " PI fine-tune" : " PoSE fine-tune", rc->v_early, rc->v_end);
             }
     fprintf(f, "\nConvergence: a run is flagged *still improving* when its validation loss fell by more than %g%% "
-               "over the last 20%% of its steps. ", 100 * c->converge_frac);
+               "and by more than %g nats over the last 20%% of its steps. ", 100 * c->converge_frac, c->converge_abs);
     if (improving) fprintf(f, "**%d of %d runs still improving**: %s. Their figures may change with more steps.\n",
                            improving, total, sb_str(&names));
     else fprintf(f, "None of %d runs is still improving.\n", total);

@@ -89,6 +89,12 @@ const VerdictPair *verdict_pair(const Verdict *v, int a, int b) {
     return NULL;
 }
 
+/* "about N" seeds, or "more than 1000" where the difference is tiny against the spread */
+static void fmt_need(int need, char *buf, size_t n) {
+    if (need > 1000) snprintf(buf, n, "more than 1000");
+    else snprintf(buf, n, "about %d", need);
+}
+
 /* "p = 0.0023" or "p < 0.0001" */
 static void fmt_p(double p, char *buf, size_t n) {
     if (p < 1e-4) snprintf(buf, n, "p < 0.0001");
@@ -97,13 +103,14 @@ static void fmt_p(double p, char *buf, size_t n) {
 
 void verdict_sentence(const Verdict *v, const VerdictSeries *series, const char *where, const char *unit, double scale,
                       StrBuf *out) {
+    const char *sep = where[0] ? ": " : ""; /* where is empty in a sentence that continues another */
     if (v->n == 0) {
-        sb_printf(out, "%s: no figures.", where);
+        sb_printf(out, "%s%sno figures.", where, sep);
         return;
     }
     const VerdictSeries *best = &series[v->order[0]];
     if (v->n == 1) {
-        sb_printf(out, "%s: only %s has figures.", where, best->label);
+        sb_printf(out, "%s%sonly %s has figures.", where, sep, best->label);
         return;
     }
     const VerdictSeries *next = &series[v->order[1]];
@@ -116,13 +123,26 @@ void verdict_sentence(const Verdict *v, const VerdictSeries *series, const char 
     const char *better = v->higher_better ? "above" : "below";
     if (isnan(p->t.p)) {
         int n_most = best->n > next->n ? best->n : next->n;
-        sb_printf(out, "%s: %s has the best mean, %.3g %s %s %s, but with %d and %d seed%s%s no test is possible: "
-                       "at least 2 seeds per series are needed", where, best->label, fabs(margin), unit, better,
+        sb_printf(out, "%s%s%s has the best mean, %.3g %s %s %s, but with %d and %d seed%s%s no test is possible: "
+                       "at least 2 seeds per series are needed", where, sep, best->label, fabs(margin), unit, better,
                   next->label, best->n, next->n, n_most == 1 ? "" : "s", p->paired ? " in common" : "");
         double sd = fmax(v->sd[v->order[0]], v->sd[v->order[1]]);
         int need = n_most >= 2 ? stats_seeds_needed(p->t.diff, sd, v->alpha / v->n_pairs, 0.8) : -1;
-        if (need > 0) sb_printf(out, "; the observed spread (sd %.3g %s) suggests about %d per series", sd * scale, unit, need);
+        char nb[32];
+        fmt_need(need, nb, sizeof nb);
+        if (need > 0) sb_printf(out, "; the observed spread (sd %.3g %s) suggests %s per series", sd * scale, unit, nb);
         sb_puts(out, ".");
+        /* the best two that can be tested, when there are such */
+        int idx[2], k = 0;
+        for (int i = 0; i < v->n && k < 2; i++)
+            if (series[v->order[i]].n >= 2) idx[k++] = i;
+        if (k == 2 && (idx[0] > 0 || idx[1] > 1)) {
+            Verdict sub = *v;
+            int order[2] = {v->order[idx[0]], v->order[idx[1]]}, rank[2] = {1, 2};
+            sub.n = 2, sub.order = order, sub.rank = rank;
+            sb_puts(out, " Among the series with at least 2 seeds: ");
+            verdict_sentence(&sub, series, "", unit, scale, out);
+        }
         return;
     }
     char pb[32], ph[32];
@@ -130,12 +150,12 @@ void verdict_sentence(const Verdict *v, const VerdictSeries *series, const char 
     fmt_p(p->p_holm, ph, sizeof ph);
     const char *test = p->paired ? "paired t" : "Welch";
     if (p->p_holm < v->alpha) {
-        sb_printf(out, "%s: **%s** is best, %.3g %s %s %s (95%% CI %.3g to %.3g; %s %s, Holm-adjusted %s; %d vs %d seeds).",
-                  where, best->label, margin, unit, better, next->label, lo, hi, test, pb, ph, p->na, p->nb);
+        sb_printf(out, "%s%s**%s** is best, %.3g %s %s %s (95%% CI %.3g to %.3g; %s %s, Holm-adjusted %s; %d vs %d seeds).",
+                  where, sep, best->label, margin, unit, better, next->label, lo, hi, test, pb, ph, p->na, p->nb);
         return;
     }
-    sb_printf(out, "%s: no significant winner: %s and %s differ by %.3g %s (95%% CI %.3g to %.3g; %s %s, Holm-adjusted %s; "
-                   "%d vs %d seeds)", where, best->label, next->label, margin, unit, lo, hi, test, pb, ph, p->na, p->nb);
+    sb_printf(out, "%s%sno significant winner: %s and %s differ by %.3g %s (95%% CI %.3g to %.3g; %s %s, Holm-adjusted %s; "
+                   "%d vs %d seeds)", where, sep, best->label, next->label, margin, unit, lo, hi, test, pb, ph, p->na, p->nb);
     int tied = 0;
     for (int i = 2; i < v->n; i++) tied += v->rank[i] == 1;
     if (tied) sb_printf(out, "; %d more share%s rank 1", tied, tied == 1 ? "s" : "");
@@ -144,9 +164,11 @@ void verdict_sentence(const Verdict *v, const VerdictSeries *series, const char 
     /* the first step of Holm's method tests the smallest p at alpha / m: a pair can count on no more */
     double level = v->alpha / (v->n_pairs > 0 ? v->n_pairs : 1);
     int need = p->paired ? -1 : stats_seeds_needed(p->t.diff, sd, level, 0.8);
+    char nb[32];
+    fmt_need(need, nb, sizeof nb);
     if (need > 0 && need > p->na)
-        sb_printf(out, "; with their spread (sd %.3g %s) about %d seeds per scheme would detect a true difference of that "
-                       "size (80%% power at alpha %.2g = %g / %d pairs, Holm's strictest step)", sd * scale, unit, need,
+        sb_printf(out, "; with their spread (sd %.3g %s) %s seeds per scheme would detect a true difference of that "
+                       "size (80%% power at alpha %.2g = %g / %d pairs, Holm's strictest step)", sd * scale, unit, nb,
                   level, v->alpha, v->n_pairs);
     else if (margin == 0) sb_puts(out, "; their figures are identical");
     sb_puts(out, ".");
