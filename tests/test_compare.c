@@ -153,7 +153,7 @@ static void report_bias_checkpoint(const char *dir) {
     snprintf(path, sizeof path, "%s/runs", out);
     CHECK(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s", path);
     c.name = "compare", c.out = out, c.n_seeds = 1, c.seed[0] = 1;
-    c.base.seq_len = 8, c.base.dim = 8, c.base.heads = 2;
+    c.base.seq_len = 8, c.base.dim = 8, c.base.heads = 2, c.base.layers = 1;
     compare_set_schemes(&c, "alibi");
     FILE *f = tmpfile();
     CHECK(f && report_show_write(f, &c) == 0, "report without a checkpoint: %s", pelab_errmsg);
