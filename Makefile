@@ -1,24 +1,97 @@
 # pelab: build ./pelab, run the tests, benchmarks and the demo.
-CC       ?= gcc
+# Platforms (docs/PLATFORMS.md): Debian/Ubuntu x86-64 and arm64 (also cross: make CC=aarch64-linux-gnu-gcc),
+# Fedora-style paths, macOS with Homebrew (Apple clang + libomp). BLAS=openblas (default everywhere) or
+# BLAS=accelerate (macOS). Libraries come from pkg-config where it is installed, else from -lNAME.
+# make's built-in CC is cc: gcc on Debian, Apple clang on macOS
+OS       := $(shell uname -s)
+# the machine the compiler builds for (a cross compiler's, not this one's), and Debian's multiarch
+# triple for it (x86_64-linux-gnu, aarch64-linux-gnu; empty off Debian)
+TARGET   := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine 2>/dev/null)))
 ARCH     := $(shell $(CC) -print-multiarch 2>/dev/null)
-# The OpenMP build of OpenBLAS shares one thread pool with pelab's own OpenMP loops;
-# Debian's default pthread build fights it for the cores.
-BLAS_INC ?= /usr/include/$(ARCH)/openblas-openmp
-BLAS_LIB ?= /usr/lib/$(ARCH)/openblas-openmp
-OPTFLAGS ?= -O3 -march=native
+HOST     := $(subst arm64,aarch64,$(shell uname -m))
+CROSS    := $(if $(filter $(HOST),$(subst arm64,aarch64,$(TARGET))),,yes)
+# the CPU's own instructions where the compiler takes a "native" flag (gcc and clang on x86: -march;
+# clang on arm64 takes only -mcpu); none in a cross build, whose CPU is not this one
+NATIVE   := $(if $(CROSS),,$(shell for f in -march=native -mcpu=native; do $(CC) $$f -x c -c -o /dev/null /dev/null 2>/dev/null && { echo $$f; break; }; done))
+OPTFLAGS ?= -O3 $(NATIVE)
 BUILD    ?= build
 BIN      ?= pelab
-# oneDNN (libdnnl-dev) runs the bf16 products of --precision bf16; without it pelab still builds,
-# and bf16 is refused with the reason
-DNNL_H   ?= $(wildcard /usr/include/oneapi/dnnl/dnnl.h)
+BLAS     ?= openblas
+comma    := ,
+
+# Libraries with a pkg-config file, by their pkg-config names: adding one is adding its name here.
+# Without pkg-config (or without the .pc), -lNAME ("lib" dropped: libpng -> -lpng) on the default paths.
+# jansson parses JSON (core/json.c), libpng writes PNGs (io/png.c), GSL gives the t distribution
+# (core/stats.c)
+PKGS       := jansson libpng gsl
+PKG_CONFIG ?= pkg-config
+# a cross build reads the target's .pc files (Debian: /usr/lib/<triple>/pkgconfig)
+ifneq ($(CROSS),)
+PKG_ENV    := PKG_CONFIG_LIBDIR=/usr/lib/$(ARCH)/pkgconfig:/usr/share/pkgconfig
+endif
+HAVE_PKGS  := $(shell $(PKG_ENV) $(PKG_CONFIG) --exists $(PKGS) 2>/dev/null && echo yes)
+ifneq ($(HAVE_PKGS),)
+PKG_CFLAGS := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags $(PKGS))
+# GSL's own cblas left out: OpenBLAS provides the one cblas in the process
+PKG_LIBS   := $(filter-out -lgslcblas,$(shell $(PKG_ENV) $(PKG_CONFIG) --libs $(PKGS)))
+else
+PKG_LIBS   := $(patsubst %,-l%,$(patsubst lib%,%,$(PKGS)))
+endif
+
+ifeq ($(OS),Darwin)
+# Homebrew (/opt/homebrew on Apple Silicon, /usr/local on Intel): its include and lib folders, and
+# libomp, which is keg-only: Apple clang compiles OpenMP only as -Xpreprocessor -fopenmp plus -lomp
+BREW       ?= $(shell brew --prefix 2>/dev/null)
+LIBOMP     ?= $(shell brew --prefix libomp 2>/dev/null)
+OMP_CFLAGS ?= -Xpreprocessor -fopenmp -I$(LIBOMP)/include
+OMP_LIBS   ?= -L$(LIBOMP)/lib -Wl,-rpath,$(LIBOMP)/lib -lomp
+PLATFORM_CFLAGS := $(if $(BREW),-I$(BREW)/include)
+PLATFORM_LIBS   := $(if $(BREW),-L$(BREW)/lib)
+else
+OMP_CFLAGS ?= -fopenmp
+OMP_LIBS   ?= -fopenmp
+endif
+
+# BLAS: the cblas products, plus what only OpenBLAS offers behind core/blas.h
+ifeq ($(BLAS),openblas)
+ifeq ($(OS),Darwin)
+# Homebrew's openblas is keg-only (it would shadow Accelerate)
+BLAS_INC ?= $(shell brew --prefix openblas 2>/dev/null)/include
+BLAS_LIB ?= $(shell brew --prefix openblas 2>/dev/null)/lib
+else ifneq ($(wildcard /usr/include/$(ARCH)/openblas-openmp/cblas.h),)
+# Debian/Ubuntu: the OpenMP build explicitly, whatever update-alternatives says: it shares one thread
+# pool with pelab's own OpenMP loops, where Debian's default pthread build fights it for the cores
+BLAS_INC ?= /usr/include/$(ARCH)/openblas-openmp
+BLAS_LIB ?= /usr/lib/$(ARCH)/openblas-openmp
+else ifneq ($(wildcard /usr/include/openblas/cblas.h),)
+# Fedora (openblas-devel): libopenblaso is its OpenMP build
+BLAS_INC ?= /usr/include/openblas
+OPENBLAS ?= openblaso
+endif
+OPENBLAS    ?= openblas
+BLAS_CFLAGS := $(if $(BLAS_INC),-I$(BLAS_INC))
+BLAS_LIBS   := $(if $(BLAS_LIB),-L$(BLAS_LIB) -Wl$(comma)-rpath$(comma)$(BLAS_LIB)) -l$(OPENBLAS)
+else ifeq ($(BLAS),accelerate)
+BLAS_CFLAGS := -DPELAB_BLAS_ACCELERATE -DACCELERATE_NEW_LAPACK
+BLAS_LIBS   := -framework Accelerate
+else
+$(error BLAS=$(BLAS): expected openblas or accelerate)
+endif
+
+# oneDNN (libdnnl-dev) runs the bf16 products of --precision bf16, which need x86-64 with AVX512_BF16
+# or AMX-BF16: looked for on x86-64 only. Without it pelab still builds, and bf16 is refused with the reason
+ifeq ($(TARGET),x86_64)
+DNNL_H   ?= $(wildcard /usr/include/oneapi/dnnl/dnnl.h $(BREW)/include/oneapi/dnnl/dnnl.h)
+endif
 ifneq ($(DNNL_H),)
 DNNL_LIBS := -ldnnl
 else
 DNNL_DEF  := -DPELAB_NO_DNNL
 endif
-ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) $(DNNL_DEF) -std=gnu11 -Wall -Wextra -fopenmp -I$(BLAS_INC) -MMD -MP
-# jansson (libjansson-dev) parses JSON (core/json.c), libpng (libpng-dev) writes PNGs (io/png.c)
-ALL_LDLIBS := $(OPTFLAGS) $(LDFLAGS) -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas $(DNNL_LIBS) -ljansson -lpng -lgsl -lm -fopenmp
+
+ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) $(DNNL_DEF) -std=gnu11 -Wall -Wextra $(OMP_CFLAGS) $(BLAS_CFLAGS) $(PKG_CFLAGS) \
+              $(PLATFORM_CFLAGS) -MMD -MP
+ALL_LDLIBS := $(OPTFLAGS) $(LDFLAGS) $(PLATFORM_LIBS) $(BLAS_LIBS) $(DNNL_LIBS) $(PKG_LIBS) -lm $(OMP_LIBS)
 
 LIB_SRC  := $(wildcard core/*.c model/*.c model/pos/*.c data/*.c io/*.c train/*.c infer/*.c tools/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -28,6 +101,14 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 HARNESSES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 REPLAY    := $(HARNESSES:%=$(BUILD)/replay/fuzz_%)
 
+# the compiler and flags of the objects in $(BUILD): a change (make CC=clang test after a gcc build)
+# rebuilds them rather than linking one compiler's objects into the other's tests
+FLAGS_STAMP := $(BUILD)/.flags
+FLAGS_NOW   := $(strip $(CC) $(ALL_CFLAGS) $(ALL_LDLIBS))
+ifneq ($(FLAGS_NOW),$(strip $(shell cat $(FLAGS_STAMP) 2>/dev/null)))
+$(shell mkdir -p $(BUILD) && echo '$(FLAGS_NOW)' > $(FLAGS_STAMP))
+endif
+
 all: $(BIN)
 
 $(BIN): $(BUILD)/pelab.o $(LIB_OBJ)
@@ -36,7 +117,7 @@ $(BIN): $(BUILD)/pelab.o $(LIB_OBJ)
 $(BUILD)/tests/run_tests: $(TEST_OBJ) $(LIB_OBJ)
 	$(CC) -o $@ $^ $(ALL_LDLIBS)
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -58,6 +139,31 @@ bench-torch: $(BIN)
 demo: $(BIN)
 	./$(BIN) demo
 
+# Linux arm64 without an arm64 machine (CI): the cross build, a smoke run against this machine's
+# ./pelab, then the fast test groups, under qemu-user (docs/PLATFORMS.md; Debian packages:
+# gcc-aarch64-linux-gnu qemu-user and the :arm64 libraries). The groups that start ./pelab many
+# times or train for long stay out: under emulation they take minutes each.
+ARM64_CC     ?= aarch64-linux-gnu-gcc
+QEMU_ARM64   ?= qemu-aarch64
+ARM64_GROUPS ?= test_pos_reference test_model test_attention test_attn_scale test_cope test_fire test_nope_layers \
+                test_batch test_bf16 test_rotary_variants test_bias_schemes test_rope_scaling test_longrope \
+                test_stream test_hf_config test_hf_llama test_permutation test_probe test_show test_synth \
+                test_bpe test_sampler test_checkpoint test_genmetrics test_cpu test_stats test_includes
+# Debian's libgsl-dev cannot be installed for amd64 and arm64 at once (it is not multi-arch): the
+# host's headers serve, and the arm64 library (libgsl27:arm64) is linked through build-arm64/lib
+ARM64_LIBDIR := /usr/lib/aarch64-linux-gnu
+check-arm64: $(BIN)
+	@mkdir -p build-arm64/lib
+	[ -e $(ARM64_LIBDIR)/libgsl.so ] || ln -sf $(ARM64_LIBDIR)/libgsl.so.27 build-arm64/lib/libgsl.so
+	$(MAKE) CC=$(ARM64_CC) BUILD=build-arm64 BIN=build-arm64/pelab LDFLAGS=-Lbuild-arm64/lib \
+	    build-arm64/pelab build-arm64/tests/run_tests
+	sh tests/cross_smoke.sh "$(QEMU_ARM64) build-arm64/pelab" ./$(BIN)
+	PELAB_BIN="$(QEMU_ARM64) build-arm64/pelab" OMP_NUM_THREADS=2 $(QEMU_ARM64) build-arm64/tests/run_tests $(ARM64_GROUPS)
+
+# The tests built by clang (CI; gcc builds the default ones), in their own build directory
+check-clang:
+	$(MAKE) test CC=clang BUILD=build-clang BIN=build-clang/pelab
+
 # The tests under AddressSanitizer + UBSan, in their own build directory (gcc leaves
 # float-cast-overflow out of -fsanitize=undefined: a NaN cast to int is UB all the same)
 sanitize:
@@ -70,9 +176,9 @@ fuzz:
 	$(MAKE) -f tests/fuzz/fuzz.mk run FUZZ_SECONDS=$(FUZZ_SECONDS)
 
 clean:
-	rm -rf build build-san build-fuzz pelab
+	rm -rf build build-san build-fuzz build-arm64 build-clang pelab
 
-.PHONY: all test bench bench-torch demo sanitize fuzz clean
+.PHONY: all test bench bench-torch demo sanitize fuzz clean check-arm64 check-clang
 # keep the harness objects make builds on the way to $(REPLAY)
 .SECONDARY: $(HARNESSES:%=$(BUILD)/tests/fuzz/fuzz_%.o) $(BUILD)/tests/fuzz/replay_main.o
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/pelab.d $(HARNESSES:%=$(BUILD)/tests/fuzz/fuzz_%.d)

@@ -1,6 +1,8 @@
 /* cpu.c: instruction sets from cpuid/xgetbv, and the OpenBLAS kernel family (cpu.h). */
 #include "cpu.h"
 
+#include "blas.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -35,6 +37,15 @@ void cpu_isa(CpuIsa *isa) { memset(isa, 0, sizeof *isa); }
 #endif
 
 void cpu_isa_str(const CpuIsa *isa, char *buf, size_t n) {
+#if !defined(__x86_64__) && !defined(__i386__)
+    (void)isa; /* the x86 instruction sets mean nothing here: the architecture instead */
+#if defined(__aarch64__)
+    snprintf(buf, n, "arm64 (aarch64)");
+#else
+    snprintf(buf, n, "not x86");
+#endif
+    return;
+#endif
     snprintf(buf, n, "%s%s%s%s%s%s", isa->fma ? "FMA " : "", isa->avx2 ? "AVX2 " : "no AVX2 ",
              isa->avx512f ? "AVX-512F " : "", isa->avx512bf16 ? "AVX512_BF16 " : "", isa->amx_tile ? "AMX-TILE " : "",
              isa->amx_bf16 ? "AMX-BF16 " : "");
@@ -63,20 +74,13 @@ const char *blas_family_name(BlasFamily f) {
     return names[f];
 }
 
-/* OpenBLAS's own answers (weak: another BLAS links too, and then they are NULL) */
-char *openblas_get_corename(void) __attribute__((weak));
-char *openblas_get_config(void) __attribute__((weak));
-
-const char *blas_core_name(void) { return openblas_get_corename ? openblas_get_corename() : NULL; }
-const char *blas_config(void) { return openblas_get_config ? openblas_get_config() : NULL; }
-
 void blas_report(char *buf, size_t n) {
     CpuIsa isa;
     cpu_isa(&isa);
     char isa_s[96];
     cpu_isa_str(&isa, isa_s, sizeof isa_s);
     const char *core = blas_core_name(), *config = blas_config();
-    if (!core) snprintf(buf, n, "BLAS: not OpenBLAS (kernel family unknown); CPU: %s", isa_s);
+    if (!core) snprintf(buf, n, "BLAS: %s (kernel family unknown); CPU: %s", blas_name(), isa_s);
     else snprintf(buf, n, "BLAS: %s, core %s (%s kernels); CPU: %s", config ? config : "OpenBLAS", core,
                   blas_family_name(blas_family(core)), isa_s);
 }

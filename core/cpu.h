@@ -13,7 +13,7 @@ typedef struct {
 
 /* the running CPU (cpuid and xgetbv; all 0 off x86-64) */
 void cpu_isa(CpuIsa *isa);
-/* "FMA AVX2 AVX-512F AVX512_BF16", or "no AVX2" */
+/* "FMA AVX2 AVX-512F AVX512_BF16", or "no AVX2"; off x86 the architecture ("arm64 (aarch64)") */
 void cpu_isa_str(const CpuIsa *isa, char *buf, size_t n);
 
 /* the widest vector extension a kernel family uses */
@@ -21,9 +21,6 @@ typedef enum { BLAS_SSE, BLAS_AVX, BLAS_AVX2, BLAS_AVX512, BLAS_UNKNOWN } BlasFa
 /* OpenBLAS's core name ("Haswell", "SkylakeX", "Prescott", ...) to its family (case ignored) */
 BlasFamily blas_family(const char *core);
 const char *blas_family_name(BlasFamily f); /* "SSE", "AVX", "AVX2", "AVX-512", "unknown" */
-/* the linked OpenBLAS: its core name and its build string (NULL when not OpenBLAS) */
-const char *blas_core_name(void);
-const char *blas_config(void);
 
 /* One line on what the matrix products run on: "OpenBLAS 0.3.21 ..., core Haswell (AVX2 kernels);
  * CPU: FMA AVX2 AVX-512F AVX512_BF16". */

@@ -21,6 +21,12 @@
     } while (0)
 
 double now_seconds(void);
+/* peak resident set of this process, KB */
 long peak_rss_kb(void);
+/* a struct rusage's ru_maxrss in KB: Linux and the BSDs count KB, macOS bytes */
+long maxrss_kb(long ru_maxrss);
+/* the path of this executable (malloc'd, however long), or NULL where the system cannot say:
+ * /proc/self/exe on Linux, _NSGetExecutablePath on macOS */
+char *self_exe_path(void);
 
 #endif

@@ -1,4 +1,3 @@
-#define _GNU_SOURCE /* qsort_r */
 #include "score.h"
 
 #include <stdlib.h>
@@ -106,11 +105,15 @@ static int score_group(Model *m, const int *const *texts, const int *lens, const
     return rc;
 }
 
-/* qsort_r order of text indices: shorter first, ties in file order */
-static int by_length(const void *a, const void *b, void *lens_arg) {
-    const int *lens = lens_arg;
-    int x = *(const int *)a, y = *(const int *)b;
-    return lens[x] != lens[y] ? lens[x] - lens[y] : x - y;
+/* a text's length and index: sorted shorter first, ties in file order (plain qsort: qsort_r's
+ * argument order differs between glibc and macOS/BSD) */
+typedef struct {
+    int len, index;
+} ByLength;
+
+static int by_length(const void *a, const void *b) {
+    const ByLength *x = a, *y = b;
+    return x->len != y->len ? (x->len > y->len) - (x->len < y->len) : x->index - y->index;
 }
 
 int score_texts(Model *m, const int *const *texts, const int *lens, int n_texts, int batch, DynamicLength dynamic,
@@ -134,7 +137,11 @@ int score_texts(Model *m, const int *const *texts, const int *lens, int n_texts,
     }
     if (m->pos.extend.kind == EXTEND_STREAM) batch = 1; /* a streaming cache holds one sequence */
     if (rc == 0) {
-        qsort_r(order, n_texts, sizeof(int), by_length, (void *)lens);
+        ByLength *sorted = xmalloc(sizeof(ByLength) * (n_texts > 0 ? n_texts : 1));
+        for (int t = 0; t < n_texts; t++) sorted[t] = (ByLength){lens[t], t};
+        qsort(sorted, n_texts, sizeof(ByLength), by_length);
+        for (int t = 0; t < n_texts; t++) order[t] = sorted[t].index;
+        free(sorted);
         for (int first = 0; first < n_texts && rc == 0; first += batch)
             rc = score_group(m, texts, lens, order + first, n_texts - first < batch ? n_texts - first : batch,
                              dynamic, offset, logprob, nll);

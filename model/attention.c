@@ -1,11 +1,11 @@
 #include "attention.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/blas.h"
 #include "../core/mem.h"
 #include "../core/sys.h"
 #include "fastmath.h"

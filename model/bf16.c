@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <immintrin.h>
+#if defined(__x86_64__)
+#include <immintrin.h> /* AVX512_BF16 (bf16_gemv); x86-64 only */
+#endif
 
 #include "../core/cpu.h"
 #include "../core/error.h"
@@ -90,11 +92,21 @@ int bf16_gemv(float *out, const bf16 *w, const float *x, int OC, int C) {
 #ifdef PELAB_NO_DNNL
 
 int bf16_supported(char *why, size_t n) {
+#if defined(__x86_64__)
     snprintf(why, n, "pelab was built without oneDNN (install libdnnl-dev and rebuild)");
+#else
+    /* a NEON BF16 path (BFDOT/BFMMLA: Apple M2, Graviton 3) is not written: nothing here could test it */
+    snprintf(why, n, "bf16 products need an x86-64 CPU with AVX512_BF16 or AMX-BF16 (through oneDNN); pelab has no "
+                     "bf16 path for this CPU architecture");
+#endif
     return 0;
 }
 const char *bf16_impl_name(void) { return "none"; }
-void bf16_report(char *buf, size_t n) { snprintf(buf, n, "bf16 products: none: pelab was built without oneDNN"); }
+void bf16_report(char *buf, size_t n) {
+    char why[160];
+    bf16_supported(why, sizeof why);
+    snprintf(buf, n, "bf16 products: unavailable: %s", why);
+}
 int bf16_gemm(int trans_b, int M, int N, int K, const bf16 *A, int lda, const bf16 *B, int ldb, float *C, int ldc,
               int accumulate) {
     (void)trans_b, (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb, (void)C, (void)ldc,

@@ -1,9 +1,9 @@
 #include "layers.h"
 
+#include "../core/blas.h"
 #include "../core/sys.h"
 #include "fastmath.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 

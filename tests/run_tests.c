@@ -54,11 +54,17 @@ typedef struct {
 #define ENTRY(fn) {#fn, fn},
 static const Group groups[] = {TEST_GROUPS(ENTRY)};
 
+/* no arguments: every group; else the groups whose names contain one of them */
+static int selected(const char *name, int argc, char **argv) {
+    for (int a = 1; a < argc; a++)
+        if (strstr(name, argv[a])) return 1;
+    return argc < 2;
+}
+
 int main(int argc, char **argv) {
-    const char *only = argc > 1 ? argv[1] : NULL;
     double t_all = now_seconds();
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
-        if (only && !strstr(groups[i].name, only)) continue;
+        if (!selected(groups[i].name, argc, argv)) continue;
         int p0 = tests_passed, f0 = tests_failed;
         double t0 = now_seconds();
         groups[i].fn();

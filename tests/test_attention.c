@@ -82,7 +82,7 @@ static void reference(const Case *c, const PosCtx *pc, double *out, double *dq, 
                     double s = 0;
                     for (int d = 0; d < HD; d++) s += (double)qi[d] * kj[d];
                     P[j] = s * scale + bias[j];
-                    mx = fmax(mx, P[j]);
+                    mx = worse(mx, P[j]);
                 }
                 for (int j = ks; j < nv; j++) sum += (P[j] = exp(P[j] - mx));
                 for (int j = ks; j < nv; j++) {
@@ -115,7 +115,7 @@ static void reference(const Case *c, const PosCtx *pc, double *out, double *dq, 
 /* max |got - want| / max(1, max |want|) */
 static double rel_err(const float *got, const double *want, size_t n) {
     double worst = 0, scale = 1;
-    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));
+    for (size_t i = 0; i < n; i++) scale = worse(scale, fabs(want[i]));
     for (size_t i = 0; i < n; i++) {
         double d = fabs(got[i] - want[i]);
         if (!(d <= worst)) worst = d;
@@ -179,8 +179,8 @@ static void check_case(const char *spec, int nq, int nk, int q_offset, int backw
         CHECK(rel_err(dv, dv_ref, nkv) < 2e-5, "attention %s nq %d: dv off by %.2e", spec, nq, rel_err(dv, dv_ref, nkv));
         if (n_pos) {
             double worst = 0, scale = 1;
-            for (size_t i = 0; i < n_pos; i++) scale = fmax(scale, fabsf(dpos_ref[i]));
-            for (size_t i = 0; i < n_pos; i++) worst = fmax(worst, fabsf(dpos[i] - dpos_ref[i]));
+            for (size_t i = 0; i < n_pos; i++) scale = worse(scale, fabsf(dpos_ref[i]));
+            for (size_t i = 0; i < n_pos; i++) worst = worse(worst, fabsf(dpos[i] - dpos_ref[i]));
             CHECK(worst / scale < 1e-4, "attention %s nq %d: bias parameter gradient off by %.2e", spec, nq, worst / scale);
         }
         free(dq), free(dk), free(dv);

@@ -83,7 +83,7 @@ static void scheme_batch(const char *spec, int n_kv_heads) {
                     decode_forward(&m, &kv, &tok, &p, 1, alone, 0);
                 }
                 for (int v = 0; v < V; v++)
-                    worst = fmax(worst, fabs(alone[v] - batch[((size_t)t * NSEQ + b) * V + v]));
+                    worst = worse(worst, fabs(alone[v] - batch[((size_t)t * NSEQ + b) * V + v]));
             }
             kvcache_free(&kv);
         }

@@ -109,7 +109,7 @@ static void products(void) {
                     for (int k = 0; k < K; k++)
                         want += (double)bf16_to_float(A[i * LDA + k]) *
                                 bf16_to_float(trans_b ? B[j * LDB + k] : B[k * LDB + j]);
-                    worst = fmax(worst, fabs(Cm[i * LDC + j] - want));
+                    worst = worse(worst, fabs(Cm[i * LDC + j] - want));
                 }
             /* float32 accumulation of 129 products of N(0,1): ~1e-5 */
             CHECK(worst < 1e-3, "bf16_gemm trans_b %d accumulate %d: max error %.3g vs double", trans_b, acc, worst);
@@ -129,7 +129,7 @@ static void products(void) {
         for (int o = 0; o < OC; o++) {
             double want = 0;
             for (int c = 0; c < CC; c++) want += (double)bf16_to_float(W[o * CC + c]) * bf16_to_float(bf16_from_float(x[c]));
-            worst = fmax(worst, fabs(out[o] - want));
+            worst = worse(worst, fabs(out[o] - want));
         }
         CHECK(worst < 1e-4, "bf16_gemv: max error %.3g vs double", worst);
     } else {
@@ -208,25 +208,43 @@ static void trained_model(const char *pos) {
     CHECK(mean_err[1] < 3 * mean_err[0] + 0.002, "bf16 %s: error at 16L %.4f vs %.4f at L: grows with position", pos,
           mean_err[1], mean_err[0]);
 
-    /* the KV-cache decoder in bf16, one token at a time, against the bf16 full forward */
+    /* the KV-cache decoder in bf16, one token at a time, against the bf16 full forward. Both round
+     * the same operands, but their float32 inputs differ in the last bit (the products' blocking:
+     * one query row against a block of 32), and an input within an ulp of a bf16 rounding boundary
+     * rounds to the neighbouring bf16 value in one path only: one operand off by 2^-8 of itself,
+     * which reaches the logits. How often that happens depends on the compiler (issue 24: clang
+     * put one rms-norm output exactly on a tie, 1.41015625, and its decoded twin 1 ulp above it:
+     * 2.4e-3 in the logits; gcc's flips all hit small operands: 9.5e-7). So the bound is relative
+     * to what rounding to bf16 does to these logits at all (bf16 full forward against fp32): a
+     * decoder that skipped the rounding, or any real error in the cache, differs by that much or
+     * more (1x: an unrounded decoder); the flip above by 0.2x of it. */
     KVCache kv;
     kvcache_init(&kv, &m, L, 8);
     int V = m.cfg.vocab_size, pos_i[L];
     float *step = xmalloc(sizeof(float) * V), *full = xmalloc(sizeof(float) * L * V);
     for (int i = 0; i < L; i++) pos_i[i] = i;
     model_alloc_train(&m, 1, L);
+    model_set_precision(&m, PRECISION_FP32);
     model_forward(&m, d.tokens + 1000, NULL, pos_i, 1, L);
+    memcpy(full, m.acts.logits, sizeof(float) * L * V);
+    model_set_precision(&m, PRECISION_BF16);
+    model_forward(&m, d.tokens + 1000, NULL, pos_i, 1, L);
+    double rounding = 0; /* max |bf16 logit - fp32 logit| of the full forward */
+    for (size_t i = 0; i < (size_t)L * V; i++) rounding = worse(rounding, fabs(m.acts.logits[i] - full[i]));
     memcpy(full, m.acts.logits, sizeof(float) * L * V);
     double worst = 0;
     int decoded = 0;
     for (int i = 0; i < L; i++, decoded++) {
         if (decode_forward(&m, &kv, d.tokens + 1000 + i, pos_i + i, 1, step, 0) != 0) break;
-        for (int v = 0; v < V; v++) worst = fmax(worst, fabs(step[v] - full[(size_t)i * V + v]));
+        for (int v = 0; v < V; v++) worst = worse(worst, fabs(step[v] - full[(size_t)i * V + v]));
     }
     CHECK(decoded == L, "bf16 %s: decoding stopped at token %d: %s", pos, decoded, pelab_errmsg);
-    /* both round the same operands; only the products' blocking differs */
-    if (getenv("PELAB_TEST_VERBOSE")) fprintf(stderr, "  bf16 %s: KV cache vs full forward %.3g\n", pos, worst);
-    CHECK(worst < 2e-3, "bf16 %s: KV-cache decoding vs the full forward, max logit difference %.3g", pos, worst);
+    if (getenv("PELAB_TEST_VERBOSE"))
+        fprintf(stderr, "  bf16 %s: KV cache vs full forward %.3g; bf16 vs fp32 full forward %.3g\n", pos, worst,
+                rounding);
+    CHECK(rounding > 0 && worst < 0.5 * rounding,
+          "bf16 %s: KV-cache decoding vs the full forward, max logit difference %.3g (< half of bf16's own effect, %.3g)",
+          pos, worst, rounding);
     kvcache_free(&kv);
     free(step), free(full), free(fp), free(bf);
     dataset_free(&d);

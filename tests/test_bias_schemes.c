@@ -83,8 +83,8 @@ static void test_alibi(void) {
     alibi_slopes(12, m12);
     for (int w = 0; w < 3; w++) {
         double d6 = 0, d12 = 0;
-        for (int h = 0; h < 6; h++) d6 = fmax(d6, fabs(m6[h] - wrong6[w][h]));
-        for (int h = 0; h < 12; h++) d12 = fmax(d12, fabs(m12[h] - wrong12[w][h]));
+        for (int h = 0; h < 6; h++) d6 = worse(d6, fabs(m6[h] - wrong6[w][h]));
+        for (int h = 0; h < 12; h++) d12 = worse(d12, fabs(m12[h] - wrong12[w][h]));
         CHECK(d6 > 1e-3 && d12 > 1e-3, "alibi: slopes match wrong variant %d (naive / repeat-last / truncate)", w);
     }
 
@@ -125,7 +125,7 @@ static void test_alibi(void) {
         double dot = 0;
         for (int i = 0; i < HD; i++) dot += (double)q[i] * k[j * HD + i];
         s[j] = dot / sqrt((double)HD) - 0.25 * (pos[2] - pos[j]); /* head 1 of 8: m = 1/4 */
-        mx = fmax(mx, s[j]);
+        mx = worse(mx, s[j]);
     }
     for (int j = 0; j < 3; j++) sum += exp(s[j] - mx);
     int ok = 1;

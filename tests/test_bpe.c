@@ -349,8 +349,8 @@ static void test_format(void) {
     unsigned char *text = english(6, 30000);
     Bpe a, b, c;
     CHECK(bpe_train(&a, text, 30000, 600) == 0 && bpe_train(&b, text, 30000, 600) == 0, "train: %s", pelab_errmsg);
-    unsigned char *sa, *sb, *sc;
-    size_t la, lb, lc;
+    unsigned char *sa = NULL, *sb = NULL, *sc = NULL;
+    size_t la = 0, lb = 0, lc = 0; /* defined when a serialize fails (clang -Wsometimes-uninitialized) */
     CHECK(bpe_serialize(&a, &sa, &la) == 0 && bpe_serialize(&b, &sb, &lb) == 0, "serialize: %s", pelab_errmsg);
     CHECK(la == lb && memcmp(sa, sb, la) == 0, "training twice gives different tokenizers");
     CHECK(la == 16 + 8 * (size_t)a.n_merges && memcmp(sa, "PELABBPE", 8) == 0 && sa[8] == 1 && sa[9] == 0 &&

@@ -46,7 +46,11 @@ static char *slurp(const char *path) {
 static long long mtime_ns(const char *path) {
     struct stat st;
     if (stat(path, &st) != 0) return -1;
+#ifdef __APPLE__
+    return (long long)st.st_mtimespec.tv_sec * 1000000000LL + st.st_mtimespec.tv_nsec;
+#else
     return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+#endif
 }
 
 static int count_substr(const char *s, const char *needle) {
@@ -153,6 +157,7 @@ static void report_bias_checkpoint(const char *dir) {
     snprintf(path, sizeof path, "%s/runs", out);
     CHECK(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s", path);
     c.name = "compare", c.out = out, c.n_seeds = 1, c.seed[0] = 1;
+    /* the pictures are drawn with the model's layers (main 9adacaf): at least one */
     c.base.seq_len = 8, c.base.dim = 8, c.base.heads = 2, c.base.layers = 1;
     compare_set_schemes(&c, "alibi");
     FILE *f = tmpfile();

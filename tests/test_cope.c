@@ -51,7 +51,7 @@ static double loss(const Cope *c, double *out) {
             }
             cope_terms(c, qi, e, s, ks, nv, t);
             double mx = -1e300, sum = 0;
-            for (int j = ks; j < nv; j++) mx = fmax(mx, s[j] + t[j]);
+            for (int j = ks; j < nv; j++) mx = worse(mx, s[j] + t[j]);
             for (int j = ks; j < nv; j++) sum += exp(s[j] + t[j] - mx);
             for (int d = 0; d < HD; d++) {
                 double o = 0;
@@ -93,8 +93,8 @@ static double fd_error(Cope *c, double *x, size_t n, const float *got) {
         double lm = loss(c, NULL);
         x[i] = saved;
         double num = (lp - lm) / (2 * eps);
-        scale = fmax(scale, fabs(num));
-        worst = fmax(worst, fabs(num - got[i]));
+        scale = worse(scale, fabs(num));
+        worst = worse(worst, fabs(num - got[i]));
     }
     return worst / scale;
 }
@@ -126,7 +126,7 @@ static void check_case(int nq, int nk, int q_offset, int kvh, int kstart, int np
                    .nk = nk, .q_offset = q_offset, .kstart = &kstart, .n_heads = H, .n_kv_heads = kvh, .head_dim = HD};
     attention_forward(&a, &pc);
     double worst = 0;
-    for (size_t i = 0; i < nqe; i++) worst = fmax(worst, fabs(out[i] - out_ref[i]));
+    for (size_t i = 0; i < nqe; i++) worst = worse(worst, fabs(out[i] - out_ref[i]));
     CHECK(worst < 2e-5, "%s nq %d nk %d offset %d kvh %d pad %d: forward off the formula by %.2e", spec, nq, nk, q_offset,
           kvh, kstart, worst);
     if (backward) {

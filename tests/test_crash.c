@@ -66,19 +66,19 @@ static pid_t spawn_train(const CrashModel *cm, const char *out, int resume) {
     return pid;
 }
 
-static void sleep_until(const struct timespec *t0, double seconds) {
-    struct timespec t = *t0;
-    long long ns = t.tv_nsec + (long long)(seconds * 1e9);
-    t.tv_sec += ns / 1000000000;
-    t.tv_nsec = ns % 1000000000;
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) != 0) {
-    }
-}
-
 static double seconds_since(const struct timespec *t0) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+/* until `seconds` after t0 on the monotonic clock: relative sleeps of what is left (macOS has no
+ * clock_nanosleep), again after a signal or an early wake */
+static void sleep_until(const struct timespec *t0, double seconds) {
+    for (double left; (left = seconds - seconds_since(t0)) > 0;) {
+        struct timespec d = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        nanosleep(&d, NULL);
+    }
 }
 
 /* the P.tmp.* files beside the run's checkpoint (any suffix: a misnamed leftover counts too) that

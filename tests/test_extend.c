@@ -153,8 +153,8 @@ static void extend_reference_one(const char *spec, const char *method) {
             const float *got = m.acts.att_probs + ((size_t)h * T + i) * T;
             for (int j = 0; j < T; j++) {
                 double want = j <= i ? row[j] / sum : 0;
-                worst = fmax(worst, fabs(got[j] - want));
-                if (j <= i && ref_relative(method, i, j) != i - j) moved = fmax(moved, fabs(want));
+                worst = worse(worst, fabs(got[j] - want));
+                if (j <= i && ref_relative(method, i, j) != i - j) moved = worse(moved, fabs(want));
             }
         }
     CHECK(rc == 0 && worst < 2e-5 && moved > 1e-3,

@@ -102,7 +102,7 @@ static void run_argv(Run *r, const char *const *args, const char *cwd, const cha
     close(pipefd[0]);
     r->out[used] = 0;
     r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r->maxrss_kb = ru.ru_maxrss;
+    r->maxrss_kb = maxrss_kb(ru.ru_maxrss);
     r->cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
 }
 

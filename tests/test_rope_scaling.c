@@ -279,7 +279,7 @@ static void scheme_matches_reference(void) {
                         float x[16];
                         for (int i = 0; i < hd; i++) x[i] = (float)(i + 1) * (is_key ? -0.5f : 1.0f);
                         rotate_ref(x, want, hd, 4, layout, TABLE67[rules[ri]].freq, TABLE67[rules[ri]].attn, P[r]);
-                        for (int i = 0; i < hd; i++) worst = fmax(worst, fabs(v[r * hd + i] - want[i]));
+                        for (int i = 0; i < hd; i++) worst = worse(worst, fabs(v[r * hd + i] - want[i]));
                     }
                     CHECK(worst < 2e-5, "%s %s: qk_forward = af * R(angle) x in double, max |diff| %.3g", spec,
                           is_key ? "key" : "query", worst);
@@ -361,7 +361,7 @@ static void dynatan_through_scheme(void) {
         double worst = 0;
         for (int j = 0; j < 4; j++) {
             double phi = DYNATAN[i].phi[j];
-            worst = fmax(worst, fmax(fabs(x[2 * j] - cos(phi)), fabs(x[2 * j + 1] - sin(phi))));
+            worst = worse(worst, fmax(fabs(x[2 * j] - cos(phi)), fabs(x[2 * j + 1] - sin(phi))));
         }
         CHECK(worst < 1e-6, "%s pos %d through rope: (cos, sin) of section 8 phi, max |diff| %.3g", spec, p, worst);
         pos_free(&pc);

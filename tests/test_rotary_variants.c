@@ -301,7 +301,7 @@ static void fope_toy(void) {
                 f[sgn] = 0;
                 for (int j = 0; j < 8; j++) f[sgn] += (double)w[j] * x[j];
             }
-            worst = fmax(worst, fabs((f[0] - f[1]) / 2e-2 - g[i]));
+            worst = worse(worst, fabs((f[0] - f[1]) / 2e-2 - g[i]));
         }
         CHECK(worst < 1e-4, "fope toy backward = transpose (pad %d): worst |fd - analytic| %.3g", pad, worst);
         sincos_table_free(&t);
@@ -334,7 +334,7 @@ static void fope_scheme_maps(void) {
                 f[sgn] = 0;
                 for (int j = 0; j < n; j++) f[sgn] += (double)w[j] * x[j];
             }
-            worst = fmax(worst, fabs((f[0] - f[1]) / 2e-2 - g[i]));
+            worst = worse(worst, fabs((f[0] - f[1]) / 2e-2 - g[i]));
         }
         CHECK(worst < 1e-4, "fope %s backward = transpose: worst |fd - analytic| %.3g", is_key ? "key" : "query",
               worst);

@@ -3,7 +3,6 @@
  * tokens at positions 0..n-1, and a deeper model's equal an independent double-precision
  * reference built from the weights; memory stays constant; everything else refuses it. */
 #include <math.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +22,25 @@
 #if __has_feature(address_sanitizer)
 #define STREAM_ASAN 1
 #endif
+#endif
+
+/* bytes the allocator has handed out and not taken back: glibc's mallinfo2 (2.33 and later),
+ * macOS's default zone; elsewhere the heap check is skipped (NO_HEAP_STATS) */
+#if defined(__APPLE__)
+#include <malloc/malloc.h>
+static inline size_t heap_in_use(void) {
+    malloc_statistics_t st;
+    malloc_zone_statistics(NULL, &st);
+    return st.size_in_use;
+}
+#elif defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+#include <malloc.h>
+static inline size_t heap_in_use(void) { return mallinfo2().uordblks; }
+#else
+#define NO_HEAP_STATS 1
+#endif
+#if defined(STREAM_ASAN) && !defined(NO_HEAP_STATS)
+#define NO_HEAP_STATS 1 /* ASan's allocator keeps freed blocks in quarantine: no steady heap to read */
 #endif
 
 enum { V = 13 }; /* tiny_model's vocabulary */
@@ -270,7 +288,7 @@ static void constant_memory(void) {
     const float *k0 = kv.k, *v0 = kv.v;
     float logits[V];
     int finite = 1, rc = 0;
-#ifndef STREAM_ASAN /* ASan's allocator keeps freed blocks in quarantine: no steady heap to read */
+#ifndef NO_HEAP_STATS
     size_t heap_early = 0, heap_late = 0;
 #endif
     Rng rng;
@@ -279,15 +297,15 @@ static void constant_memory(void) {
         int id = (int)rng_below(&rng, V);
         rc = decode_forward(&b, &kv, &id, &t, 1, logits, 0);
         for (int i = 0; i < V; i++) finite &= isfinite(logits[i]);
-#ifndef STREAM_ASAN
-        if (t + 1 == 2 * CAP) heap_early = mallinfo2().uordblks;
-        if (t + 1 == N) heap_late = mallinfo2().uordblks;
+#ifndef NO_HEAP_STATS
+        if (t + 1 == 2 * CAP) heap_early = heap_in_use();
+        if (t + 1 == N) heap_late = heap_in_use();
 #endif
     }
     CHECK(rc == 0 && finite && kv.max_len == CAP && kv.len == CAP && kv.k == k0 && kv.v == v0,
           "stream:%d:%d: %d tokens through one cache of %d slots, logits finite (rc %d, len %d)", S, W, N, kv.max_len,
           rc, kv.len);
-#ifndef STREAM_ASAN
+#ifndef NO_HEAP_STATS
     CHECK(heap_late <= heap_early, "stream: heap in use at token %d (%zu bytes) <= at token %d (%zu)", N, heap_late,
           2 * CAP, heap_early);
 #endif

@@ -5,7 +5,6 @@
  * and not the running maximum of everything before it; the parent never enters an OpenMP region
  * before forking (libgomp's thread pool does not survive fork). --json writes every figure for
  * tools/bench/compare.py, which sets them beside the PyTorch reference's. */
-#include <cblas.h>
 #include <errno.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/blas.h"
 #include "../core/cpu.h"
 #include "../core/error.h"
 #include "../core/mem.h"
@@ -355,7 +355,7 @@ static void work_isolated(const Work *w, WorkResult *r, int in_process) {
         pelab_die("bench: the %s%s%s workload failed (%s %d)", w->bc ? w->bc->name : "", w->bc ? " " : "",
                   work_names[w->kind], WIFSIGNALED(status) ? "signal" : "exit status",
                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-    r->peak_rss_kb = ru.ru_maxrss;
+    r->peak_rss_kb = maxrss_kb(ru.ru_maxrss);
 }
 
 /* resident set of this process now (/proc/self/statm), else its peak (getrusage): what every

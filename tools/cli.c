@@ -5,16 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../core/blas.h"
 #include "../core/cpu.h"
+#include "../core/error.h"
 #include "../model/bf16.h"
 #include "commands.h"
-
-void openblas_set_num_threads(int num_threads);
 
 void set_threads(int n) {
     if (n <= 0) return;
     omp_set_num_threads(n);
-    openblas_set_num_threads(n);
+    if (blas_set_threads(n) != 0) fprintf(stderr, "pelab: warning: %s\n", pelab_errmsg);
 }
 
 void pelab_die(const char *fmt, ...) {

@@ -285,27 +285,10 @@ void compare_set_cmdline(Compare *c, int argc, char **argv) {
     }
 }
 
-/* the path of this executable, however long */
-static char *self_exe(void) {
-    for (size_t cap = 256;; cap *= 2) {
-        char *buf = xmalloc(cap);
-        ssize_t n = readlink("/proc/self/exe", buf, cap);
-        if (n < 0) {
-            free(buf);
-            return NULL;
-        }
-        if ((size_t)n < cap) {
-            buf[n] = 0;
-            return buf;
-        }
-        free(buf);
-    }
-}
-
 /* --jobs: one self-contained command per run (its fine-tune included): cd to here, this binary,
  * these flags, --only NAME. Built in a growing buffer: a long path is never cut short. */
 static void write_jobs(const Compare *c, const char *path, int argc, char **argv) {
-    char *exe = self_exe(), *cwd = getcwd(NULL, 0); /* glibc allocates a buffer of the right size */
+    char *exe = self_exe_path(), *cwd = getcwd(NULL, 0); /* glibc allocates a buffer of the right size */
     if (!cwd) pelab_die("compare: getcwd: %s", strerror(errno));
     StrBuf base = {0};
     sb_puts(&base, "cd ");

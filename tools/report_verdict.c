@@ -203,6 +203,7 @@ static void metric_section(FILE *f, FILE *csv, const Compare *c, const Agg *a, c
         char where[80];
         snprintf(where, sizeof where, "At %s", name);
         StrBuf sb = {0};
+        verdict_free(&v[l]); /* computed again below: the first one's arrays would leak (ASan) */
         verdict_at(a, m, l, vals, seeds, vs, &v[l], c->alpha); /* vs again: it points into vals of length l */
         verdict_sentence(&v[l], vs, where, m->unit, m->scale, &sb);
         fprintf(f, "- %s\n", sb_str(&sb));

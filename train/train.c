@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../core/blas.h"
 #include "../core/cpu.h"
 #include "../core/error.h"
 #include "../core/files.h"

@@ -8,10 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/blas.h"
 #include "../../data/tokenizer.h"
 #include "../../model/model.h"
-
-void openblas_set_num_threads(int num_threads);
 
 /* A property the harness checks failed: print what and abort, so libFuzzer records a crash. */
 #define FUZZ_CHECK(cond, ...)                                                                      \
@@ -27,7 +26,7 @@ void openblas_set_num_threads(int num_threads);
 /* One thread everywhere: deterministic, cheap to start, and one core per fuzzer in CI. */
 static inline void fuzz_single_thread(void) {
     omp_set_num_threads(1);
-    openblas_set_num_threads(1);
+    blas_set_threads(1); /* -1 only with Accelerate, whose threads cannot be set */
 }
 
 /* A loaded model must be usable: one forward pass with targets over the first few positions
