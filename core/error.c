@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-char pelab_errmsg[512];
+__thread char pelab_errmsg[512];
 
 int pelab_fail(const char *fmt, ...) {
     va_list ap;

@@ -3,7 +3,8 @@
 #ifndef PELAB_ERROR_H
 #define PELAB_ERROR_H
 
-extern char pelab_errmsg[512];
+/* one per thread: the seeds of `train --seeds` fail on their own threads (train.c copies it out) */
+extern __thread char pelab_errmsg[512];
 int pelab_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

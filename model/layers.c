@@ -127,19 +127,38 @@ void log_softmax(float *out, const float *logits, int V) {
     for (int i = 0; i < V; i++) out[i] = logits[i] - lse;
 }
 
-float crossentropy_forward(float *losses, const float *logits, const int *targets, int N, int V) {
+/* exp(row[i] - mx) into out (may be row), returning their sum: vectorized (fast_expf, 8 partial
+ * sums in a fixed order); the loss and its gradient are the softmax of the same row */
+static float exp_shifted(float *out, const float *row, int V, float mx) {
+    float part[8] = {0};
+    int i = 0;
+    for (; i + 8 <= V; i += 8)
+        for (int u = 0; u < 8; u++) part[u] += out[i + u] = fast_expf(row[i + u] - mx);
+    for (; i < V; i++) part[0] += out[i] = fast_expf(row[i] - mx);
+    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
+static float row_max(const float *row, int V) {
+    float mx = row[0];
+    for (int i = 1; i < V; i++) mx = row[i] > mx ? row[i] : mx;
+    return mx;
+}
+
+void crossentropy_losses(float *losses, const float *logits, const int *targets, int N, int V) {
     PAR_FOR((size_t)N * V >= PAR_MIN_WORK, int, n, N,
         if (targets[n] < 0) {
             losses[n] = 0.0f;
             continue;
         }
         const float *row = logits + (size_t)n * V;
-        float mx = row[0];
-        for (int i = 1; i < V; i++) mx = row[i] > mx ? row[i] : mx;
-        double sum = 0.0;
-        for (int i = 0; i < V; i++) sum += exp((double)(row[i] - mx));
-        losses[n] = (float)(log(sum) + mx - row[targets[n]]);
+        float mx = row_max(row, V), e[256];
+        float sum = 0.0f;
+        for (int i0 = 0; i0 < V; i0 += 256) sum += exp_shifted(e, row + i0, V - i0 < 256 ? V - i0 : 256, mx);
+        losses[n] = (float)(log((double)sum) + mx - row[targets[n]]);
     );
+}
+
+float crossentropy_mean(const float *losses, const int *targets, int N) {
     double total = 0.0; /* summed in order, not in thread-completion order */
     int counted = 0;
     for (int n = 0; n < N; n++)
@@ -147,24 +166,26 @@ float crossentropy_forward(float *losses, const float *logits, const int *target
     return counted ? (float)(total / counted) : 0.0f;
 }
 
+float crossentropy_forward(float *losses, const float *logits, const int *targets, int N, int V) {
+    crossentropy_losses(losses, logits, targets, N, V);
+    return crossentropy_mean(losses, targets, N);
+}
+
 void crossentropy_backward(float *logits, const int *targets, int N, int V) {
     int counted = 0;
     for (int n = 0; n < N; n++) counted += targets[n] >= 0;
-    float scale = counted ? 1.0f / counted : 0.0f;
+    crossentropy_backward_rows(logits, targets, N, V, counted ? 1.0f / counted : 0.0f);
+}
+
+void crossentropy_backward_rows(float *logits, const int *targets, int N, int V, float scale) {
     PAR_FOR((size_t)N * V >= PAR_MIN_WORK, int, n, N,
         float *row = logits + (size_t)n * V;
         if (targets[n] < 0) {
             memset(row, 0, sizeof(float) * V);
             continue;
         }
-        float mx = row[0];
-        for (int i = 1; i < V; i++) mx = row[i] > mx ? row[i] : mx;
-        float sum = 0.0f;
-        for (int i = 0; i < V; i++) {
-            row[i] = expf(row[i] - mx);
-            sum += row[i];
-        }
-        for (int i = 0; i < V; i++) row[i] = row[i] / sum * scale;
+        float sum = exp_shifted(row, row, V, row_max(row, V)), k = scale / sum;
+        for (int i = 0; i < V; i++) row[i] *= k;
         row[targets[n]] -= scale;
     );
 }

@@ -42,8 +42,13 @@ void residual_forward(float *out, const float *a, const float *b, size_t n);
 /* Softmax cross-entropy over V classes for N rows. losses[n] = -log p(target); returns the mean
  * over the counted rows. targets < 0 are ignored (loss 0, no gradient). */
 float crossentropy_forward(float *losses, const float *logits, const int *targets, int N, int V);
+/* the two halves of crossentropy_forward: the rows' losses, and their mean over the counted rows */
+void crossentropy_losses(float *losses, const float *logits, const int *targets, int N, int V);
+float crossentropy_mean(const float *losses, const int *targets, int N);
 /* Overwrites logits with d(mean loss)/d(logits) = (softmax - onehot) / n_counted. */
 void crossentropy_backward(float *logits, const int *targets, int N, int V);
+/* the same for some of the rows, scale = 1 / (the whole batch's counted rows) */
+void crossentropy_backward_rows(float *logits, const int *targets, int N, int V, float scale);
 
 /* log-softmax of one row into out (may alias) */
 void log_softmax(float *out, const float *logits, int V);

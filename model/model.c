@@ -8,6 +8,7 @@
 #include "../core/error.h"
 #include "../core/mem.h"
 #include "../core/rng.h"
+#include "../core/sys.h"
 #include "attention.h"
 #include "layers.h"
 
@@ -201,6 +202,7 @@ void model_free(Model *m) {
     free(m->params_bf16);
     free(m->params_mem);
     free(m->grads_mem);
+    free(m->shard_grads_mem);
     free(m->acts_mem);
     free(m->scratch_mem);
     free(m->inputs);
@@ -330,15 +332,21 @@ void block_forward(const Model *m, int layer, const LayerActs *a) {
     residual_forward(a->res_out, a->res_out, a->res_mid, (size_t)N * D);
 }
 
-void block_backward(Model *m, int layer, const LayerActs *a) {
+static void block_backward_into(const Model *m, int layer, const LayerActs *a, const ParamTensors *grads,
+                                const GradScratch *s);
+
+void block_backward(Model *m, int layer, const LayerActs *a) { block_backward_into(m, layer, a, &m->grads, &m->scratch); }
+
+/* block_backward into these gradients, with this scratch (a batch shard's rows) */
+static void block_backward_into(const Model *m, int layer, const LayerActs *a, const ParamTensors *grads,
+                                const GradScratch *s) {
     const ModelConfig *c = &m->cfg;
     const PosScheme *ps = m->pos.scheme;
     int N = a->n_seq * a->n, D = c->dim, F = c->hidden_dim, H = c->n_heads, KVH = c->n_kv_heads;
     int qdim = H * m->head_dim, kvdim = KVH * m->head_dim;
-    LayerWeights w = layer_weights(m, &m->params, layer), dw = layer_weights(m, &m->grads, layer);
+    LayerWeights w = layer_weights(m, &m->params, layer), dw = layer_weights(m, grads, layer);
     Attention att = layer_attention(m, layer, a);
-    GradScratch *s = &m->scratch;
-    float *dpos = m->tensors[T_POS].numel ? m->grads.pos : NULL;
+    float *dpos = m->tensors[T_POS].numel ? grads->pos : NULL;
 
     /* MLP; d_res flows through the residual unchanged, rmsnorm_backward adds the branch's share */
     matmul_backward(s->d_act, dw.w2, s->d_res, a->act, w.w2, model_w16(m, w.w2), N, F, D, 0);
@@ -358,7 +366,7 @@ void block_backward(Model *m, int layer, const LayerActs *a) {
             matmul_forward(q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim);
             bias_forward(q, w.bq, N, qdim);
             if (ps->qk_forward && pos_layer_active(&m->pos, layer)) ps->qk_forward(&m->pos, q, a->pos, N, H, 0, layer);
-            attn_scale_backward_s(s->d_q, q, a->pos, N, H, m->head_dim, m->grads.attn_scale + (size_t)layer * H);
+            attn_scale_backward_s(s->d_q, q, a->pos, N, H, m->head_dim, grads->attn_scale + (size_t)layer * H);
         }
         attn_scale_apply(&m->pos.attn_scale, s->d_q, a->pos, N, H, m->head_dim, layer); /* q' = f q: dq = f dq' */
     }
@@ -373,23 +381,50 @@ void block_backward(Model *m, int layer, const LayerActs *a) {
     rmsnorm_backward(s->d_res, dw.attn_norm, s->d_ln, a->in, w.attn_norm, a->ln1_rstd, N, D);
 }
 
-/* layer l's slices of the training activations for the current [B, T] batch */
-static LayerActs train_layer_acts(const Model *m, int l) {
+/* layer l's slices of the training activations for sequences b0..b0+nb-1 of the current batch */
+static LayerActs train_layer_acts(const Model *m, int l, int b0, int nb) {
     const ModelConfig *c = &m->cfg;
     const ActTensors *a = &m->acts;
     int B = m->cur_B, T = m->cur_T;
-    size_t BT = (size_t)B * T, D = c->dim, F = c->hidden_dim, H = c->n_heads;
+    size_t BT = (size_t)B * T, D = c->dim, F = c->hidden_dim, H = c->n_heads, r0 = (size_t)b0 * T;
     size_t qdim = H * m->head_dim, kvdim = (size_t)c->n_kv_heads * m->head_dim;
-    float *k = a->k + l * BT * kvdim, *v = a->v + l * BT * kvdim;
+    float *k = a->k + l * BT * kvdim + r0 * kvdim, *v = a->v + l * BT * kvdim + r0 * kvdim;
+    const int *pos = m->positions + r0;
     /* each row attends to its own sequence's rows: keys are the layer's k, v themselves */
-    return (LayerActs){.n_seq = B, .n = T, .pos = m->positions, .in = l == 0 ? a->x0 : a->res_out + (l - 1) * BT * D,
-                       .ln1 = a->ln1 + l * BT * D, .ln1_rstd = a->ln1_rstd + l * BT, .q = a->q + l * BT * qdim,
-                       .k = k, .v = v, .keys = k, .values = v, .key_pos = m->positions, .n_keys = T, .past = 0,
-                       .att_probs = a->att_probs ? a->att_probs + l * BT * H * T : NULL,
-                       .att_stats = a->att_stats + l * BT * H * 2, .att_out = a->att_out + l * BT * qdim,
-                       .res_mid = a->res_mid + l * BT * D, .ln2 = a->ln2 + l * BT * D, .ln2_rstd = a->ln2_rstd + l * BT,
-                       .gate = a->h_gate + l * BT * F, .up = a->h_up + l * BT * F, .act = a->h_act + l * BT * F,
-                       .res_out = a->res_out + l * BT * D};
+    return (LayerActs){.n_seq = nb, .n = T, .pos = pos,
+                       .in = l == 0 ? a->x0 + r0 * D : a->res_out + (l - 1) * BT * D + r0 * D,
+                       .ln1 = a->ln1 + (l * BT + r0) * D, .ln1_rstd = a->ln1_rstd + l * BT + r0,
+                       .q = a->q + (l * BT + r0) * qdim, .k = k, .v = v, .keys = k, .values = v, .key_pos = pos,
+                       .n_keys = T, .past = 0,
+                       .att_probs = a->att_probs ? a->att_probs + (l * BT + r0) * H * T : NULL,
+                       .att_stats = a->att_stats + (l * BT + r0) * H * 2, .att_out = a->att_out + (l * BT + r0) * qdim,
+                       .res_mid = a->res_mid + (l * BT + r0) * D, .ln2 = a->ln2 + (l * BT + r0) * D,
+                       .ln2_rstd = a->ln2_rstd + l * BT + r0, .gate = a->h_gate + (l * BT + r0) * F,
+                       .up = a->h_up + (l * BT + r0) * F, .act = a->h_act + (l * BT + r0) * F,
+                       .res_out = a->res_out + (l * BT + r0) * D};
+}
+
+int model_shards(const Model *m, int B) {
+    if (m->precision != PRECISION_FP32 || extend_two_branch(&m->pos.extend) || m->n_params > MODEL_SHARD_MAX_PARAMS)
+        return 1; /* bf16's workspaces are shared; the far branch's scratch too; a large model's products scale */
+    return B < MODEL_SHARDS ? B : MODEL_SHARDS;
+}
+
+/* shard s of n_shards: its first sequence and count (whole sequences, as even as B allows) */
+static void shard_rows(int B, int n_shards, int s, int *b0, int *nb) {
+    *b0 = (int)((long)B * s / n_shards);
+    *nb = (int)((long)B * (s + 1) / n_shards) - *b0;
+}
+
+/* runs fn for every shard: in parallel when there are threads to spare and no region around us (a
+ * `train --seeds` batch runs each seed's shards in turn on its thread: the same operations) */
+static void for_each_shard(Model *m, int n_shards, void (*fn)(Model *m, int s, int n_shards, void *ctx), void *ctx) {
+    int threads = omp_get_max_threads();
+    if (n_shards > 1 && threads > 1 && !omp_in_parallel()) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads < n_shards ? threads : n_shards)
+        for (int s = 0; s < n_shards; s++) fn(m, s, n_shards, ctx);
+    } else
+        for (int s = 0; s < n_shards; s++) fn(m, s, n_shards, ctx);
 }
 
 void model_embed(const Model *m, float *x, const int *tokens, const int *pos, int n) {
@@ -400,6 +435,31 @@ void model_embed(const Model *m, float *x, const int *tokens, const int *pos, in
     if (token_scale != 1.0f)
         for (size_t i = 0; i < (size_t)n * D; i++) x[i] *= token_scale;
     if (ps->input_forward) ps->input_forward(&m->pos, x, pos, n);
+}
+
+/* the forward of one batch shard: embedding, every layer, the final norm, logits and losses */
+static void forward_shard(Model *m, int s, int n_shards, void *ctx) {
+    const ModelConfig *c = &m->cfg;
+    int b0, nb, T = m->cur_T, D = c->dim, V = c->vocab_size, with_targets = *(const int *)ctx;
+    shard_rows(m->cur_B, n_shards, s, &b0, &nb);
+    size_t BT = (size_t)m->cur_B * T, r0 = (size_t)b0 * T;
+    int n = nb * T;
+    const ParamTensors *p = &m->params;
+    ActTensors *a = &m->acts;
+    model_embed(m, a->x0 + r0 * D, m->inputs + r0, m->positions + r0, n);
+    for (int l = 0; l < c->n_layers; l++) {
+        LayerActs layer = train_layer_acts(m, l, b0, nb);
+        if (extend_two_branch(&m->pos.extend)) { /* one shard (model_shards): the whole batch */
+            layer.q_far = m->far_mem;
+            layer.k_far = m->far_mem + BT * c->n_heads * m->head_dim;
+            layer.keys_far = layer.k_far, layer.far_pos = m->far_pos;
+        }
+        block_forward(m, l, &layer);
+    }
+    const float *last = a->res_out + ((c->n_layers - 1) * BT + r0) * D;
+    rmsnorm_forward(a->lnf + r0 * D, a->lnf_rstd + r0, last, p->final_norm, n, D, c->norm_eps);
+    matmul_forward(a->logits + r0 * V, a->lnf + r0 * D, p->lm_head, model_w16(m, p->lm_head), n, D, V);
+    if (with_targets) crossentropy_losses(a->losses + r0, a->logits + r0 * V, m->targets + r0, n, V);
 }
 
 int model_forward(Model *m, const int *inputs, const int *targets, const int *positions, int B, int T) {
@@ -425,55 +485,78 @@ int model_forward(Model *m, const int *inputs, const int *targets, const int *po
     memcpy(m->positions, positions, BT * sizeof(int));
     if (targets) memcpy(m->targets, targets, BT * sizeof(int));
 
-    int D = c->dim, V = c->vocab_size;
-    ParamTensors *p = &m->params;
-    ActTensors *a = &m->acts;
-
-    model_embed(m, a->x0, inputs, positions, (int)BT);
     int far = extend_two_branch(&m->pos.extend);
     if (far && !m->far_mem) { /* inference only, allocated on the first such forward */
         size_t rows = (size_t)m->B * m->T;
         m->far_mem = xmalloc(rows * ((size_t)c->n_heads + c->n_kv_heads) * m->head_dim * sizeof(float));
         m->far_pos = xmalloc(rows * sizeof(int));
     }
-    for (int l = 0; l < c->n_layers; l++) {
-        LayerActs layer = train_layer_acts(m, l);
-        if (far) {
-            layer.q_far = m->far_mem;
-            layer.k_far = m->far_mem + BT * c->n_heads * m->head_dim;
-            layer.keys_far = layer.k_far, layer.far_pos = m->far_pos;
-        }
-        block_forward(m, l, &layer);
-    }
-    const float *last = a->res_out + (c->n_layers - 1) * BT * D;
-    rmsnorm_forward(a->lnf, a->lnf_rstd, last, p->final_norm, (int)BT, D, c->norm_eps);
-    matmul_forward(a->logits, a->lnf, p->lm_head, model_w16(m, p->lm_head), (int)BT, D, V);
-    m->mean_loss = targets ? crossentropy_forward(a->losses, a->logits, targets, (int)BT, V) : 0.0f;
+    int with_targets = targets != NULL;
+    for_each_shard(m, model_shards(m, B), forward_shard, &with_targets);
+    m->mean_loss = targets ? crossentropy_mean(m->acts.losses, m->targets, (int)BT) : 0.0f;
     return 0;
 }
 
-void model_backward(Model *m) {
+/* the gradient scratch rows of a batch shard that starts at row r0 */
+static GradScratch scratch_rows(const Model *m, size_t r0) {
     const ModelConfig *c = &m->cfg;
-    size_t BT = (size_t)m->cur_B * m->cur_T;
-    int D = c->dim, V = c->vocab_size;
-    const PosScheme *ps = m->pos.scheme;
-    ParamTensors *p = &m->params, *g = &m->grads;
-    ActTensors *a = &m->acts;
-    GradScratch *s = &m->scratch;
+    const GradScratch *s = &m->scratch;
+    size_t D = c->dim, F = c->hidden_dim, qdim = (size_t)c->n_heads * m->head_dim;
+    size_t kvdim = (size_t)c->n_kv_heads * m->head_dim;
+    return (GradScratch){.d_res = s->d_res + r0 * D, .d_ln = s->d_ln + r0 * D, .d_q = s->d_q + r0 * qdim,
+                         .d_k = s->d_k + r0 * kvdim, .d_v = s->d_v + r0 * kvdim, .d_att_out = s->d_att_out + r0 * qdim,
+                         .d_gate = s->d_gate + r0 * F, .d_up = s->d_up + r0 * F, .d_act = s->d_act + r0 * F};
+}
 
-    crossentropy_backward(a->logits, m->targets, (int)BT, V); /* logits now hold dlogits */
-    matmul_backward(s->d_ln, g->lm_head, a->logits, a->lnf, p->lm_head, model_w16(m, p->lm_head), (int)BT, D, V, 0);
-    const float *last = a->res_out + (c->n_layers - 1) * BT * D;
-    memset(s->d_res, 0, BT * D * sizeof(float));
-    rmsnorm_backward(s->d_res, g->final_norm, s->d_ln, last, p->final_norm, a->lnf_rstd, (int)BT, D);
+/* the backward of one batch shard, into m->grads (shard 0) or the shard's own zeroed block */
+static void backward_shard(Model *m, int s, int n_shards, void *ctx) {
+    const ModelConfig *c = &m->cfg;
+    int b0, nb, T = m->cur_T, D = c->dim, V = c->vocab_size;
+    shard_rows(m->cur_B, n_shards, s, &b0, &nb);
+    size_t BT = (size_t)m->cur_B * T, r0 = (size_t)b0 * T;
+    int n = nb * T;
+    const PosScheme *ps = m->pos.scheme;
+    const ParamTensors *p = &m->params;
+    ParamTensors g = m->grads;
+    if (s > 0) {
+        float *block = m->shard_grads_mem + (size_t)(s - 1) * m->n_params;
+        memset(block, 0, m->n_params * sizeof(float));
+        point_tensors(m, block, &g);
+    }
+    ActTensors *a = &m->acts;
+    GradScratch gs = scratch_rows(m, r0);
+    float *logits = a->logits + r0 * V; /* now to hold dlogits */
+    crossentropy_backward_rows(logits, m->targets + r0, n, V, *(const float *)ctx);
+    matmul_backward(gs.d_ln, g.lm_head, logits, a->lnf + r0 * D, p->lm_head, model_w16(m, p->lm_head), n, D, V, 0);
+    const float *last = a->res_out + ((c->n_layers - 1) * BT + r0) * D;
+    memset(gs.d_res, 0, (size_t)n * D * sizeof(float));
+    rmsnorm_backward(gs.d_res, g.final_norm, gs.d_ln, last, p->final_norm, a->lnf_rstd + r0, n, D);
     for (int l = c->n_layers - 1; l >= 0; l--) {
-        LayerActs layer = train_layer_acts(m, l);
-        block_backward(m, l, &layer);
+        LayerActs layer = train_layer_acts(m, l, b0, nb);
+        block_backward_into(m, l, &layer, &g, &gs);
     }
     if (ps->input_backward && m->tensors[T_POS].numel)
-        ps->input_backward(&m->pos, s->d_res, m->positions, (int)BT, g->pos);
+        ps->input_backward(&m->pos, gs.d_res, m->positions + r0, n, g.pos);
     float token_scale = ps->token_scale ? ps->token_scale(&m->pos) : 1.0f;
     if (token_scale != 1.0f) /* x0 = token_scale * emb + p: d emb = token_scale * d x0 */
-        for (size_t i = 0; i < BT * D; i++) s->d_res[i] *= token_scale;
-    embedding_backward(g->tok_emb, s->d_res, m->inputs, (int)BT, D);
+        for (size_t i = 0; i < (size_t)n * D; i++) gs.d_res[i] *= token_scale;
+    embedding_backward(g.tok_emb, gs.d_res, m->inputs + r0, n, D);
+}
+
+void model_backward(Model *m) {
+    size_t BT = (size_t)m->cur_B * m->cur_T;
+    int counted = 0;
+    for (size_t i = 0; i < BT; i++) counted += m->targets[i] >= 0;
+    float scale = counted ? 1.0f / counted : 0.0f; /* the mean is over the whole batch's counted rows */
+    int n_shards = model_shards(m, m->cur_B);
+    if (n_shards > 1 && !m->shard_grads_mem)
+        m->shard_grads_mem = xmalloc((size_t)(MODEL_SHARDS - 1) * m->n_params * sizeof(float));
+    for_each_shard(m, n_shards, backward_shard, &scale);
+    /* the shards' gradients in shard order, whatever the thread count */
+    size_t np = m->n_params;
+    float *g = m->grads_mem;
+    const float *sg = m->shard_grads_mem;
+    PAR_FOR(np * (n_shards - 1) >= 8 * PAR_MIN_WORK && !omp_in_parallel(), size_t, i, np,
+        for (int s = 1; s < n_shards; s++) g[i] += sg[(size_t)(s - 1) * np + i];
+    );
 }

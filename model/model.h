@@ -140,6 +140,9 @@ typedef struct Model {
 
     float *grads_mem; /* NULL until model_alloc_train */
     ParamTensors grads;
+    /* NULL, or [MODEL_SHARDS - 1, n_params]: the gradients of batch shards 1.. (model_shards), summed
+     * into grads_mem in shard order at the end of model_backward */
+    float *shard_grads_mem;
 
     int B, T;         /* allocated activation sizes, 0 until model_alloc_train */
     int keep_att_probs; /* model_keep_attention: the next allocation keeps every softmax row */
@@ -156,6 +159,16 @@ typedef struct Model {
     int *far_pos;
     float mean_loss;
 } Model;
+
+/* A training batch of a small float32 model runs in up to MODEL_SHARDS shards of whole sequences,
+ * each through the whole forward and backward on one thread (its own rows of the activations and
+ * scratch, its own gradient block), the shards in parallel: at these sizes one OpenMP region per
+ * pass beats a parallel BLAS call and a fork per layer. The shards depend on the batch alone, never
+ * on the thread count, and their gradients are summed in shard order: the result is the same on any
+ * number of threads (and in a `train --seeds` batch, where each seed runs on one thread). */
+enum { MODEL_SHARDS = 4, MODEL_SHARD_MAX_PARAMS = 2000000 };
+/* the shards a [B, T] batch runs in (1: the whole batch at once, BLAS and loops parallel inside) */
+int model_shards(const Model *m, int B);
 
 /* Build a model of this shape and scheme; parameters are allocated but not initialised. */
 int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec);

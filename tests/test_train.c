@@ -2,10 +2,12 @@
  * resumed has exactly the loss curve of an uninterrupted one; resume refuses changed flags;
  * a NaN stops the run naming the last good checkpoint; AdamW and the schedule by hand. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/rng.h"
 #include "../io/checkpoint.h"
@@ -412,7 +414,68 @@ static void flags_checked_first(void) {
     expect_pelab_error(cmd, "--rand-pos 8");
 }
 
+/* path's bytes equal the other's (checkpoints: weights, moments, metadata) */
+static int same_file(const char *a, const char *b) {
+    unsigned char *x = NULL, *y = NULL;
+    size_t nx = 0, ny = 0;
+    int same = read_file(a, &x, &nx) == 0 && read_file(b, &y, &ny) == 0 && nx == ny && memcmp(x, y, nx) == 0;
+    free(x), free(y);
+    return same;
+}
+
+/* train --seeds: every seed's checkpoint bit-identical to training that seed alone at the same
+ * thread count, with a batch (4 rows: sharded, model.h) and with 1 row (one shard); and the
+ * sharded training the same on 1 and 2 threads (the shards, not the threads, fix the sums) */
+static void seeds_identical(void) {
+    int saved = omp_get_max_threads();
+    unsigned long long seeds[3] = {3, 1, 7};
+    for (int batch = 4; batch >= 1; batch -= 3) {
+        char outs[3][256], alone[256], alone1[256];
+        TrainConfig tcs[3];
+        TrainResult res[3];
+        for (int k = 0; k < 3; k++) {
+            snprintf(outs[k], sizeof outs[k], "%s/seeds_b%d_s%llu.safetensors", test_tmpdir(), batch, seeds[k]);
+            small_config(&tcs[k], outs[k]);
+            tcs[k].seed = seeds[k], tcs[k].batch = batch, tcs[k].steps = 12, tcs[k].eval_every = 5;
+        }
+        omp_set_num_threads(2);
+        CHECK(train_run_many(tcs, 3, res) == 0 && res[0].step == 12 && res[2].step == 12, "3 seeds in lockstep: %s",
+              pelab_errmsg);
+        for (int k = 0; k < 3; k++) {
+            snprintf(alone, sizeof alone, "%s/alone_b%d_s%llu.safetensors", test_tmpdir(), batch, seeds[k]);
+            TrainConfig tc = tcs[k];
+            TrainResult r;
+            tc.out = alone;
+            CHECK(train_run(&tc, &r) == 0, "seed %llu alone: %s", seeds[k], pelab_errmsg);
+            CHECK(r.train_loss == res[k].train_loss && r.val_loss == res[k].val_loss,
+                  "seed %llu: losses alone %.7f / %.7f, in the batch %.7f / %.7f", seeds[k], r.train_loss, r.val_loss,
+                  res[k].train_loss, res[k].val_loss);
+            CHECK(same_file(alone, outs[k]), "batch %d: seed %llu's checkpoint bit-identical to training it alone",
+                  batch, seeds[k]);
+        }
+        snprintf(alone1, sizeof alone1, "%s/alone_b%d_t1.safetensors", test_tmpdir(), batch);
+        TrainConfig tc = tcs[1];
+        TrainResult r;
+        tc.out = alone1;
+        omp_set_num_threads(1);
+        CHECK(train_run(&tc, &r) == 0, "seed alone, 1 thread: %s", pelab_errmsg);
+        if (batch > 1) CHECK(same_file(alone1, outs[1]), "sharded training: 1 thread and 2 threads bit-identical");
+    }
+    omp_set_num_threads(saved);
+    /* a failing seed is named, and stops the others */
+    TrainConfig bad[2];
+    TrainResult res[2];
+    char a[256], b[256];
+    snprintf(a, sizeof a, "%s/seeds_bad_a.safetensors", test_tmpdir());
+    snprintf(b, sizeof b, "%s/seeds_bad_b.safetensors", test_tmpdir());
+    small_config(&bad[0], a), small_config(&bad[1], b);
+    bad[1].seed = 9, bad[1].data = "/nonexistent/corpus.txt";
+    CHECK(train_run_many(bad, 2, res) == -1 && strstr(pelab_errmsg, "seed 9") && strstr(pelab_errmsg, "/nonexistent"),
+          "a seed that cannot start is named: %s", pelab_errmsg);
+}
+
 void test_train(void) {
+    seeds_identical();
     flags_checked_first();
     randomized_positions();
     pose_position_ids();

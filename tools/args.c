@@ -121,6 +121,22 @@ int threads_limit(void) {
     return 4 * (int)(cpus > 0 ? cpus : 1);
 }
 
+int args_seeds(const char *cmd, const char *flag, const char *list, unsigned long long *out, int max) {
+    int n = 0;
+    for (const char *p = list;;) {
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(p, &end, 10);
+        if (end == p || errno || *p == '-' || *p == '+' || (*end && *end != ',') || n == max)
+            pelab_die("%s: %s %s: expected up to %d comma-separated seeds (unsigned integers)", cmd, flag, list, max);
+        for (int k = 0; k < n; k++)
+            if (out[k] == x) pelab_die("%s: %s %s: seed %llu given twice", cmd, flag, list, x);
+        out[n++] = x;
+        if (!*end) return n;
+        p = end + 1;
+    }
+}
+
 int args_numbers(const char *cmd, const char *flag, const char *list, double lo, double hi, double *out, int max) {
     int n = 0;
     const char *p = list;

@@ -29,6 +29,10 @@ void args_usage(FILE *f, const char *cmd, const char *synopsis, const OptSpec *o
  * bad or empty item, a trailing comma, too many) dies with one line naming cmd, flag and list. */
 int args_numbers(const char *cmd, const char *flag, const char *list, double lo, double hi, double *out, int max);
 
+/* A flag's comma-separated seeds ("1,2,3"): up to max distinct unsigned integers; anything else
+ * dies with one line naming cmd, flag and list. */
+int args_seeds(const char *cmd, const char *flag, const char *list, unsigned long long *out, int max);
+
 /* the most --threads accepted: a few times the online CPUs (more only slows every parallel region) */
 int threads_limit(void);
 /* the --scale flag's help, the same in every command that takes one */

@@ -25,6 +25,7 @@
 #include "../io/fields.h"
 #include "../model/model.h"
 #include "../train/adamw.h"
+#include "../train/train.h"
 #include "args.h"
 #include "commands.h"
 
@@ -34,6 +35,7 @@ typedef struct {
 } BenchConfig;
 
 static const BenchConfig configs[] = {
+    {"XS", 64, 2, 4, 192, 256, 64, 16}, /* the lab's experiments (docs/EXPERIMENTS.md): tiny, many seeds */
     {"S", 128, 4, 4, 384, 256, 128, 16},
     {"M", 288, 6, 6, 768, 256, 256, 8},
 };
@@ -55,8 +57,11 @@ static Stat stats(double *v, int n) {
 
 /* ---- workloads: what is timed, and what one run of it measured ---- */
 
-typedef enum { WORK_SGEMM, WORK_TRAIN, WORK_SAMPLE, WORK_EVAL } WorkKind;
-static const char *const work_names[] = {"sgemm", "train", "sample", "eval"};
+/* WORK_SEEDS: n_seeds same-shaped models trained side by side (train --seeds: lockstep_run, one
+ * model per thread at a time); WORK_SEEDS_APART: the same models one after another, each with every
+ * thread (as separate runs would) */
+typedef enum { WORK_SGEMM, WORK_TRAIN, WORK_SAMPLE, WORK_EVAL, WORK_SEEDS, WORK_SEEDS_APART } WorkKind;
+static const char *const work_names[] = {"sgemm", "train", "sample", "eval", "train_seeds", "train_seeds_apart"};
 
 typedef struct {
     WorkKind kind;
@@ -65,6 +70,7 @@ typedef struct {
     int len;               /* tokens per row: T (train), tokens generated (sample), window (eval) */
     int batch;             /* train: rows per step */
     int repeats, steps, eval_tokens;
+    int n_seeds;           /* WORK_SEEDS*: models */
     Precision precision;   /* of the weight products */
 } Work;
 
@@ -189,6 +195,44 @@ static void work_train(const Work *w, WorkResult *r) {
     rig_free(&g);
 }
 
+typedef struct {
+    Rig *rigs;
+    int *left; /* steps each model has still to take in this repetition */
+} SeedRigs;
+
+static int seed_rig_step(void *ctx, int k) {
+    SeedRigs *sr = ctx;
+    double tf, tb, to;
+    rig_steps(&sr->rigs[k], 1, &tf, &tb, &to);
+    return --sr->left[k] == 0;
+}
+
+/* n_seeds models of one configuration, `steps` steps each per repetition: side by side in
+ * lockstep, or one after another; tokens/s counts every model's */
+static void work_seeds(const Work *w, WorkResult *r) {
+    int n = w->n_seeds, threads = omp_get_max_threads();
+    Rig *rigs = xmalloc(sizeof(Rig) * n);
+    for (int k = 0; k < n; k++) rig_init(&rigs[k], w->bc, w->spec, w->precision, w->batch, w->len);
+    int *left = xmalloc(sizeof(int) * n);
+    SeedRigs sr = {rigs, left};
+    double *tps = xmalloc(sizeof(double) * w->repeats);
+    for (int rep = -1; rep < w->repeats; rep++) {
+        double t0 = now_seconds(), tf, tb, to;
+        if (w->kind == WORK_SEEDS) {
+            for (int k = 0; k < n; k++) left[k] = w->steps;
+            lockstep_run(n, w->precision == PRECISION_FP32 ? threads : 1, seed_rig_step, &sr);
+        } else
+            for (int k = 0; k < n; k++) rig_steps(&rigs[k], w->steps, &tf, &tb, &to);
+        if (rep >= 0) tps[rep] = (double)n * w->steps * w->batch * w->len / (now_seconds() - t0);
+    }
+    r->rate = stats(tps, w->repeats);
+    r->flops_per_token = 3.0 * forward_flops_per_token(&rigs[0].m, w->len);
+    r->tokens = (long)n * w->steps * w->batch * w->len;
+    r->n_params = (long)rigs[0].m.n_params;
+    for (int k = 0; k < n; k++) rig_free(&rigs[k]);
+    free(rigs), free(left), free(tps);
+}
+
 /* sampling: w->batch texts side by side (1: decode_forward), greedy, KV cache, w->len new tokens
  * each after a 1-token prompt; tokens/s counts every text's */
 static void work_sample(const Work *w, WorkResult *r) {
@@ -268,6 +312,8 @@ static void work_run(const Work *w, WorkResult *r) {
     case WORK_TRAIN: work_train(w, r); break;
     case WORK_SAMPLE: work_sample(w, r); break;
     case WORK_EVAL: work_eval(w, r); break;
+    case WORK_SEEDS:
+    case WORK_SEEDS_APART: work_seeds(w, r); break;
     }
     r->peak_rss_kb = peak_rss_kb();
 }
@@ -345,6 +391,8 @@ static void print_result(const Work *w, const WorkResult *r, double peak) {
     if (w->kind == WORK_EVAL) snprintf(label, sizeof label, "eval %d %s", w->len, prec);
     else if (w->kind == WORK_TRAIN && w->len != w->bc->seq_len) snprintf(label, sizeof label, "train T%d %s", w->len, prec);
     else if (w->kind == WORK_SAMPLE && w->batch > 1) snprintf(label, sizeof label, "sample B%d %s", w->batch, prec);
+    else if (w->kind == WORK_SEEDS) snprintf(label, sizeof label, "train x%d together %s", w->n_seeds, prec);
+    else if (w->kind == WORK_SEEDS_APART) snprintf(label, sizeof label, "train x%d apart %s", w->n_seeds, prec);
     else snprintf(label, sizeof label, "%s %s", work_names[w->kind], prec);
     if (r->limit > 0) {
         printf("%s %-16s      n/a (past the %ld positions the scheme accepts or computes)\n", w->bc->name, label,
@@ -355,6 +403,9 @@ static void print_result(const Work *w, const WorkResult *r, double peak) {
            r->rate.max);
     double gflops = r->rate.median * r->flops_per_token / 1e9;
     if (w->kind != WORK_SAMPLE) printf("  %5.1f GFLOP/s = %3.0f%% of sgemm peak", gflops, 100.0 * gflops / peak);
+    if (w->kind == WORK_SEEDS || w->kind == WORK_SEEDS_APART)
+        printf("  batch %d, %d models %s", w->batch, w->n_seeds,
+               w->kind == WORK_SEEDS ? "side by side (train --seeds)" : "one after another");
     if (w->kind == WORK_TRAIN)
         printf("  batch %d  fwd %.1f / bwd %.1f / opt %.1f ms per step", w->batch, r->fwd_ms.median, r->bwd_ms.median,
                r->opt_ms.median);
@@ -384,7 +435,8 @@ static void json_row(FILE *f, const Work *w, const WorkResult *r, double peak, i
         return;
     }
     fprintf(f, ", \"len\": %d, \"batch\": %d, \"tokens_per_repeat\": %ld, \"repeats\": %d, \"params\": %ld",
-            w->len, w->kind == WORK_TRAIN || w->kind == WORK_SAMPLE ? w->batch : 1, r->tokens, w->repeats, r->n_params);
+            w->len, w->kind == WORK_EVAL ? 1 : w->batch, r->tokens, w->repeats, r->n_params);
+    if (w->n_seeds) fprintf(f, ", \"seeds\": %d", w->n_seeds);
     json_stat(f, "tokens_per_s", r->rate);
     double gflops = r->rate.median * r->flops_per_token / 1e9;
     fprintf(f, ", \"flops_per_token\": %.6g, \"gflops\": %.4g, \"peak_fraction\": %.4g", r->flops_per_token, gflops,
@@ -505,7 +557,7 @@ static int eval_lengths(const BenchConfig *bc, const char *mult, const char *ext
  * training at batch 1 (attention memory), M only */
 static int plan_config(const BenchConfig *bc, const char *which, const char *spec, Precision precision,
                        const char *mult, const char *extra, const int *train_lens, int n_train_lens, int repeats,
-                       int steps, int sample_tokens, int sample_batch, int eval_tokens, Work *out) {
+                       int steps, int sample_tokens, int sample_batch, int eval_tokens, int n_seeds, Work *out) {
     Work base = {.bc = bc, .spec = spec, .repeats = repeats, .steps = steps, .eval_tokens = eval_tokens,
                  .precision = precision};
     int n = 0;
@@ -515,6 +567,10 @@ static int plan_config(const BenchConfig *bc, const char *which, const char *spe
             /* one step per repetition, at most 3: a step at 16384 takes tens of seconds */
             out[n] = base, out[n].kind = WORK_TRAIN, out[n].batch = 1, out[n].len = train_lens[i];
             out[n].steps = 1, out[n++].repeats = repeats < 3 ? repeats : 3;
+        }
+        for (int apart = 0; apart < 2 && n_seeds > 1; apart++) {
+            out[n] = base, out[n].kind = apart ? WORK_SEEDS_APART : WORK_SEEDS, out[n].batch = bc->batch;
+            out[n].len = bc->seq_len, out[n++].n_seeds = n_seeds;
         }
     }
     if (list_has(which, "sample")) {
@@ -530,10 +586,11 @@ static int plan_config(const BenchConfig *bc, const char *which, const char *spe
 
 int cmd_bench(int argc, char **argv) {
     int repeats = 5, steps = 3, threads = 0, sample_tokens = 256, eval_tokens = 4096, in_process = 0, sample_batch = 16;
+    int n_seeds = 0;
     const char *which = "S,M", *spec = "rope", *schemes = NULL, *workloads = "train,sample,eval";
     const char *mult = "1,4,16", *extra = "8192", *json_path = NULL, *precisions = "fp32,bf16", *train_lens_s = "1024,4096";
     const OptSpec opts[] = {
-        {"--configs", OPT_STR, &which, 0, 0, "comma-separated configurations to run (S, M)"},
+        {"--configs", OPT_STR, &which, 0, 0, "comma-separated configurations to run (XS, S, M)"},
         {"--workloads", OPT_STR, &workloads, 0, 0, "comma-separated workloads (train, sample, eval)"},
         {"--repeats", OPT_INT, &repeats, 1, 1000, "timed repetitions (the median is reported)"},
         {"--steps", OPT_INT, &steps, 1, 1000, "training steps per repetition"},
@@ -549,13 +606,15 @@ int cmd_bench(int argc, char **argv) {
          "comma-separated precisions of the weight products (fp32, bf16: skipped with the reason where unsupported)"},
         {"--train-lens", OPT_STR, &train_lens_s, 0, 0,
          "long training of M at batch 1 at these lengths: speed and peak memory of attention (none: skip)"},
+        {"--seeds", OPT_INT, &n_seeds, 0, 64,
+         "also train this many models of each configuration side by side (train --seeds) and one after another"},
         {"--pos", OPT_STR, &spec, 0, 0, "position scheme of the benchmarked model"},
         {"--schemes", OPT_STR, &schemes, 0, 0, "compare training speed of these schemes with rope instead"},
         OPT_THREADS_ROW(&threads),
     };
     args_parse("bench", "[flags]", argc, argv, 1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
-    static const char *const config_names[] = {"S", "M"}, *const workload_names[] = {"train", "sample", "eval"};
-    list_check("--configs", which, config_names, 2);
+    static const char *const config_names[] = {"XS", "S", "M"}, *const workload_names[] = {"train", "sample", "eval"};
+    list_check("--configs", which, config_names, 3);
     list_check("--workloads", workloads, workload_names, 3);
     static const char *const precision_names[] = {"fp32", "bf16"};
     list_check("--precision", precisions, precision_names, 2);
@@ -582,10 +641,10 @@ int cmd_bench(int argc, char **argv) {
         model_free(&m);
         for (int p = 0; p < 2; p++) {
             if (p == 0 ? !list_has(precisions, "fp32") : !run_bf16) continue;
-            if (n + 2 * MAX_EVAL + MAX_TRAIN_LENS + 2 > MAX_WORKS) pelab_die("bench: too many workloads");
+            if (n + 2 * MAX_EVAL + MAX_TRAIN_LENS + 4 > MAX_WORKS) pelab_die("bench: too many workloads");
             n += plan_config(&configs[i], workloads, spec, p ? PRECISION_BF16 : PRECISION_FP32, mult, extra,
                              train_lens, n_train_lens, repeats, steps, sample_tokens, sample_batch, eval_tokens,
-                             works + n);
+                             n_seeds, works + n);
         }
     }
 
@@ -597,6 +656,7 @@ int cmd_bench(int argc, char **argv) {
     printf("sgemm 1024^3: %.1f GFLOP/s (best of 5)  threads %d\n", peak, omp_get_max_threads());
     print_thread_env();
     print_machine(stdout, 1); /* figures mean little without the kernels they ran on */
+    printf("XS = dim 64, 2 layers, 4 heads, hidden 192, vocab 256, T 64, batch 16\n");
     printf("S = dim 128, 4 layers, 4 heads, hidden 384, vocab 256, T 128, batch 16\n");
     printf("M = dim 288, 6 layers, 6 heads, hidden 768, vocab 256, T 256, batch 8\n");
     if (run_bf16) printf("bf16: weight products through oneDNN, fp32 accumulation; attention and the rest fp32\n");

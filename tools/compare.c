@@ -132,14 +132,16 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, const
  * evaluates its checkpoint into csv, written under a temporary name and renamed: a CSV that exists
  * is a finished run */
 static void train_and_evaluate(const Compare *c, int s, int k, const TrainConfig *tc, const char *what,
-                               const char *ft_label, const char *csv, int idx, int total) {
+                               const char *ft_label, const char *csv, int idx, int total, const TrainResult *done) {
     double t0 = now_seconds();
     fprintf(stderr, "%s: [%d/%d] %s %s seed %llu", c->name, idx, total, what, c->scheme[s], c->seed[k]);
     if (ft_label) fprintf(stderr, " with %s at length %d, %ld steps", tc->scale, tc->seq_len, tc->steps);
     if (ft_label && tc->pose) fprintf(stderr, ", PoSE positions in [0, %d)", tc->pose);
-    fprintf(stderr, " -> %s\n", tc->out);
+    fprintf(stderr, "%s -> %s\n", done ? " (side by side, done)" : "", tc->out);
     TrainResult tr;
-    if (train_run(tc, &tr) != 0) pelab_die("%s: %s %s seed %llu: %s", c->name, what, c->scheme[s], c->seed[k], pelab_errmsg);
+    if (done) tr = *done; /* trained side by side with the scheme's other seeds (train_scheme_seeds) */
+    else if (train_run(tc, &tr) != 0)
+        pelab_die("%s: %s %s seed %llu: %s", c->name, what, c->scheme[s], c->seed[k], pelab_errmsg);
     if (tr.interrupted) pelab_die("%s: %s %s seed %llu: interrupted", c->name, what, c->scheme[s], c->seed[k]);
     double t1 = now_seconds();
     char tmp[1300];
@@ -186,19 +188,20 @@ static void finetune_one(const Compare *c, int kind, int s, int k, const char *b
     tc.lr = c->finetune_lr, tc.warmup = -1; /* 5% of the fine-tune, whatever the base run's warmup */
     tc.resume = 1; /* a fine-tune checkpoint without its CSV (stopped during the evaluation) is reused */
     train_and_evaluate(c, s, k, &tc, kind == FT_POSE ? "PoSE fine-tune" : "fine-tune", c->finetune_label[kind], csv,
-                       idx, total);
+                       idx, total, NULL);
 }
 
-/* train + evaluate one (scheme, seed), then its fine-tune; each skipped when its CSV exists */
-static void run_one(const Compare *c, int s, int k, int idx, int total) {
+/* train + evaluate one (scheme, seed), then its fine-tune; each skipped when its CSV exists.
+ * done: NULL, or the run was trained already (train_scheme_seeds) and only its evaluation is due */
+static void run_one(const Compare *c, int s, int k, int idx, int total, const TrainResult *done) {
     char ckpt[1200], csv[1200];
     compare_run_path(c, s, k, ".safetensors", ckpt, sizeof ckpt);
     compare_run_path(c, s, k, ".csv", csv, sizeof csv);
     int trained = 0;
-    if (c->fresh || !skip_finished(csv)) {
+    if (done || c->fresh || !skip_finished(csv)) {
         TrainConfig tc = c->base;
         tc.pos = c->scheme[s], tc.seed = c->seed[k], tc.out = ckpt;
-        train_and_evaluate(c, s, k, &tc, "train", NULL, csv, idx, total);
+        train_and_evaluate(c, s, k, &tc, "train", NULL, csv, idx, total, done);
         trained = 1;
     }
     for (int kind = 0; kind < FT_KINDS; kind++)
@@ -215,18 +218,47 @@ static void make_runs_dir(const Compare *c) {
     if (make_dirs(dir) != 0) pelab_die("%s: %s", c->name, pelab_errmsg);
 }
 
+/* The scheme's runs still to train (no CSV yet, or --fresh), when there are two or more: trained
+ * side by side in this process (train --seeds, train_run_many; each checkpoint as if trained
+ * alone), their results into done[k], marked in trained[k]. One run takes the usual path. */
+static void train_scheme_seeds(const Compare *c, int s, TrainResult *done, int *trained) {
+    TrainConfig tcs[CMP_MAX_SEEDS];
+    TrainResult res[CMP_MAX_SEEDS];
+    char ckpt[CMP_MAX_SEEDS][1200], csv[1200];
+    int ks[CMP_MAX_SEEDS], n = 0;
+    for (int k = 0; k < c->n_seeds; k++) {
+        compare_run_path(c, s, k, ".csv", csv, sizeof csv);
+        if (!c->fresh && access(csv, F_OK) == 0) continue;
+        compare_run_path(c, s, k, ".safetensors", ckpt[n], sizeof ckpt[n]);
+        tcs[n] = c->base;
+        tcs[n].pos = c->scheme[s], tcs[n].seed = c->seed[k], tcs[n].out = ckpt[n];
+        tcs[n].quiet = c->base.quiet || n > 0; /* one progress line: the first seed's */
+        ks[n++] = k;
+    }
+    if (n < 2) return;
+    double t0 = now_seconds();
+    fprintf(stderr, "%s: training %s, %d seeds side by side\n", c->name, c->scheme[s], n);
+    if (train_run_many(tcs, n, res) != 0) pelab_die("%s: train %s: %s", c->name, c->scheme[s], pelab_errmsg);
+    fprintf(stderr, "%s: %s: %d seeds trained in %.1f s\n", c->name, c->scheme[s], n, now_seconds() - t0);
+    for (int i = 0; i < n; i++) done[ks[i]] = res[i], trained[ks[i]] = 1;
+}
+
 void compare_run_all(const Compare *c, const char *only) {
     make_runs_dir(c);
     int total = c->n_schemes * c->n_seeds, idx = 0, found = 0;
-    for (int s = 0; s < c->n_schemes; s++)
+    for (int s = 0; s < c->n_schemes; s++) {
+        TrainResult done[CMP_MAX_SEEDS];
+        int trained[CMP_MAX_SEEDS] = {0};
+        if (!only) train_scheme_seeds(c, s, done, trained);
         for (int k = 0; k < c->n_seeds; k++) {
             idx++;
             char name[200];
             snprintf(name, sizeof name, "%s_s%llu", c->tag[s], c->seed[k]);
             if (only && strcmp(only, name) != 0) continue;
             found = 1;
-            run_one(c, s, k, idx, total);
+            run_one(c, s, k, idx, total, trained[k] ? &done[k] : NULL);
         }
+    }
     if (only && !found) pelab_die("%s: --only %s: no such run (runs are SCHEME_sSEED)", c->name, only);
 }
 
@@ -367,17 +399,7 @@ static void parse_seeds(Compare *c, const char *seeds) {
         for (unsigned long long v = a; v <= b; v++) c->seed[c->n_seeds++] = v;
         return;
     }
-    char seed_s[CMP_MAX_SEEDS][32];
-    c->n_seeds = split_list("compare", "--seeds", seeds, seed_s[0], sizeof seed_s[0], CMP_MAX_SEEDS);
-    if (c->n_seeds == 0) pelab_die("compare: --seeds '%s': expected at least one seed", seeds);
-    for (int k = 0; k < c->n_seeds; k++) {
-        char *end;
-        errno = 0;
-        c->seed[k] = strtoull(seed_s[k], &end, 10);
-        if (errno || *end || seed_s[k][0] == '-') pelab_die("compare: --seeds %s: '%s' is not a seed", seeds, seed_s[k]);
-        for (int j = 0; j < k; j++)
-            if (c->seed[j] == c->seed[k]) pelab_die("compare: --seeds %s: seed %llu given twice", seeds, c->seed[k]);
-    }
+    c->n_seeds = args_seeds("compare", "--seeds", seeds, c->seed, CMP_MAX_SEEDS);
 }
 
 /* the largest of the --mult list */

@@ -1,5 +1,6 @@
 /* train_cmd.c: `pelab train` flags -> TrainConfig -> train_run. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
@@ -8,10 +9,51 @@
 #include "args.h"
 #include "commands.h"
 
+enum { MAX_SEEDS = 64 };
+
+/* --seeds: OUT with _s<seed> before its extension (runs/x.safetensors -> runs/x_s3.safetensors) */
+static char *seed_path(const char *out, unsigned long long seed) {
+    const char *slash = strrchr(out, '/'), *dot = strrchr(out, '.');
+    size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - out) : strlen(out);
+    size_t n = strlen(out) + 32;
+    char *path = malloc(n);
+    if (!path) pelab_die("train: out of memory");
+    snprintf(path, n, "%.*s_s%llu%s", (int)stem, out, seed, out + stem);
+    return path;
+}
+
+/* --seeds: one run per seed in lockstep (train_run_many), one line each and the aggregate rate */
+static int train_seeds(const TrainConfig *tc, const char *list) {
+    unsigned long long seeds[MAX_SEEDS];
+    int n = args_seeds("train", "--seeds", list, seeds, MAX_SEEDS);
+    TrainConfig *tcs = calloc((size_t)n, sizeof *tcs);
+    TrainResult *res = calloc((size_t)n, sizeof *res);
+    if (!tcs || !res) pelab_die("train: out of memory");
+    for (int k = 0; k < n; k++) {
+        tcs[k] = *tc;
+        tcs[k].seed = seeds[k];
+        tcs[k].out = seed_path(tc->out, seeds[k]);
+        tcs[k].quiet = tc->quiet || k > 0; /* one progress line: the first seed's */
+    }
+    if (train_run_many(tcs, n, res) != 0) pelab_die("train: %s", pelab_errmsg);
+    double total = 0;
+    int code = 0;
+    for (int k = 0; k < n; k++) {
+        printf("seed %llu  step %ld  train_loss %.4f  val_loss %.4f  tokens/s %.0f  checkpoint %s\n", seeds[k], res[k].step,
+               res[k].train_loss, res[k].val_loss, res[k].tokens_per_s, tcs[k].out);
+        total += res[k].tokens_per_s;
+        if (res[k].interrupted && res[k].signal && res[k].step < tc->steps) code = 128 + res[k].signal;
+    }
+    printf("%d seeds  tokens/s %.0f in all\n", n, total);
+    for (int k = 0; k < n; k++) free((char *)tcs[k].out);
+    free(tcs), free(res);
+    return code;
+}
+
 int cmd_train(int argc, char **argv) {
     TrainConfig tc;
     train_config_defaults(&tc);
-    const char *precision = NULL, *pos_layers = NULL;
+    const char *precision = NULL, *pos_layers = NULL, *seeds = NULL;
     int steps = (int)tc.steps, synth_bytes = (int)tc.synth_bytes, stop_after = 0, threads = 0, untied = 0;
     int pose_chunks = 0; /* 0: not given */
     /* every scheme's options from its table; args_usage appends " (default rope)" on a line of its own */
@@ -55,6 +97,8 @@ int cmd_train(int argc, char **argv) {
         {"--beta1", OPT_FLOAT, &tc.beta1, 0, 0.999999, "AdamW beta1"},
         {"--beta2", OPT_FLOAT, &tc.beta2, 0, 0.999999, "AdamW beta2"},
         {"--seed", OPT_U64, &tc.seed, 0, 1.8e19, "seed for weights, data order and the synthetic corpus"},
+        {"--seeds", OPT_STR, &seeds, 0, 0,
+         "train one model per seed (1,2,3) in this process, in lockstep; checkpoints OUT_sSEED (--out's stem)"},
         {"--val-frac", OPT_FLOAT, &tc.val_frac, 1e-6, 0.999999, "held-out fraction (the end of the data)"},
         {"--synth-bytes", OPT_INT, &synth_bytes, 1024, 1 << 30, "size of a synth:NAME corpus"},
         {"--eval-every", OPT_INT, &tc.eval_every, 0, 1 << 30, "validation every N steps (0: only at the end)"},
@@ -85,6 +129,7 @@ int cmd_train(int argc, char **argv) {
         tc.pos = pos_with_layers;
     }
     set_threads(threads);
+    if (seeds) return train_seeds(&tc, seeds);
     TrainResult res;
     if (train_run(&tc, &res) != 0) pelab_die("train: %s", pelab_errmsg);
     printf("step %ld  train_loss %.4f  val_loss %.4f  tokens/s %.0f  checkpoint %s\n", res.step, res.train_loss,

@@ -24,20 +24,19 @@ float clip_grad_norm(float *grads, size_t n, float max_norm) {
     /* fixed chunks summed in order: the norm does not depend on how OpenMP splits the loop */
     enum { CHUNKS = 64 };
     double partial[CHUNKS];
-#pragma omp parallel for schedule(static)
-    for (int c = 0; c < CHUNKS; c++) {
+    /* a small model's gradients: no region (a fork and a barrier cost more than the sum) */
+    PAR_FOR(n >= 8 * PAR_MIN_WORK, int, c, CHUNKS,
         size_t lo = n * c / CHUNKS, hi = n * (c + 1) / CHUNKS;
         double ss = 0.0;
         for (size_t i = lo; i < hi; i++) ss += (double)grads[i] * grads[i];
         partial[c] = ss;
-    }
+    );
     double ss = 0.0;
     for (int c = 0; c < CHUNKS; c++) ss += partial[c];
     float norm = (float)sqrt(ss);
     if (max_norm > 0.0f && norm > max_norm) {
         float scale = max_norm / norm;
-#pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < n; i++) grads[i] *= scale;
+        PAR_FOR(n >= 8 * PAR_MIN_WORK, size_t, i, n, grads[i] *= scale;);
     }
     return norm;
 }

@@ -1,7 +1,9 @@
 #include "train.h"
 
 #include <math.h>
+#include <omp.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -551,50 +553,129 @@ static void restore_signals(const struct sigaction old[2]) {
     sigaction(SIGTERM, &old[1], NULL);
 }
 
-int train_run(const TrainConfig *tc, TrainResult *res) {
-    memset(res, 0, sizeof *res);
-    res->val_loss = NAN;
-    Trainer tr;
-    if (trainer_setup(&tr, tc) != 0) {
-        trainer_free(&tr);
+/* one step of a run and what falls due after it (validation, checkpoint, a requested stop):
+ * 1 when the run is over, 0 when it goes on, -1 with pelab_errmsg */
+static int run_step(Trainer *tr, TrainResult *res) {
+    const TrainConfig *tc = &tr->cfg;
+    if (tr->step >= tc->steps) return 1; /* a finished run resumed */
+    if (trainer_step(tr) != 0) return -1;
+    int last = tr->step == tc->steps;
+    int stopping = stop_requested || (tc->stop_after > 0 && tr->steps_this_run >= tc->stop_after);
+    int validated = due(tr->step, tc->eval_every) || last;
+    if (validated) trainer_evaluate(tr);
+    if ((validated || due(tr->step, tc->log_every) || stopping) &&
+        curve_row(&tr->curve, tr->step, tr->step * (long)tc->batch * tc->seq_len, tr->opt.lr,
+                  validated ? tr->val_loss : NAN) != 0)
         return -1;
+    if ((due(tr->step, tc->ckpt_every) || last || stopping) && trainer_checkpoint(tr) != 0) return -1;
+    if (stopping) {
+        res->interrupted = 1;
+        res->signal = stop_requested;
+        if (!tc->quiet)
+            progress_note(&tr->prog, "stopped at step %ld; continue with the same command plus --resume", tr->step);
+        return 1;
     }
-    struct sigaction old[2];
-    catch_stop_signals(old);
-    int rc = 0;
-    while (tr.step < tc->steps) {
-        if (trainer_step(&tr) != 0) {
-            rc = -1;
-            break;
+    return last;
+}
+
+/* the next run a free thread should step: the one with the fewest steps that no thread holds (the
+ * runs stay within a step of each other), -1 when none is free */
+static int pick_run(const long *done, const int *state, int n) {
+    int best = -1;
+    for (int k = 0; k < n; k++)
+        if (state[k] == 0 && (best < 0 || done[k] < done[best])) best = k;
+    return best;
+}
+
+int lockstep_run(int n, int threads, int (*step)(void *ctx, int k), void *ctx) {
+    int *state = xcalloc((size_t)n, sizeof(int)), failed = -1; /* state: 0 free, 1 held, 2 over */
+    long *done = xcalloc((size_t)n, sizeof(long));
+#pragma omp parallel num_threads(threads < n ? threads : n)
+    for (;;) {
+        int k;
+#pragma omp critical(lockstep_pick)
+        {
+            k = failed >= 0 ? -1 : pick_run(done, state, n);
+            if (k >= 0) state[k] = 1;
         }
-        int last = tr.step == tc->steps;
-        int stopping = stop_requested || (tc->stop_after > 0 && tr.steps_this_run >= tc->stop_after);
-        int validated = due(tr.step, tc->eval_every) || last;
-        if (validated) trainer_evaluate(&tr);
-        if ((validated || due(tr.step, tc->log_every) || stopping) &&
-            curve_row(&tr.curve, tr.step, tr.step * (long)tc->batch * tc->seq_len, tr.opt.lr,
-                      validated ? tr.val_loss : NAN) != 0) {
-            rc = -1;
-            break;
-        }
-        if ((due(tr.step, tc->ckpt_every) || last || stopping) && trainer_checkpoint(&tr) != 0) {
-            rc = -1;
-            break;
-        }
-        if (stopping) {
-            res->interrupted = 1;
-            res->signal = stop_requested;
-            if (!tc->quiet)
-                progress_note(&tr.prog, "stopped at step %ld; continue with the same command plus --resume", tr.step);
-            break;
+        if (k < 0) break;
+        int rc = step(ctx, k);
+#pragma omp critical(lockstep_pick)
+        {
+            state[k] = rc != 0 ? 2 : 0;
+            done[k]++;
+            if (rc < 0 && failed < 0) failed = k;
         }
     }
-    if (!tc->quiet) progress_done(&tr.prog);
-    restore_signals(old);
-    res->step = tr.step;
-    res->train_loss = tr.train_loss;
-    res->val_loss = tr.val_loss;
-    res->tokens_per_s = tr.tokens_per_s;
-    trainer_free(&tr);
+    free(state), free(done);
+    return failed;
+}
+
+typedef struct {
+    Trainer *tr;
+    TrainResult *res;
+    char (*errs)[512];
+} Runs;
+
+static int step_one(void *ctx, int k) {
+    Runs *r = ctx;
+    int rc = run_step(&r->tr[k], &r->res[k]);
+    if (rc < 0) snprintf(r->errs[k], sizeof r->errs[k], "%s", pelab_errmsg); /* this thread's message */
     return rc;
 }
+
+static void fill_result(const Trainer *tr, TrainResult *res) {
+    res->step = tr->step;
+    res->train_loss = tr->train_loss;
+    res->val_loss = tr->val_loss;
+    res->tokens_per_s = tr->tokens_per_s;
+}
+
+int train_run_many(const TrainConfig *tcs, int n, TrainResult *res) {
+    Trainer *tr = xcalloc((size_t)n, sizeof(Trainer));
+    int rc = 0;
+    for (int k = 0; k < n; k++) {
+        memset(&res[k], 0, sizeof res[k]);
+        res[k].val_loss = NAN;
+    }
+    for (int k = 0; k < n && rc == 0; k++)
+        if (trainer_setup(&tr[k], &tcs[k]) != 0) {
+            char why[512]; /* pelab_fail writes where the message is */
+            snprintf(why, sizeof why, "%s", pelab_errmsg);
+            if (n > 1) pelab_fail("seed %llu: %.480s", tcs[k].seed, why);
+            rc = -1;
+        }
+    for (int k = 0; k < n && rc == 0; k++) tr[k].t0 = now_seconds(); /* not the later seeds' setup */
+    if (rc == 0) {
+        struct sigaction old[2];
+        catch_stop_signals(old);
+        if (n == 1) { /* no region: a big model's loops and products use every thread themselves */
+            int r;
+            while ((r = run_step(&tr[0], &res[0])) == 0) {}
+            rc = r < 0 ? -1 : 0;
+        } else {
+            char(*errs)[512] = xcalloc((size_t)n, sizeof *errs);
+            int threads = omp_get_max_threads();
+            for (int k = 0; k < n; k++) /* bf16's workspaces and primitive cache are shared: one run at a time */
+                if (tr[k].model.precision != PRECISION_FP32) threads = 1;
+            Runs runs = {tr, res, errs};
+            int failed = lockstep_run(n, threads, step_one, &runs);
+            if (failed >= 0) {
+                pelab_fail("seed %llu: %.480s", tcs[failed].seed, errs[failed]);
+                rc = -1;
+            }
+            free(errs);
+        }
+        for (int k = 0; k < n; k++)
+            if (!tcs[k].quiet) progress_done(&tr[k].prog);
+        restore_signals(old);
+    }
+    for (int k = 0; k < n; k++) {
+        fill_result(&tr[k], &res[k]);
+        trainer_free(&tr[k]);
+    }
+    free(tr);
+    return rc;
+}
+
+int train_run(const TrainConfig *tc, TrainResult *res) { return train_run_many(tc, 1, res); }

@@ -55,6 +55,19 @@ void train_config_defaults(TrainConfig *tc);
  * trainer_checkpoint at their intervals; Ctrl-C / SIGTERM / stop_after checkpoint and stop.
  * -1 with pelab_errmsg on bad input, NaN loss, or I/O failure */
 int train_run(const TrainConfig *tc, TrainResult *res);
+/* n runs (train --seeds: one per seed, each with its own cfg.out) in one process, stepped in
+ * lockstep across the threads, one run per thread at a time. Each run's checkpoint is
+ * bit-identical to training it alone: at any thread count where the batch is sharded (a small
+ * float32 model, model_shards), else alone at --threads 1 (bf16: at the same thread count, the
+ * runs then take turns instead of sharing the threads). res[n]. -1 with pelab_errmsg
+ * naming the seed whose run failed (the others stop too). */
+int train_run_many(const TrainConfig *tcs, int n, TrainResult *res);
+/* Calls step(ctx, k) for runs k = 0..n-1 on up to `threads` threads until each run's step returns
+ * non-zero (1: over; -1: failed, which stops them all), one thread per run at a time, the run with
+ * the fewest steps first; no thread waits for another between steps. Inside, nested OpenMP regions
+ * and OpenBLAS calls run on one thread (a region of one thread: on all of them). Returns the first
+ * failed run, or -1. */
+int lockstep_run(int n, int threads, int (*step)(void *ctx, int k), void *ctx);
 
 /* One run in progress: what train_run's loop steps. */
 typedef struct {

@@ -2,6 +2,7 @@
 that the drivers can read them without importing torch."""
 
 CONFIGS = {
+    "XS": dict(dim=64, n_layers=2, n_heads=4, hidden_dim=192, vocab_size=256, seq_len=64, batch=16),
     "S": dict(dim=128, n_layers=4, n_heads=4, hidden_dim=384, vocab_size=256, seq_len=128, batch=16),
     "M": dict(dim=288, n_layers=6, n_heads=6, hidden_dim=768, vocab_size=256, seq_len=256, batch=8),
 }
