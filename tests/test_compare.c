@@ -139,6 +139,9 @@ static void check_demo(const char *dir) {
                                     "runs: 2 of 2 finished", "gnuplot not found", "- rope: reliable length"};
     check_all_in(rep, "demo report.md", report_needles, sizeof report_needles / sizeof report_needles[0]);
     CHECK(rep && !strstr(rep, "sliding windows\n"), "the demo report has the non-overlapping table only");
+    CHECK(rep && strncmp(rep, "# pelab demo report\n\n## Verdict", 31) == 0 &&
+              strstr(rep, "**One seed per scheme: no verdict is possible.**"),
+          "the demo report opens with the verdict, which says one seed decides nothing");
     snprintf(path, sizeof path, "%s/demo/runs/rope_s1.csv", dir);
     CHECK(mtime_ns(path) > 0, "the demo keeps its CSV (%s)", path);
     snprintf(path, sizeof path, "%s/demo/plots/plots.gp", dir);
