@@ -16,7 +16,7 @@ extern int tests_passed, tests_failed;
     } while (0)
 /* the larger of worst and x for a running maximum, a NaN kept (fmax drops it: a check would pass
  * on a NaN). Also the form gcc 12's aarch64 vectorizer compiles: fmax over floats widened to double
- * in a loop crashes it at -O3 ("internal compiler error: in vect_transform_reduction", issue 24). */
+ * in a loop crashes it at -O3 ("internal compiler error: in vect_transform_reduction"). */
 static inline double worse(double worst, double x) { return x <= worst || worst != worst ? worst : x; }
 /* max |a - b| over n floats */
 float max_abs_diff(const float *a, const float *b, int n);

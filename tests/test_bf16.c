@@ -212,7 +212,7 @@ static void trained_model(const char *pos) {
      * the same operands, but their float32 inputs differ in the last bit (the products' blocking:
      * one query row against a block of 32), and an input within an ulp of a bf16 rounding boundary
      * rounds to the neighbouring bf16 value in one path only: one operand off by 2^-8 of itself,
-     * which reaches the logits. How often that happens depends on the compiler (issue 24: clang
+     * which reaches the logits. How often that happens depends on the compiler (clang
      * put one rms-norm output exactly on a tie, 1.41015625, and its decoded twin 1 ulp above it:
      * 2.4e-3 in the logits; gcc's flips all hit small operands: 9.5e-7). So the bound is relative
      * to what rounding to bf16 does to these logits at all (bf16 full forward against fp32): a

@@ -1,5 +1,5 @@
 #!/bin/sh
-# reread.sh: sections 6.1 and 10 of EXPERIMENTS.md re-read through compare's verdicts (issue 23).
+# reread.sh: sections 6.1 and 10 of EXPERIMENTS.md re-read through compare's verdicts.
 # Their per-seed figures were not kept, only "mean ± std over 3 seeds"; Welch's t-test needs no
 # more than mean, std and n, so each published cell becomes three constructed runs m - s, m, m + s
 # (the same mean and sample std), written as compare CSVs, and `pelab compare --collect` judges

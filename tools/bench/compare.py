@@ -35,7 +35,7 @@ TARGETS = [
     ("S", "train", None, "bf16", "train S bf16 >= 1.3x PyTorch bf16", lambda p, t: at_least(p, t, 1.3)),
     ("M", "train", None, "fp32", "train M fp32 >= 1.5x PyTorch fp32", lambda p, t: at_least(p, t, 1.5)),
     ("S", "train", None, "fp32", "train S fp32 >= 1.5x PyTorch fp32", lambda p, t: at_least(p, t, 1.5)),
-    # issue 26: the tiny regime the lab's experiments run in
+    # XS: the tiny regime the lab's experiments run in
     ("XS", "train", None, "fp32", "train XS fp32 >= 3x PyTorch fp32", lambda p, t: at_least(p, t, 3.0)),
     # issue 6, measured in fp32 as then
     ("M", "sample", None, "fp32", "sample M >= 2,000 tokens/s",
