@@ -20,6 +20,17 @@ StatSummary stats_summary(const double *x, int n) {
     return s;
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double stats_median(double *x, int n) {
+    if (n < 1) return NAN;
+    qsort(x, n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
 /* t, p and the 95% interval from a difference, its standard error and degrees of freedom */
 static StatTest t_result(double diff, double se, double df) {
     StatTest r = {diff, NAN, df, NAN, NAN, NAN};
@@ -87,11 +98,6 @@ void stats_holm(const double *p, int m, double *adj) {
         adj[order[r]] = v;
     }
     free(order);
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* the q-quantile of sorted x[n], linear between order statistics (R's type 7) */

@@ -14,6 +14,8 @@ typedef struct {
 } StatSummary;
 
 StatSummary stats_summary(const double *x, int n);
+/* the median of x[n] (sorted in place; NAN for n < 1) */
+double stats_median(double *x, int n);
 
 typedef struct {
     double diff;     /* mean(a) - mean(b) (paired: the mean of a_i - b_i) */

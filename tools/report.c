@@ -50,8 +50,8 @@ static int csv_split(char *line, char **f, int max) {
 }
 
 static Series *series_get(Agg *a, int scheme, const char *rule, const Compare *c) {
-    for (int i = 0; i < a->n_series; i++)
-        if (a->s[i].scheme == scheme && strcmp(a->s[i].rule, rule) == 0) return &a->s[i];
+    const Series *old = report_series(a, scheme, rule);
+    if (old) return &a->s[old - a->s];
     if (a->n_series == MAX_SERIES) return NULL;
     Series *s = &a->s[a->n_series++];
     memset(s, 0, sizeof *s);
@@ -62,7 +62,13 @@ static Series *series_get(Agg *a, int scheme, const char *rule, const Compare *c
     return s;
 }
 
-static int length_index(const Compare *c, int len) {
+const Series *report_series(const Agg *a, int scheme, const char *rule) {
+    for (int i = 0; i < a->n_series; i++)
+        if (a->s[i].scheme == scheme && strcmp(a->s[i].rule, rule) == 0) return &a->s[i];
+    return NULL;
+}
+
+int report_length_index(const Compare *c, int len) {
     for (int l = 0; l < c->n_lengths; l++)
         if (c->lens[l] == len) return l;
     return -1;
@@ -94,7 +100,7 @@ static void read_run(const Compare *c, Agg *a, int si, int k, FILE *f) {
             continue;
         }
         if (gen_row(c, si, fld)) continue; /* gen, jump, keyppl: report_gen.c */
-        int l = length_index(c, atoi(fld[F_LENGTH]));
+        int l = report_length_index(c, atoi(fld[F_LENGTH]));
         if (l < 0) continue; /* a length this report does not show */
         Series *s = series_get(a, si, fld[F_RULE], c);
         if (!s) continue;
@@ -199,7 +205,7 @@ static void table(FILE *f, const Compare *c, const Agg *a, int p) {
 /* design section 7: the largest tested length >= L such that every tested length from L up to it
  * keeps the mean non-overlapping loss within 5% of the loss at L (and passkey >= 80% of L's) */
 static int reliable_length(const Compare *c, const Agg *a, const Series *s, int has_passkey) {
-    int li = length_index(c, c->base.seq_len);
+    int li = report_length_index(c, c->base.seq_len);
     if (li < 0 || !n_of(a, s, EVAL_NONOVERLAP, li)) return -1;
     double base = report_mean(a, s, EVAL_NONOVERLAP, li), pk = report_mean(a, s, EVAL_N_PROTOCOLS, li);
     int best = c->base.seq_len;

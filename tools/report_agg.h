@@ -46,6 +46,10 @@ typedef struct {
     RunCurve curve[CMP_MAX_SCHEMES][CMP_MAX_SEEDS][1 + FT_KINDS]; /* the run, then its fine-tunes */
 } Agg;
 
+/* the index of length len in c->lens, or -1 */
+int report_length_index(const Compare *c, int len);
+/* the series of scheme s under rule ("none": as trained), or NULL */
+const Series *report_series(const Agg *a, int scheme, const char *rule);
 /* 1 if seed k of series s counts (it has the figure and its run passed the gate or had none) */
 int report_counts(const Agg *a, const Series *s, int p, int l, int k);
 /* the counted values of metric p at length l into v[] and their seed indices into seed[]; the count */

@@ -52,38 +52,19 @@ void report_read_curve(const Compare *c, const char *csv, RunCurve *rc) {
     rc->status = drop > c->converge_frac * rc->v_early && drop > c->converge_abs ? CONV_IMPROVING : CONV_DONE;
 }
 
-static const Series *series_of(const Agg *a, int scheme, const char *rule) {
-    for (int i = 0; i < a->n_series; i++)
-        if (a->s[i].scheme == scheme && strcmp(a->s[i].rule, rule) == 0) return &a->s[i];
-    return NULL;
-}
-
-static int length_index(const Compare *c, int len) {
-    for (int l = 0; l < c->n_lengths; l++)
-        if (c->lens[l] == len) return l;
-    return -1;
-}
-
-static int cmp_double(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 /* the median of the scheme's other seeds' loss at L (NAN with fewer than 2) */
 static double others_median(const Compare *c, const Series *s, int l, int k) {
     double v[CMP_MAX_SEEDS];
     int n = 0;
     for (int j = 0; j < c->n_seeds; j++)
         if (j != k && s->has[EVAL_NONOVERLAP][l][j]) v[n++] = s->val[EVAL_NONOVERLAP][l][j];
-    if (n < 2) return NAN;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return n < 2 ? NAN : stats_median(v, n);
 }
 
 void report_gates(const Compare *c, Agg *a) {
-    int L = length_index(c, c->base.seq_len);
+    int L = report_length_index(c, c->base.seq_len);
     for (int s = 0; s < c->n_schemes; s++) {
-        const Series *none = series_of(a, s, "none");
+        const Series *none = report_series(a, s, "none");
         for (int k = 0; k < c->n_seeds; k++) {
             if (a->gate[s][k] == RUN_MISSING) continue;
             a->gate[s][k] = RUN_UNGATED, a->gate_val[s][k] = NAN;
@@ -125,14 +106,22 @@ static int metrics_of(const Compare *c, const Agg *a, Metric *m) {
     return n;
 }
 
-/* the verdict of metric m at length l over every series; vals/seeds back the VerdictSeries */
-static void verdict_at(const Agg *a, const Metric *m, int l, double (*vals)[CMP_MAX_SEEDS],
-                       int (*seeds)[CMP_MAX_SEEDS], VerdictSeries *vs, Verdict *v, double alpha) {
+/* one length's verdict and the per-seed values its series point into */
+typedef struct {
+    double vals[MAX_SERIES][CMP_MAX_SEEDS];
+    int seeds[MAX_SERIES][CMP_MAX_SEEDS];
+    VerdictSeries vs[MAX_SERIES];
+    Verdict v;
+} LengthVerdict;
+
+/* the verdict of metric m at length l over every series, into lv (free lv->v with verdict_free) */
+static void verdict_at(const Agg *a, const Metric *m, int l, double alpha, LengthVerdict *lv) {
     for (int i = 0; i < a->n_series; i++) {
         const Series *s = &a->s[i];
-        vs[i] = (VerdictSeries){s->label, s->scheme, report_values(a, s, m->p, l, vals[i], seeds[i]), vals[i], seeds[i]};
+        int n = report_values(a, s, m->p, l, lv->vals[i], lv->seeds[i]);
+        lv->vs[i] = (VerdictSeries){s->label, s->scheme, n, lv->vals[i], lv->seeds[i]};
     }
-    verdict_compute(vs, a->n_series, m->higher_better, alpha, v);
+    verdict_compute(lv->vs, a->n_series, m->higher_better, alpha, &lv->v);
 }
 
 static void length_name(const Compare *c, int l, char *buf, size_t n) {
@@ -164,13 +153,10 @@ static void pairs_csv(FILE *f, const Compare *c, const Metric *m, int l, const V
 
 /* one metric: the ranking table (series x lengths, "rank: mean"), the sentences, the paired rules */
 static void metric_section(FILE *f, FILE *csv, const Compare *c, const Agg *a, const Metric *m, int primary) {
-    static double vals[MAX_SERIES][CMP_MAX_SEEDS];
-    static int seeds[MAX_SERIES][CMP_MAX_SEEDS];
-    static VerdictSeries vs[MAX_SERIES];
-    static Verdict v[CMP_MAX_LENGTHS];
+    static LengthVerdict lv[CMP_MAX_LENGTHS]; /* large: not on the stack */
     for (int l = 0; l < c->n_lengths; l++) {
-        verdict_at(a, m, l, vals, seeds, vs, &v[l], c->alpha);
-        pairs_csv(csv, c, m, l, &v[l], vs);
+        verdict_at(a, m, l, c->alpha, &lv[l]);
+        pairs_csv(csv, c, m, l, &lv[l].v, lv[l].vs);
     }
     fprintf(f, "\n### %s%s\n\n| series |", primary ? "" : "Also: ", m->name);
     for (int l = 0; l < c->n_lengths; l++) {
@@ -185,10 +171,10 @@ static void metric_section(FILE *f, FILE *csv, const Compare *c, const Agg *a, c
         fprintf(f, "| %s |", a->s[i].label);
         for (int l = 0; l < c->n_lengths; l++) {
             int r = 0;
-            for (int j = 0; j < v[l].n; j++)
-                if (v[l].order[j] == i) r = v[l].rank[j];
+            for (int j = 0; j < lv[l].v.n; j++)
+                if (lv[l].v.order[j] == i) r = lv[l].v.rank[j];
             char val[32];
-            fmt_value(m, v[l].mean[i], val, sizeof val);
+            fmt_value(m, lv[l].v.mean[i], val, sizeof val);
             if (!r) fprintf(f, " — |");
             else if (r == 1) fprintf(f, " **1**: %s |", val);
             else fprintf(f, " %d: %s |", r, val);
@@ -203,9 +189,7 @@ static void metric_section(FILE *f, FILE *csv, const Compare *c, const Agg *a, c
         char where[80];
         snprintf(where, sizeof where, "At %s", name);
         StrBuf sb = {0};
-        verdict_free(&v[l]); /* computed again below: the first one's arrays would leak (ASan) */
-        verdict_at(a, m, l, vals, seeds, vs, &v[l], c->alpha); /* vs again: it points into vals of length l */
-        verdict_sentence(&v[l], vs, where, m->unit, m->scale, &sb);
+        verdict_sentence(&lv[l].v, lv[l].vs, where, m->unit, m->scale, &sb);
         fprintf(f, "- %s\n", sb_str(&sb));
         sb_free(&sb);
     }
@@ -226,7 +210,7 @@ static void metric_section(FILE *f, FILE *csv, const Compare *c, const Agg *a, c
                 if (a->s[j].scheme == a->s[i].scheme && strcmp(a->s[j].rule, "none") == 0) base = j;
             fprintf(f, "| %s |", a->s[i].label);
             for (int l = 0; l < c->n_lengths; l++) {
-                const VerdictPair *p = base >= 0 ? verdict_pair(&v[l], i, base) : NULL;
+                const VerdictPair *p = base >= 0 ? verdict_pair(&lv[l].v, i, base) : NULL;
                 if (!p || isnan(p->t.p)) {
                     fprintf(f, " — |");
                     continue;
@@ -237,7 +221,7 @@ static void metric_section(FILE *f, FILE *csv, const Compare *c, const Agg *a, c
             fprintf(f, "\n");
         }
     }
-    for (int l = 0; l < c->n_lengths; l++) verdict_free(&v[l]);
+    for (int l = 0; l < c->n_lengths; l++) verdict_free(&lv[l].v);
 }
 
 /* "k of n seeds learned the task" per scheme, the failed seeds named */
@@ -337,21 +321,18 @@ int report_verdict_write(FILE *f, const Compare *c, const Agg *a) {
 void report_verdict_print(FILE *out, const Compare *c, const Agg *a) {
     Metric m[4];
     metrics_of(c, a, m);
-    static double vals[MAX_SERIES][CMP_MAX_SEEDS];
-    static int seeds[MAX_SERIES][CMP_MAX_SEEDS];
-    static VerdictSeries vs[MAX_SERIES];
+    static LengthVerdict lv; /* large: not on the stack */
     fprintf(out, "\nverdicts (%s):\n", m[0].name);
     for (int l = 0; l < c->n_lengths; l++) {
-        Verdict v;
-        verdict_at(a, &m[0], l, vals, seeds, vs, &v, c->alpha);
+        verdict_at(a, &m[0], l, c->alpha, &lv);
         char name[64], where[80];
         length_name(c, l, name, sizeof name);
         snprintf(where, sizeof where, "at %s", name);
         StrBuf sb = {0};
-        verdict_sentence(&v, vs, where, m[0].unit, m[0].scale, &sb);
+        verdict_sentence(&lv.v, lv.vs, where, m[0].unit, m[0].scale, &sb);
         fprintf(out, "  %s\n", sb_str(&sb));
         sb_free(&sb);
-        verdict_free(&v);
+        verdict_free(&lv.v);
     }
 }
 
@@ -424,7 +405,7 @@ static const char *gate_word(int g) {
 int report_runs_write(FILE *f, const Compare *c, const Agg *a, int have_gp) {
     Metric m[4];
     metrics_of(c, a, m);
-    int lo_l = length_index(c, c->base.seq_len), hi_l = c->n_lengths - 1;
+    int lo_l = report_length_index(c, c->base.seq_len), hi_l = c->n_lengths - 1;
     if (c->task) lo_l = 0;
     if (lo_l < 0) lo_l = 0;
     fprintf(f, "\n## Runs\n\nEach run as trained (rule none): its gate figure (%s), whether it passed, its validation "
@@ -434,7 +415,7 @@ int report_runs_write(FILE *f, const Compare *c, const Agg *a, int have_gp) {
             c->task ? "exact match inside the trained lengths, %" : "loss at L", m[0].name,
             c->task ? "its examples" : "its evaluation windows", c->lens[lo_l], c->lens[hi_l]);
     for (int s = 0; s < c->n_schemes; s++) {
-        const Series *none = series_of(a, s, "none");
+        const Series *none = report_series(a, s, "none");
         for (int k = 0; k < c->n_seeds; k++) {
             if (a->gate[s][k] == RUN_MISSING) continue;
             const RunCurve *rc = &a->curve[s][k][0];
