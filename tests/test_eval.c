@@ -10,6 +10,7 @@
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../core/rng.h"
+#include "../core/stats.h"
 #include "../infer/eval.h"
 #include "../infer/score.h"
 #include "../io/checkpoint.h"
@@ -41,6 +42,26 @@ static void agrees_with_score(void) {
               e.proto[EVAL_NONOVERLAP].n_scored == s.n_scored && e.proto[EVAL_NONOVERLAP].n_windows == s.n_windows,
           "eval at L = score_tokens: %.9f vs %.9f (%zu vs %zu tokens)", eval_mean(&e.proto[EVAL_NONOVERLAP]),
           s.nll_sum / s.n_scored, e.proto[EVAL_NONOVERLAP].n_scored, s.n_scored);
+    /* the interval: a bootstrap over the windows (blocks of L scored targets), recomputed here from
+     * the per-token trace; it brackets the mean */
+    {
+        float lp[N];
+        EvalTrace tr = {lp, NULL};
+        ScoreResult r;
+        eval_windows(&m, tok, N, L, L, DYNAMIC_WINDOW, 0, NULL, NULL, &tr, &r);
+        double nll[N] = {0}, cnt[N] = {0}, lo = NAN, hi = NAN;
+        size_t nb = (N - 2) / L + 1;
+        for (int t = 1; t < N; t++) nll[(t - 1) / L] -= lp[t], cnt[(t - 1) / L] += 1;
+        stats_bootstrap_ratio(nll, cnt, nb, STATS_BOOTSTRAP_REPS, 1, 0.95, &lo, &hi);
+        double mean = eval_mean(&e.proto[EVAL_NONOVERLAP]);
+        CHECK(e.ci_lo[EVAL_NONOVERLAP] == lo && e.ci_hi[EVAL_NONOVERLAP] == hi && lo < mean && mean < hi,
+              "eval's interval is the bootstrap over its windows: [%g, %g] vs [%g, %g], mean %g",
+              e.ci_lo[EVAL_NONOVERLAP], e.ci_hi[EVAL_NONOVERLAP], lo, hi, mean);
+    }
+    eval_length_free(&e);
+    rc = eval_length(&m, tok, L + 1, L, 0, DYNAMIC_WINDOW, 4, &e); /* one window: no interval */
+    CHECK(rc == 0 && isnan(e.ci_lo[EVAL_NONOVERLAP]) && isnan(e.ci_hi[EVAL_NONOVERLAP]),
+          "one window has no interval: [%g, %g]", e.ci_lo[EVAL_NONOVERLAP], e.ci_hi[EVAL_NONOVERLAP]);
     eval_length_free(&e);
 
     /* stride = length through the sliding code path: the non-overlapping numbers, bit for bit */

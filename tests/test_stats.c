@@ -31,6 +31,9 @@ static void t_tests(void) {
     CHECK(stats_welch(zeros, 3, ones, 3).p == 0, "different constant groups: p = 0");
     CHECK(stats_paired(ones, ones, 3).p == 1, "paired, no differences: p = 1");
     StatSummary su = stats_summary(sleep1, 10);
+    double odd[3] = {3, 1, 2}, even[4] = {4, 1, 3, 2};
+    CHECK(stats_median(odd, 3) == 2 && stats_median(even, 4) == 2.5 && isnan(stats_median(odd, 0)),
+          "median of 3 1 2 is 2, of 4 1 3 2 is 2.5, of nothing NaN");
     CHECK(fabs(su.mean - 0.75) < 1e-12 && fabs(su.sd - 1.7890096) < 1e-6, "summary mean %g sd %.7f", su.mean, su.sd);
 }
 

@@ -460,6 +460,11 @@ static void test_task_eval(void) {
               s.exact == ref_exact && s.correct_bytes == ref_correct && memcmp(&s, &again, sizeof s) == 0,
           "task eval = full recomputation: exact %d vs %d, bytes %ld vs %ld of %ld, positions %ld: %s", s.exact,
           ref_exact, s.correct_bytes, ref_correct, s.answer_bytes, s.max_positions, rc ? pelab_errmsg : "");
+    double exact = (double)s.exact / s.n, bytes = (double)s.correct_bytes / s.answer_bytes;
+    CHECK(s.exact_ci[0] <= exact && exact <= s.exact_ci[1] && s.bytes_ci[0] <= bytes && bytes <= s.bytes_ci[1] &&
+              (s.exact == 0 || s.exact == s.n || s.exact_ci[0] < s.exact_ci[1]),
+          "task eval's bootstrap intervals bracket its figures: exact %g in [%g, %g], bytes %g in [%g, %g]", exact,
+          s.exact_ci[0], s.exact_ci[1], bytes, s.bytes_ci[0], s.bytes_ci[1]);
     /* a dense task: every value of every query scored, the same as a full forward per answer */
     TaskSpec dense;
     task_parse(&dense, "mqar_dense:queries=3,gap=0-2");

@@ -2,7 +2,8 @@
  * winner gets its sentence with the Welch p value the test gives; identical schemes share a rank;
  * a bimodal scheme whose failed seeds miss the gate is judged on the rest ("4 of 5 seeds learned
  * the task"), its mean taken over them; a rule against the same checkpoints is tested paired; a
- * run still improving at its end is flagged; one seed says no verdict is possible; --seeds N is a
+ * run still improving at its end is flagged; a language model's loss at L far above its other seeds'
+ * (or above --gate-loss) leaves it out; one seed says no verdict is possible; --seeds N is a
  * count and a rerun with more seeds trains only the new ones. tools/verdict.h, tools/report_verdict.h. */
 #include <math.h>
 #include <stdio.h>
@@ -193,6 +194,36 @@ static void convergence(const char *tmp) {
     free(rep);
 }
 
+/* language modelling: a run 5% above the median of its scheme's other seeds at L fails the gate,
+ * and so does one above --gate-loss; the means are over the rest */
+static void lm_gate(const char *tmp) {
+    char dir[512], args[1024];
+    static char out[1 << 14];
+    snprintf(dir, sizeof dir, "%s/verdict-lmgate", tmp);
+    const double at_l[3] = {1.50, 1.52, 1.80};
+    for (int k = 1; k <= 3; k++) {
+        FILE *f = run_csv(dir, "rope", k);
+        if (!f) return;
+        loss_row(f, "rope", k, "none", 16, at_l[k - 1]);
+        fclose(f);
+    }
+    const char *common = "--schemes rope --seeds 3 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
+                         "--gen-tokens 0 --keyppl-tokens 0";
+    snprintf(args, sizeof args, "%s --out %s", common, dir);
+    int rc;
+    char *rep = collect_report(args, dir, out, sizeof out, &rc);
+    CHECK(rc == 0 && rep && strstr(rep, "- rope: 2 of 3 seeds passed the gate; left out: seed 3") &&
+              strstr(rep, "| rope | none | 1.5100 ± 0.0141 |"),
+          "1.80 against the others' median 1.51 fails the gate; the mean is the other two's (exit %d): %s", rc,
+          rep ? rep : out);
+    free(rep);
+    snprintf(args, sizeof args, "%s --gate-loss 1.51 --out %s", common, dir);
+    rep = collect_report(args, dir, out, sizeof out, &rc);
+    CHECK(rc == 0 && rep && strstr(rep, "- rope: 1 of 3 seeds passed the gate; left out: seeds 2, 3"),
+          "--gate-loss 1.51 leaves seed 2 out too (exit %d)", rc);
+    free(rep);
+}
+
 static void seeds_flag(const char *tmp) {
     static char out[1 << 14];
     char cmd[1024];
@@ -226,5 +257,6 @@ void test_verdict(void) {
     clear_winner(tmp);
     bimodal_gate(tmp);
     convergence(tmp);
+    lm_gate(tmp);
     seeds_flag(tmp);
 }
