@@ -146,8 +146,8 @@ void eval_status_str(const EvalLength *e, char *buf, size_t n) {
     }
 }
 
-int eval_load_rule(const char *path, const char *rule, Model *m, CkptMeta *meta) {
-    if (checkpoint_load(path, m, meta, NULL, NULL) != 0) return -1;
+int eval_load_rule(const char *path, const char *rule, Precision precision, Model *m, CkptMeta *meta) {
+    if (checkpoint_load_precision(path, m, meta, precision) != 0) return -1;
     if (!rule || strcmp(rule, "none") == 0) return 0;
     if (pos_set_scale(&m->pos, rule) != 0) {
         model_free(m);

@@ -68,9 +68,10 @@ void eval_status_str(const EvalLength *e, char *buf, size_t n);
 /* mean NLL of a protocol (NaN when nothing was scored) */
 double eval_mean(const ScoreResult *r);
 
-/* Load a checkpoint and apply a scaling rule: "none" keeps the stored scheme; any other rule on
- * a non-rotary model is an error naming the rule. meta may be NULL. -1 with pelab_errmsg. */
-int eval_load_rule(const char *path, const char *rule, Model *m, CkptMeta *meta);
+/* Load a checkpoint at this precision (checkpoint_load_precision: a bf16 checkpoint under bf16
+ * keeps its weights in bf16 alone) and apply a scaling rule: "none" keeps the stored scheme; any
+ * other rule on a non-rotary model is an error naming the rule. meta may be NULL. -1 with pelab_errmsg. */
+int eval_load_rule(const char *path, const char *rule, Precision precision, Model *m, CkptMeta *meta);
 
 /* Parse "64,128" (lengths) or, if lengths is NULL, "0.5,1,2" (mult, times train_len, rounded,
  * at least 2) into out[max]; returns the count, or -1 with pelab_errmsg naming the flag. */

@@ -15,6 +15,7 @@
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../core/mem.h"
+#include "../model/bf16.h"
 #include "../core/strbuf.h"
 #include "../core/json.h"
 #include "safetensors.h"
@@ -121,15 +122,16 @@ static int build_meta(CkptMeta *all, const Model *m, const CkptMeta *extra) {
     return 0;
 }
 
-static void put_tensor_entry(StrBuf *h, const char *prefix, const TensorInfo *t, size_t *data_off) {
-    size_t nbytes = t->numel * sizeof(float);
-    sb_printf(h, ",\"%s%s\":{\"dtype\":\"F32\",\"shape\":[", prefix, t->name);
+static void put_tensor_entry(StrBuf *h, const char *prefix, const TensorInfo *t, size_t *data_off, int as_bf16) {
+    size_t nbytes = t->numel * (as_bf16 ? sizeof(bf16) : sizeof(float));
+    sb_printf(h, ",\"%s%s\":{\"dtype\":\"%s\",\"shape\":[", prefix, t->name, as_bf16 ? "BF16" : "F32");
     for (int d = 0; d < t->ndim; d++) sb_printf(h, "%s%d", d ? "," : "", t->shape[d]);
     sb_printf(h, "],\"data_offsets\":[%zu,%zu]}", *data_off, *data_off + nbytes);
     *data_off += nbytes;
 }
 
-static void build_header(StrBuf *h, const CkptMeta *all, const Model *m, int with_optim, size_t tokenizer_len) {
+static void build_header(StrBuf *h, const CkptMeta *all, const Model *m, int with_optim, size_t tokenizer_len,
+                         int as_bf16) {
     sb_put(h, "{\"__metadata__\":{", 17);
     for (int i = 0; i < all->n; i++) {
         if (i) sb_put(h, ",", 1);
@@ -142,7 +144,7 @@ static void build_header(StrBuf *h, const CkptMeta *all, const Model *m, int wit
     const char *prefixes[3] = {"", "optim.m.", "optim.v."};
     for (int k = 0; k < (with_optim ? 3 : 1); k++)
         for (int i = 0; i < N_PARAM_TENSORS; i++)
-            if (m->tensors[i].numel) put_tensor_entry(h, prefixes[k], &m->tensors[i], &data_off);
+            if (m->tensors[i].numel) put_tensor_entry(h, prefixes[k], &m->tensors[i], &data_off, as_bf16 && k == 0);
     if (tokenizer_len) /* raw bytes after the floats: alignment does not matter for U8 */
         sb_printf(h, ",\"" TOKENIZER_TENSOR "\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}",
                   tokenizer_len, data_off, data_off + tokenizer_len);
@@ -159,26 +161,46 @@ static int write_block(FILE *f, const Model *m, const float *block) {
     return 0;
 }
 
+/* the parameters as bf16: a bf16-only model's own block, else float32 rounded (in pieces) */
+static int write_block_bf16(FILE *f, const Model *m) {
+    if (m->bf16_only) return write_all(f, m->params_bf16, m->n_params * sizeof(bf16));
+    enum { PIECE = 1 << 16 };
+    bf16 *piece = xmalloc(PIECE * sizeof(bf16));
+    int rc = 0;
+    for (int i = 0; i < N_PARAM_TENSORS && rc == 0; i++) {
+        const TensorInfo *t = &m->tensors[i];
+        for (size_t e = 0; e < t->numel && rc == 0; e += PIECE) {
+            size_t n = t->numel - e < PIECE ? t->numel - e : PIECE;
+            bf16_convert(piece, m->params_mem + t->offset + e, n);
+            rc = write_all(f, piece, n * sizeof(bf16));
+        }
+    }
+    free(piece);
+    return rc;
+}
+
 typedef struct {
     const StrBuf *header;
     const Model *m;
     const float *adam_m, *adam_v;
     const unsigned char *tokenizer;
     size_t tokenizer_len;
+    int as_bf16;
 } CkptBody;
 
 static int write_body(FILE *f, const void *ctx) {
     const CkptBody *b = ctx;
     if (st_write_header(f, b->header->s, b->header->len) != 0 ||
-        write_block(f, b->m, b->m->params_mem) != 0)
+        (b->as_bf16 ? write_block_bf16(f, b->m) : write_block(f, b->m, b->m->params_mem)) != 0)
         return -1;
     if (b->adam_m && (write_block(f, b->m, b->adam_m) != 0 || write_block(f, b->m, b->adam_v) != 0)) return -1;
     return write_all(f, b->tokenizer, b->tokenizer_len);
 }
 
-int checkpoint_save(const char *path, const Model *m, const CkptMeta *extra, const float *adam_m,
-                    const float *adam_v) {
+static int save(const char *path, const Model *m, const CkptMeta *extra, const float *adam_m, const float *adam_v,
+                int as_bf16) {
     if (!host_is_little_endian()) return pelab_fail("%s: checkpoints need a little-endian host", path);
+    if (m->bf16_only && !as_bf16) return pelab_fail("%s: the model's weights are held in bf16 only: no float32 to write", path);
     if (!adam_m != !adam_v) return pelab_fail("%s: adam_m and adam_v must be given together", path);
     CkptMeta all;
     if (build_meta(&all, m, extra) != 0) {
@@ -188,11 +210,20 @@ int checkpoint_save(const char *path, const Model *m, const CkptMeta *extra, con
     }
     StrBuf h = {0};
     size_t tok_len = extra && extra->tokenizer_image ? extra->tokenizer_len : 0;
-    build_header(&h, &all, m, adam_m != NULL, tok_len);
-    CkptBody body = {&h, m, adam_m, adam_v, tok_len ? extra->tokenizer_image : NULL, tok_len};
+    build_header(&h, &all, m, adam_m != NULL, tok_len, as_bf16);
+    CkptBody body = {&h, m, adam_m, adam_v, tok_len ? extra->tokenizer_image : NULL, tok_len, as_bf16};
     int rc = write_file_atomic(path, write_body, &body);
     free(h.s);
     return rc;
+}
+
+int checkpoint_save(const char *path, const Model *m, const CkptMeta *extra, const float *adam_m,
+                    const float *adam_v) {
+    return save(path, m, extra, adam_m, adam_v, 0);
+}
+
+int checkpoint_save_bf16(const char *path, const Model *m, const CkptMeta *extra) {
+    return save(path, m, extra, NULL, NULL, 1);
 }
 
 /* ---- reading ---- */
@@ -265,7 +296,7 @@ static int read_config(const CkptMeta *meta, const char *name, ModelConfig *cfg)
 
 /* model_create allocates from the config alone: first make sure the file really holds the
  * bytes of the largest parameters, so a forged header cannot demand a huge allocation */
-static int check_data_size(const ModelConfig *c, const char *spec, size_t data_len, const char *name) {
+static int check_data_size(const ModelConfig *c, const char *spec, size_t data_len, size_t elem, const char *name) {
     PosCtx pc;
     if (pos_init(&pc, spec, c->dim, c->n_heads, c->n_kv_heads, c->n_layers, c->seq_len) != 0)
         return st_fail(name, "metadata pos='%.200s': %s", spec, pelab_errmsg);
@@ -275,7 +306,7 @@ static int check_data_size(const ModelConfig *c, const char *spec, size_t data_l
     size_t q = (size_t)c->n_heads * hd, kv = (size_t)c->n_kv_heads * hd;
     /* tok_emb, pos.weight, and per layer wq+wo, wk+wv, w1+w2+w3 */
     size_t lower = (size_t)c->vocab_size * D + pos_params + (size_t)c->n_layers * (2 * q * D + 2 * kv * D + 3 * F * D);
-    if (lower > data_len / sizeof(float))
+    if (lower > data_len / elem)
         return st_fail(name, "data section is %zu bytes, too small for the %zu+ parameters of this config (truncated?)",
                       data_len, lower);
     return 0;
@@ -313,7 +344,69 @@ static int tokenizer_tensor_info(const JsonNode *e, size_t data_len, const char 
     return 0;
 }
 
-static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t data_len, const char *name, Model *m,
+/* where the data section's bytes come from: the caller's buffer, or the open file (read straight
+ * into the model's blocks: no copy of the whole file in memory) */
+typedef struct {
+    const unsigned char *mem;
+    FILE *f;
+    size_t start; /* the data section's offset in the file */
+    const char *name;
+} DataSrc;
+
+static int src_read(const DataSrc *s, size_t off, void *dst, size_t n) {
+    if (s->mem) {
+        memcpy(dst, s->mem + off, n);
+        return 0;
+    }
+    if (fseeko(s->f, (off_t)(s->start + off), SEEK_SET) != 0 || fread(dst, 1, n, s->f) != n)
+        return st_fail(s->name, "read of %zu bytes at data offset %zu failed (file changed or truncated?)", n, off);
+    return 0;
+}
+
+/* the dtype of a header entry ("" when it has none: st_check_tensor then says what is wrong) */
+static const char *entry_dtype(const JsonNode *e) {
+    const JsonNode *d = e->type == JSON_OBJECT ? json_get(e, "dtype") : NULL;
+    return d && d->type == JSON_STRING ? d->str : "";
+}
+
+/* how many parameter tensors of the header are BF16 (a bf16 checkpoint: import of a bf16 HF model), and of how many */
+static int header_params_bf16(const JsonNode *root, int *n_params) {
+    int n_bf16 = 0;
+    *n_params = 0;
+    for (const JsonNode *c = root->child; c; c = c->next) {
+        if (!strcmp(c->key, "__metadata__") || !strcmp(c->key, TOKENIZER_TENSOR) || !strncmp(c->key, "optim.", 6))
+            continue;
+        n_bf16 += !strcmp(entry_dtype(c), "BF16");
+        ++*n_params;
+    }
+    return n_bf16;
+}
+
+/* tensor t (n elements at data offset off) of dtype BF16: into the bf16 block of a bf16-only model
+ * (and widened into the float32 block for the tensors kept there), else widened in pieces */
+static int read_bf16_tensor(const DataSrc *src, size_t off, Model *m, int i, const char *tname) {
+    const TensorInfo *t = &m->tensors[i];
+    enum { PIECE = 1 << 16 };
+    bf16 *piece = m->bf16_only ? m->params_bf16 + t->offset : xmalloc(PIECE * sizeof(bf16));
+    int rc = 0;
+    for (size_t e = 0; e < t->numel && rc == 0; e += PIECE) {
+        size_t n = t->numel - e < PIECE ? t->numel - e : PIECE;
+        bf16 *h = m->bf16_only ? piece + e : piece;
+        if ((rc = src_read(src, off + e * sizeof(bf16), h, n * sizeof(bf16))) != 0) break;
+        for (size_t j = 0; j < n; j++) {
+            if ((h[j] & 0x7f80) == 0x7f80) {
+                rc = st_fail(src->name, "tensor %s: element %zu is %f (expected a finite number)", tname, e + j,
+                             bf16_to_float(h[j]));
+                break;
+            }
+            if (!m->bf16_only || !model_weight_in_bf16_only(i)) m->params_mem[t->offset + e + j] = bf16_to_float(h[j]);
+        }
+    }
+    if (!m->bf16_only) free(piece);
+    return rc;
+}
+
+static int parse_tensors(const JsonNode *root, const DataSrc *src, size_t data_len, const char *name, Model *m,
                          float **adam_m, float **adam_v, CkptMeta *meta) {
     const JsonNode *found[3][N_PARAM_TENSORS] = {{0}}, *tok_entry = NULL;
     Range ranges[3 * N_PARAM_TENSORS + 1];
@@ -333,7 +426,10 @@ static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t
         }
         int kind, i = find_tensor(m, c->key, &kind);
         if (i < 0) return st_fail(name, "unknown tensor '%.100s' (not a parameter of this model)", c->key);
-        if (st_check_tensor(c, c->key, &m->tensors[i], "F32", sizeof(float), data_len, name, &ranges[n_ranges]) != 0)
+        /* parameters in float32 or bf16 (a bf16 model's import), optimizer moments in float32 */
+        int as_bf16 = kind == 0 && !strcmp(entry_dtype(c), "BF16");
+        if (st_check_tensor(c, c->key, &m->tensors[i], as_bf16 ? "BF16" : "F32", as_bf16 ? sizeof(bf16) : sizeof(float),
+                            data_len, name, &ranges[n_ranges]) != 0)
             return -1;
         found[kind][i] = c;
         n_ranges++;
@@ -367,36 +463,33 @@ static int parse_tensors(const JsonNode *root, const unsigned char *data, size_t
         for (int i = 0; block[k] && i < N_PARAM_TENSORS; i++) {
             const TensorInfo *t = &m->tensors[i];
             if (!t->numel) continue;
-            const JsonNode *b = json_at(json_get(found[k][i], "data_offsets"), 0);
+            size_t off = (size_t)json_at(json_get(found[k][i], "data_offsets"), 0)->int_value;
+            const char *prefix = k == 0 ? "" : k == 1 ? "optim.m." : "optim.v.";
+            if (k == 0 && !strcmp(entry_dtype(found[k][i]), "BF16")) {
+                if (read_bf16_tensor(src, off, m, i, t->name) != 0) return -1;
+                continue;
+            }
+            if (m->bf16_only) return st_fail(name, "tensor %s: F32 in a model loaded as bf16 only", t->name);
             float *dst = block[k] + t->offset;
-            memcpy(dst, data + b->int_value, t->numel * sizeof(float));
+            if (src_read(src, off, dst, t->numel * sizeof(float)) != 0) return -1;
             for (size_t e = 0; e < t->numel; e++) /* a NaN weight would only show up as garbage later */
                 if (!isfinite(dst[e]))
-                    return st_fail(name, "tensor %s%s: element %zu is %f (expected a finite number)",
-                                  k == 0 ? "" : k == 1 ? "optim.m." : "optim.v.", t->name, e, dst[e]);
+                    return st_fail(name, "tensor %s%s: element %zu is %f (expected a finite number)", prefix, t->name,
+                                  e, dst[e]);
         }
     if (tok_entry && meta) {
-        const JsonNode *b = json_at(json_get(tok_entry, "data_offsets"), 0);
+        size_t off = (size_t)json_at(json_get(tok_entry, "data_offsets"), 0)->int_value;
         meta->tokenizer_len = tok_info.numel;
         meta->tokenizer_image = xmalloc(tok_info.numel ? tok_info.numel : 1);
-        memcpy(meta->tokenizer_image, data + b->int_value, tok_info.numel);
+        if (src_read(src, off, meta->tokenizer_image, tok_info.numel) != 0) return -1;
     }
     return 0;
 }
 
-int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Model *m, CkptMeta *meta,
-                     float **adam_m, float **adam_v) {
-    memset(m, 0, sizeof *m);
-    if (adam_m) *adam_m = NULL;
-    if (adam_v) *adam_v = NULL;
-    if (meta) meta->n = 0, meta->tokenizer_image = NULL, meta->tokenizer_len = 0;
-    if (!name) name = "checkpoint";
-    if (!host_is_little_endian()) return st_fail(name, "checkpoints need a little-endian host");
-    StFile st;
-    if (st_open(&st, buf, len, name) != 0) return -1;
-    const unsigned char *data = st.data;
-    size_t data_len = st.data_len;
-    const JsonNode *root = st.doc.root;
+/* a checkpoint whose header is st: builds *m (bf16 only when want_bf16 and every parameter is BF16) */
+static int parse_opened(const StFile *st, const DataSrc *src, const char *name, Model *m, CkptMeta *meta,
+                        float **adam_m, float **adam_v, int want_bf16) {
+    const JsonNode *root = st->doc.root;
     CkptMeta loaded;
     loaded.tokenizer_image = NULL, loaded.tokenizer_len = 0;
     ModelConfig cfg;
@@ -404,15 +497,15 @@ int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Mod
     int rc = -1;
     if (read_meta(json_get(root, "__metadata__"), name, &loaded) == 0 && read_config(&loaded, name, &cfg) == 0) {
         spec = meta_get(&loaded, "pos");
+        int n_params, n_bf16 = header_params_bf16(root, &n_params), bf16_only = want_bf16 && n_bf16 && n_bf16 == n_params;
         if (!spec || !*spec) st_fail(name, "metadata key pos is missing or empty");
-        else if (check_data_size(&cfg, spec, data_len, name) != 0) {
-        } else if (model_create(m, &cfg, spec) != 0) {
+        else if (check_data_size(&cfg, spec, st->data_len, n_bf16 ? sizeof(bf16) : sizeof(float), name) != 0) {
+        } else if ((bf16_only ? model_create_bf16(m, &cfg, spec) : model_create(m, &cfg, spec)) != 0) {
             st_fail(name, "cannot build the model: %s", pelab_errmsg);
         } else {
-            rc = parse_tensors(root, data, data_len, name, m, adam_m, adam_v, &loaded);
+            rc = parse_tensors(root, src, st->data_len, name, m, adam_m, adam_v, &loaded);
         }
     }
-    st_close(&st);
     if (rc != 0) {
         meta_free(&loaded);
         model_free(m);
@@ -425,29 +518,70 @@ int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Mod
     return 0;
 }
 
-int checkpoint_load(const char *path, Model *m, CkptMeta *meta, float **adam_m, float **adam_v) {
+static void clear_outputs(Model *m, CkptMeta *meta, float **adam_m, float **adam_v) {
     memset(m, 0, sizeof *m);
     if (adam_m) *adam_m = NULL;
     if (adam_v) *adam_v = NULL;
     if (meta) meta->n = 0, meta->tokenizer_image = NULL, meta->tokenizer_len = 0;
+}
+
+int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Model *m, CkptMeta *meta,
+                     float **adam_m, float **adam_v) {
+    clear_outputs(m, meta, adam_m, adam_v);
+    if (!name) name = "checkpoint";
+    if (!host_is_little_endian()) return st_fail(name, "checkpoints need a little-endian host");
+    StFile st;
+    if (st_open(&st, buf, len, name) != 0) return -1;
+    DataSrc src = {.mem = st.data, .name = name};
+    int rc = parse_opened(&st, &src, name, m, meta, adam_m, adam_v, 0);
+    st_close(&st);
+    return rc;
+}
+
+/* the file's header read alone, then every tensor straight from the file into its block */
+static int load_file(const char *path, Model *m, CkptMeta *meta, float **adam_m, float **adam_v, int want_bf16) {
+    clear_outputs(m, meta, adam_m, adam_v);
+    if (!host_is_little_endian()) return st_fail(path, "checkpoints need a little-endian host");
     FILE *f = fopen_regular(path);
     if (!f) return -1;
-    /* the header length first: a forged one is refused before the file is read into memory */
     unsigned char len_le[8];
-    if (fread(len_le, 1, 8, f) == 8) {
-        uint64_t hlen = 0;
-        for (int i = 0; i < 8; i++) hlen |= (uint64_t)len_le[i] << (8 * i);
-        if (hlen > ST_MAX_HEADER) {
-            fclose(f);
-            return st_fail(path, "header length %llu exceeds the 16 MB limit", (unsigned long long)hlen);
-        }
+    uint64_t hlen = 0;
+    off_t size = fseeko(f, 0, SEEK_END) == 0 ? ftello(f) : -1;
+    rewind(f);
+    if (size < 0) {
+        fclose(f);
+        return st_fail(path, "cannot tell its size");
     }
-    unsigned char *buf;
-    size_t len;
-    int rc = read_open_file(f, path, &buf, &len);
+    size_t got = fread(len_le, 1, 8, f);
+    for (size_t i = 0; i < got; i++) hlen |= (uint64_t)len_le[i] << (8 * i);
+    /* a forged length is refused before anything that size is allocated */
+    size_t avail = got < 8 || hlen > ST_MAX_HEADER || hlen > (uint64_t)size - 8 ? got : 8 + (size_t)hlen;
+    unsigned char *head = xmalloc(avail);
+    memcpy(head, len_le, got);
+    int rc = -1;
+    if (avail == got || fread(head + 8, 1, avail - 8, f) == avail - 8) {
+        StFile st;
+        if (st_open_part(&st, head, avail, (size_t)size, path) == 0) {
+            DataSrc src = {.f = f, .start = st.data_start, .name = path};
+            rc = parse_opened(&st, &src, path, m, meta, adam_m, adam_v, want_bf16);
+            st_close(&st);
+        }
+    } else st_fail(path, "read of the header failed");
+    free(head);
     fclose(f);
-    if (rc != 0) return -1;
-    rc = checkpoint_parse(buf, len, path, m, meta, adam_m, adam_v);
-    free(buf);
     return rc;
+}
+
+int checkpoint_load(const char *path, Model *m, CkptMeta *meta, float **adam_m, float **adam_v) {
+    return load_file(path, m, meta, adam_m, adam_v, 0);
+}
+
+int checkpoint_load_precision(const char *path, Model *m, CkptMeta *meta, Precision precision) {
+    if (load_file(path, m, meta, NULL, NULL, precision == PRECISION_BF16) != 0) return -1;
+    if (model_set_precision(m, precision) != 0) {
+        if (meta) meta_free(meta);
+        model_free(m);
+        return -1;
+    }
+    return 0;
 }

@@ -35,11 +35,21 @@ void meta_free(CkptMeta *meta);
 int checkpoint_save(const char *path, const Model *m, const CkptMeta *extra, const float *adam_m,
                     const float *adam_v);
 
+/* The same, every parameter stored as BF16 (rounded to nearest even): lossless when
+ * model_weights_bf16_exact (the import of a bf16 model), half the file. Loading widens them back
+ * exactly, or keeps them in bf16 alone (checkpoint_load_precision). */
+int checkpoint_save_bf16(const char *path, const Model *m, const CkptMeta *extra);
+
 /* Load a checkpoint: builds *m with model_create from the file's config and position scheme, then
  * copies the parameters. meta (may be NULL) receives every metadata entry. If adam_m/adam_v are
  * non-NULL they receive malloc'd moments when the file has them, else NULL.
  * -1 with one line in pelab_errmsg naming the file and the problem. */
 int checkpoint_load(const char *path, Model *m, CkptMeta *meta, float **adam_m, float **adam_v);
+/* checkpoint_load for inference at this precision (no optimizer state): a bf16 checkpoint under
+ * PRECISION_BF16 keeps its weights in bf16 alone (model_create_bf16: half the memory of the widened
+ * block, read from the file straight into it); otherwise float32, then model_set_precision. The
+ * header is read first and every tensor straight into its place: never a copy of the whole file. */
+int checkpoint_load_precision(const char *path, Model *m, CkptMeta *meta, Precision precision);
 /* Same from a memory buffer (fuzzing, tests); name is used in error messages. */
 int checkpoint_parse(const unsigned char *buf, size_t len, const char *name, Model *m, CkptMeta *meta,
                      float **adam_m, float **adam_v);

@@ -137,7 +137,7 @@ static void put_rope(StrBuf *b, const Model *m, const HfRope *r, char *note, siz
     }
 }
 
-static void config_json(StrBuf *b, const Model *m, const HfRope *r, char *note, size_t note_len) {
+static void config_json(StrBuf *b, const Model *m, const HfRope *r, int as_bf16, char *note, size_t note_len) {
     const ModelConfig *c = &m->cfg;
     char spec[POS_SPEC_MAX];
     pos_spec(&m->pos, spec, sizeof spec);
@@ -153,9 +153,9 @@ static void config_json(StrBuf *b, const Model *m, const HfRope *r, char *note, 
     if (!c->qkv_bias) sb_printf(b, "  \"attention_bias\": false,\n  \"mlp_bias\": false,\n");
     else sb_printf(b, "  \"use_sliding_window\": false,\n");
     sb_printf(b, "  \"tie_word_embeddings\": %s,\n  \"hidden_act\": \"silu\",\n"
-                 "  \"attention_dropout\": 0.0,\n  \"torch_dtype\": \"float32\",\n"
+                 "  \"attention_dropout\": 0.0,\n  \"torch_dtype\": \"%s\",\n"
                  "  \"pelab_seq_len\": %d,\n  \"pelab_layout\": \"%s\"\n}\n",
-              c->tied ? "true" : "false", c->seq_len, r->half ? "half" : "interleaved");
+              c->tied ? "true" : "false", as_bf16 ? "bfloat16" : "float32", c->seq_len, r->half ? "half" : "interleaved");
 }
 
 /* pelab tensor and its HF name ("%d": the layer) */
@@ -211,11 +211,11 @@ static int qk_heads(const Model *m, const char *hf_name) {
 
 /* tensors t[0..n) as shards of at most shard_bytes of data (a tensor past it gets a shard of its own)
  * and the index naming them: model-0000K-of-0000N.safetensors, as HF's save_pretrained names them */
-static int write_shards(const char *dir, const StTensor *t, int n, size_t shard_bytes) {
+static int write_shards(const char *dir, const StTensor *t, int n, size_t shard_bytes, int as_bf16) {
     int *first = xmalloc(sizeof(int) * (size_t)(n + 1)), n_shards = 0;
     size_t used = 0, total = 0;
     for (int i = 0; i < n; i++) {
-        size_t bytes = t[i].info.numel * sizeof(float);
+        size_t bytes = t[i].info.numel * (as_bf16 ? sizeof(bf16) : sizeof(float));
         if (i == 0 || used + bytes > shard_bytes) first[n_shards++] = i, used = 0;
         used += bytes, total += bytes;
     }
@@ -228,7 +228,7 @@ static int write_shards(const char *dir, const StTensor *t, int n, size_t shard_
         snprintf(file, sizeof file, "model-%05d-of-%05d.safetensors", k + 1, n_shards);
         path.len = 0;
         sb_printf(&path, "%s/%s", dir, file);
-        rc = st_write_f32(sb_str(&path), t + first[k], first[k + 1] - first[k], "pt");
+        rc = st_write(sb_str(&path), t + first[k], first[k + 1] - first[k], "pt", as_bf16);
         for (int i = first[k]; i < first[k + 1]; i++)
             sb_printf(&index, "%s\n    \"%s\": \"%s\"", i ? "," : "", t[i].name, file);
     }
@@ -242,14 +242,14 @@ static int write_shards(const char *dir, const StTensor *t, int n, size_t shard_
 }
 
 int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len) {
-    return hf_llama_write_sharded(dir, m, 0, note, note_len);
+    return hf_llama_write_sharded(dir, m, 0, 0, note, note_len);
 }
 
-int hf_llama_write_sharded(const char *dir, const Model *m, size_t shard_bytes, char *note, size_t note_len) {
+int hf_llama_write_sharded(const char *dir, const Model *m, size_t shard_bytes, int as_bf16, char *note, size_t note_len) {
     HfRope r;
     if (hf_rope_of(m, dir, &r) != 0 || make_dirs(dir) != 0) return -1;
     StrBuf cfg = {0}, path = {0};
-    config_json(&cfg, m, &r, note, note_len);
+    config_json(&cfg, m, &r, as_bf16, note, note_len);
     int n;
     StTensor *t = hf_tensors(m, &n);
     float *copies[2 * POS_MAX_LAYERS] = {0};
@@ -266,7 +266,7 @@ int hf_llama_write_sharded(const char *dir, const Model *m, size_t shard_bytes, 
      * One form only: the other's file from an earlier export would be read instead (import takes
      * model.safetensors first) or point at old shards */
     size_t bytes = 0;
-    for (int i = 0; i < n; i++) bytes += t[i].info.numel * sizeof(float);
+    for (int i = 0; i < n; i++) bytes += t[i].info.numel * (as_bf16 ? sizeof(bf16) : sizeof(float));
     int sharded = shard_bytes > 0 && bytes > shard_bytes;
     sb_printf(&path, "%s/%s", dir, sharded ? "model.safetensors" : "model.safetensors.index.json");
     if (unlink(sb_str(&path)) != 0 && errno != ENOENT) {
@@ -278,7 +278,7 @@ int hf_llama_write_sharded(const char *dir, const Model *m, size_t shard_bytes, 
     }
     path.len = 0;
     sb_printf(&path, "%s/model.safetensors", dir);
-    int rc = sharded ? write_shards(dir, t, n, shard_bytes) : st_write_f32(sb_str(&path), t, n, "pt");
+    int rc = sharded ? write_shards(dir, t, n, shard_bytes, as_bf16) : st_write(sb_str(&path), t, n, "pt", as_bf16);
     path.len = 0;
     sb_printf(&path, "%s/config.json", dir);
     if (rc == 0) rc = write_bytes_atomic(sb_str(&path), cfg.s, cfg.len);

@@ -18,8 +18,9 @@
  * written) when HF's LlamaForCausalLM does not compute m exactly as pelab does. */
 int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len);
 /* the same, the weights as shards of at most shard_bytes each (model-0000K-of-0000N.safetensors and
- * model.safetensors.index.json, as HF's save_pretrained) when they are more; 0: one file */
-int hf_llama_write_sharded(const char *dir, const Model *m, size_t shard_bytes, char *note, size_t note_len);
+ * model.safetensors.index.json, as HF's save_pretrained) when they are more; 0: one file. bf16: the
+ * tensors as BF16 (rounded to nearest even; torch_dtype bfloat16), as most HF checkpoints are */
+int hf_llama_write_sharded(const char *dir, const Model *m, size_t shard_bytes, int as_bf16, char *note, size_t note_len);
 /* reads dir/config.json and dir/model.safetensors, or the shards dir/model.safetensors.index.json names
  * (io/hf_index.h; each shard holds exactly the tensors the index puts in it) (F32, BF16 or F16; any key order, __metadata__ optional; tensors
  * named rotary_emb.inv_freq are skipped, any other unknown tensor is refused). LlamaForCausalLM, or

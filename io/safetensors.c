@@ -25,8 +25,12 @@ int st_fail(const char *name, const char *fmt, ...) {
 }
 
 int st_open(StFile *f, const unsigned char *buf, size_t len, const char *name) {
+    return st_open_part(f, buf, len, len, name);
+}
+
+int st_open_part(StFile *f, const unsigned char *buf, size_t avail, size_t len, const char *name) {
     memset(f, 0, sizeof *f);
-    if (len < 8) return st_fail(name, "file is %zu bytes, too short for a safetensors header (truncated?)", len);
+    if (len < 8 || avail < 8) return st_fail(name, "file is %zu bytes, too short for a safetensors header (truncated?)", len);
     unsigned long long hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | buf[i];
     if (hlen < 2) return st_fail(name, "header length %llu is too small", hlen);
@@ -34,6 +38,7 @@ int st_open(StFile *f, const unsigned char *buf, size_t len, const char *name) {
         return st_fail(name, "header length %llu exceeds the file size %zu (truncated or not a safetensors file)",
                        hlen, len);
     if (hlen > ST_MAX_HEADER) return st_fail(name, "header length %llu exceeds the 16 MB limit", hlen);
+    if (hlen > avail - 8) return st_fail(name, "header length %llu: only %zu bytes of it were read", hlen, avail - 8);
     if (json_parse(&f->doc, (const char *)buf + 8, (size_t)hlen) != 0)
         return st_fail(name, "header is not valid JSON: %s (offsets from the header start, file byte 8)",
                        pelab_errmsg);
@@ -42,13 +47,15 @@ int st_open(StFile *f, const unsigned char *buf, size_t len, const char *name) {
         json_free(&f->doc);
         return -1;
     }
-    f->data = buf + 8 + hlen;
-    f->data_len = len - 8 - (size_t)hlen;
+    f->open = 1;
+    f->data_start = 8 + (size_t)hlen;
+    f->data = avail == len ? buf + f->data_start : NULL;
+    f->data_len = len - f->data_start;
     return 0;
 }
 
 void st_close(StFile *f) {
-    if (f->data) json_free(&f->doc);
+    if (f->open) json_free(&f->doc);
     memset(f, 0, sizeof *f);
 }
 
@@ -144,30 +151,48 @@ int st_write_header(FILE *f, const char *json, size_t len) {
 typedef struct {
     const StrBuf *header;
     const StTensor *t;
-    int n;
+    int n, as_bf16;
 } StBody;
+
+/* n floats rounded to bf16, in pieces */
+static int write_rounded(FILE *f, const float *x, size_t n) {
+    enum { PIECE = 1 << 14 };
+    bf16 piece[PIECE];
+    for (size_t i = 0; i < n; i += PIECE) {
+        size_t k = n - i < PIECE ? n - i : PIECE;
+        for (size_t j = 0; j < k; j++) piece[j] = bf16_from_float(x[i + j]);
+        if (write_all(f, piece, k * sizeof(bf16)) != 0) return -1;
+    }
+    return 0;
+}
 
 static int write_st_body(FILE *f, const void *ctx) {
     const StBody *b = ctx;
     if (st_write_header(f, b->header->s, b->header->len) != 0) return -1;
     for (int i = 0; i < b->n; i++)
-        if (write_all(f, b->t[i].data, b->t[i].info.numel * sizeof(float)) != 0) return -1;
+        if ((b->as_bf16 ? write_rounded(f, b->t[i].data, b->t[i].info.numel)
+                     : write_all(f, b->t[i].data, b->t[i].info.numel * sizeof(float))) != 0)
+            return -1;
     return 0;
 }
 
 int st_write_f32(const char *path, const StTensor *t, int n, const char *format) {
+    return st_write(path, t, n, format, 0);
+}
+
+int st_write(const char *path, const StTensor *t, int n, const char *format, int as_bf16) {
     StrBuf h = {0};
     sb_printf(&h, "{\"__metadata__\":{\"format\":\"%s\"}", format);
-    size_t off = 0;
+    size_t off = 0, elem = as_bf16 ? sizeof(bf16) : sizeof(float);
     for (int i = 0; i < n; i++) {
-        sb_printf(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[", t[i].name);
+        sb_printf(&h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[", t[i].name, as_bf16 ? "BF16" : "F32");
         for (int d = 0; d < t[i].info.ndim; d++) sb_printf(&h, "%s%d", d ? "," : "", t[i].info.shape[d]);
-        sb_printf(&h, "],\"data_offsets\":[%zu,%zu]}", off, off + t[i].info.numel * sizeof(float));
-        off += t[i].info.numel * sizeof(float);
+        sb_printf(&h, "],\"data_offsets\":[%zu,%zu]}", off, off + t[i].info.numel * elem);
+        off += t[i].info.numel * elem;
     }
     sb_put(&h, "}", 1);
     while (h.len % ST_ALIGN) sb_put(&h, " ", 1); /* spaces are JSON whitespace: 8 + N = 0 mod 8 */
-    StBody body = {&h, t, n};
+    StBody body = {&h, t, n, as_bf16};
     int rc = write_file_atomic(path, write_st_body, &body);
     sb_free(&h);
     return rc;

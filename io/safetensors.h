@@ -16,14 +16,19 @@
 
 typedef struct {
     JsonDoc doc;               /* the header; doc.root is an object */
-    const unsigned char *data; /* the data section, inside the caller's buffer */
+    const unsigned char *data; /* the data section, inside the caller's buffer (NULL: st_open_part of the header alone) */
+    size_t data_start;         /* its byte offset in the file: 8 + the header length */
     size_t data_len;
+    int open;
 } StFile;
 
 /* one line "name: <problem>" into pelab_errmsg, -1 (fmt may refer to pelab_errmsg) */
 int st_fail(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* parse the header of buf (which must outlive f); -1 with one line naming name otherwise */
 int st_open(StFile *f, const unsigned char *buf, size_t len, const char *name);
+/* the same when buf holds only the first avail bytes of a len-byte file (at least the header): the
+ * data are then read from the file by the caller (f->data NULL, f->data_start where they begin) */
+int st_open_part(StFile *f, const unsigned char *buf, size_t avail, size_t len, const char *name);
 void st_close(StFile *f);
 
 typedef struct {
@@ -48,5 +53,7 @@ typedef struct {
     const float *data; /* numel floats */
 } StTensor;
 int st_write_f32(const char *path, const StTensor *t, int n, const char *format);
+/* the same, as BF16 (rounded to nearest even) when bf16 is set, as HF's bfloat16 checkpoints */
+int st_write(const char *path, const StTensor *t, int n, const char *format, int as_bf16);
 
 #endif

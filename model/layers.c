@@ -5,11 +5,20 @@
 #include "fastmath.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "../core/mem.h"
 
 void embedding_forward(float *out, const int *inp, const float *tok_emb, int N, int D) {
     PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, n, N,
             memcpy(out + (size_t)n * D, tok_emb + (size_t)inp[n] * D, sizeof(float) * D););
+}
+
+void embedding_forward_bf16(float *out, const int *inp, const bf16 *tok_emb, int N, int D) {
+    PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, n, N,
+        const bf16 *row = tok_emb + (size_t)inp[n] * D;
+        for (int i = 0; i < D; i++) out[(size_t)n * D + i] = bf16_to_float(row[i]););
 }
 
 void embedding_backward(float *dtok_emb, const float *dout, const int *inp, int N, int D) {
@@ -63,12 +72,18 @@ static int bf16_forward(float *out, const float *inp, const bf16 *w16, int N, in
 void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC) {
     if (w16 && N == 1 && bf16_gemv(out, w16, inp, OC, C) == 0) return;
     if (w16 && bf16_forward(out, inp, w16, N, C, OC) == 0) return;
-    /* one row (decoding): sgemm would repack all of w for a single product; sgemv streams it */
-    if (N == 1) {
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, OC, C, 1.0f, w, C, inp, 1, 0.0f, out, 1);
-        return;
+    float *wide = NULL; /* oneDNN refused: the same bf16 weights, widened (a bf16-only model has no others) */
+    if (w16) {
+        wide = xmalloc((size_t)OC * C * sizeof(float));
+        for (size_t i = 0; i < (size_t)OC * C; i++) wide[i] = bf16_to_float(w16[i]);
+        w = wide;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);
+    /* one row (decoding): sgemm would repack all of w for a single product; sgemv streams it */
+    if (N == 1)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, OC, C, 1.0f, w, C, inp, 1, 0.0f, out, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);
+    free(wide);
 }
 
 void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w, const bf16 *w16,

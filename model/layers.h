@@ -13,6 +13,8 @@
 
 /* out[N, D] = tok_emb[inp[n]] */
 void embedding_forward(float *out, const int *inp, const float *tok_emb, int N, int D);
+/* the same from bf16 rows, widened (exact) */
+void embedding_forward_bf16(float *out, const int *inp, const bf16 *tok_emb, int N, int D);
 /* dtok_emb[inp[n]] += dout[n]; serial, since two rows may share a token */
 void embedding_backward(float *dtok_emb, const float *dout, const int *inp, int N, int D);
 
@@ -24,7 +26,8 @@ void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float 
 
 /* out[N, OC] = inp[N, C] @ w[OC, C]^T  (cblas_sgemm; sgemv for one row, as when decoding a token).
  * w16: NULL, or w rounded to bf16 (model_sync_bf16): the product then runs in bf16 with float32
- * accumulation (bf16.h), inp rounded on the way in. */
+ * accumulation (bf16.h), inp rounded on the way in; should oneDNN refuse, w16 widened runs through
+ * sgemm (w itself is never read then: a bf16-only model has none). */
 void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC);
 /* dinp[N, C] (+)= dout @ w (overwrite if accumulate_dinp is 0; skipped if dinp is NULL);
  * dw[OC, C] += dout^T @ inp. w16 as in matmul_forward: both products in bf16, dw still float32. */

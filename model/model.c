@@ -76,11 +76,15 @@ int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec) {
         off += t[i].numel;
     }
     m->n_params = off;
-    m->params_mem = xcalloc(off, sizeof(float));
-    point_tensors(m, m->params_mem, &m->params);
-    m->pos.params = t[T_POS].numel ? m->params.pos : NULL;
-    m->pos.attn_scale.s = t[T_ATTN_SCALE].numel ? m->params.attn_scale : NULL;
+    model_set_param_block(m, xcalloc(off, sizeof(float)));
     return 0;
+}
+
+void model_set_param_block(Model *m, float *block) {
+    m->params_mem = block;
+    point_tensors(m, block, &m->params);
+    m->pos.params = m->tensors[T_POS].numel ? m->params.pos : NULL;
+    m->pos.attn_scale.s = m->tensors[T_ATTN_SCALE].numel ? m->params.attn_scale : NULL;
 }
 
 void model_init_weights(Model *m, unsigned long long seed) {
@@ -171,6 +175,8 @@ void model_alloc_train(Model *m, int B, int T) {
 }
 
 int model_set_precision(Model *m, Precision precision) {
+    if (m->bf16_only) /* the float32 weights were never there */
+        return precision == PRECISION_BF16 ? 0 : pelab_fail("--precision fp32: this model's weights are held in bf16 only");
     if (precision == PRECISION_BF16) {
         char why[160];
         if (!bf16_supported(why, sizeof why)) return pelab_fail("--precision bf16: %s", why);
@@ -186,7 +192,7 @@ int model_set_precision(Model *m, Precision precision) {
 }
 
 void model_sync_bf16(Model *m) {
-    if (m->params_bf16) bf16_convert(m->params_bf16, m->params_mem, m->n_params);
+    if (m->params_bf16 && !m->bf16_only) bf16_convert(m->params_bf16, m->params_mem, m->n_params);
 }
 
 const char *precision_name(Precision p) { return p == PRECISION_BF16 ? "bf16" : "fp32"; }
@@ -200,7 +206,8 @@ int precision_parse(const char *s, Precision *out) {
 
 void model_free(Model *m) {
     free(m->params_bf16);
-    free(m->params_mem);
+    if (m->params_reserved) mem_release(m->params_mem, m->params_reserved);
+    else free(m->params_mem);
     free(m->grads_mem);
     free(m->shard_grads_mem);
     free(m->acts_mem);
@@ -430,7 +437,8 @@ static void for_each_shard(Model *m, int n_shards, void (*fn)(Model *m, int s, i
 void model_embed(const Model *m, float *x, const int *tokens, const int *pos, int n) {
     int D = m->cfg.dim;
     const PosScheme *ps = m->pos.scheme;
-    embedding_forward(x, tokens, m->params.tok_emb, n, D);
+    if (m->bf16_only) embedding_forward_bf16(x, tokens, model_w16(m, m->params.tok_emb), n, D);
+    else embedding_forward(x, tokens, m->params.tok_emb, n, D);
     float token_scale = ps->token_scale ? ps->token_scale(&m->pos) : 1.0f;
     if (token_scale != 1.0f)
         for (size_t i = 0; i < (size_t)n * D; i++) x[i] *= token_scale;

@@ -137,6 +137,11 @@ typedef struct Model {
 
     Precision precision;
     bf16 *params_bf16; /* bf16: the parameter block rounded (model_sync_bf16), the products' weights */
+    /* bf16 weights only (model_create_bf16): params_mem is a reservation (core/mem.h) of which only
+     * the tensors kept in float32 (model_weight_in_bf16_only) are committed; the products and the
+     * embedding read params_bf16. params_reserved: its size in bytes, 0 for a malloc'd block */
+    int bf16_only;
+    size_t params_reserved;
 
     float *grads_mem; /* NULL until model_alloc_train */
     ParamTensors grads;
@@ -191,6 +196,20 @@ void model_sync_bf16(Model *m);
 /* the bf16 twin of weight w (a pointer into params_mem), NULL under float32 */
 const bf16 *model_w16(const Model *m, const float *w);
 const char *precision_name(Precision p);
+/* points params_mem (n_params floats), m->params and the scheme's parameters at block */
+void model_set_param_block(Model *m, float *block);
+
+/* The weights kept in bf16 alone, for inference from a bf16 file (model/weights16.c): the model
+ * model_create builds, but only the norms, biases and position parameters in float32; the matrix
+ * products' weights and the embedding exist only in params_bf16, which the caller fills. Reading
+ * their float32 slots faults (they are never committed). precision is BF16 and cannot change. */
+int model_create_bf16(Model *m, const ModelConfig *cfg, const char *pos_spec);
+/* 1 if tensor t (T_*) lives only in params_bf16 in such a model: the products' weights and the embedding */
+int model_weight_in_bf16_only(int t);
+/* bytes the weights take: float32 block (committed part), plus the bf16 block when there is one */
+size_t model_weight_bytes(const Model *m);
+/* 1 if every weight is a bf16 value (a bf16 file widened): stored as bf16, nothing is lost */
+int model_weights_bf16_exact(const Model *m);
 int precision_parse(const char *s, Precision *out); /* "fp32" | "bf16"; -1 with one line otherwise */
 
 /* Forward over B rows of T tokens with explicit positions [B*T]. With targets, also the

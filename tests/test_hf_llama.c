@@ -535,7 +535,7 @@ static void sharded(void) {
     tiny_qkv_bias = 1; /* a Qwen2 model: its biases travel in the shards too */
     int made = tiny_model(&a, "rope", 2, 0, 5);
     tiny_qkv_bias = 0;
-    if (made != 0 || hf_llama_write_sharded(dir, &a, 2000, note, sizeof note) != 0) {
+    if (made != 0 || hf_llama_write_sharded(dir, &a, 2000, 0, note, sizeof note) != 0) {
         CHECK(0, "sharded export: %s", pelab_errmsg);
         return;
     }
@@ -554,7 +554,7 @@ static void sharded(void) {
     CHECK(a.n_params == b.n_params && !memcmp(a.params_mem, b.params_mem, sizeof(float) * a.n_params),
           "sharded Qwen2 (biases): parameters bit for bit after pelab -> HF shards -> pelab");
     /* the imported model written again: the same files, byte for byte */
-    CHECK(hf_llama_write_sharded(dir2, &b, 2000, note, sizeof note) == 0, "re-export: %s", pelab_errmsg);
+    CHECK(hf_llama_write_sharded(dir2, &b, 2000, 0, note, sizeof note) == 0, "re-export: %s", pelab_errmsg);
     snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
     snprintf(path2, sizeof path2, "%s/model.safetensors.index.json", dir2);
     int same = same_file(path, path2);

@@ -117,7 +117,7 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, const
         if (r > 0 && !compare_takes_rule(c, s, r - 1)) continue;
         const char *rule = r == 0 ? "none" : c->rule[r - 1];
         Model m;
-        if (eval_load_rule(ckpt, rule, &m, NULL) != 0 || model_set_precision(&m, c->base.precision) != 0)
+        if (eval_load_rule(ckpt, rule, c->base.precision, &m, NULL) != 0)
             pelab_die("%s: %s: rule %s: %s", c->name, ckpt, rule, pelab_errmsg);
         if (c->task) compare_task_rows(c, s, k, &m, rule, f);
         else evaluate_model(c, s, k, &m, ft_label ? ft_label : rule, held, n_held, f);

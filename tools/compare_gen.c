@@ -29,7 +29,7 @@ unsigned char *compare_key_tokens(const Compare *c, const char *base_ckpt, const
     const char *path = c->key_evaluator ? c->key_evaluator : base_ckpt;
     Model ev;
     CkptMeta meta;
-    if (eval_load_rule(path, "none", &ev, &meta) != 0) pelab_die("%s: key evaluator %s: %s", c->name, path, pelab_errmsg);
+    if (eval_load_rule(path, "none", PRECISION_FP32, &ev, &meta) != 0) pelab_die("%s: key evaluator %s: %s", c->name, path, pelab_errmsg);
     /* the held-out ids are bytes (compare trains byte-level models): an evaluator with another
      * tokenizer would read them as its own ids, a silent wrong answer */
     const char *kind = meta_get(&meta, "tokenizer");

@@ -49,7 +49,7 @@ static void show_scheme(const Compare *c, int s, const char *rule, const int *he
     compare_run_path(c, s, 0, ".safetensors", ckpt, sizeof ckpt);
     snprintf(label, sizeof label, "%s%s%s", c->scheme[s], strcmp(rule, "none") ? " + " : "", strcmp(rule, "none") ? rule : "");
     Model m;
-    if (eval_load_rule(ckpt, rule, &m, NULL) != 0) pelab_die("demo: %s", pelab_errmsg);
+    if (eval_load_rule(ckpt, rule, PRECISION_FP32, &m, NULL) != 0) pelab_die("demo: %s", pelab_errmsg);
     int L = c->base.seq_len;
     GenSampling gs = {GEN_TEMPERATURE, GEN_TOP_P, c->seed[0]};
     GenText first;

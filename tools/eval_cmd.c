@@ -275,9 +275,9 @@ static void load_rules(Run *run, const char *scale) {
         if (run->n_rules == MAX_RULES) pelab_die("eval: --scale %s: more than %d rules", scale, MAX_RULES);
         int r = run->n_rules++;
         run->rules[r] = tok;
-        if (eval_load_rule(run->model_path, tok, &run->models[r], r ? NULL : &run->meta) != 0)
+        if (eval_load_rule(run->model_path, tok, precision_or_die(run->precision), &run->models[r],
+                           r ? NULL : &run->meta) != 0)
             pelab_die("%s", pelab_errmsg);
-        set_precision_or_die(&run->models[r], run->precision);
         set_attn_scale_or_die(&run->models[r], run->attn_scale);
         pos_spec(&run->models[r].pos, run->scheme[r], sizeof run->scheme[r]);
         pos_lengths(&run->models[r].pos, run->lengths_str[r], sizeof run->lengths_str[r]);

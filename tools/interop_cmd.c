@@ -43,10 +43,14 @@ static int import_hf(const char *dir, const char *out) {
         meta_set(&meta, "tokenizer", "hf");
         meta.tokenizer_image = image, meta.tokenizer_len = image_len;
     }
-    if (checkpoint_save(out, &m, &meta, NULL, NULL) != 0) pelab_die("import: %s", pelab_errmsg);
-    printf("%s: %zu parameters, dim %d, %d layers, %d heads (%d kv), hidden %d, vocab %d (%s), seq_len %d, pos %s -> %s ",
-           dir, m.n_params, m.cfg.dim, m.cfg.n_layers, m.cfg.n_heads, m.cfg.n_kv_heads, m.cfg.hidden_dim,
-           m.cfg.vocab_size, m.cfg.tied ? "tied" : "untied", m.cfg.seq_len, spec, out);
+    /* a bf16 model (every weight a bf16 value) stays bf16: nothing lost, half the file, and
+     * --precision bf16 runs keep it in bf16 alone */
+    int as_bf16 = model_weights_bf16_exact(&m);
+    if ((as_bf16 ? checkpoint_save_bf16(out, &m, &meta) : checkpoint_save(out, &m, &meta, NULL, NULL)) != 0)
+        pelab_die("import: %s", pelab_errmsg);
+    printf("%s: %zu parameters, dim %d, %d layers, %d heads (%d kv), hidden %d, vocab %d (%s), seq_len %d, pos %s -> %s "
+           "(weights %s) ", dir, m.n_params, m.cfg.dim, m.cfg.n_layers, m.cfg.n_heads, m.cfg.n_kv_heads, m.cfg.hidden_dim,
+           m.cfg.vocab_size, m.cfg.tied ? "tied" : "untied", m.cfg.seq_len, spec, out, as_bf16 ? "bf16, as in the file" : "float32");
     if (image)
         printf("(tokenizer.json stored: %d tokens%s)\n", tok.vocab_size,
                tok.bos >= 0 ? ", texts start with its BOS" : "");
@@ -135,7 +139,8 @@ static void vocabulary_as_llama2c(const Tokenizer *t, unsigned char **buf, size_
 
 /* a pelab RoPE checkpoint -> a Hugging Face Llama directory, with tokenizer.json when the checkpoint's
  * tokenizer has one: a stored tokenizer.json as it was, llama2.c's tokenizer.bin converted */
-static int export_hf(const char *ckpt, const Model *m, const CkptMeta *meta, const char *dir, float shard_mb) {
+static int export_hf(const char *ckpt, const Model *m, const CkptMeta *meta, const char *dir, float shard_mb,
+                     int as_bf16) {
     char note[400];
     Tokenizer tok;
     const char *kind = meta_get(meta, "tokenizer");
@@ -146,15 +151,17 @@ static int export_hf(const char *ckpt, const Model *m, const CkptMeta *meta, con
     StrBuf json = {0}, path = {0};
     if (tok.kind == TOK_HF) sb_put(&json, (const char *)tok.image, tok.image_len);
     if (tok.kind == TOK_LLAMA2C && hf_tok_json_from_llama2c(&tok.l2c, &json, ckpt) != 0) pelab_die("export: %s", pelab_errmsg);
-    if (hf_llama_write_sharded(dir, m, (size_t)((double)shard_mb * 1e6), note, sizeof note) != 0) pelab_die("export: %s", pelab_errmsg);
+    if (hf_llama_write_sharded(dir, m, (size_t)((double)shard_mb * 1e6), as_bf16, note, sizeof note) != 0)
+        pelab_die("export: %s", pelab_errmsg);
     sb_printf(&path, "%s/tokenizer.json", dir);
     if (json.len && write_bytes_atomic(sb_str(&path), json.s, json.len) != 0) pelab_die("export: %s", pelab_errmsg);
     sb_printf(&path, "%s/model.safetensors.index.json", dir);
     int sharded = access(sb_str(&path), F_OK) == 0;
     path.len = 0;
     sb_printf(&path, "%s/tokenizer.json", dir);
-    printf("%s -> %s/config.json + %s/%s (LlamaForCausalLM, float32%s%s)", ckpt, dir, dir,
-           sharded ? "model.safetensors.index.json and its shards" : "model.safetensors", note[0] ? "; " : "", note);
+    printf("%s -> %s/config.json + %s/%s (LlamaForCausalLM, %s%s%s)", ckpt, dir, dir,
+           sharded ? "model.safetensors.index.json and its shards" : "model.safetensors", as_bf16 ? "bfloat16" : "float32",
+           note[0] ? "; " : "", note);
     if (json.len)
         printf(" + %s (%s)\n", sb_str(&path), tok.kind == TOK_HF ? "as imported" : "llama2.c's tokenizer as HF's BPE");
     else
@@ -168,11 +175,13 @@ static int export_hf(const char *ckpt, const Model *m, const CkptMeta *meta, con
 int cmd_export(int argc, char **argv) {
     const char *out = NULL, *tok_out = NULL, *hf_dir = NULL;
     float shard_mb = 0;
+    int as_bf16 = 0;
     const OptSpec opts[] = {
         {"--llama2c", OPT_OUT_FILE, &out, 0, 0, "llama2.c model file to write (legacy format)"},
         {"--tokenizer-out", OPT_OUT_FILE, &tok_out, 0, 0, "tokenizer.bin to write beside it (default: OUT's directory/tokenizer.bin)"},
         {"--hf", OPT_OUT_DIR, &hf_dir, 0, 0, "or a Hugging Face Llama directory to write: config.json + model.safetensors (+ tokenizer.json from a llama2c or hf tokenizer)"},
         {"--shard-mb", OPT_FLOAT, &shard_mb, 0, 1e9, "with --hf: shards of at most this many MB (model-0000K-of-0000N.safetensors + index), as HF saves large models (0: one file)"},
+        {"--bf16", OPT_FLAG, &as_bf16, 0, 0, "with --hf: the weights as BF16 (rounded to nearest even), as most HF checkpoints are"},
     };
     const char *pos_args[1];
     int n_pos;
@@ -186,7 +195,7 @@ int cmd_export(int argc, char **argv) {
     CkptMeta meta;
     if (checkpoint_load(pos_args[0], &m, &meta, NULL, NULL) != 0) pelab_die("export: %s", pelab_errmsg);
     if (hf_dir) {
-        export_hf(pos_args[0], &m, &meta, hf_dir, shard_mb);
+        export_hf(pos_args[0], &m, &meta, hf_dir, shard_mb, as_bf16);
         meta_free(&meta);
         model_free(&m);
         return 0;
