@@ -247,8 +247,12 @@ static int decode_forward_threads(Model *m, KVCache *c, const int *tokens, const
     for (int done = 0; done < n; done += c->chunk) {
         int nb = n - done < c->chunk ? n - done : c->chunk;
         int last_block = done + nb == n;
-        float *out = all_logits ? logits + (size_t)done * m->cfg.vocab_size : (last_block ? logits : NULL);
+        int sink = all_logits && !logits && c->logits_sink;
+        if (sink && !c->chunk_logits) c->chunk_logits = xmalloc((size_t)c->chunk * m->cfg.vocab_size * sizeof(float));
+        float *out = sink ? c->chunk_logits
+                          : all_logits ? logits + (size_t)done * m->cfg.vocab_size : (last_block ? logits : NULL);
         decode_chunk(m, c, tokens + done, pos + done, nb, out, all_logits);
+        if (sink) c->logits_sink(c->sink_ctx, done, nb, out);
     }
     return 0;
 }

@@ -43,6 +43,11 @@ typedef struct {
     int *pos;      /* [n_seq, max_len] position id of every cached token */
     int *key_start; /* [n_seq]: sequence b's cache entries before key_start[b] are padding (0: none);
                      * set before the first call, never attended */
+    /* NULL, or what decode_forward hands each block's logits to when all_logits is set and logits is
+     * NULL: rows [first, first + n) of the call, [n, V] in scratch valid during the call (a long
+     * window's [n, V] need never exist: 16k tokens of a 49k vocabulary would be 3.2 GB) */
+    void (*logits_sink)(void *ctx, int first, int n, float *rows);
+    void *sink_ctx;
     int stream;    /* 1: a StreamingLLM cache (the model's --scale stream:S:W at kvcache_init) */
     int sinks;     /* stream: S, the first tokens never evicted; pos then holds the slots 0..max_len-1 */
     float *kmap;   /* stream: [max_len, kvdim] one layer's cached keys mapped at their slots */
@@ -64,7 +69,8 @@ void kvcache_free(KVCache *c);
 /* Run n tokens at positions pos through the model, attending to everything cached before them
  * (a cache of one sequence). Under a dynamic rule past its length, every call recomputes the
  * cached prefix (exact, and quadratic in the length), unless stale_dynamic is set.
- * logits: if all_logits, [n, V] (one row per new token); else [V] for the last token only.
+ * logits: if all_logits, [n, V] (one row per new token), or NULL to hand them block by block to
+ * c->logits_sink; else [V] for the last token only.
  * -1 with pelab_errmsg if the cache is full or a position is not accepted by the scheme.
  * A stream cache is never full: the tokens go in as one block while they fit, then one at a time,
  * each after evicting one, so every token's query sees the cache as it is when the token enters;

@@ -25,6 +25,39 @@ void eval_bucket_range(int b, int len, int n_buckets, int *lo, int *hi) {
     *hi = (int)(((long)(b + 1) * len + n_buckets - 1) / n_buckets) - 1;
 }
 
+/* one window's scoring: rows first.. of its logits, log-softmaxed in place, into the sums */
+typedef struct {
+    const int *tokens;
+    size_t s;  /* the window's first input in tokens */
+    int first; /* its first scored row (earlier ones were scored by an earlier window) */
+    int len, n_buckets, V;
+    double *bucket_sum;
+    size_t *bucket_n;
+    EvalTrace *trace;
+    ScoreResult *r;
+} WindowScore;
+
+/* rows [row0, row0 + n) of the window's logits (a logits_sink, decode.h) */
+static void score_rows(void *ctx, int row0, int n, float *rows) {
+    WindowScore *w = ctx;
+    for (int i = row0 > w->first ? row0 : w->first; i < row0 + n; i++) {
+        float *row = rows + (size_t)(i - row0) * w->V;
+        log_softmax(row, row, w->V);
+        size_t t = w->s + i + 1;
+        float lp = row[w->tokens[t]];
+        w->r->nll_sum -= lp;
+        if (w->bucket_sum) {
+            int b = eval_bucket(i, w->len, w->n_buckets);
+            w->bucket_sum[b] -= lp;
+            w->bucket_n[b]++;
+        }
+        if (w->trace) {
+            if (w->trace->logprob) w->trace->logprob[t] = lp;
+            if (w->trace->count) w->trace->count[t]++;
+        }
+    }
+}
+
 int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,
                  double *bucket_sum, size_t *bucket_n, EvalTrace *trace, ScoreResult *r) {
     memset(r, 0, sizeof *r);
@@ -34,7 +67,10 @@ int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, Dyn
     int V = m->cfg.vocab_size;
     KVCache kv;
     kvcache_init(&kv, m, len, EVAL_CHUNK);
-    float *logits = xmalloc(sizeof(float) * (size_t)len * V);
+    WindowScore w = {.tokens = tokens, .len = len, .n_buckets = n_buckets, .V = V, .bucket_sum = bucket_sum,
+                     .bucket_n = bucket_n, .trace = trace, .r = r};
+    kv.logits_sink = score_rows, kv.sink_ctx = &w;
+    float *logits = NULL; /* [len, V], only for a dynamic rule's prefix protocol */
     int *pos = xmalloc(sizeof(int) * len);
     for (int i = 0; i < len; i++) pos[i] = i;
     int rc = 0;
@@ -44,26 +80,17 @@ int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, Dyn
     for (size_t s = 0; done < last; s += (size_t)stride) {
         size_t e = s + (size_t)len < last ? s + (size_t)len : last;
         int nw = (int)(e - s);
-        if (score_window_logits(m, &kv, tokens + s, pos, nw, (int)(done - s), dynamic, logits) != 0) {
-            rc = -1;
-            break;
+        w.s = s, w.first = (int)(done - s);
+        if (dynamic == DYNAMIC_WINDOW || kv.dynamic_from < 0 || nw <= kv.dynamic_from) {
+            /* one forward (score_window_logits' blocks), each block's rows scored as it comes */
+            kvcache_reset(&kv);
+            rc = decode_forward(m, &kv, tokens + s, pos, nw, NULL, 1);
+        } else {
+            if (!logits) logits = xmalloc(sizeof(float) * (size_t)len * V);
+            rc = score_window_logits(m, &kv, tokens + s, pos, nw, w.first, dynamic, logits);
+            if (rc == 0) score_rows(&w, 0, nw, logits);
         }
-        for (int i = (int)(done - s); i < nw; i++) {
-            float *row = logits + (size_t)i * V;
-            log_softmax(row, row, V);
-            size_t t = s + i + 1;
-            float lp = row[tokens[t]];
-            r->nll_sum -= lp;
-            if (bucket_sum) {
-                int b = eval_bucket(i, len, n_buckets);
-                bucket_sum[b] -= lp;
-                bucket_n[b]++;
-            }
-            if (trace) {
-                if (trace->logprob) trace->logprob[t] = lp;
-                if (trace->count) trace->count[t]++;
-            }
-        }
+        if (rc != 0) break;
         r->n_scored += e - done;
         r->n_windows++;
         done = e;
