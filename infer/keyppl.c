@@ -40,6 +40,35 @@ int key_identify(Model *evaluator, const int *tokens, size_t n, int long_len, in
     return rc;
 }
 
+int key_bytes_of_tokens(const Tokenizer *tok, const int *ids, size_t n_ids, const unsigned char *key_ids,
+                        const unsigned char *text, size_t n, unsigned char *key, size_t *n_key) {
+    memset(key, 0, n);
+    *n_key = 0;
+    size_t off = 0;
+    for (size_t i = 0; i < n_ids; i++) { /* each token's bytes: its piece, found where the text is */
+        size_t len;
+        const unsigned char *p = tokenizer_decode(tok, i ? ids[i - 1] : -1, ids[i], &len);
+        if (!p || len > n - off || memcmp(p, text + off, len) != 0)
+            return pelab_fail("key tokens: token %zu (id %d) of the evaluator's tokenizer does not give back text byte "
+                              "%zu: its key tokens cannot be placed in the text", i, ids[i], off);
+        for (size_t b = off; key_ids[i] && b < off + len; b++) key[b] = 1, ++*n_key;
+        off += len;
+    }
+    if (off != n) return pelab_fail("key tokens: the evaluator's tokens give back %zu of the text's %zu bytes", off, n);
+    return 0;
+}
+
+int key_identify_text(Model *evaluator, const Tokenizer *tok, const unsigned char *text, size_t n, float min_gain,
+                      unsigned char *key, size_t *n_key) {
+    size_t n_ids, nk;
+    int *ids = tokenizer_encode(tok, text, n, 0, &n_ids);
+    unsigned char *key_ids = xcalloc(n_ids ? n_ids : 1, 1);
+    int rc = key_identify(evaluator, ids, n_ids, evaluator->cfg.seq_len, 0, min_gain, key_ids, &nk);
+    if (rc == 0) rc = key_bytes_of_tokens(tok, ids, n_ids, key_ids, text, n, key, n_key);
+    free(key_ids), free(ids);
+    return rc;
+}
+
 void key_ppl_add(const float *logprob, const int *scored, const unsigned char *key, size_t n, KeyPpl *r) {
     for (size_t t = 1; t < n; t++) {
         if (scored && !scored[t]) continue; /* a window's first token: no prediction, no loss */

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "../data/tokenizer.h"
 #include "../model/model.h"
 
 #define KEY_MIN_GAIN 2.0f     /* alpha, nats */
@@ -33,6 +34,18 @@ size_t key_select(const float *lp_long, const float *lp_short, size_t n, float m
  * -1 with pelab_errmsg (the evaluator refuses long_len). */
 int key_identify(Model *evaluator, const int *tokens, size_t n, int long_len, int short_len, float min_gain,
                  unsigned char *key, size_t *n_key);
+
+/* the same with an evaluator of another tokenizer (a subword model judging byte-level models):
+ * text[0..n) encoded with tok, its key tokens found as above, and key[i] = 1 for every byte i of
+ * the text inside a key token's bytes (what LongPPL does across tokenizers: key tokens by offsets).
+ * *n_key counts key bytes. -1 naming the token when tok's pieces do not give the text back byte for
+ * byte (its offsets would be guesses). */
+int key_identify_text(Model *evaluator, const Tokenizer *tok, const unsigned char *text, size_t n, float min_gain,
+                      unsigned char *key, size_t *n_key);
+/* the mapping alone: ids [n_ids] (tok's encoding of text) with key_ids flags -> key[n] flags on the
+ * text's bytes; *n_key the key bytes. -1 as above. Pure. */
+int key_bytes_of_tokens(const Tokenizer *tok, const int *ids, size_t n_ids, const unsigned char *key_ids,
+                        const unsigned char *text, size_t n, unsigned char *key, size_t *n_key);
 
 typedef struct {
     double key_sum, all_sum; /* NLL sums, nats */

@@ -60,8 +60,9 @@ static Stat stats(double *v, int n) {
 /* WORK_SEEDS: n_seeds same-shaped models trained side by side (train --seeds: lockstep_run, one
  * model per thread at a time); WORK_SEEDS_APART: the same models one after another, each with every
  * thread (as separate runs would) */
-typedef enum { WORK_SGEMM, WORK_TRAIN, WORK_SAMPLE, WORK_EVAL, WORK_SEEDS, WORK_SEEDS_APART } WorkKind;
-static const char *const work_names[] = {"sgemm", "train", "sample", "eval", "train_seeds", "train_seeds_apart"};
+typedef enum { WORK_SGEMM, WORK_TRAIN, WORK_SAMPLE, WORK_EVAL, WORK_SEEDS, WORK_SEEDS_APART, WORK_BF16_GEMM } WorkKind;
+static const char *const work_names[] = {"sgemm", "train", "sample", "eval", "train_seeds", "train_seeds_apart",
+                                         "bf16_gemm"};
 
 typedef struct {
     WorkKind kind;
@@ -93,6 +94,23 @@ static void work_sgemm(WorkResult *r) {
     for (int k = 0; k < RUNS; k++) {
         double t0 = now_seconds();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+        g[k] = 2.0 * N * N * N / (now_seconds() - t0) / 1e9;
+    }
+    free(a), free(b), free(c);
+    r->rate = stats(g, RUNS);
+}
+
+/* the same for the bf16 products (bf16_gemm, A B^T as the weight products run): their own ceiling */
+static void work_bf16_gemm(WorkResult *r) {
+    enum { N = 1024, RUNS = 5 };
+    bf16 *a = xmalloc(sizeof(bf16) * N * N), *b = xmalloc(sizeof(bf16) * N * N);
+    float *c = xmalloc(sizeof(float) * N * N);
+    for (int i = 0; i < N * N; i++) a[i] = bf16_from_float((float)(i % 7) * 0.1f), b[i] = bf16_from_float((float)(i % 5) * 0.1f);
+    double g[RUNS];
+    bf16_gemm(1, N, N, N, a, N, b, N, c, N, 0); /* oneDNN builds its kernel at the first call */
+    for (int k = 0; k < RUNS; k++) {
+        double t0 = now_seconds();
+        bf16_gemm(1, N, N, N, a, N, b, N, c, N, 0);
         g[k] = 2.0 * N * N * N / (now_seconds() - t0) / 1e9;
     }
     free(a), free(b), free(c);
@@ -309,6 +327,7 @@ static void work_run(const Work *w, WorkResult *r) {
     memset(r, 0, sizeof *r);
     switch (w->kind) {
     case WORK_SGEMM: work_sgemm(r); break;
+    case WORK_BF16_GEMM: work_bf16_gemm(r); break;
     case WORK_TRAIN: work_train(w, r); break;
     case WORK_SAMPLE: work_sample(w, r); break;
     case WORK_EVAL: work_eval(w, r); break;
@@ -659,7 +678,14 @@ int cmd_bench(int argc, char **argv) {
     printf("XS = dim 64, 2 layers, 4 heads, hidden 192, vocab 256, T 64, batch 16\n");
     printf("S = dim 128, 4 layers, 4 heads, hidden 384, vocab 256, T 128, batch 16\n");
     printf("M = dim 288, 6 layers, 6 heads, hidden 768, vocab 256, T 256, batch 8\n");
-    if (run_bf16) printf("bf16: weight products through oneDNN, fp32 accumulation; attention and the rest fp32\n");
+    if (run_bf16) {
+        Work bf16_work = {.kind = WORK_BF16_GEMM};
+        WorkResult bf16_peak;
+        work_isolated(&bf16_work, &bf16_peak, in_process);
+        printf("bf16 gemm 1024^3 (oneDNN, A B^T as the weight products): %.1f GFLOP/s (best of 5): the bf16 products' "
+               "ceiling\n", bf16_peak.rate.max);
+        printf("bf16: weight products through oneDNN, fp32 accumulation; attention and the rest fp32\n");
+    }
     else if (list_has(precisions, "bf16")) printf("bf16 skipped: %s\n", bf16_why);
     if (!in_process)
         printf("each workload in its own process; peak RSS includes a %.1f MB baseline\n", baseline_kb / 1024.0);

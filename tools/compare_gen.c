@@ -31,16 +31,20 @@ unsigned char *compare_key_tokens(const Compare *c, const char *base_ckpt, const
     CkptMeta meta;
     if (eval_load_rule(path, "none", PRECISION_FP32, &ev, &meta) != 0) pelab_die("%s: key evaluator %s: %s", c->name, path, pelab_errmsg);
     /* the held-out ids are bytes (compare trains byte-level models): an evaluator with another
-     * tokenizer would read them as its own ids, a silent wrong answer */
+     * tokenizer reads the text in its own tokens, and its key tokens mark the bytes they cover */
     const char *kind = meta_get(&meta, "tokenizer");
-    if ((kind && strcmp(kind, "byte") != 0) || ev.cfg.vocab_size != 256)
-        pelab_die("%s: key evaluator %s uses the %s tokenizer (vocabulary %d); the held-out text is byte tokens, so the "
-                  "evaluator must be a byte-level model", c->name, path, kind ? kind : "byte", ev.cfg.vocab_size);
+    Tokenizer tok;
+    if (tokenizer_from_image(&tok, kind, meta.tokenizer_image, meta.tokenizer_len, path, ev.cfg.vocab_size) != 0)
+        pelab_die("%s: key evaluator %s: %s", c->name, path, pelab_errmsg);
     meta_free(&meta);
-    unsigned char *key = xcalloc(*n_used, 1);
+    unsigned char *key = xcalloc(*n_used, 1), *text = xmalloc(*n_used);
+    for (size_t i = 0; i < *n_used; i++) text[i] = (unsigned char)held[i];
     size_t n_key;
-    if (key_identify(&ev, held, *n_used, ev.cfg.seq_len, 0, c->key_gain, key, &n_key) != 0)
-        pelab_die("%s: key tokens with %s: %s", c->name, path, pelab_errmsg);
+    int rc = tok.kind == TOK_BYTE ? key_identify(&ev, held, *n_used, ev.cfg.seq_len, 0, c->key_gain, key, &n_key)
+                                  : key_identify_text(&ev, &tok, text, *n_used, c->key_gain, key, &n_key);
+    if (rc != 0) pelab_die("%s: key tokens with %s: %s", c->name, path, pelab_errmsg);
+    free(text);
+    tokenizer_free(&tok);
     model_free(&ev);
     return key;
 }
