@@ -29,7 +29,7 @@
 static const char *const config_keys[] = {"format",     "format_version", "vocab_size", "dim",
                                           "n_layers",   "n_heads",        "n_kv_heads", "hidden_dim",
                                           "seq_len",    "norm_eps",       "tied",       "pos",
-                                          "qkv_bias"};
+                                          "qkv_bias",   "sliding_window"};
 #define N_CONFIG_KEYS ((int)(sizeof config_keys / sizeof config_keys[0]))
 
 /* the data are raw little-endian floats copied with memcpy */
@@ -97,7 +97,8 @@ static int build_meta(CkptMeta *all, const Model *m, const CkptMeta *extra) {
         meta_set(all, "n_kv_heads", "%d", c->n_kv_heads) || meta_set(all, "hidden_dim", "%d", c->hidden_dim) ||
         meta_set(all, "seq_len", "%d", c->seq_len) || meta_set(all, "norm_eps", "%.9g", c->norm_eps) ||
         meta_set(all, "tied", "%d", c->tied ? 1 : 0) || meta_set(all, "pos", "%s", spec) ||
-        (c->qkv_bias && meta_set(all, "qkv_bias", "1"))) /* written only when set: older files stay as they were */
+        (c->qkv_bias && meta_set(all, "qkv_bias", "1")) || /* written only when set: older files stay as they were */
+        (c->sliding_window && meta_set(all, "sliding_window", "%d", c->sliding_window)))
         return -1;
     for (int i = 0; extra && i < extra->n; i++) {
         const MetaEntry *e = &extra->e[i];
@@ -290,6 +291,7 @@ static int read_config(const CkptMeta *meta, const char *name, ModelConfig *cfg)
     cfg->norm_eps = (float)e;
     if (cfg->tied != 0 && cfg->tied != 1) return st_fail(name, "metadata tied=%d: expected 0 or 1", cfg->tied);
     if (meta_get(meta, "qkv_bias") && meta_int(meta, name, "qkv_bias", &cfg->qkv_bias)) return -1;
+    if (meta_get(meta, "sliding_window") && meta_int(meta, name, "sliding_window", &cfg->sliding_window)) return -1;
     if (config_validate(cfg) != 0) return st_fail(name, "metadata: %s", pelab_errmsg);
     return 0;
 }

@@ -142,8 +142,11 @@ static void config_json(StrBuf *b, const Model *m, const HfRope *r, int as_bf16,
     char spec[POS_SPEC_MAX];
     pos_spec(&m->pos, spec, sizeof spec);
     /* q/k/v biases: Qwen2's decoder (Llama's attention_bias would bias o_proj too) */
-    sb_printf(b, "{\n  \"architectures\": [\"%s\"],\n  \"model_type\": \"%s\",\n", c->qkv_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM",
-              c->qkv_bias ? "qwen2" : "llama");
+    /* q/k/v biases: Qwen2; a sliding window: Mistral (Llama's decoder with its window) */
+    sb_printf(b, "{\n  \"architectures\": [\"%s\"],\n  \"model_type\": \"%s\",\n",
+              c->qkv_bias ? "Qwen2ForCausalLM" : c->sliding_window ? "MistralForCausalLM" : "LlamaForCausalLM",
+              c->qkv_bias ? "qwen2" : c->sliding_window ? "mistral" : "llama");
+    if (c->sliding_window) sb_printf(b, "  \"sliding_window\": %d,\n", c->sliding_window);
     sb_printf(b, "  \"hidden_size\": %d,\n  \"intermediate_size\": %d,\n  \"num_attention_heads\": %d,\n"
                  "  \"num_key_value_heads\": %d,\n  \"num_hidden_layers\": %d,\n  \"head_dim\": %d,\n"
                  "  \"rms_norm_eps\": %.9g,\n  \"vocab_size\": %d,\n",
@@ -247,6 +250,9 @@ int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len)
 
 int hf_llama_write_sharded(const char *dir, const Model *m, size_t shard_bytes, int as_bf16, char *note, size_t note_len) {
     HfRope r;
+    if (m->cfg.sliding_window && m->cfg.qkv_bias)
+        return pelab_fail("%s: a sliding window with q/k/v biases: HF's Qwen2 windows only its layers past "
+                          "max_window_layers, pelab every layer", dir);
     if (hf_rope_of(m, dir, &r) != 0 || make_dirs(dir) != 0) return -1;
     StrBuf cfg = {0}, path = {0};
     config_json(&cfg, m, &r, as_bf16, note, note_len);

@@ -40,13 +40,28 @@ AttnHead attention_head(const Attention *a, int b, int h) {
                       .probs = a->probs ? a->probs + head_rows * a->nk : NULL,
                       .stats = a->stats ? a->stats + head_rows * 2 : NULL, .ldq = qdim, .ldkv = kvdim,
                       .qpos = a->qpos + qrow, .kpos = a->kpos + krow, .nq = a->nq, .nk = a->nk,
-                      .q_offset = a->q_offset, .kstart = a->kstart ? a->kstart[b] : 0, .hd = hd, .head = h,
+                      .q_offset = a->q_offset, .kstart = a->kstart ? a->kstart[b] : 0, .window = a->window,
+                      .hd = hd, .head = h,
                       .layer = a->layer};
 }
 
 /* keys query i may see: up to its own index, all of them when q_offset >= nk (no mask) */
 static inline int visible_keys(const AttnHead *a, int i) {
     return a->q_offset + i + 1 < a->nk ? a->q_offset + i + 1 : a->nk;
+}
+
+/* the first key query i sees: past the padding and, under a sliding window, past the keys window
+ * or more positions behind it (binary search: key positions ascend) */
+static inline int first_key(const AttnHead *a, int i) {
+    int lo = a->kstart, hi = visible_keys(a, i);
+    if (a->window <= 0) return lo;
+    long oldest = (long)a->qpos[i] - a->window; /* keys at or before it are out of the window */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (a->kpos[mid] <= oldest) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
 }
 
 /* a two-branch extension method: the scores of the keys that queries i0..i1-1 see through the far
@@ -90,7 +105,7 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, in
     int active = pc && pos_layer_active(pc, a->layer); /* +nope@: no position in this layer */
     if (active && pc->scheme->content_row)
         for (int i = i0; i < i1; i++) {
-            int ks = a->kstart, n = visible_keys(a, i) - ks;
+            int ks = first_key(a, i), n = visible_keys(a, i) - ks;
             float *row = S + (size_t)(i - i0) * lds + ks;
             if (n <= 0) continue;
             if (raw) memcpy(raw + (size_t)(i - i0) * lds + ks, row, (size_t)n * sizeof(float));
@@ -98,7 +113,7 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, in
         }
     if (active && pc->scheme->bias_row)
         for (int i = i0; i < i1; i++) {
-            int ks = a->kstart, n = visible_keys(a, i) - ks; /* padding keys never reach a bias */
+            int ks = first_key(a, i), n = visible_keys(a, i) - ks; /* padding keys never reach a bias */
             if (n > 0)
                 pc->scheme->bias_row(pc, S + (size_t)(i - i0) * lds + ks, a->qpos[i], a->kpos + ks, n, a->head,
                                      a->layer);
@@ -113,10 +128,10 @@ static void block_forward(const AttnHead *a, const PosCtx *pc, int i0, int i1, f
     for (int i = i0; i < i1; i++) {
         float *row = S + (size_t)(i - i0) * lds, mx = 0.0f, inv = 0.0f;
         /* a chunk may end before a long padding does: the row holds fill_to entries */
-        int n_visible = visible_keys(a, i), ks = a->kstart < fill_to ? a->kstart : fill_to;
+        int n_visible = visible_keys(a, i), ks = first_key(a, i) < fill_to ? first_key(a, i) : fill_to;
         if (n_visible > ks) softmax_row(row + ks, n_visible - ks, &mx, &inv);
         else n_visible = ks; /* a padding query: all zeros */
-        for (int j = 0; j < ks; j++) row[j] = 0.0f;                /* padding gets exactly zero weight */
+        for (int j = 0; j < ks; j++) row[j] = 0.0f; /* padding (and keys past a window) get exactly zero weight */
         for (int j = n_visible; j < fill_to; j++) row[j] = 0.0f; /* so does the future */
         if (a->stats) a->stats[2 * i] = mx, a->stats[2 * i + 1] = inv;
     }
@@ -187,7 +202,7 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
     if (content) memset(dq_content, 0, (size_t)nb * hd * sizeof(float));
     for (int i = i0; i < i1; i++) {
         float *row = P + (size_t)(i - i0) * lds, mx = hv->stats[2 * i], inv = hv->stats[2 * i + 1];
-        int n_visible = visible_keys(hv, i), ks = hv->kstart < n_visible ? hv->kstart : n_visible;
+        int n_visible = visible_keys(hv, i), ks = first_key(hv, i) < n_visible ? first_key(hv, i) : n_visible;
         for (int j = 0; j < ks; j++) row[j] = 0.0f;
         for (int j = ks; j < n_visible; j++) row[j] = fast_expf(row[j] - mx) * inv;
         for (int j = n_visible; j < n_keys; j++) row[j] = 0.0f;
@@ -201,7 +216,7 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
     for (int i = i0; i < i1; i++) {
         const float *prow = P + (size_t)(i - i0) * lds;
         float *drow = dS + (size_t)(i - i0) * lds;
-        int n_visible = visible_keys(hv, i), ks = hv->kstart < n_visible ? hv->kstart : n_visible;
+        int n_visible = visible_keys(hv, i), ks = first_key(hv, i) < n_visible ? first_key(hv, i) : n_visible;
         float dot = 0.0f;
         for (int j = ks; j < n_visible; j++) dot += prow[j] * drow[j];
         for (int j = 0; j < ks; j++) drow[j] = 0.0f;

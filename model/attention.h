@@ -34,6 +34,8 @@ typedef struct {
     const PosExtend *extend;
     int nq, nk, q_offset;
     int kstart;              /* keys before this index are padding (left-padded batches): never attended */
+    int window;              /* > 0: a query sees only keys fewer than this many positions behind it
+                              * (qpos - kpos < window: Mistral's sliding window); 0: all */
     int hd, head, layer;
 } AttnHead;
 
@@ -54,6 +56,7 @@ typedef struct {
     int n_seq, nq, nk, q_offset;
     int kv_stride;           /* rows from one sequence's keys (and kpos) to the next's; 0: nk */
     const int *kstart;       /* NULL, or [n_seq]: sequence b's keys before kstart[b] are padding */
+    int window;              /* as AttnHead's (keys in ascending position order, as every caller has them) */
     int n_heads, n_kv_heads, head_dim, layer;
 } Attention;
 

@@ -18,6 +18,7 @@ int config_validate(const ModelConfig *c) {
     if (!(c->norm_eps > 0.0f && c->norm_eps < 1.0f)) return pelab_fail("norm_eps %g: expected 0 < eps < 1", c->norm_eps);
     if (c->tied != 0 && c->tied != 1) return pelab_fail("tied %d: expected 0 or 1", c->tied);
     if (c->qkv_bias != 0 && c->qkv_bias != 1) return pelab_fail("qkv_bias %d: expected 0 or 1", c->qkv_bias);
+    if (c->sliding_window < 0) return pelab_fail("sliding_window %d: expected >= 0 (0: none)", c->sliding_window);
     return 0;
 }
 

@@ -13,6 +13,8 @@ typedef struct {
     float norm_eps;
     int tied;       /* 1: the output head is the token embedding */
     int qkv_bias;   /* 1: the q, k and v projections add a bias (Qwen2); 0: none (Llama) */
+    int sliding_window; /* > 0: each query attends to the keys fewer than this many positions behind
+                         * it, itself included (Mistral's sliding_window); 0: the whole context */
 } ModelConfig;
 
 /* -1 with pelab_errmsg naming the field and what was expected */

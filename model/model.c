@@ -276,8 +276,8 @@ static Attention layer_attention(const Model *m, int layer, const LayerActs *a) 
                        .q_far = far ? a->q_far : NULL, .k_far = far ? a->keys_far : NULL, .extend = &m->pos.extend,
                        .stats = a->att_stats, .qpos = a->pos, .kpos = a->key_pos, .n_seq = a->n_seq, .nq = a->n,
                        .nk = a->n_keys, .q_offset = a->past, .kv_stride = a->key_stride, .kstart = a->key_start,
-                       .n_heads = m->cfg.n_heads, .n_kv_heads = m->cfg.n_kv_heads, .head_dim = m->head_dim,
-                       .layer = layer};
+                       .window = m->cfg.sliding_window, .n_heads = m->cfg.n_heads, .n_kv_heads = m->cfg.n_kv_heads,
+                       .head_dim = m->head_dim, .layer = layer};
 }
 
 /* the length-scaled attention modifier applies in this layer (layers=nope: only in NoPE layers) */

@@ -30,6 +30,8 @@ int cmd_info(int argc, char **argv) {
            c->vocab_size, c->dim, c->n_layers, c->n_heads, c->n_kv_heads, m.head_dim, c->hidden_dim, c->norm_eps,
            c->tied ? "tied to the embedding" : "separate");
     printf("position        %s\n", spec);
+    if (c->sliding_window) printf("attention       sliding window: each query sees the %d latest keys, itself included\n",
+                                  c->sliding_window);
     char lengths[160];
     pos_lengths(&m.pos, lengths, sizeof lengths);
     printf("lengths         %s\n", lengths);

@@ -1,6 +1,7 @@
 /* interop_cmd.c: `pelab import` and `pelab export`: llama2.c's legacy model file and tokenizer.bin
  * (--llama2c; io/llama2c.h, data/llama2c_tok.h), or a Hugging Face Llama directory (--hf;
  * io/hf_llama.h) <-> a pelab checkpoint. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,15 +20,23 @@
 #include "commands.h"
 
 /* a Hugging Face Llama directory -> a pelab checkpoint, with DIR/tokenizer.json inside when there is one */
-static int import_hf(const char *dir, const char *out) {
+static int import_hf(const char *dir, const char *out, int apply_window) {
     Model m;
     long window;
     if (hf_llama_read(dir, &m, &window) != 0) pelab_die("import: %s", pelab_errmsg);
     CkptMeta meta = {0};
-    if (window) { /* Mistral's: recorded and said, not applied */
+    if (apply_window && !window) pelab_die("import: --sliding-window: %s/config.json has no sliding_window", dir);
+    if (apply_window && m.cfg.qkv_bias)
+        pelab_die("import: --sliding-window: Qwen2 windows only its layers past max_window_layers; pelab would window "
+                  "every layer");
+    if (apply_window) {
+        if (window > INT32_MAX) pelab_die("import: sliding_window %ld: expected at most %d", window, INT32_MAX);
+        m.cfg.sliding_window = (int)window;
+    } else if (window) { /* Mistral's: recorded and said, not applied */
         meta_set(&meta, "hf_sliding_window", "%ld", window);
-        fprintf(stderr, "pelab: warning: %s: sliding_window %ld is not applied: pelab attends to the whole context, "
-                "which is this model up to %ld tokens and not past it\n", dir, window, window);
+        fprintf(stderr, "pelab: warning: %s: sliding_window %ld is not applied (import --sliding-window applies it): "
+                "pelab attends to the whole context, which is this model up to %ld tokens and not past it\n", dir,
+                window, window);
     }
     char spec[POS_SPEC_MAX], tok_path[1100];
     pos_spec(&m.pos, spec, sizeof spec);
@@ -64,17 +73,21 @@ static int import_hf(const char *dir, const char *out) {
 
 int cmd_import(int argc, char **argv) {
     const char *model_path = NULL, *tok_path = NULL, *out = NULL, *hf_dir = NULL;
+    int apply_window = 0;
     const OptSpec opts[] = {
         {"--llama2c", OPT_STR, &model_path, 0, 0, "llama2.c model file (legacy format: 7-int header, float32)"},
         {"--tokenizer", OPT_STR, &tok_path, 0, 0, "its tokenizer.bin (stored inside the checkpoint)"},
         {"--hf", OPT_STR, &hf_dir, 0, 0, "or a Hugging Face Llama directory: config.json + model.safetensors (F32, BF16 or F16), and tokenizer.json when present (stored inside)"},
         {"--out", OPT_OUT_FILE, &out, 0, 0, "pelab checkpoint to write"},
+        {"--sliding-window", OPT_FLAG, &apply_window, 0, 0, "with --hf: apply the config's sliding_window (Mistral): each "
+                                                           "query sees the keys fewer than that many positions behind it"},
     };
     args_parse("import", "--llama2c MODEL.bin --tokenizer TOK.bin --out CKPT  |  --hf DIR --out CKPT", argc, argv, 1,
                opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
     if (hf_dir && (model_path || tok_path)) pelab_die("import: --hf DIR and --llama2c / --tokenizer exclude each other");
     if (hf_dir && !out) pelab_die("import: --hf DIR needs --out CKPT");
-    if (hf_dir) return import_hf(hf_dir, out);
+    if (apply_window && !hf_dir) pelab_die("import: --sliding-window goes with --hf");
+    if (hf_dir) return import_hf(hf_dir, out, apply_window);
     if (!model_path || !tok_path || !out)
         pelab_die("import: --llama2c MODEL.bin, --tokenizer TOK.bin and --out CKPT are all required");
     Model m;
