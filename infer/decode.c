@@ -195,6 +195,15 @@ int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int 
     return rc;
 }
 
+/* where a block's logits go: the caller's rows, its last row's, or the sink's scratch (decode.h) */
+static float *block_logits(const Model *m, KVCache *c, float *logits, int all_logits, int done, int last_block) {
+    if (all_logits && !logits && c->logits_sink) {
+        if (!c->chunk_logits) c->chunk_logits = xmalloc((size_t)c->chunk * m->cfg.vocab_size * sizeof(float));
+        return c->chunk_logits;
+    }
+    return all_logits ? logits + (size_t)done * m->cfg.vocab_size : (last_block ? logits : NULL);
+}
+
 /* stream: a block while the cache has room, else one token after an eviction; positions are
  * the slots (c->pos), and reserve() sees the cache's length, never the stream's */
 static int stream_forward(Model *m, KVCache *c, const int *tokens, int n, float *logits, int all_logits) {
@@ -205,10 +214,11 @@ static int stream_forward(Model *m, KVCache *c, const int *tokens, int n, float 
         int nb = n - done, room = c->max_len - c->len;
         nb = nb < room ? nb : room;
         nb = nb < c->chunk ? nb : c->chunk;
-        float *out = all_logits ? logits + (size_t)done * m->cfg.vocab_size : (done + nb == n ? logits : NULL);
+        float *out = block_logits(m, c, logits, all_logits, done, done + nb == n);
         int saved = threads_begin(m, c, nb); /* past a full cache, blocks of one token: one thread */
         decode_chunk(m, c, tokens + done, c->pos + c->len, nb, out, all_logits);
         threads_end(saved);
+        if (all_logits && !logits && c->logits_sink) c->logits_sink(c->sink_ctx, done, nb, out);
         done += nb;
     }
     return 0;
@@ -247,12 +257,9 @@ static int decode_forward_threads(Model *m, KVCache *c, const int *tokens, const
     for (int done = 0; done < n; done += c->chunk) {
         int nb = n - done < c->chunk ? n - done : c->chunk;
         int last_block = done + nb == n;
-        int sink = all_logits && !logits && c->logits_sink;
-        if (sink && !c->chunk_logits) c->chunk_logits = xmalloc((size_t)c->chunk * m->cfg.vocab_size * sizeof(float));
-        float *out = sink ? c->chunk_logits
-                          : all_logits ? logits + (size_t)done * m->cfg.vocab_size : (last_block ? logits : NULL);
+        float *out = block_logits(m, c, logits, all_logits, done, last_block);
         decode_chunk(m, c, tokens + done, pos + done, nb, out, all_logits);
-        if (sink) c->logits_sink(c->sink_ctx, done, nb, out);
+        if (all_logits && !logits && c->logits_sink) c->logits_sink(c->sink_ctx, done, nb, out);
     }
     return 0;
 }
