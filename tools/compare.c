@@ -581,7 +581,7 @@ int cmd_compare(int argc, char **argv) {
         if (only) return 0; /* parallel jobs: the report waits for --collect */
     }
     if (compare_report(&c) != 0) pelab_die("compare: %s", pelab_errmsg);
-    compare_print_table(&c, stdout);
+    if (compare_print_table(&c, stdout) != 0) pelab_die("compare: %s", pelab_errmsg);
     printf("compare: report in %s/report.md\n", c.out);
     return 0;
 }
