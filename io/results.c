@@ -12,7 +12,7 @@
 
 /* ---- the fields: what type each holds and where ---- */
 
-enum { T_STR, T_INT, T_REAL, T_STATUS, T_PAIR, T_PAST };
+enum { T_STR, T_INT, T_REAL, T_STATUS, T_PAIR, T_BOOL };
 
 #define S_(m) {T_STR, offsetof(ResultRow, m), 0}
 #define I_(m) {T_INT, offsetof(ResultRow, m), 0}
@@ -32,7 +32,7 @@ static const struct {
     [RF_STATUS] = {T_STATUS, offsetof(ResultRow, status), 0},
     [RF_CI] = {T_PAIR, offsetof(ResultRow, ci_lo), offsetof(ResultRow, ci_hi)},
     [RF_CI2] = {T_PAIR, offsetof(ResultRow, ci2_lo), offsetof(ResultRow, ci2_hi)},
-    [RF_PAST_L] = {T_PAST, 0, 0},
+    [RF_PAST_L] = {T_BOOL, offsetof(ResultRow, past_train_len), 0},
 };
 #undef S_
 #undef I_
@@ -102,6 +102,7 @@ ResultRow result_row(void) {
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) *ints[i] = RES_NONE;
     r.depth = r.value = r.ppl = r.ci_lo = r.ci_hi = r.value2 = r.ci2_lo = r.ci2_hi = NAN;
     r.status = RES_OK;
+    r.past_train_len = -1;
     return r;
 }
 
@@ -210,9 +211,12 @@ static void cell(FILE *f, const ResColumn *c, const ResultRow *r, int json) {
         real_cell(f, c, r, REAL_AT(r, FIELD[c->field].off2), 1);
         fputc(']', f);
         break;
-    case T_PAST:
-        fputs(r->pos_hi != RES_NONE && r->train_len != RES_NONE && r->pos_hi > r->train_len ? "true" : "false", f);
+    case T_BOOL: {
+        int v = *(const int *)((const char *)r + FIELD[c->field].off);
+        if (v >= 0) fputs(v ? "true" : "false", f);
+        else if (json) fputs("null", f);
         break;
+    }
     }
 }
 
@@ -274,7 +278,11 @@ static const char *set_cell(ResultRow *r, const ResColumn *c, char *text) {
     case T_STATUS:
         if (result_status_parse(text, &r->status, &r->limit) != 0) return "a status (ok, n/a, n/a (past table of N), ...)";
         return NULL;
-    default: return NULL; /* JSON-only, derived: nothing to keep */
+    case T_BOOL:
+        if (strcmp(text, "true") != 0 && strcmp(text, "false") != 0) return "true or false";
+        *(int *)((char *)r + FIELD[c->field].off) = text[0] == 't';
+        return NULL;
+    default: return "a column of JSON files only"; /* [low, high] pairs */
     }
 }
 
@@ -373,7 +381,7 @@ void results_reader_close(ResultReader *rd) {
 /* one JSON member into the row; NULL, or what was expected */
 static const char *set_json(ResultRow *r, const ResColumn *c, const JsonNode *v) {
     int type = FIELD[c->field].type;
-    if (v->type == JSON_NULL && type != T_STATUS && type != T_PAST) return NULL; /* empty */
+    if (v->type == JSON_NULL && type != T_STATUS) return NULL; /* empty */
     switch (type) {
     case T_STR:
         if (v->type != JSON_STRING) return "a string or null";
@@ -402,8 +410,9 @@ static const char *set_json(ResultRow *r, const ResColumn *c, const JsonNode *v)
         return NULL;
     }
     default:
-        if (v->type != JSON_TRUE && v->type != JSON_FALSE) return "true or false";
-        return NULL; /* derived from pos_hi and train_len */
+        if (v->type != JSON_TRUE && v->type != JSON_FALSE) return "true, false or null";
+        *(int *)((char *)r + FIELD[c->field].off) = v->type == JSON_TRUE;
+        return NULL;
     }
 }
 
@@ -412,8 +421,10 @@ int results_json_read(const char *buf, size_t len, const char *name, const char 
     JsonDoc *doc = calloc(1, sizeof *doc);
     if (!doc) return pelab_fail("%s: out of memory", name);
     if (json_parse(doc, buf, len) != 0) {
+        char why[sizeof pelab_errmsg];
+        snprintf(why, sizeof why, "%s", pelab_errmsg);
         free(doc);
-        return pelab_fail("%s: %s", name, pelab_errmsg);
+        return pelab_fail("%s: %s", name, why);
     }
     out->doc = doc;
     const JsonNode *arr = json_get(doc->root, key);

@@ -37,6 +37,7 @@ typedef struct {
     long long accepted, computable; /* the scheme's limits (-1: none) */
     long long exact, answer_bytes, correct_bytes; /* task eval: the counts behind its two accuracies */
     double depth;         /* task eval: the key's depth */
+    int past_train_len;   /* task eval: pos_hi > train_len (1, 0; -1: empty) */
     double value;         /* the figure: a loss, an accuracy, a rate */
     int digits;           /* value's digits after the point (0: the column's) */
     double ppl;           /* eval: exp(value) where value is a loss */
@@ -61,7 +62,7 @@ typedef enum {
     RF_DEPTH, RF_VALUE, RF_PPL, RF_CI_LO, RF_CI_HI, RF_VALUE2, RF_CI2_LO, RF_CI2_HI,
     RF_STATUS,
     RF_CI, RF_CI2,  /* JSON: [ci_lo, ci_hi], [ci2_lo, ci2_hi] */
-    RF_PAST_L,      /* JSON: pos_hi > train_len, true or false */
+    RF_PAST_L,      /* past_train_len: true or false */
     RF_N_FIELDS
 } ResField;
 

@@ -108,6 +108,7 @@ static ResultRow cell_row(const TaskRun *r, int d, int i) {
     const TaskScore *s = &r->cell[d][i];
     ResultRow w = result_row();
     w.task = r->task, w.train_len = r->train_len, w.length = s->len, w.pos_hi = s->max_positions, w.n = s->n;
+    w.past_train_len = s->max_positions > r->train_len;
     if (r->has_depth) w.depth = r->depth[d];
     w.exact = s->exact, w.answer_bytes = s->answer_bytes, w.correct_bytes = s->correct_bytes;
     w.value = exact_of(s), w.ci_lo = s->exact_ci[0], w.ci_hi = s->exact_ci[1];
