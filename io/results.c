@@ -81,10 +81,16 @@ static const ResColumn COMPARE_CSV[] = {
     {"computable", RF_COMPUTABLE, 0, 0}, {"ci_lo", RF_CI_LO, 6, 0}, {"ci_hi", RF_CI_HI, 6, 0},
 };
 
+static const ResColumn PASSKEY_CSV[] = {
+    {"model", RF_MODEL, 0, 0}, {"pos", RF_SCHEME, 0, 0}, {"length", RF_LENGTH, 0, 0}, {"depth", RF_DEPTH, 0, 0},
+    {"trials", RF_N, 0, 0}, {"exact", RF_EXACT, 0, 0}, {"accuracy", RF_VALUE, 4, 0}, {"mean_rank", RF_VALUE2, 4, 0},
+};
+
 #define LAYOUT(cols) {cols, sizeof cols / sizeof cols[0]}
 const ResLayout RES_EVAL_CSV = LAYOUT(EVAL_CSV), RES_EVAL_JSON = LAYOUT(EVAL_JSON), RES_TASK_CSV = LAYOUT(TASK_CSV),
-                RES_TASK_JSON = LAYOUT(TASK_JSON), RES_COMPARE_CSV = LAYOUT(COMPARE_CSV);
-static const ResLayout *const LAYOUTS[] = {&RES_COMPARE_CSV, &RES_EVAL_CSV, &RES_EVAL_JSON, &RES_TASK_CSV, &RES_TASK_JSON};
+                RES_TASK_JSON = LAYOUT(TASK_JSON), RES_COMPARE_CSV = LAYOUT(COMPARE_CSV), RES_PASSKEY_CSV = LAYOUT(PASSKEY_CSV);
+static const ResLayout *const LAYOUTS[] = {&RES_COMPARE_CSV, &RES_EVAL_CSV, &RES_EVAL_JSON, &RES_TASK_CSV, &RES_TASK_JSON,
+                                           &RES_PASSKEY_CSV};
 
 /* the column of any layout with this name, or NULL */
 static const ResColumn *column_named(const char *name) {

@@ -88,6 +88,7 @@ typedef struct {
 extern const ResLayout RES_EVAL_CSV, RES_EVAL_JSON;   /* pelab eval --csv, --json "rows" */
 extern const ResLayout RES_TASK_CSV, RES_TASK_JSON;   /* pelab task eval --csv, --json "cells" */
 extern const ResLayout RES_COMPARE_CSV;               /* compare's DIR/runs/NAME.csv */
+extern const ResLayout RES_PASSKEY_CSV;               /* pelab passkey --csv: a (length, depth) cell per row */
 
 /* the header line; one row as a CSV line */
 void results_csv_header(FILE *f, const ResLayout *l);

@@ -1,5 +1,5 @@
 /* test_results.c: the one results row (io/results.h). Every kind of row of every file pelab writes
- * (compare's run CSV, eval's CSV and JSON, task eval's CSV and JSON) written, read back and written
+ * (compare's run CSV, eval's CSV and JSON, task eval's CSV and JSON, passkey's CSV) written, read back and written
  * again byte for byte, its typed fields (status enum and limit, empty cells, a passkey's 4 digits)
  * as they were; a compare CSV from before ci_lo, ci_hi still read; bad input refused in one line
  * naming the file, the line and the column; the aggregation (core/stats summary and median) and
@@ -83,6 +83,16 @@ static int task_rows(ResultRow *r) {
         r[n].ci_lo = 0.25, r[n].ci_hi = 1, r[n].value2 = 20.0 / 24, r[n].ci2_lo = 0.5, r[n++].ci2_hi = 1;
     }
     return n;
+}
+
+static int passkey_rows(ResultRow *r) {
+    for (int k = 0; k < 2; k++) {
+        r[k] = result_row();
+        r[k].model = "ckpt,with comma.safetensors", r[k].scheme = "rope:base=10000,layout=interleaved", r[k].length = 64;
+        r[k].depth = 10 + 80 * k, r[k].n = 2 * k;
+        if (k) r[k].exact = 1, r[k].value = 0.5, r[k].value2 = 2.5;
+    }
+    return 2;
 }
 
 /* rows through a CSV file and back: the second writing equals the first, byte for byte */
@@ -357,6 +367,8 @@ void test_results(void) {
     n = task_rows(rows);
     csv_round_trip("task", &RES_TASK_CSV, rows, n);
     json_round_trip("task", &RES_TASK_JSON, "cells", rows, n);
+    n = passkey_rows(rows);
+    csv_round_trip("passkey", &RES_PASSKEY_CSV, rows, n);
     typed_fields();
     old_files();
     bad_input();

@@ -89,12 +89,12 @@ static void check_json(const char *text, size_t n, const ResLayout *l) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
-    static const ResLayout *const csv[] = {&RES_COMPARE_CSV, &RES_EVAL_CSV, &RES_TASK_CSV};
+    static const ResLayout *const csv[] = {&RES_COMPARE_CSV, &RES_EVAL_CSV, &RES_TASK_CSV, &RES_PASSKEY_CSV};
     static const ResLayout *const json[] = {&RES_EVAL_JSON, &RES_TASK_JSON};
     char *text = malloc(size); /* exactly the bytes after the pick, NUL-terminated for strstr */
     memcpy(text, data + 1, size - 1);
     text[size - 1] = 0;
-    if (data[0] % 2 == 0) check_csv(text, size - 1, csv[data[0] / 2 % 3]);
+    if (data[0] % 2 == 0) check_csv(text, size - 1, csv[data[0] / 2 % 4]);
     else check_json(text, size - 1, json[data[0] / 2 % 2]);
     free(text);
     return 0;

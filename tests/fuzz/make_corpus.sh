@@ -180,12 +180,14 @@ printf '{"metadata": {"total_size": 8}, "weight_map": {"a.weight": "model-00001-
 printf '{"weight_map": {"x": "../escape.safetensors"}}' >"$OUT/hf_index/escape.json"
 printf '{"weight_map": {"x": "a.safetensors", "y": "a.safetensors", "z": ".."}}' >"$OUT/hf_index/dots.json"
 
-# --- results files: byte 0 picks the form and layout (0 compare CSV, 2 eval CSV, 4 task CSV, 1 eval
-# JSON, 3 task JSON), then the file: pelab eval's own, and hand-made rows of every kind ---
+# --- results files: byte 0 picks the form and layout (0 compare CSV, 2 eval CSV, 4 task CSV, 6 passkey
+# CSV, 1 eval JSON, 3 task JSON), then the file: pelab eval's own, and hand-made rows of every kind ---
 "$PELAB" eval "$WORK/rope.st" --data "$WORK/stories.txt" --max-tokens 300 --mult 0.5,1 --buckets 2 --keyppl-tokens 100 \
     --gen-tokens 24 --key-gain 0 --csv "$WORK/eval.csv" --json "$WORK/eval.json" --threads 1 >/dev/null 2>&1
 { printf '\002'; cat "$WORK/eval.csv"; } >"$OUT/results/eval-csv"
 { printf '\001'; cat "$WORK/eval.json"; } >"$OUT/results/eval-json"
+"$PELAB" passkey "$WORK/rope.st" --lengths 16,48 --depths 10,90 --trials 1 --csv "$WORK/pk.csv" --threads 1 >/dev/null 2>&1
+{ printf '\006'; cat "$WORK/pk.csv"; } >"$OUT/results/passkey-csv"
 printf '\000kind,scheme,seed,rule,train_len,length,protocol,loss,status,bucket,pos_lo,pos_hi,n,accepted,computable,ci_lo,ci_hi
 length,"rope:base=500,layout=half",1,none,16,32,nonoverlap,3.512345,ok,,,,999,-1,-1,3.5,3.52
 length,learned,1,pi:2,16,64,sliding,,n/a (past table of 16),,,,0,16,-1,,
