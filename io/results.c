@@ -446,18 +446,18 @@ int results_json_read(const char *buf, size_t len, const char *name, const char 
     for (const JsonNode *e = arr->child; e; e = e->next, out->n++) {
         ResultRow *r = &out->rows[out->n];
         *r = result_row();
-        if (e->type != JSON_OBJECT) {
-            int i = out->n;
+        if (e->type != JSON_OBJECT) { /* the message first: it names parts of the document */
+            pelab_fail("%s: %s[%d]: expected an object, got %s", name, key, out->n, json_type_name(e->type));
             results_json_free(out);
-            return pelab_fail("%s: %s[%d]: expected an object, got %s", name, key, i, json_type_name(e->type));
+            return -1;
         }
         for (const JsonNode *m = e->child; m; m = m->next) {
             const ResColumn *c = column_named(m->key);
             const char *want = c ? set_json(r, c, m) : NULL;
             if (want) {
-                int i = out->n;
+                pelab_fail("%s: %s[%d].%s: expected %s", name, key, out->n, m->key, want);
                 results_json_free(out);
-                return pelab_fail("%s: %s[%d].%s: expected %s", name, key, i, m->key, want);
+                return -1;
             }
         }
     }
