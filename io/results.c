@@ -261,6 +261,14 @@ static int fraction_digits(const char *s) {
     return (int)strspn(dot + 1, "0123456789");
 }
 
+/* at most 40 bytes of s for a one-line message: control characters as '?' */
+static const char *shown(const char *s, char *buf, size_t n) {
+    size_t k = 0;
+    for (; s[k] && k < 40 && k + 1 < n; k++) buf[k] = (unsigned char)s[k] < 0x20 ? '?' : s[k];
+    buf[k] = 0;
+    return buf;
+}
+
 /* text (NUL-terminated, not empty) into the field of column c; NULL, or what was expected */
 static const char *set_cell(ResultRow *r, const ResColumn *c, char *text) {
     char *end;
@@ -372,9 +380,10 @@ int results_reader_next(ResultReader *rd, ResultRow *r) {
         const ResColumn *c = rd->col[i];
         if (!c || (!rd->cells[i][0] && FIELD[c->field].type != T_STR)) continue; /* unknown, or empty */
         const char *want = set_cell(r, c, rd->cells[i]);
+        char got[48];
         if (want)
-            return pelab_fail("%s:%ld: column %s: expected %s, got '%.40s'", rd->name, first_line, c->name, want,
-                              rd->cells[i]);
+            return pelab_fail("%s:%ld: column %s: expected %s, got '%s'", rd->name, first_line, c->name, want,
+                              shown(rd->cells[i], got, sizeof got));
     }
     return 1;
 }
@@ -429,6 +438,8 @@ int results_json_read(const char *buf, size_t len, const char *name, const char 
     if (json_parse(doc, buf, len) != 0) {
         char why[sizeof pelab_errmsg];
         snprintf(why, sizeof why, "%s", pelab_errmsg);
+        for (char *q = why; *q; q++) /* one line, whatever the parser quoted */
+            if ((unsigned char)*q < 0x20) *q = '?';
         free(doc);
         return pelab_fail("%s: %s", name, why);
     }
@@ -455,7 +466,8 @@ int results_json_read(const char *buf, size_t len, const char *name, const char 
             const ResColumn *c = column_named(m->key);
             const char *want = c ? set_json(r, c, m) : NULL;
             if (want) {
-                pelab_fail("%s: %s[%d].%s: expected %s", name, key, out->n, m->key, want);
+                char shown_key[48];
+                pelab_fail("%s: %s[%d].%s: expected %s", name, key, out->n, shown(m->key, shown_key, sizeof shown_key), want);
                 results_json_free(out);
                 return -1;
             }
