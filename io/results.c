@@ -30,6 +30,9 @@ static const struct {
     [RF_DEPTH] = R_(depth), [RF_VALUE] = R_(value), [RF_PPL] = R_(ppl), [RF_CI_LO] = R_(ci_lo), [RF_CI_HI] = R_(ci_hi),
     [RF_VALUE2] = R_(value2), [RF_CI2_LO] = R_(ci2_lo), [RF_CI2_HI] = R_(ci2_hi),
     [RF_STATUS] = {T_STATUS, offsetof(ResultRow, status), 0},
+    [RF_SCHEME_B] = S_(scheme_b), [RF_TEST] = S_(test), [RF_N_B] = I_(n_b), [RF_RANK] = I_(rank),
+    [RF_RANK_B] = I_(rank_b), [RF_DIFF] = R_(diff), [RF_P] = R_(p), [RF_P_HOLM] = R_(p_holm), [RF_STEP] = I_(step),
+    [RF_LR] = R_(lr),
     [RF_CI] = {T_PAIR, offsetof(ResultRow, ci_lo), offsetof(ResultRow, ci_hi)},
     [RF_CI2] = {T_PAIR, offsetof(ResultRow, ci2_lo), offsetof(ResultRow, ci2_hi)},
     [RF_PAST_L] = {T_BOOL, offsetof(ResultRow, past_train_len), 0},
@@ -86,11 +89,25 @@ static const ResColumn PASSKEY_CSV[] = {
     {"trials", RF_N, 0, 0}, {"exact", RF_EXACT, 0, 0}, {"accuracy", RF_VALUE, 4, 0}, {"mean_rank", RF_VALUE2, 4, 0},
 };
 
+static const ResColumn VERDICT_CSV[] = {
+    {"metric", RF_PROTOCOL, 0, 0}, {"length", RF_LENGTH, 0, 0}, {"a", RF_SCHEME, 0, RC_QUOTE},
+    {"b", RF_SCHEME_B, 0, RC_QUOTE}, {"test", RF_TEST, 0, 0}, {"n_a", RF_N, 0, 0}, {"n_b", RF_N_B, 0, 0},
+    {"mean_a", RF_VALUE, 6, RC_G}, {"mean_b", RF_VALUE2, 6, RC_G}, {"diff", RF_DIFF, 6, RC_G},
+    {"ci_lo", RF_CI_LO, 6, RC_G}, {"ci_hi", RF_CI_HI, 6, RC_G}, {"p", RF_P, 6, RC_G}, {"p_holm", RF_P_HOLM, 6, RC_G},
+    {"rank_a", RF_RANK, 0, 0}, {"rank_b", RF_RANK_B, 0, 0},
+};
+
+static const ResColumn CURVE_CSV[] = {
+    {"step", RF_STEP, 0, 0}, {"tokens", RF_TOKENS, 0, 0}, {"lr", RF_LR, 6, RC_G},
+    {"train_loss", RF_VALUE, 6, 0}, {"val_loss", RF_VALUE2, 6, 0},
+};
+
 #define LAYOUT(cols) {cols, sizeof cols / sizeof cols[0]}
 const ResLayout RES_EVAL_CSV = LAYOUT(EVAL_CSV), RES_EVAL_JSON = LAYOUT(EVAL_JSON), RES_TASK_CSV = LAYOUT(TASK_CSV),
-                RES_TASK_JSON = LAYOUT(TASK_JSON), RES_COMPARE_CSV = LAYOUT(COMPARE_CSV), RES_PASSKEY_CSV = LAYOUT(PASSKEY_CSV);
+                RES_TASK_JSON = LAYOUT(TASK_JSON), RES_COMPARE_CSV = LAYOUT(COMPARE_CSV), RES_PASSKEY_CSV = LAYOUT(PASSKEY_CSV),
+                RES_VERDICT_CSV = LAYOUT(VERDICT_CSV), RES_CURVE_CSV = LAYOUT(CURVE_CSV);
 static const ResLayout *const LAYOUTS[] = {&RES_COMPARE_CSV, &RES_EVAL_CSV, &RES_EVAL_JSON, &RES_TASK_CSV, &RES_TASK_JSON,
-                                           &RES_PASSKEY_CSV};
+                                           &RES_PASSKEY_CSV, &RES_VERDICT_CSV, &RES_CURVE_CSV};
 
 /* the column of any layout with this name, or NULL */
 static const ResColumn *column_named(const char *name) {
@@ -104,9 +121,11 @@ ResultRow result_row(void) {
     ResultRow r;
     memset(&r, 0, sizeof r);
     long long *ints[] = {&r.tokens, &r.train_len, &r.length, &r.stride, &r.windows, &r.bucket, &r.pos_lo, &r.pos_hi,
-                         &r.n, &r.accepted, &r.computable, &r.exact, &r.answer_bytes, &r.correct_bytes};
+                         &r.n, &r.accepted, &r.computable, &r.exact, &r.answer_bytes, &r.correct_bytes,
+                         &r.n_b, &r.rank, &r.rank_b, &r.step};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) *ints[i] = RES_NONE;
     r.depth = r.value = r.ppl = r.ci_lo = r.ci_hi = r.value2 = r.ci2_lo = r.ci2_hi = NAN;
+    r.diff = r.p = r.p_holm = r.lr = NAN;
     r.status = RES_OK;
     r.past_train_len = -1;
     return r;
@@ -150,17 +169,18 @@ int result_status_parse(const char *text, ResStatus *s, long *limit) {
 
 /* ---- writing ---- */
 
-static void csv_text(FILE *f, const char *s) {
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f); /* quoted, a quote inside doubled */
+static void csv_quoted(FILE *f, const char *s) {
+    fputc('"', f); /* a quote inside doubled */
     for (; *s; s++) {
         if (*s == '"') fputc('"', f);
         fputc(*s, f);
     }
     fputc('"', f);
+}
+
+static void csv_text(FILE *f, const char *s) {
+    if (strpbrk(s, ",\"\n\r")) csv_quoted(f, s);
+    else fputs(s, f);
 }
 
 static void json_text(FILE *f, const char *s) {
@@ -185,7 +205,7 @@ static void real_cell(FILE *f, const ResColumn *c, const ResultRow *r, double v,
         if (json) fputs("null", f);
         return;
     }
-    int digits = c->field == RF_VALUE && r->digits > 0 ? r->digits : c->digits;
+    int digits = c->field == RF_VALUE && !(c->flags & RC_G) && r->digits > 0 ? r->digits : c->digits;
     fprintf(f, c->flags & RC_G ? "%.*g" : "%.*f", digits, v);
 }
 
@@ -195,6 +215,7 @@ static void cell(FILE *f, const ResColumn *c, const ResultRow *r, int json) {
     case T_STR: {
         const char *s = STR_AT(r, c->field);
         if (json) json_text(f, s ? s : "");
+        else if (c->flags & RC_QUOTE) csv_quoted(f, s ? s : "");
         else csv_text(f, s ? s : "");
         break;
     }
@@ -286,7 +307,7 @@ static const char *set_cell(ResultRow *r, const ResColumn *c, char *text) {
         double v = strtod(text, &end);
         if (*end || end == text || (errno == ERANGE && isinf(v))) return "a number";
         REAL_AT(r, FIELD[c->field].off) = v;
-        if (c->field == RF_VALUE) r->digits = fraction_digits(text) == c->digits ? 0 : fraction_digits(text);
+        if (c->field == RF_VALUE && !(c->flags & RC_G)) r->digits = fraction_digits(text) == c->digits ? 0 : fraction_digits(text);
         return NULL;
     }
     case T_STATUS:
@@ -409,7 +430,7 @@ static const char *set_json(ResultRow *r, const ResColumn *c, const JsonNode *v)
     case T_REAL:
         if (v->type != JSON_NUMBER) return "a number or null";
         REAL_AT(r, FIELD[c->field].off) = v->number;
-        if (c->field == RF_VALUE) r->digits = fraction_digits(v->str) == c->digits ? 0 : fraction_digits(v->str);
+        if (c->field == RF_VALUE && !(c->flags & RC_G)) r->digits = fraction_digits(v->str) == c->digits ? 0 : fraction_digits(v->str);
         return NULL;
     case T_STATUS:
         if (v->type != JSON_STRING || result_status_parse(v->str, &r->status, &r->limit) != 0)

@@ -43,6 +43,14 @@ typedef struct {
     double ppl;           /* eval: exp(value) where value is a loss */
     double ci_lo, ci_hi;  /* its 95% interval */
     double value2, ci2_lo, ci2_hi; /* task eval: byte accuracy beside exact match (value) */
+    /* a verdict pair (scheme against scheme_b): value, value2 their means over n, n_b seeds;
+     * diff = value - value2 with its interval in ci_lo, ci_hi; p raw and Holm-adjusted; ranks */
+    const char *scheme_b, *test;
+    long long n_b, rank, rank_b;
+    double diff, p, p_holm;
+    /* a loss-curve row: step, tokens, lr; value the mean training loss, value2 the validation loss */
+    long long step;
+    double lr;
     ResStatus status;
     long limit;           /* the RES_PAST_* limit */
 } ResultRow;
@@ -61,6 +69,7 @@ typedef enum {
     RF_ACCEPTED, RF_COMPUTABLE, RF_EXACT, RF_ANSWER_BYTES, RF_CORRECT_BYTES,
     RF_DEPTH, RF_VALUE, RF_PPL, RF_CI_LO, RF_CI_HI, RF_VALUE2, RF_CI2_LO, RF_CI2_HI,
     RF_STATUS,
+    RF_SCHEME_B, RF_TEST, RF_N_B, RF_RANK, RF_RANK_B, RF_DIFF, RF_P, RF_P_HOLM, RF_STEP, RF_LR,
     RF_CI, RF_CI2,  /* JSON: [ci_lo, ci_hi], [ci2_lo, ci2_hi] */
     RF_PAST_L,      /* past_train_len: true or false */
     RF_N_FIELDS
@@ -70,6 +79,7 @@ enum {
     RC_G = 1,             /* a real in %g with `digits` significant digits (else %f) */
     RC_IF_BUCKET = 2,     /* JSON: only in rows with a bucket */
     RC_UNLESS_BUCKET = 4, /* JSON: only in rows without one */
+    RC_QUOTE = 8,         /* CSV: a text always in quotes (labels that may hold commas) */
 };
 
 typedef struct {
@@ -89,6 +99,8 @@ extern const ResLayout RES_EVAL_CSV, RES_EVAL_JSON;   /* pelab eval --csv, --jso
 extern const ResLayout RES_TASK_CSV, RES_TASK_JSON;   /* pelab task eval --csv, --json "cells" */
 extern const ResLayout RES_COMPARE_CSV;               /* compare's DIR/runs/NAME.csv */
 extern const ResLayout RES_PASSKEY_CSV;               /* pelab passkey --csv: a (length, depth) cell per row */
+extern const ResLayout RES_VERDICT_CSV;               /* compare's DIR/verdicts.csv: a pair of series per row */
+extern const ResLayout RES_CURVE_CSV;                 /* a training run's NAME.curve.csv (train/curve.h) */
 
 /* the header line; one row as a CSV line */
 void results_csv_header(FILE *f, const ResLayout *l);

@@ -14,6 +14,7 @@
 #include "../core/stats.h"
 #include "../io/results.h"
 #include "../tools/compare_plan.h"
+#include "../train/curve.h"
 #include "test.h"
 
 /* the text written to a memory stream by a writer; the caller frees it */
@@ -253,7 +254,7 @@ static void bad_input(void) {
         const char *text, *needle;
     } cases[] = {
         {"", "bad.csv: empty"},
-        {"a,b,c\n1,2,3\n", "bad.csv:1: the header names no results column"},
+        {"x,y,z\n1,2,3\n", "bad.csv:1: the header names no results column"},
         {"kind,length,loss\nlength,32,3.5\nlength,abc,3.5\n", "bad.csv:3: column length: expected an integer, got 'abc'"},
         {"kind,length,loss\nlength,32,3.5x\n", "bad.csv:2: column loss: expected a number, got '3.5x'"},
         {"kind,status\nlength,fine\n", "bad.csv:2: column status: expected a status"},
@@ -357,6 +358,44 @@ static void aggregation(void) {
           "a bad row in a run's CSV: one line naming file, line and column (exit %d): %s", rc, out);
 }
 
+/* a verdicts.csv pair (labels always quoted) and a loss curve's rows, with an empty train loss */
+static int verdict_rows(ResultRow *r) {
+    r[0] = result_row();
+    r[0].protocol = "nonoverlap", r[0].length = 256, r[0].scheme = "rope+pi:4", r[0].scheme_b = "alibi, slopes=2";
+    r[0].test = "welch", r[0].n = 5, r[0].n_b = 4, r[0].value = 3.25, r[0].value2 = 2.5, r[0].diff = 0.75;
+    r[0].ci_lo = 0.125, r[0].ci_hi = 1.375, r[0].p = 0.0125, r[0].p_holm = 0.0375, r[0].rank = 2, r[0].rank_b = 1;
+    r[1] = r[0], r[1].test = "paired-t", r[1].p = 1e-7, r[1].scheme_b = "rope";
+    return 2;
+}
+
+static int curve_rows(ResultRow *r) {
+    r[0] = result_row();
+    r[0].step = 0, r[0].tokens = 0, r[0].lr = 3e-4, r[0].value2 = 5.545177;
+    r[1] = result_row();
+    r[1].step = 50, r[1].tokens = 25600, r[1].lr = 0.000287, r[1].value = 3.123456;
+    return 2;
+}
+
+static void pair_and_curve_files(void) {
+    Mem m;
+    ResultRow rows[2];
+    verdict_rows(rows);
+    mem_open(&m);
+    results_csv_header(m.f, &RES_VERDICT_CSV);
+    results_csv_row(m.f, &RES_VERDICT_CSV, &rows[0]);
+    mem_close(&m);
+    CHECK(strcmp(m.s, "metric,length,a,b,test,n_a,n_b,mean_a,mean_b,diff,ci_lo,ci_hi,p,p_holm,rank_a,rank_b\n"
+                      "nonoverlap,256,\"rope+pi:4\",\"alibi, slopes=2\",welch,5,4,3.25,2.5,0.75,0.125,1.375,0.0125,0.0375,2,1\n") == 0,
+          "a verdict pair as verdicts.csv writes it: %s", m.s);
+    free(m.s);
+    mem_open(&m);
+    results_csv_header(m.f, &RES_CURVE_CSV);
+    mem_close(&m);
+    CHECK(m.n == strlen(CURVE_CSV_COLUMNS) + 1 && strncmp(m.s, CURVE_CSV_COLUMNS, m.n - 1) == 0,
+          "the curve layout's header is CURVE_CSV_COLUMNS: %s", m.s);
+    free(m.s);
+}
+
 void test_results(void) {
     ResultRow rows[16];
     int n = compare_rows(rows);
@@ -369,6 +408,11 @@ void test_results(void) {
     json_round_trip("task", &RES_TASK_JSON, "cells", rows, n);
     n = passkey_rows(rows);
     csv_round_trip("passkey", &RES_PASSKEY_CSV, rows, n);
+    n = verdict_rows(rows);
+    csv_round_trip("verdict", &RES_VERDICT_CSV, rows, n);
+    n = curve_rows(rows);
+    csv_round_trip("curve", &RES_CURVE_CSV, rows, n);
+    pair_and_curve_files();
     typed_fields();
     old_files();
     bad_input();
