@@ -106,7 +106,7 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
         memmove(c->pos + (size_t)b * c->max_len + start, pos + (size_t)b * nb, nb * sizeof(int));
         memmove(c->tokens + (size_t)b * c->max_len + start, tokens + (size_t)b * nb, nb * sizeof(int));
     }
-    model_embed(m, c->x, tokens, pos, S * nb);
+    model_embed(m, c->x, tokens, pos, S * nb); // (S*nb) tokens -> (S*nb, D)
 
     /* the residual stream enters and leaves every layer in c->x; no rstd kept */
     LayerActs layer = {.n_seq = S, .n = nb, .pos = pos, .in = c->x, .ln1 = c->ln, .q = c->q,
@@ -130,12 +130,12 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
     c->len = start + nb;
     if (all_logits) {
         rmsnorm_forward(c->lnf, NULL, c->x, p->final_norm, S * nb, D, cfg->norm_eps);
-        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), S * nb, D, V);
+        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), S * nb, D, V); // -> (S*nb, V)
     } else if (logits) {
         for (int b = 0; b < S; b++) /* each sequence's last row */
             rmsnorm_forward(c->lnf + (size_t)b * D, NULL, c->x + ((size_t)b * nb + nb - 1) * D, p->final_norm, 1, D,
                             cfg->norm_eps);
-        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), S, D, V);
+        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), S, D, V); // (S, D) -> (S, V)
     }
 }
 

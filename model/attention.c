@@ -49,6 +49,13 @@ static inline int visible_keys(const AttnHead *a, int i) {
     return a->q_offset + i + 1 < a->nk ? a->q_offset + i + 1 : a->nk;
 }
 
+/* the head as the position pipeline reads it */
+static PosHeadRows head_rows(const AttnHead *a) {
+    return (PosHeadRows){.q = a->q, .q2 = a->q2, .k2 = a->k2, .ldq = a->ldq, .ldkv = a->ldkv, .hd = a->hd,
+                         .qpos = a->qpos, .kpos = a->kpos, .q_offset = a->q_offset, .nk = a->nk, .kstart = a->kstart,
+                         .head = a->head, .layer = a->layer, .copy_scratch = a->copy_scratch};
+}
+
 /* scores of queries i0..i1-1 against keys 0..n_keys-1 (the block's last causal limit), scaled,
  * adjusted for position (pos_score_block), into S (row stride lds); entries a row may not see are
  * left as they are. raw (NULL: not wanted) receives the scores before a content bias (CoPE). */
@@ -61,9 +68,7 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, in
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq, a->k, a->ldkv,
                     0.0f, S, lds);
-    PosHeadRows rows = {.q = a->q, .q2 = a->q2, .k2 = a->k2, .ldq = a->ldq, .ldkv = a->ldkv, .hd = a->hd,
-                        .qpos = a->qpos, .kpos = a->kpos, .q_offset = a->q_offset, .nk = a->nk, .kstart = a->kstart,
-                        .head = a->head, .layer = a->layer, .copy_scratch = a->copy_scratch};
+    PosHeadRows rows = head_rows(a);
     pos_score_block(pc, &rows, i0, i1, n_keys, S, lds, scale, raw);
 }
 
@@ -145,7 +150,8 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
     const float *dOb = dO + (size_t)i0 * hv->ldq, *qb = hv->q + (size_t)i0 * hv->ldq;
     /* P from the forward's max and 1/sum: the same operations on the same scores, so bit for bit
      * the forward's probabilities */
-    int content = pc && pc->scheme->content_backward && pos_layer_active(pc, hv->layer);
+    int content = pos_score_needs_raw(pc, hv->layer);
+    PosHeadRows rows = head_rows(hv);
     block_scores(hv, pc, i0, i1, n_keys, P, lds, content ? raw : NULL);
     if (content) memset(dq_content, 0, (size_t)nb * hd * sizeof(float));
     for (int i = i0; i < i1; i++) {
@@ -170,13 +176,10 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
         for (int j = 0; j < ks; j++) drow[j] = 0.0f;
         for (int j = ks; j < n_visible; j++) drow[j] = prow[j] * (drow[j] - dot);
         for (int j = n_visible; j < n_keys; j++) drow[j] = 0.0f;
-        if (dpos && n_visible > ks && pc->scheme->bias_backward && pos_layer_active(pc, hv->layer))
-            pc->scheme->bias_backward(pc, drow + ks, hv->qpos[i], hv->kpos + ks, n_visible - ks, hv->head, hv->layer,
-                                      dpos);
-        /* the content bias's gradient flows into the scores themselves (and q), parameters or not */
-        if (content && n_visible > ks)
-            pc->scheme->content_backward(pc, drow + ks, raw + (size_t)(i - i0) * lds + ks, qb + (size_t)(i - i0) * hv->ldq,
-                                         n_visible - ks, hv->head, hv->layer, dq_content + (size_t)(i - i0) * hd, dpos);
+        if (n_visible > ks)
+            pos_score_row_backward(pc, &rows, i, drow + ks, n_visible - ks,
+                                   content ? raw + (size_t)(i - i0) * lds + ks : NULL,
+                                   content ? dq_content + (size_t)(i - i0) * hd : NULL, dpos);
     }
     /* dQ = scale dS K ; dK += scale dS^T Q */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, hd, n_keys, scale, dS, lds, hv->k, hv->ldkv, 0.0f,
@@ -191,7 +194,7 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
 void attention_backward(const Attention *a, const float *dout, float *dq, float *dk, float *dv, float *dpos_params,
                         const PosCtx *pc) {
     int nq = a->nq, nk = a->nk, hd = a->head_dim, group = a->n_heads / a->n_kv_heads;
-    int has_bias_grad = dpos_params && pc && (pc->scheme->bias_backward || pc->scheme->content_backward);
+    int has_bias_grad = dpos_params && pos_score_has_grad(pc);
     size_t n_pos = has_bias_grad ? pos_n_params(pc) : 0;
     int n_threads = omp_get_max_threads();
     int rows = nq < ATT_QBLOCK ? nq : ATT_QBLOCK;
@@ -202,7 +205,7 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
 #pragma omp parallel
     {
         /* P, dS, and only for a content bias the raw scores and the rows' dq share */
-        size_t content_floats = pc && pc->scheme->content_backward ? (size_t)rows * nk + (size_t)rows * hd : 0;
+        size_t content_floats = pos_score_needs_raw(pc, -1) ? (size_t)rows * nk + (size_t)rows * hd : 0;
         float *P = xmalloc((2 * (size_t)rows * nk + content_floats) * sizeof(float)), *dS = P + (size_t)rows * nk;
         float *raw = content_floats ? dS + (size_t)rows * nk : NULL;
         float *dq_content = content_floats ? raw + (size_t)rows * nk : NULL;

@@ -298,7 +298,7 @@ void block_forward(const Model *m, int layer, const LayerActs *a) {
                                                   .n_heads = H, .n_kv_heads = KVH, .head_dim = m->head_dim});
     store_new_rows(m, layer, a);
     Attention att = layer_attention(m, layer, a);
-    attention_forward(&att, &m->pos);                                                // -> att_out (N, H*hd)
+    attention_forward(&att, &m->pos);                                              // -> att_out (N, H*hd)
     matmul_forward(a->res_mid, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D); // (N, H*hd) -> (N, D)
     residual_forward(a->res_mid, a->res_mid, a->in, (size_t)N * D);
 
@@ -326,15 +326,16 @@ static void block_backward_into(const Model *m, int layer, const LayerActs *a, c
     Attention att = layer_attention(m, layer, a);
     float *dpos = m->tensors[T_POS].numel ? grads->pos : NULL;
 
-    /* MLP; d_res flows through the residual unchanged, rmsnorm_backward adds the branch's share */
-    matmul_backward(s->d_act, dw.w2, s->d_res, a->act, w.w2, model_w16(m, w.w2), N, F, D, 0);
-    swiglu_backward(s->d_gate, s->d_up, s->d_act, a->gate, a->up, (size_t)N * F);
-    matmul_backward(s->d_ln, dw.w1, s->d_gate, a->ln2, w.w1, model_w16(m, w.w1), N, D, F, 0);
-    matmul_backward(s->d_ln, dw.w3, s->d_up, a->ln2, w.w3, model_w16(m, w.w3), N, D, F, 1);
+    // MLP; d_res flows through the residual unchanged, rmsnorm_backward adds the branch's share
+    matmul_backward(s->d_act, dw.w2, s->d_res, a->act, w.w2, model_w16(m, w.w2), N, F, D, 0); // (N, D) -> (N, F)
+    swiglu_backward(s->d_gate, s->d_up, s->d_act, a->gate, a->up, (size_t)N * F);              // -> 2 x (N, F)
+    matmul_backward(s->d_ln, dw.w1, s->d_gate, a->ln2, w.w1, model_w16(m, w.w1), N, D, F, 0); // (N, F) -> (N, D)
+    matmul_backward(s->d_ln, dw.w3, s->d_up, a->ln2, w.w3, model_w16(m, w.w3), N, D, F, 1);   // += (N, F) -> (N, D)
     rmsnorm_backward(s->d_res, dw.mlp_norm, s->d_ln, a->res_mid, w.mlp_norm, a->ln2_rstd, N, D);
 
-    /* attention */
+    // attention: d res_mid (N, D) -> d att_out (N, H*hd)
     matmul_backward(s->d_att_out, dw.wo, s->d_res, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D, 0);
+    // (N, H*hd) -> dq (N, H*hd), dk and dv (N, KVH*hd)
     attention_backward(&att, s->d_att_out, s->d_q, s->d_k, s->d_v, dpos, &m->pos);
     float *q_proj = NULL;
     if (pos_backward_needs_q(&m->pos, layer)) { /* into d_att_out, free once attention_backward is done */
@@ -343,8 +344,9 @@ static void block_backward_into(const Model *m, int layer, const LayerActs *a, c
         bias_forward(q_proj, w.bq, N, qdim);
     }
     pos_layer_backward(&m->pos, layer, s->d_q, s->d_k, q_proj, a->pos, N, H, KVH, m->head_dim,
-                       grads->attn_scale + (size_t)layer * H);
+                       grads->attn_scale + (size_t)layer * H); // d(mapped q, k) -> d(projections)
     bias_backward(dw.bq, s->d_q, N, qdim), bias_backward(dw.bk, s->d_k, N, kvdim), bias_backward(dw.bv, s->d_v, N, kvdim);
+    // (N, H*hd), (N, KVH*hd) x2 -> (N, D), summed
     matmul_backward(s->d_ln, dw.wq, s->d_q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim, 0);
     matmul_backward(s->d_ln, dw.wk, s->d_k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim, 1);
     matmul_backward(s->d_ln, dw.wv, s->d_v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim, 1);
@@ -416,7 +418,7 @@ static void forward_shard(Model *m, int s, int n_shards, void *ctx) {
     int n = nb * T;
     const ParamTensors *p = &m->params;
     ActTensors *a = &m->acts;
-    model_embed(m, a->x0 + r0 * D, m->inputs + r0, m->positions + r0, n);
+    model_embed(m, a->x0 + r0 * D, m->inputs + r0, m->positions + r0, n); // (n) tokens -> (n, D)
     for (int l = 0; l < c->n_layers; l++) {
         LayerActs layer = train_layer_acts(m, l, b0, nb);
         if (pos_key_copies(&m->pos) > 1) { /* one shard (model_shards): the whole batch */
@@ -428,8 +430,8 @@ static void forward_shard(Model *m, int s, int n_shards, void *ctx) {
     }
     const float *last = a->res_out + ((c->n_layers - 1) * BT + r0) * D;
     rmsnorm_forward(a->lnf + r0 * D, a->lnf_rstd + r0, last, p->final_norm, n, D, c->norm_eps);
-    matmul_forward(a->logits + r0 * V, a->lnf + r0 * D, p->lm_head, model_w16(m, p->lm_head), n, D, V);
-    if (with_targets) crossentropy_losses(a->losses + r0, a->logits + r0 * V, m->targets + r0, n, V);
+    matmul_forward(a->logits + r0 * V, a->lnf + r0 * D, p->lm_head, model_w16(m, p->lm_head), n, D, V); // -> (n, V)
+    if (with_targets) crossentropy_losses(a->losses + r0, a->logits + r0 * V, m->targets + r0, n, V);  // -> (n)
 }
 
 int model_forward(Model *m, const int *inputs, const int *targets, const int *positions, int B, int T) {
@@ -493,7 +495,8 @@ static void backward_shard(Model *m, int s, int n_shards, void *ctx) {
     ActTensors *a = &m->acts;
     GradScratch gs = scratch_rows(m, r0);
     float *logits = a->logits + r0 * V; /* now to hold dlogits */
-    crossentropy_backward_rows(logits, m->targets + r0, n, V, *(const float *)ctx);
+    crossentropy_backward_rows(logits, m->targets + r0, n, V, *(const float *)ctx);             // (n, V)
+    // (n, V) -> (n, D)
     matmul_backward(gs.d_ln, g.lm_head, logits, a->lnf + r0 * D, p->lm_head, model_w16(m, p->lm_head), n, D, V, 0);
     const float *last = a->res_out + ((c->n_layers - 1) * BT + r0) * D;
     memset(gs.d_res, 0, (size_t)n * D * sizeof(float));

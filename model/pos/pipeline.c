@@ -124,6 +124,25 @@ void pos_score_block(const PosCtx *pc, const PosHeadRows *h, int i0, int i1, int
         }
 }
 
+int pos_score_needs_raw(const PosCtx *pc, int layer) {
+    return pc && pc->scheme->content_backward && (layer < 0 || pos_layer_active(pc, layer));
+}
+
+int pos_score_has_grad(const PosCtx *pc) {
+    return pc && (pc->scheme->bias_backward || pc->scheme->content_backward);
+}
+
+void pos_score_row_backward(const PosCtx *pc, const PosHeadRows *h, int i, float *drow, int n, const float *raw,
+                            float *dq, float *dpos) {
+    if (!pc || !pos_layer_active(pc, h->layer)) return;
+    const PosScheme *ps = pc->scheme;
+    if (dpos && ps->bias_backward)
+        ps->bias_backward(pc, drow, h->qpos[i], h->kpos + h->kstart, n, h->head, h->layer, dpos);
+    /* the content bias's gradient flows into the scores themselves (and q), parameters or not */
+    if (raw && ps->content_backward)
+        ps->content_backward(pc, drow, raw, h->q + (size_t)i * h->ldq, n, h->head, h->layer, dq, dpos);
+}
+
 PosCachePolicy pos_cache_policy(const PosCtx *pc) {
     const PosExtend *e = &pc->extend;
     if (e->kind != EXTEND_STREAM) return (PosCachePolicy){0};

@@ -70,6 +70,18 @@ typedef struct {
 void pos_score_block(const PosCtx *pc, const PosHeadRows *h, int i0, int i1, int n_keys, float *S, int lds,
                      float scale, float *raw);
 
+/* 1 when pos_score_block's raw scores are needed for the backward in this layer (a content bias;
+ * layer -1: in any layer) */
+int pos_score_needs_raw(const PosCtx *pc, int layer);
+/* 1 when the score adjustments have learned parameters (pos_score_row_backward's dpos) */
+int pos_score_has_grad(const PosCtx *pc);
+/* the backward of pos_score_block's bias and content terms for query i's n visible keys (from
+ * kstart): drow = d(loss)/d(adjusted scores) becomes d(loss)/d(scores before the content bias); raw,
+ * dq (NULL unless pos_score_needs_raw): the scores before it, and += its gradient with respect to
+ * query i (hd floats); dpos (NULL: not wanted) += the parameters' gradient */
+void pos_score_row_backward(const PosCtx *pc, const PosHeadRows *h, int i, float *drow, int n, const float *raw,
+                            float *dq, float *dpos);
+
 /* What a KV cache does for the model's extension method. */
 typedef struct {
     int capacity;     /* 0: as the caller sizes it; else the most tokens it holds (StreamingLLM: S + W + 1) */
