@@ -10,7 +10,8 @@
 /* Reads every finished CSV, writes DIR/report.md and DIR/plots/; runs gnuplot when present.
  * -1 with pelab_errmsg on I/O failure. */
 int compare_report(const Compare *c);
-/* the mean non-overlapping loss per series and length as an aligned text table */
-void compare_print_table(const Compare *c, FILE *out);
+/* the mean non-overlapping loss per series and length as an aligned text table; -1 with
+ * pelab_errmsg when a CSV does not read */
+int compare_print_table(const Compare *c, FILE *out);
 
 #endif
