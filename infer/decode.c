@@ -11,11 +11,8 @@
 void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int chunk) {
     const ModelConfig *cfg = &m->cfg;
     memset(c, 0, sizeof *c);
-    const PosExtend *e = &m->pos.extend;
-    c->stream = e->kind == EXTEND_STREAM;
-    /* constant memory: S sinks and W recent keys cached, and the query's own (StreamingLLM's
-     * start_size + recent_size cached, the new token appended before attention) */
-    if (c->stream) c->sinks = e->sinks, max_len = e->sinks + e->window + 1;
+    c->policy = pos_cache_policy(&m->pos);
+    if (c->policy.capacity) max_len = c->policy.capacity;
     if (chunk > max_len) chunk = max_len;
     c->max_len = max_len;
     c->chunk = chunk;
@@ -44,15 +41,15 @@ void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int 
         c->chunk_tokens = xmalloc(rows * sizeof(int));
         c->chunk_pos = xmalloc(rows * sizeof(int));
     }
-    if (extend_two_branch(&m->pos.extend)) {
-        c->k_far = xmalloc(cache * sizeof(float));
-        c->q_far = xmalloc(rows * qdim * sizeof(float));
-        c->knew_far = xmalloc(rows * c->kvdim * sizeof(float));
-        c->far_pos = xmalloc(rows * sizeof(int));
+    if (pos_key_copies(&m->pos) > 1) {
+        c->k2 = xmalloc(cache * sizeof(float));
+        c->q2 = xmalloc(rows * qdim * sizeof(float));
+        c->knew2 = xmalloc(rows * c->kvdim * sizeof(float));
+        c->copy_pos = xmalloc(rows * sizeof(int));
     }
     const PosScheme *ps = m->pos.scheme;
     c->dynamic_from = ps->qk_dynamic_from ? ps->qk_dynamic_from(&m->pos) : -1;
-    if (c->stream) { /* keys are mapped again at every call: no prefix to recompute */
+    if (c->policy.slot_positions) { /* keys are mapped again at every call: no prefix to recompute */
         c->dynamic_from = -1;
         c->kmap = xmalloc((size_t)max_len * c->kvdim * sizeof(float));
         for (size_t i = 0; i < (size_t)n_seq * max_len; i++) c->pos[i] = (int)(i % max_len);
@@ -66,28 +63,26 @@ void kvcache_reset(KVCache *c) { c->len = 0; }
 void kvcache_free(KVCache *c) {
     void *bufs[] = {c->k, c->v, c->pos, c->x, c->ln, c->q, c->att_out, c->res_mid, c->gate, c->up, c->act,
                     c->lnf, c->tokens, c->key_start, c->knew, c->vnew, c->chunk_tokens, c->chunk_pos,
-                    c->chunk_logits, c->k_far, c->q_far, c->knew_far, c->far_pos, c->kmap};
+                    c->chunk_logits, c->k2, c->q2, c->knew2, c->copy_pos, c->kmap};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(c, 0, sizeof *c);
 }
 
-/* stream: layer l attends to kmap, its cached raw keys mapped at their slots; block_forward maps
- * the new rows there too, and keeps them raw in the cache */
-static void stream_keys(const Model *m, KVCache *c, int l, LayerActs *a) {
+/* slot positions: layer l attends to kmap, its cached unmapped keys mapped at their slots;
+ * block_forward maps the new rows there too, and keeps them unmapped in the cache */
+static void slot_keys(const Model *m, KVCache *c, int l, LayerActs *a) {
     size_t kvdim = c->kvdim;
-    float *raw = c->k + (size_t)l * c->max_len * kvdim;
-    const PosScheme *ps = m->pos.scheme;
-    memcpy(c->kmap, raw, (size_t)a->past * kvdim * sizeof(float));
-    if (ps->qk_forward && pos_layer_active(&m->pos, l) && a->past > 0)
-        ps->qk_forward(&m->pos, c->kmap, c->pos, a->past, m->cfg.n_kv_heads, 1, l);
+    float *unmapped = c->k + (size_t)l * c->max_len * kvdim;
+    memcpy(c->kmap, unmapped, (size_t)a->past * kvdim * sizeof(float));
+    pos_map_keys(&m->pos, l, c->kmap, c->pos, a->past);
     a->keys = c->kmap;
     a->k = c->kmap + a->past * kvdim;
-    a->k_raw = raw + a->past * kvdim;
+    a->k_unmapped = unmapped + a->past * kvdim;
 }
 
-/* stream, full cache: drop the oldest token after the sinks; the later ones move up one slot */
-static void stream_evict(KVCache *c) {
-    size_t kvdim = c->kvdim, S = c->sinks, keep = c->len - S - 1, bytes = keep * kvdim * sizeof(float);
+/* a full sliding cache: drop the oldest token after the kept first ones; the later ones move up one slot */
+static void evict_one(KVCache *c) {
+    size_t kvdim = c->kvdim, S = c->policy.keep_first, keep = c->len - S - 1, bytes = keep * kvdim * sizeof(float);
     for (int l = 0; l < c->n_layers; l++) {
         size_t layer = (size_t)l * c->max_len * kvdim;
         memmove(c->k + layer + S * kvdim, c->k + layer + (S + 1) * kvdim, bytes);
@@ -111,7 +106,7 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
         memmove(c->pos + (size_t)b * c->max_len + start, pos + (size_t)b * nb, nb * sizeof(int));
         memmove(c->tokens + (size_t)b * c->max_len + start, tokens + (size_t)b * nb, nb * sizeof(int));
     }
-    model_embed(m, c->x, tokens, pos, S * nb);
+    model_embed(m, c->x, tokens, pos, S * nb); // (S*nb) tokens -> (S*nb, D)
 
     /* the residual stream enters and leaves every layer in c->x; no rstd kept */
     LayerActs layer = {.n_seq = S, .n = nb, .pos = pos, .in = c->x, .ln1 = c->ln, .q = c->q,
@@ -124,23 +119,23 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
         /* one sequence: the new rows go straight into the cache; a batch: through knew, vnew */
         layer.k = S > 1 ? c->knew : keys + (size_t)start * kvdim;
         layer.v = S > 1 ? c->vnew : values + (size_t)start * kvdim;
-        if (c->k_far) { /* a two-branch extension method: the far keys beside the near ones */
-            float *keys_far = c->k_far + l * layer_cache;
-            layer.q_far = c->q_far, layer.keys_far = keys_far, layer.far_pos = c->far_pos;
-            layer.k_far = S > 1 ? c->knew_far : keys_far + (size_t)start * kvdim;
+        if (c->k2) { /* the second key copy beside the first */
+            float *keys2 = c->k2 + l * layer_cache;
+            layer.q2 = c->q2, layer.keys2 = keys2, layer.copy_pos = c->copy_pos;
+            layer.k2 = S > 1 ? c->knew2 : keys2 + (size_t)start * kvdim;
         }
-        if (c->stream) stream_keys(m, c, l, &layer);
+        if (c->policy.slot_positions) slot_keys(m, c, l, &layer);
         block_forward(m, l, &layer);
     }
     c->len = start + nb;
     if (all_logits) {
         rmsnorm_forward(c->lnf, NULL, c->x, p->final_norm, S * nb, D, cfg->norm_eps);
-        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), S * nb, D, V);
+        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), S * nb, D, V); // -> (S*nb, V)
     } else if (logits) {
         for (int b = 0; b < S; b++) /* each sequence's last row */
             rmsnorm_forward(c->lnf + (size_t)b * D, NULL, c->x + ((size_t)b * nb + nb - 1) * D, p->final_norm, 1, D,
                             cfg->norm_eps);
-        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), S, D, V);
+        matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), S, D, V); // (S, D) -> (S, V)
     }
 }
 
@@ -178,9 +173,10 @@ static int check_tokens(const Model *m, const int *tokens, size_t n) {
     return 0;
 }
 
-/* a cache built before an extension method was set (or unset) has no far keys, or slides or not */
-static int check_extend(const Model *m, const KVCache *c) {
-    if (extend_two_branch(&m->pos.extend) != (c->k_far != NULL) || (m->pos.extend.kind == EXTEND_STREAM) != c->stream)
+/* a cache built before an extension method was set (or unset) keeps other key copies or another policy */
+static int check_policy(const Model *m, const KVCache *c) {
+    PosCachePolicy now = pos_cache_policy(&m->pos);
+    if ((pos_key_copies(&m->pos) > 1) != (c->k2 != NULL) || memcmp(&now, &c->policy, sizeof now) != 0)
         return pelab_fail("KV cache built before the model's extension method changed: build it again");
     return 0;
 }
@@ -204,13 +200,13 @@ static float *block_logits(const Model *m, KVCache *c, float *logits, int all_lo
     return all_logits ? logits + (size_t)done * m->cfg.vocab_size : (last_block ? logits : NULL);
 }
 
-/* stream: a block while the cache has room, else one token after an eviction; positions are
+/* a sliding cache: a block while it has room, else one token after an eviction; positions are
  * the slots (c->pos), and reserve() sees the cache's length, never the stream's */
-static int stream_forward(Model *m, KVCache *c, const int *tokens, int n, float *logits, int all_logits) {
+static int slide_forward(Model *m, KVCache *c, const int *tokens, int n, float *logits, int all_logits) {
     int filled = c->len + n < c->max_len ? c->len + n : c->max_len;
     if (pos_check_positions(&m->pos, c->pos, filled) != 0) return -1;
     for (int done = 0; done < n;) {
-        if (c->len == c->max_len) stream_evict(c);
+        if (c->len == c->max_len) evict_one(c);
         int nb = n - done, room = c->max_len - c->len;
         nb = nb < room ? nb : room;
         nb = nb < c->chunk ? nb : c->chunk;
@@ -228,8 +224,8 @@ static int decode_forward_threads(Model *m, KVCache *c, const int *tokens, const
                                   int all_logits) {
     if (n < 1) return pelab_fail("decode_forward: no tokens");
     if (c->n_seq != 1) return pelab_fail("decode_forward: a cache of %d sequences (decode_forward_batch)", c->n_seq);
-    if (check_tokens(m, tokens, n) != 0 || check_extend(m, c) != 0) return -1;
-    if (c->stream) return stream_forward(m, c, tokens, n, logits, all_logits);
+    if (check_tokens(m, tokens, n) != 0 || check_policy(m, c) != 0) return -1;
+    if (c->policy.capacity) return slide_forward(m, c, tokens, n, logits, all_logits);
     if (c->len + n > c->max_len)
         return pelab_fail("KV cache full: %d cached + %d new tokens exceeds its capacity of %d", c->len, n,
                           c->max_len);
@@ -269,13 +265,11 @@ int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos
     if (c->n_seq == 1) return decode_forward(m, c, tokens, pos, n, logits, all_logits);
     int S = c->n_seq;
     if (n < 1) return pelab_fail("decode_forward_batch: no tokens");
-    if (c->stream)
-        return pelab_fail("stream:%d:%d: a streaming cache holds one sequence; decode these %d one at a time", c->sinks,
-                          c->max_len - c->sinks - 1, S);
+    if (c->policy.one_sequence) return pos_cache_refuse_batch(&m->pos, S);
     if (c->len + n > c->max_len)
         return pelab_fail("KV cache full: %d cached + %d new tokens exceeds its capacity of %d", c->len, n,
                           c->max_len);
-    if (check_tokens(m, tokens, (size_t)S * n) != 0 || check_extend(m, c) != 0 ||
+    if (check_tokens(m, tokens, (size_t)S * n) != 0 || check_policy(m, c) != 0 ||
         pos_check_positions(&m->pos, pos, (size_t)S * n) != 0)
         return -1;
     if (c->dynamic_from >= 0)

@@ -5,17 +5,14 @@
  * the same number of new tokens per call, each at its own position ids; a sequence that starts
  * later is left-padded, its padding keys masked (key_start), its first real token at position 0.
  *
- * StreamingLLM (--scale stream:S:W, extend.h; Xiao et al. 2023): a cache made for such a model
- * holds at most S + W + 1 tokens whatever max_len, so memory stays constant however long the
- * stream: as in the paper's evaluation code, S sinks and W recent keys stay cached between steps
- * and the new token's own key joins them, so a query sees S + W + 1 keys. When the cache is full,
- * a new token evicts the oldest token after the S sinks. Positions are the slots:
- * the sinks at 0..S-1, the kept recent tokens in order after them, the newest at the last slot;
- * the caller's position ids are not read. A cached key's position thus changes as the window
+ * A sliding cache (the model's pos_cache_policy: StreamingLLM's --scale stream:S:W, extend.h) holds
+ * at most policy.capacity tokens whatever max_len, so memory stays constant however long the
+ * stream: when full, a new token evicts the oldest after the first keep_first. Positions are then
+ * the slots, the caller's position ids are not read: a cached key's position changes as the window
  * slides, so the cache keeps keys before the scheme's q/k map and every call maps them again, one
  * layer at a time, at their current slots (bias schemes read the slots as key positions). The
  * hidden states of cached tokens are never recomputed: in layers past the first, a key or value
- * still carries the context its token had when it entered (as the paper's cache). One sequence
+ * still carries the context its token had when it entered (as StreamingLLM's cache). One sequence
  * only (decode_forward_batch refuses a batch). */
 #ifndef PELAB_DECODE_H
 #define PELAB_DECODE_H
@@ -23,23 +20,23 @@
 #include "../model/model.h"
 
 typedef struct {
-    int max_len;   /* capacity in tokens, per sequence (stream: S + W + 1) */
+    int max_len;   /* capacity in tokens, per sequence (a sliding cache: policy.capacity) */
     int len;       /* tokens cached so far, per sequence (padding included) */
     int chunk;     /* queries processed per block */
     int n_seq;     /* sequences side by side (1: decode_forward) */
     int n_layers, kvdim;
-    float *k;      /* [L, n_seq, max_len, kvdim] keys after the q/k transform (stream: before) */
+    float *k;      /* [L, n_seq, max_len, kvdim] keys after the q/k transform (slot positions: before) */
     int *tokens;   /* [n_seq, max_len] every cached token id (to recompute the prefix) */
     long dynamic_from; /* -1, or the length past which the scheme's transform follows the length */
     int stale_dynamic; /* 0 (default): past dynamic_from, recompute the whole prefix at every call so
                         * decoding equals a full forward over the sequence; 1: keep the cache as
                         * computed at each token's own step (what HF does; an experiment toggle) */
     float *v;      /* [L, n_seq, max_len, kvdim] */
-    /* a two-branch extension method (extend.h: Self-Extend, ReRoPE), NULL otherwise: every cached
-     * key a second time under the far branch's map [L, n_seq, max_len, kvdim] (a key's far position
-     * depends on the key alone, so it is computed once, as the near one), and per-chunk scratch */
-    float *k_far, *q_far, *knew_far;
-    int *far_pos;
+    /* pos_key_copies 2 (Self-Extend, ReRoPE), NULL otherwise: every cached key a second time under
+     * the position pipeline's second map [L, n_seq, max_len, kvdim] (a key's far position depends
+     * on the key alone, so it is computed once, as the near one), and per-chunk scratch */
+    float *k2, *q2, *knew2;
+    int *copy_pos;
     int *pos;      /* [n_seq, max_len] position id of every cached token */
     int *key_start; /* [n_seq]: sequence b's cache entries before key_start[b] are padding (0: none);
                      * set before the first call, never attended */
@@ -48,9 +45,8 @@ typedef struct {
      * window's [n, V] need never exist: 16k tokens of a 49k vocabulary would be 3.2 GB) */
     void (*logits_sink)(void *ctx, int first, int n, float *rows);
     void *sink_ctx;
-    int stream;    /* 1: a StreamingLLM cache (the model's --scale stream:S:W at kvcache_init) */
-    int sinks;     /* stream: S, the first tokens never evicted; pos then holds the slots 0..max_len-1 */
-    float *kmap;   /* stream: [max_len, kvdim] one layer's cached keys mapped at their slots */
+    PosCachePolicy policy; /* the model's at kvcache_init; slot_positions: pos holds the slots 0..max_len-1 */
+    float *kmap;   /* slot positions: [max_len, kvdim] one layer's cached keys mapped at their slots */
     /* per-chunk scratch, reused by every layer (see LayerActs) */
     float *x;         /* [n_seq * chunk, D] the residual stream */
     float *ln, *q, *att_out, *res_mid, *gate, *up, *act;
@@ -72,7 +68,7 @@ void kvcache_free(KVCache *c);
  * logits: if all_logits, [n, V] (one row per new token), or NULL to hand them block by block to
  * c->logits_sink; else [V] for the last token only.
  * -1 with pelab_errmsg if the cache is full or a position is not accepted by the scheme.
- * A stream cache is never full: the tokens go in as one block while they fit, then one at a time,
+ * A sliding cache is never full: the tokens go in as one block while they fit, then one at a time,
  * each after evicting one, so every token's query sees the cache as it is when the token enters;
  * pos is not read (may be NULL). */
 int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits, int all_logits);
@@ -81,7 +77,7 @@ int decode_forward(Model *m, KVCache *c, const int *tokens, const int *pos, int 
  * token may be any valid id at any accepted position: it is never attended); logits [n_seq, V],
  * the last new token of each sequence, or with all_logits [n_seq, n, V]. A dynamic rule past its
  * length is refused (its transform would follow each sequence's own length: decode those one at
- * a time), and so is a stream cache of more than one sequence. */
+ * a time), and so is a one-sequence cache policy (a sliding cache). */
 int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos, int n, float *logits,
                          int all_logits);
 

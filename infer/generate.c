@@ -56,8 +56,8 @@ int generate_batch(Model *m, Sampler *samplers, int **texts, const int *n_prompt
             return pelab_fail("text %d: prompt (%d tokens) + %d new needs positions up to %d; the %s scheme accepts %ld "
                               "positions", b + 1, n_prompt[b], n_new, n_prompt[b] + n_new - 2, m->pos.scheme->name,
                               max_pos);
-    /* one at a time: a dynamic rule follows each text's own length; a streaming cache holds one */
-    if (n_seq == 1 || (dyn >= 0 && longest + n_new - 1 > dyn) || m->pos.extend.kind == EXTEND_STREAM) {
+    /* one at a time: a dynamic rule follows each text's own length; a one-sequence cache policy too */
+    if (n_seq == 1 || (dyn >= 0 && longest + n_new - 1 > dyn) || pos_cache_policy(&m->pos).one_sequence) {
         for (int b = 0; b < n_seq; b++) {
             n_made[b] = generate(m, &samplers[b], texts[b], n_prompt[b], n_new, 1, stop_id, NULL, NULL);
             if (n_made[b] < 0) return -1;

@@ -135,7 +135,7 @@ int score_texts(Model *m, const int *const *texts, const int *lens, int n_texts,
         order[t] = t;
         if (dyn >= 0 && lens[t] - 1 > dyn) batch = 1; /* the rule follows each text's own length */
     }
-    if (m->pos.extend.kind == EXTEND_STREAM) batch = 1; /* a streaming cache holds one sequence */
+    if (pos_cache_policy(&m->pos).one_sequence) batch = 1;
     if (rc == 0) {
         ByLength *sorted = xmalloc(sizeof(ByLength) * (n_texts > 0 ? n_texts : 1));
         for (int t = 0; t < n_texts; t++) sorted[t] = (ByLength){lens[t], t};

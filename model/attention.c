@@ -34,8 +34,8 @@ AttnHead attention_head(const Attention *a, int b, int h) {
     int kvh = h / (a->n_heads / a->n_kv_heads);
     size_t qrow = (size_t)b * a->nq, krow = (size_t)b * (a->kv_stride ? a->kv_stride : a->nk), head_rows = ((size_t)b * a->n_heads + h) * a->nq;
     return (AttnHead){.q = a->q + qrow * qdim + h * hd, .k = a->k + krow * kvdim + kvh * hd,
-                      .q_far = a->q_far ? a->q_far + qrow * qdim + h * hd : NULL,
-                      .k_far = a->q_far ? a->k_far + krow * kvdim + kvh * hd : NULL, .extend = a->extend,
+                      .q2 = a->q2 ? a->q2 + qrow * qdim + h * hd : NULL,
+                      .k2 = a->q2 ? a->k2 + krow * kvdim + kvh * hd : NULL,
                       .v = a->v + krow * kvdim + kvh * hd, .out = a->out + qrow * qdim + h * hd,
                       .probs = a->probs ? a->probs + head_rows * a->nk : NULL,
                       .stats = a->stats ? a->stats + head_rows * 2 : NULL, .ldq = qdim, .ldkv = kvdim,
@@ -64,65 +64,33 @@ static inline int first_key(const AttnHead *a, int i) {
     return lo;
 }
 
-/* a two-branch extension method: the scores of the keys that queries i0..i1-1 see through the far
- * branch replaced by q_far . k_far (scaled). Far keys are those at least W positions behind the
- * query; only the keys up to the last one any query of the block sees as far are multiplied. */
-static void merge_far(const AttnHead *a, int i0, int i1, int n_keys, float *S, int lds, float scale) {
-    const PosExtend *e = a->extend;
-    int qmax = a->qpos[i0], n_far = 0;
-    for (int i = i0 + 1; i < i1; i++) qmax = a->qpos[i] > qmax ? a->qpos[i] : qmax;
-    for (int j = a->kstart; j < n_keys; j++)
-        if (!extend_near(e, qmax, a->kpos[j])) n_far = j + 1;
-    if (n_far == 0) return;
-    float *F = a->far_scratch;
-    const float *q = a->q_far + (size_t)i0 * a->ldq;
-    if (i1 - i0 == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_far, a->hd, scale, a->k_far, a->ldkv, q, 1, 0.0f, F, 1);
-    else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_far, a->hd, scale, q, a->ldq, a->k_far,
-                    a->ldkv, 0.0f, F, n_far);
-    for (int i = i0; i < i1; i++) {
-        int end = visible_keys(a, i) < n_far ? visible_keys(a, i) : n_far;
-        float *row = S + (size_t)(i - i0) * lds;
-        const float *far = F + (size_t)(i - i0) * n_far;
-        for (int j = a->kstart; j < end; j++)
-            if (!extend_near(e, a->qpos[i], a->kpos[j])) row[j] = far[j];
-    }
+/* the head as the position pipeline reads it */
+static PosHeadRows head_rows(const AttnHead *a) {
+    return (PosHeadRows){.q = a->q, .q2 = a->q2, .k2 = a->k2, .ldq = a->ldq, .ldkv = a->ldkv, .hd = a->hd,
+                         .qpos = a->qpos, .kpos = a->kpos, .q_offset = a->q_offset, .nk = a->nk, .kstart = a->kstart,
+                         .head = a->head, .layer = a->layer, .copy_scratch = a->copy_scratch};
 }
 
 /* scores of queries i0..i1-1 against keys 0..n_keys-1 (the block's last causal limit), scaled,
- * biased, into S (row stride lds); entries a row may not see are left as they are. raw (NULL: not
- * wanted) receives the scores before a content bias (CoPE), which its backward needs. */
+ * adjusted for position (pos_score_block), into S (row stride lds); entries a row may not see are
+ * left as they are. raw (NULL: not wanted) receives the scores before a content bias (CoPE). */
 static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, int n_keys, float *S, int lds,
                          float *raw) {
     float scale = 1.0f / sqrtf((float)a->hd);
     const float *q = a->q + (size_t)i0 * a->ldq;
-    /* sgemv for one query, as in decoding: no repacking of k */
+    // (i1-i0, hd) x (n_keys, hd)^T -> (i1-i0, n_keys); sgemv for one query (decoding): no repacking of k
     if (i1 - i0 == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_keys, a->hd, scale, a->k, a->ldkv, q, 1, 0.0f, S, 1);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq, a->k, a->ldkv,
                     0.0f, S, lds);
-    if (a->q_far && a->far_scratch) merge_far(a, i0, i1, n_keys, S, lds, scale);
-    int active = pc && pos_layer_active(pc, a->layer); /* +nope@: no position in this layer */
-    if (active && pc->scheme->content_row)
-        for (int i = i0; i < i1; i++) {
-            int ks = first_key(a, i), n = visible_keys(a, i) - ks;
-            float *row = S + (size_t)(i - i0) * lds + ks;
-            if (n <= 0) continue;
-            if (raw) memcpy(raw + (size_t)(i - i0) * lds + ks, row, (size_t)n * sizeof(float));
-            pc->scheme->content_row(pc, row, a->q + (size_t)i * a->ldq, n, a->head, a->layer);
-        }
-    if (active && pc->scheme->bias_row)
-        for (int i = i0; i < i1; i++) {
-            int ks = first_key(a, i), n = visible_keys(a, i) - ks; /* padding keys never reach a bias */
-            if (n > 0)
-                pc->scheme->bias_row(pc, S + (size_t)(i - i0) * lds + ks, a->qpos[i], a->kpos + ks, n, a->head,
-                                     a->layer);
-        }
+    PosHeadRows rows = head_rows(a);
+    pos_score_block(pc, &rows, i0, i1, n_keys, S, lds, scale, raw);
 }
 
 /* queries i0..i1-1: softmax rows into S (stride lds; zero from each row's limit to fill_to),
  * their stats, and out = P V */
-static void block_forward(const AttnHead *a, const PosCtx *pc, int i0, int i1, float *S, int lds, int fill_to) {
+static void score_block_forward(const AttnHead *a, const PosCtx *pc, int i0, int i1, float *S, int lds,
+                                int fill_to) {
     int n_keys = visible_keys(a, i1 - 1), nb = i1 - i0;
     block_scores(a, pc, i0, i1, n_keys, S, lds, NULL);
     for (int i = i0; i < i1; i++) {
@@ -145,8 +113,8 @@ static void block_forward(const AttnHead *a, const PosCtx *pc, int i0, int i1, f
 /* query block `blk` of one head: into the kept probs rows, or into the scratch */
 static void head_block_forward(const AttnHead *a, const PosCtx *pc, int blk) {
     int i0 = blk * ATT_QBLOCK, i1 = i0 + ATT_QBLOCK < a->nq ? i0 + ATT_QBLOCK : a->nq;
-    if (a->probs) block_forward(a, pc, i0, i1, a->probs + (size_t)i0 * a->nk, a->nk, a->nk);
-    else block_forward(a, pc, i0, i1, a->scratch, a->nk, visible_keys(a, i1 - 1));
+    if (a->probs) score_block_forward(a, pc, i0, i1, a->probs + (size_t)i0 * a->nk, a->nk, a->nk);
+    else score_block_forward(a, pc, i0, i1, a->scratch, a->nk, visible_keys(a, i1 - 1));
 }
 
 static int n_blocks(int nq) { return (nq + ATT_QBLOCK - 1) / ATT_QBLOCK; }
@@ -160,30 +128,30 @@ void attention_forward(const Attention *a, const PosCtx *pc) {
     int nblk = n_blocks(a->nq), rows = a->nq < ATT_QBLOCK ? a->nq : ATT_QBLOCK;
     if (work < PAR_MIN_WORK) { /* no region at all: even an inactive one costs a syscall (core/sys.h) */
         float *scratch = a->probs ? NULL : xmalloc((size_t)rows * a->nk * sizeof(float));
-        float *far = a->q_far ? xmalloc((size_t)rows * a->nk * sizeof(float)) : NULL;
+        float *copy = a->q2 ? xmalloc((size_t)rows * a->nk * sizeof(float)) : NULL;
         for (int b = 0; b < a->n_seq; b++)
             for (int h = 0; h < a->n_heads; h++) {
                 AttnHead head = attention_head(a, b, h);
-                head.scratch = scratch, head.far_scratch = far;
+                head.scratch = scratch, head.copy_scratch = copy;
                 attention_head_forward(&head, pc);
             }
-        free(scratch), free(far);
+        free(scratch), free(copy);
         return;
     }
 #pragma omp parallel
     {
         float *scratch = a->probs ? NULL : xmalloc((size_t)rows * a->nk * sizeof(float));
-        float *far = a->q_far ? xmalloc((size_t)rows * a->nk * sizeof(float)) : NULL;
+        float *copy = a->q2 ? xmalloc((size_t)rows * a->nk * sizeof(float)) : NULL;
         /* dynamic: under the causal mask a late block costs more than an early one */
 #pragma omp for collapse(3) schedule(dynamic)
         for (int b = 0; b < a->n_seq; b++)
             for (int h = 0; h < a->n_heads; h++)
                 for (int blk = 0; blk < nblk; blk++) {
                     AttnHead head = attention_head(a, b, h);
-                    head.scratch = scratch, head.far_scratch = far;
+                    head.scratch = scratch, head.copy_scratch = copy;
                     head_block_forward(&head, pc, blk);
                 }
-        free(scratch), free(far);
+        free(scratch), free(copy);
     }
 }
 
@@ -197,7 +165,8 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
     const float *dOb = dO + (size_t)i0 * hv->ldq, *qb = hv->q + (size_t)i0 * hv->ldq;
     /* P from the forward's max and 1/sum: the same operations on the same scores, so bit for bit
      * the forward's probabilities */
-    int content = pc && pc->scheme->content_backward && pos_layer_active(pc, hv->layer);
+    int content = pos_score_needs_raw(pc, hv->layer);
+    PosHeadRows rows = head_rows(hv);
     block_scores(hv, pc, i0, i1, n_keys, P, lds, content ? raw : NULL);
     if (content) memset(dq_content, 0, (size_t)nb * hd * sizeof(float));
     for (int i = i0; i < i1; i++) {
@@ -222,13 +191,10 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
         for (int j = 0; j < ks; j++) drow[j] = 0.0f;
         for (int j = ks; j < n_visible; j++) drow[j] = prow[j] * (drow[j] - dot);
         for (int j = n_visible; j < n_keys; j++) drow[j] = 0.0f;
-        if (dpos && n_visible > ks && pc->scheme->bias_backward && pos_layer_active(pc, hv->layer))
-            pc->scheme->bias_backward(pc, drow + ks, hv->qpos[i], hv->kpos + ks, n_visible - ks, hv->head, hv->layer,
-                                      dpos);
-        /* the content bias's gradient flows into the scores themselves (and q), parameters or not */
-        if (content && n_visible > ks)
-            pc->scheme->content_backward(pc, drow + ks, raw + (size_t)(i - i0) * lds + ks, qb + (size_t)(i - i0) * hv->ldq,
-                                         n_visible - ks, hv->head, hv->layer, dq_content + (size_t)(i - i0) * hd, dpos);
+        if (n_visible > ks)
+            pos_score_row_backward(pc, &rows, i, ks, drow + ks, n_visible - ks,
+                                   content ? raw + (size_t)(i - i0) * lds + ks : NULL,
+                                   content ? dq_content + (size_t)(i - i0) * hd : NULL, dpos);
     }
     /* dQ = scale dS K ; dK += scale dS^T Q */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, hd, n_keys, scale, dS, lds, hv->k, hv->ldkv, 0.0f,
@@ -243,7 +209,7 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
 void attention_backward(const Attention *a, const float *dout, float *dq, float *dk, float *dv, float *dpos_params,
                         const PosCtx *pc) {
     int nq = a->nq, nk = a->nk, hd = a->head_dim, group = a->n_heads / a->n_kv_heads;
-    int has_bias_grad = dpos_params && pc && (pc->scheme->bias_backward || pc->scheme->content_backward);
+    int has_bias_grad = dpos_params && pos_score_has_grad(pc);
     size_t n_pos = has_bias_grad ? pos_n_params(pc) : 0;
     int n_threads = omp_get_max_threads();
     int rows = nq < ATT_QBLOCK ? nq : ATT_QBLOCK;
@@ -254,7 +220,7 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
 #pragma omp parallel
     {
         /* P, dS, and only for a content bias the raw scores and the rows' dq share */
-        size_t content_floats = pc && pc->scheme->content_backward ? (size_t)rows * nk + (size_t)rows * hd : 0;
+        size_t content_floats = pos_score_needs_raw(pc, -1) ? (size_t)rows * nk + (size_t)rows * hd : 0;
         float *P = xmalloc((2 * (size_t)rows * nk + content_floats) * sizeof(float)), *dS = P + (size_t)rows * nk;
         float *raw = content_floats ? dS + (size_t)rows * nk : NULL;
         float *dq_content = content_floats ? raw + (size_t)rows * nk : NULL;

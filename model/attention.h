@@ -10,7 +10,7 @@
 #ifndef PELAB_ATTENTION_H
 #define PELAB_ATTENTION_H
 
-#include "pos/pos.h"
+#include "pos/pipeline.h"
 
 enum { ATT_QBLOCK = 64 }; /* queries per block: sgemm-sized, and the scratch per thread is 64 x nk */
 
@@ -26,12 +26,10 @@ typedef struct {
     float *scratch;          /* without probs: room for min(nq, ATT_QBLOCK) x nk floats */
     int ldq, ldkv;
     const int *qpos, *kpos;  /* [nq], [nk] position ids, for the bias hook */
-    /* a two-branch extension method (extend.h), NULL otherwise: q and k under the far branch's map
-     * (strides ldq, ldkv); the score of a key the method sees as far is theirs. far_scratch: room
-     * for min(nq, ATT_QBLOCK) x nk floats */
-    const float *q_far, *k_far;
-    float *far_scratch;
-    const PosExtend *extend;
+    /* NULL, or the position pipeline's second copy of q and k (pos_key_copies 2; strides ldq, ldkv)
+     * and room for min(nq, ATT_QBLOCK) x nk of its scores: pos_score_block merges them */
+    const float *q2, *k2;
+    float *copy_scratch;
     int nq, nk, q_offset;
     int kstart;              /* keys before this index are padding (left-padded batches): never attended */
     int window;              /* > 0: a query sees only keys fewer than this many positions behind it
@@ -49,10 +47,9 @@ typedef struct {
     float *probs;            /* NULL, or [n_seq, H, nq, nk] softmax rows kept */
     float *stats;            /* NULL, or [n_seq, H, nq, 2] (required by attention_backward) */
     const int *qpos, *kpos;  /* [n_seq*nq], [n_seq*nk] */
-    /* NULL, or a two-branch extension method's far-branch q [n_seq*nq, H*hd] and k [n_seq*nk,
-     * KVH*hd] (forward only: attention_backward takes neither) */
-    const float *q_far, *k_far;
-    const PosExtend *extend;
+    /* NULL, or the position pipeline's second copy of q [n_seq*nq, H*hd] and k [n_seq*nk, KVH*hd]
+     * (pos_layer_map; forward only: attention_backward takes neither) */
+    const float *q2, *k2;
     int n_seq, nq, nk, q_offset;
     int kv_stride;           /* rows from one sequence's keys (and kpos) to the next's; 0: nk */
     const int *kstart;       /* NULL, or [n_seq]: sequence b's keys before kstart[b] are padding */

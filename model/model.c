@@ -129,8 +129,8 @@ void model_alloc_train(Model *m, int B, int T) {
     free(m->acts_mem);
     free(m->scratch_mem);
     free(m->inputs);
-    free(m->far_mem), free(m->far_pos); /* sized for the old [B, T] */
-    m->far_mem = NULL, m->far_pos = NULL;
+    free(m->copy_mem), free(m->copy_pos); /* sized for the old [B, T] */
+    m->copy_mem = NULL, m->copy_pos = NULL;
     m->B = B;
     m->T = T;
     size_t BT = (size_t)B * T, D = c->dim, L = c->n_layers, F = c->hidden_dim, V = c->vocab_size;
@@ -213,7 +213,7 @@ void model_free(Model *m) {
     free(m->acts_mem);
     free(m->scratch_mem);
     free(m->inputs);
-    free(m->far_mem), free(m->far_pos);
+    free(m->copy_mem), free(m->copy_pos);
     pos_free(&m->pos);
     memset(m, 0, sizeof *m);
 }
@@ -265,77 +265,57 @@ const bf16 *model_w16(const Model *m, const float *w) {
 }
 
 /* the layer's attention: its queries against the keys the view names */
-/* a two-branch extension method (Self-Extend, ReRoPE) runs in this layer: not in a +nope@ one */
-static int far_branch(const Model *m, int layer, const LayerActs *a) {
-    return a->q_far && extend_two_branch(&m->pos.extend) && pos_layer_active(&m->pos, layer);
-}
-
 static Attention layer_attention(const Model *m, int layer, const LayerActs *a) {
-    int far = far_branch(m, layer, a);
+    int two = a->q2 && pos_layer_copies(&m->pos, layer) > 1;
     return (Attention){.q = a->q, .k = a->keys, .v = a->values, .out = a->att_out, .probs = a->att_probs,
-                       .q_far = far ? a->q_far : NULL, .k_far = far ? a->keys_far : NULL, .extend = &m->pos.extend,
-                       .stats = a->att_stats, .qpos = a->pos, .kpos = a->key_pos, .n_seq = a->n_seq, .nq = a->n,
-                       .nk = a->n_keys, .q_offset = a->past, .kv_stride = a->key_stride, .kstart = a->key_start,
-                       .window = m->cfg.sliding_window, .n_heads = m->cfg.n_heads, .n_kv_heads = m->cfg.n_kv_heads,
-                       .head_dim = m->head_dim, .layer = layer};
+                       .q2 = two ? a->q2 : NULL, .k2 = two ? a->keys2 : NULL, .stats = a->att_stats,
+                       .qpos = a->pos, .kpos = a->key_pos, .n_seq = a->n_seq, .nq = a->n, .nk = a->n_keys,
+                       .q_offset = a->past, .kv_stride = a->key_stride, .kstart = a->key_start,
+                       .window = m->cfg.sliding_window,
+                       .n_heads = m->cfg.n_heads, .n_kv_heads = m->cfg.n_kv_heads, .head_dim = m->head_dim,
+                       .layer = layer};
 }
 
-/* the length-scaled attention modifier applies in this layer (layers=nope: only in NoPE layers) */
-static int attn_scaled(const PosCtx *pc, int layer) {
-    return pc->attn_scale.kind != ATTN_SCALE_NONE && (!pc->attn_scale.nope_only || !pos_layer_active(pc, layer));
+/* a batched cache: each sequence's new key rows (every copy) and value rows after its cached ones */
+static void store_new_rows(const Model *m, int layer, const LayerActs *a) {
+    if (!a->key_stride) return;
+    int two = a->q2 && pos_layer_copies(&m->pos, layer) > 1;
+    size_t kvdim = (size_t)m->cfg.n_kv_heads * m->head_dim, bytes = (size_t)a->n * kvdim * sizeof(float);
+    for (int b = 0; b < a->n_seq; b++) {
+        size_t row = (size_t)b * a->key_stride + a->past, src = (size_t)b * a->n * kvdim;
+        memcpy((float *)a->keys + row * kvdim, a->k + src, bytes);
+        memcpy((float *)a->values + row * kvdim, a->v + src, bytes);
+        if (two) memcpy((float *)a->keys2 + row * kvdim, a->k2 + src, bytes);
+    }
 }
 
 void block_forward(const Model *m, int layer, const LayerActs *a) {
     const ModelConfig *c = &m->cfg;
-    const PosScheme *ps = m->pos.scheme;
     int N = a->n_seq * a->n, D = c->dim, F = c->hidden_dim, H = c->n_heads, KVH = c->n_kv_heads;
     int qdim = H * m->head_dim, kvdim = KVH * m->head_dim;
     LayerWeights w = layer_weights(m, &m->params, layer);
-    Attention att = layer_attention(m, layer, a);
 
-    /* attention: res_mid = in + wo attn(q, k, v) */
-    rmsnorm_forward(a->ln1, a->ln1_rstd, a->in, w.attn_norm, N, D, c->norm_eps);
-    matmul_forward(a->q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim); /* [N, D] -> [N, H*hd] */
-    matmul_forward(a->k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim);
-    matmul_forward(a->v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim);
+    // attention: res_mid = in + wo attn(q, k, v), x = rmsnorm(in)
+    rmsnorm_forward(a->ln1, a->ln1_rstd, a->in, w.attn_norm, N, D, c->norm_eps); // (N, D) -> (N, D)
+    matmul_forward(a->q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim);         // (N, D) -> (N, H*hd)
+    matmul_forward(a->k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim);        // (N, D) -> (N, KVH*hd)
+    matmul_forward(a->v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim);        // (N, D) -> (N, KVH*hd)
     bias_forward(a->q, w.bq, N, qdim), bias_forward(a->k, w.bk, N, kvdim), bias_forward(a->v, w.bv, N, kvdim);
-    if (a->k_raw) memcpy(a->k_raw, a->k, (size_t)N * kvdim * sizeof(float));
-    int far = far_branch(m, layer, a);
-    if (far) { /* the far branch maps the same projections at its own positions (extend.h) */
-        const PosExtend *e = &m->pos.extend;
-        const PosCtx *fc = pos_far_ctx(&m->pos);
-        memcpy(a->q_far, a->q, (size_t)N * qdim * sizeof(float));
-        memcpy(a->k_far, a->k, (size_t)N * kvdim * sizeof(float));
-        for (int i = 0; i < N; i++) a->far_pos[i] = extend_far_qpos(e, a->pos[i]);
-        ps->qk_forward(fc, a->q_far, a->far_pos, N, H, 0, layer);
-        for (int i = 0; i < N; i++) a->far_pos[i] = extend_far_kpos(e, a->pos[i]);
-        ps->qk_forward(fc, a->k_far, a->far_pos, N, KVH, 1, layer);
-    }
-    if (ps->qk_forward && pos_layer_active(&m->pos, layer)) { /* not in a +nope@ layer */
-        ps->qk_forward(&m->pos, a->q, a->pos, N, H, 0, layer);
-        ps->qk_forward(&m->pos, a->k, a->pos, N, KVH, 1, layer);
-    }
-    if (attn_scaled(&m->pos, layer)) { /* +logn, +temp, +ssmax: queries only, by their real position */
-        attn_scale_apply(&m->pos.attn_scale, a->q, a->pos, N, H, m->head_dim, layer);
-        if (far) attn_scale_apply(&m->pos.attn_scale, a->q_far, a->pos, N, H, m->head_dim, layer);
-    }
-    if (a->key_stride) /* a batched cache: each sequence's new rows after its cached ones */
-        for (int b = 0; b < a->n_seq; b++) {
-            size_t row = (size_t)b * a->key_stride + a->past, bytes = (size_t)a->n * kvdim * sizeof(float);
-            memcpy((float *)a->keys + row * kvdim, a->k + (size_t)b * a->n * kvdim, bytes);
-            memcpy((float *)a->values + row * kvdim, a->v + (size_t)b * a->n * kvdim, bytes);
-            if (far) memcpy((float *)a->keys_far + row * kvdim, a->k_far + (size_t)b * a->n * kvdim, bytes);
-        }
-    attention_forward(&att, &m->pos); /* -> att_out [N, H*hd], att_probs */
-    matmul_forward(a->res_mid, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D);
+    pos_layer_map(&m->pos, layer, &(PosLayerRows){.q = a->q, .k = a->k, .k_unmapped = a->k_unmapped, .q2 = a->q2,
+                                                  .k2 = a->k2, .copy_pos = a->copy_pos, .pos = a->pos, .n = N,
+                                                  .n_heads = H, .n_kv_heads = KVH, .head_dim = m->head_dim});
+    store_new_rows(m, layer, a);
+    Attention att = layer_attention(m, layer, a);
+    attention_forward(&att, &m->pos);                                              // -> att_out (N, H*hd)
+    matmul_forward(a->res_mid, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D); // (N, H*hd) -> (N, D)
     residual_forward(a->res_mid, a->res_mid, a->in, (size_t)N * D);
 
-    /* MLP: res_out = res_mid + w2(silu(w1 x) * w3 x), x = rmsnorm(res_mid) */
+    // MLP: res_out = res_mid + w2 (silu(w1 x) * w3 x), x = rmsnorm(res_mid)
     rmsnorm_forward(a->ln2, a->ln2_rstd, a->res_mid, w.mlp_norm, N, D, c->norm_eps);
-    matmul_forward(a->gate, a->ln2, w.w1, model_w16(m, w.w1), N, D, F); /* [N, D] -> [N, F] */
-    matmul_forward(a->up, a->ln2, w.w3, model_w16(m, w.w3), N, D, F);
+    matmul_forward(a->gate, a->ln2, w.w1, model_w16(m, w.w1), N, D, F); // (N, D) -> (N, F)
+    matmul_forward(a->up, a->ln2, w.w3, model_w16(m, w.w3), N, D, F);   // (N, D) -> (N, F)
     swiglu_forward(a->act, a->gate, a->up, (size_t)N * F);
-    matmul_forward(a->res_out, a->act, w.w2, model_w16(m, w.w2), N, F, D);
+    matmul_forward(a->res_out, a->act, w.w2, model_w16(m, w.w2), N, F, D); // (N, F) -> (N, D)
     residual_forward(a->res_out, a->res_out, a->res_mid, (size_t)N * D);
 }
 
@@ -348,40 +328,33 @@ void block_backward(Model *m, int layer, const LayerActs *a) { block_backward_in
 static void block_backward_into(const Model *m, int layer, const LayerActs *a, const ParamTensors *grads,
                                 const GradScratch *s) {
     const ModelConfig *c = &m->cfg;
-    const PosScheme *ps = m->pos.scheme;
     int N = a->n_seq * a->n, D = c->dim, F = c->hidden_dim, H = c->n_heads, KVH = c->n_kv_heads;
     int qdim = H * m->head_dim, kvdim = KVH * m->head_dim;
     LayerWeights w = layer_weights(m, &m->params, layer), dw = layer_weights(m, grads, layer);
     Attention att = layer_attention(m, layer, a);
     float *dpos = m->tensors[T_POS].numel ? grads->pos : NULL;
 
-    /* MLP; d_res flows through the residual unchanged, rmsnorm_backward adds the branch's share */
-    matmul_backward(s->d_act, dw.w2, s->d_res, a->act, w.w2, model_w16(m, w.w2), N, F, D, 0);
-    swiglu_backward(s->d_gate, s->d_up, s->d_act, a->gate, a->up, (size_t)N * F);
-    matmul_backward(s->d_ln, dw.w1, s->d_gate, a->ln2, w.w1, model_w16(m, w.w1), N, D, F, 0);
-    matmul_backward(s->d_ln, dw.w3, s->d_up, a->ln2, w.w3, model_w16(m, w.w3), N, D, F, 1);
+    // MLP; d_res flows through the residual unchanged, rmsnorm_backward adds the branch's share
+    matmul_backward(s->d_act, dw.w2, s->d_res, a->act, w.w2, model_w16(m, w.w2), N, F, D, 0); // (N, D) -> (N, F)
+    swiglu_backward(s->d_gate, s->d_up, s->d_act, a->gate, a->up, (size_t)N * F);              // -> 2 x (N, F)
+    matmul_backward(s->d_ln, dw.w1, s->d_gate, a->ln2, w.w1, model_w16(m, w.w1), N, D, F, 0); // (N, F) -> (N, D)
+    matmul_backward(s->d_ln, dw.w3, s->d_up, a->ln2, w.w3, model_w16(m, w.w3), N, D, F, 1);   // += (N, F) -> (N, D)
     rmsnorm_backward(s->d_res, dw.mlp_norm, s->d_ln, a->res_mid, w.mlp_norm, a->ln2_rstd, N, D);
 
-    /* attention */
+    // attention: d res_mid (N, D) -> d att_out (N, H*hd)
     matmul_backward(s->d_att_out, dw.wo, s->d_res, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D, 0);
+    // (N, H*hd) -> dq (N, H*hd), dk and dv (N, KVH*hd)
     attention_backward(&att, s->d_att_out, s->d_q, s->d_k, s->d_v, dpos, &m->pos);
-    if (attn_scaled(&m->pos, layer)) {
-        if (attn_scale_learned(&m->pos.attn_scale)) {
-            /* ds needs q before the scaling: recomputed as the forward made it (a->q holds f q, and
-             * dividing by s is unstable near 0) into d_att_out, free once attention_backward is done */
-            float *q = s->d_att_out;
-            matmul_forward(q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim);
-            bias_forward(q, w.bq, N, qdim);
-            if (ps->qk_forward && pos_layer_active(&m->pos, layer)) ps->qk_forward(&m->pos, q, a->pos, N, H, 0, layer);
-            attn_scale_backward_s(s->d_q, q, a->pos, N, H, m->head_dim, grads->attn_scale + (size_t)layer * H);
-        }
-        attn_scale_apply(&m->pos.attn_scale, s->d_q, a->pos, N, H, m->head_dim, layer); /* q' = f q: dq = f dq' */
+    float *q_proj = NULL;
+    if (pos_backward_needs_q(&m->pos, layer)) { /* into d_att_out, free once attention_backward is done */
+        q_proj = s->d_att_out;
+        matmul_forward(q_proj, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim);
+        bias_forward(q_proj, w.bq, N, qdim);
     }
-    if (ps->qk_backward && pos_layer_active(&m->pos, layer)) {
-        ps->qk_backward(&m->pos, s->d_q, a->pos, N, H, 0, layer);
-        ps->qk_backward(&m->pos, s->d_k, a->pos, N, KVH, 1, layer);
-    }
+    pos_layer_backward(&m->pos, layer, s->d_q, s->d_k, q_proj, a->pos, N, H, KVH, m->head_dim,
+                       grads->attn_scale + (size_t)layer * H); // d(mapped q, k) -> d(projections)
     bias_backward(dw.bq, s->d_q, N, qdim), bias_backward(dw.bk, s->d_k, N, kvdim), bias_backward(dw.bv, s->d_v, N, kvdim);
+    // (N, H*hd), (N, KVH*hd) x2 -> (N, D), summed
     matmul_backward(s->d_ln, dw.wq, s->d_q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim, 0);
     matmul_backward(s->d_ln, dw.wk, s->d_k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim, 1);
     matmul_backward(s->d_ln, dw.wv, s->d_v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim, 1);
@@ -412,8 +385,8 @@ static LayerActs train_layer_acts(const Model *m, int l, int b0, int nb) {
 }
 
 int model_shards(const Model *m, int B) {
-    if (m->precision != PRECISION_FP32 || extend_two_branch(&m->pos.extend) || m->n_params > MODEL_SHARD_MAX_PARAMS)
-        return 1; /* bf16's workspaces are shared; the far branch's scratch too; a large model's products scale */
+    if (m->precision != PRECISION_FP32 || pos_key_copies(&m->pos) > 1 || m->n_params > MODEL_SHARD_MAX_PARAMS)
+        return 1; /* bf16's workspaces are shared; a second key copy's scratch too; a large model's products scale */
     return B < MODEL_SHARDS ? B : MODEL_SHARDS;
 }
 
@@ -454,27 +427,25 @@ static void forward_shard(Model *m, int s, int n_shards, void *ctx) {
     int n = nb * T;
     const ParamTensors *p = &m->params;
     ActTensors *a = &m->acts;
-    model_embed(m, a->x0 + r0 * D, m->inputs + r0, m->positions + r0, n);
+    model_embed(m, a->x0 + r0 * D, m->inputs + r0, m->positions + r0, n); // (n) tokens -> (n, D)
     for (int l = 0; l < c->n_layers; l++) {
         LayerActs layer = train_layer_acts(m, l, b0, nb);
-        if (extend_two_branch(&m->pos.extend)) { /* one shard (model_shards): the whole batch */
-            layer.q_far = m->far_mem;
-            layer.k_far = m->far_mem + BT * c->n_heads * m->head_dim;
-            layer.keys_far = layer.k_far, layer.far_pos = m->far_pos;
+        if (pos_key_copies(&m->pos) > 1) { /* one shard (model_shards): the whole batch */
+            layer.q2 = m->copy_mem;
+            layer.k2 = m->copy_mem + BT * c->n_heads * m->head_dim;
+            layer.keys2 = layer.k2, layer.copy_pos = m->copy_pos;
         }
         block_forward(m, l, &layer);
     }
     const float *last = a->res_out + ((c->n_layers - 1) * BT + r0) * D;
     rmsnorm_forward(a->lnf + r0 * D, a->lnf_rstd + r0, last, p->final_norm, n, D, c->norm_eps);
-    matmul_forward(a->logits + r0 * V, a->lnf + r0 * D, p->lm_head, model_w16(m, p->lm_head), n, D, V);
-    if (with_targets) crossentropy_losses(a->losses + r0, a->logits + r0 * V, m->targets + r0, n, V);
+    matmul_forward(a->logits + r0 * V, a->lnf + r0 * D, p->lm_head, model_w16(m, p->lm_head), n, D, V); // -> (n, V)
+    if (with_targets) crossentropy_losses(a->losses + r0, a->logits + r0 * V, m->targets + r0, n, V);  // -> (n)
 }
 
 int model_forward(Model *m, const int *inputs, const int *targets, const int *positions, int B, int T) {
     const ModelConfig *c = &m->cfg;
-    if (m->pos.extend.kind == EXTEND_STREAM)
-        return pelab_fail("stream:%d:%d works through the KV-cache decoder (sample, score, eval); a full forward has "
-                          "no cache to slide", m->pos.extend.sinks, m->pos.extend.window);
+    if (pos_check_full_forward(&m->pos) != 0) return -1;
     if (!m->acts_mem || B < 1 || T < 1 || B > m->B || T > m->T)
         return pelab_fail("model_forward: batch [%d, %d] exceeds the allocated [%d, %d]", B, T, m->B, m->T);
     m->cur_B = B;
@@ -493,11 +464,10 @@ int model_forward(Model *m, const int *inputs, const int *targets, const int *po
     memcpy(m->positions, positions, BT * sizeof(int));
     if (targets) memcpy(m->targets, targets, BT * sizeof(int));
 
-    int far = extend_two_branch(&m->pos.extend);
-    if (far && !m->far_mem) { /* inference only, allocated on the first such forward */
+    if (pos_key_copies(&m->pos) > 1 && !m->copy_mem) { /* inference only, allocated on the first such forward */
         size_t rows = (size_t)m->B * m->T;
-        m->far_mem = xmalloc(rows * ((size_t)c->n_heads + c->n_kv_heads) * m->head_dim * sizeof(float));
-        m->far_pos = xmalloc(rows * sizeof(int));
+        m->copy_mem = xmalloc(rows * ((size_t)c->n_heads + c->n_kv_heads) * m->head_dim * sizeof(float));
+        m->copy_pos = xmalloc(rows * sizeof(int));
     }
     int with_targets = targets != NULL;
     for_each_shard(m, model_shards(m, B), forward_shard, &with_targets);
@@ -534,7 +504,8 @@ static void backward_shard(Model *m, int s, int n_shards, void *ctx) {
     ActTensors *a = &m->acts;
     GradScratch gs = scratch_rows(m, r0);
     float *logits = a->logits + r0 * V; /* now to hold dlogits */
-    crossentropy_backward_rows(logits, m->targets + r0, n, V, *(const float *)ctx);
+    crossentropy_backward_rows(logits, m->targets + r0, n, V, *(const float *)ctx);             // (n, V)
+    // (n, V) -> (n, D)
     matmul_backward(gs.d_ln, g.lm_head, logits, a->lnf + r0 * D, p->lm_head, model_w16(m, p->lm_head), n, D, V, 0);
     const float *last = a->res_out + ((c->n_layers - 1) * BT + r0) * D;
     memset(gs.d_res, 0, (size_t)n * D * sizeof(float));

@@ -8,7 +8,7 @@
 
 #include "bf16.h"
 #include "config.h"
-#include "pos/pos.h"
+#include "pos/pipeline.h"
 
 enum {
     T_TOK_EMB, T_POS, T_ATTN_SCALE, T_ATTN_NORM, T_WQ, T_WK, T_WV, T_WO, T_MLP_NORM, T_W1, T_W2, T_W3,
@@ -94,8 +94,8 @@ typedef struct {
     float *ln1, *ln1_rstd;      /* [N, D], [N] */
     float *q;                   /* [N, H*hd]   after the q/k transform */
     float *k, *v;               /* [N, KVH*hd] the rows' own keys (after the transform), values */
-    float *k_raw;               /* NULL, or [N, KVH*hd]: the keys before the transform (a streaming
-                                 * cache maps them again at every call, decode.h) */
+    float *k_unmapped;          /* NULL, or [N, KVH*hd]: the keys before the transform (a cache
+                                 * that maps them again at every call, pos_cache_policy) */
     /* what the queries attend to, per sequence: n_keys keys, the rows' own at index past.. past+n-1
      * (training: k, v themselves with past 0; decoding: the layer's cache, past = cached length) */
     const float *keys, *values; /* [n_seq*n_keys, KVH*hd] (row stride of a sequence: key_stride) */
@@ -105,13 +105,13 @@ typedef struct {
      * and v are then scratch rows [N, KVH*hd] that block_forward copies to row past of each
      * sequence in keys, values (which it may write) */
     int key_stride;
-    /* a two-branch extension method (extend.h; all NULL otherwise, and in training): q_far, k_far
-     * [N, H*hd], [N, KVH*hd] the rows' queries and keys under the far branch's map (k_far, like k,
-     * is scratch that a batched cache copies into keys_far), keys_far the keys the queries see under
-     * it (laid out as keys), far_pos [N] scratch for the far position ids */
-    float *q_far, *k_far;
-    const float *keys_far;
-    int *far_pos;
+    /* the position pipeline's second copy (pos_key_copies 2; all NULL otherwise, and in training):
+     * q2, k2 [N, H*hd], [N, KVH*hd] the rows' queries and keys under its map (k2, like k, is
+     * scratch that a batched cache copies into keys2), keys2 the keys the queries see under it
+     * (laid out as keys), copy_pos [N] scratch for its position ids */
+    float *q2, *k2;
+    const float *keys2;
+    int *copy_pos;
     const int *key_start;       /* NULL, or [n_seq]: sequence b's keys before key_start[b] are padding */
     float *att_probs;           /* NULL, or [n_seq, H, n, n_keys] softmax rows kept */
     float *att_stats;           /* NULL, or [n_seq, H, n, 2] softmax max and 1/sum (for the backward) */
@@ -158,10 +158,10 @@ typedef struct Model {
     float *scratch_mem;
     GradScratch scratch;
     int *inputs, *targets, *positions; /* [B*T] copies for the backward */
-    /* a two-branch extension method in a full forward: one layer's far-branch q and k [B*T, H*hd +
-     * KVH*hd] and far positions [B*T], reused by every layer (inference only: no backward) */
-    float *far_mem;
-    int *far_pos;
+    /* a second key copy in a full forward (pos_key_copies 2): one layer's q2 and k2 [B*T, H*hd +
+     * KVH*hd] and their positions [B*T], reused by every layer (inference only: no backward) */
+    float *copy_mem;
+    int *copy_pos;
     float mean_loss;
 } Model;
 

@@ -1,0 +1,165 @@
+#include "pipeline.h"
+
+#include <string.h>
+
+#include "../../core/blas.h"
+#include "../../core/error.h"
+
+int pos_key_copies(const PosCtx *pc) { return extend_two_branch(&pc->extend) ? 2 : 1; }
+
+/* the far branch never runs in a NoPE layer */
+int pos_layer_copies(const PosCtx *pc, int layer) {
+    return pos_key_copies(pc) > 1 && pos_layer_active(pc, layer) ? 2 : 1;
+}
+
+/* the length scale applies in this layer (layers=nope: only in NoPE layers) */
+static int attn_scaled(const PosCtx *pc, int layer) {
+    return pc->attn_scale.kind != ATTN_SCALE_NONE && (!pc->attn_scale.nope_only || !pos_layer_active(pc, layer));
+}
+
+void pos_map_keys(const PosCtx *pc, int layer, float *k, const int *pos, int n) {
+    if (pc->scheme->qk_forward && pos_layer_active(pc, layer) && n > 0)
+        pc->scheme->qk_forward(pc, k, pos, n, pc->n_kv_heads, 1, layer);
+}
+
+void pos_layer_map(const PosCtx *pc, int layer, const PosLayerRows *r) {
+    const PosScheme *ps = pc->scheme;
+    int n = r->n, H = r->n_heads, KVH = r->n_kv_heads, qdim = H * r->head_dim, kvdim = KVH * r->head_dim;
+    if (r->k_unmapped) memcpy(r->k_unmapped, r->k, (size_t)n * kvdim * sizeof(float));
+    int two = r->q2 && pos_layer_copies(pc, layer) > 1;
+    if (two) { /* copy 1: the same projections at the far branch's positions (extend.h) */
+        const PosExtend *e = &pc->extend;
+        const PosCtx *fc = pos_far_ctx(pc);
+        memcpy(r->q2, r->q, (size_t)n * qdim * sizeof(float));
+        memcpy(r->k2, r->k, (size_t)n * kvdim * sizeof(float));
+        for (int i = 0; i < n; i++) r->copy_pos[i] = extend_far_qpos(e, r->pos[i]);
+        ps->qk_forward(fc, r->q2, r->copy_pos, n, H, 0, layer); // (n, H*hd) rotated at far query positions
+        for (int i = 0; i < n; i++) r->copy_pos[i] = extend_far_kpos(e, r->pos[i]);
+        ps->qk_forward(fc, r->k2, r->copy_pos, n, KVH, 1, layer); // (n, KVH*hd) at far key positions
+    }
+    if (ps->qk_forward && pos_layer_active(pc, layer)) {
+        ps->qk_forward(pc, r->q, r->pos, n, H, 0, layer);
+        ps->qk_forward(pc, r->k, r->pos, n, KVH, 1, layer);
+    }
+    if (attn_scaled(pc, layer)) { /* queries only, by their real position: keys stay cacheable */
+        attn_scale_apply(&pc->attn_scale, r->q, r->pos, n, H, r->head_dim, layer);
+        if (two) attn_scale_apply(&pc->attn_scale, r->q2, r->pos, n, H, r->head_dim, layer);
+    }
+}
+
+int pos_backward_needs_q(const PosCtx *pc, int layer) {
+    return attn_scaled(pc, layer) && attn_scale_learned(&pc->attn_scale);
+}
+
+void pos_layer_backward(const PosCtx *pc, int layer, float *dq, float *dk, float *q_proj, const int *pos, int n,
+                        int n_heads, int n_kv_heads, int head_dim, float *d_attn_scale) {
+    const PosScheme *ps = pc->scheme;
+    int active = ps->qk_forward && pos_layer_active(pc, layer);
+    if (attn_scaled(pc, layer)) {
+        if (pos_backward_needs_q(pc, layer)) {
+            /* ds needs q before the scaling: mapped again from the projections (a->q holds f q, and
+             * dividing by s is unstable near 0) */
+            if (active) ps->qk_forward(pc, q_proj, pos, n, n_heads, 0, layer);
+            attn_scale_backward_s(dq, q_proj, pos, n, n_heads, head_dim, d_attn_scale);
+        }
+        attn_scale_apply(&pc->attn_scale, dq, pos, n, n_heads, head_dim, layer); /* q' = f q: dq = f dq' */
+    }
+    if (ps->qk_backward && pos_layer_active(pc, layer)) {
+        ps->qk_backward(pc, dq, pos, n, n_heads, 0, layer);
+        ps->qk_backward(pc, dk, pos, n, n_kv_heads, 1, layer);
+    }
+}
+
+/* the end of query i's visible keys */
+static inline int visible_end(const PosHeadRows *h, int i) {
+    return h->q_offset + i + 1 < h->nk ? h->q_offset + i + 1 : h->nk;
+}
+
+/* the scores of the keys that queries i0..i1-1 see through the far branch replaced by q2 . k2
+ * (scaled). Far keys are those at least W positions behind the query; only the keys up to the
+ * last one any query of the block sees as far are multiplied. */
+static void merge_far(const PosCtx *pc, const PosHeadRows *h, int i0, int i1, int n_keys, float *S, int lds,
+                      float scale) {
+    const PosExtend *e = &pc->extend;
+    int qmax = h->qpos[i0], n_far = 0;
+    for (int i = i0 + 1; i < i1; i++) qmax = h->qpos[i] > qmax ? h->qpos[i] : qmax;
+    for (int j = h->kstart; j < n_keys; j++)
+        if (!extend_near(e, qmax, h->kpos[j])) n_far = j + 1;
+    if (n_far == 0) return;
+    float *F = h->copy_scratch;
+    const float *q = h->q2 + (size_t)i0 * h->ldq;
+    // (i1-i0, hd) x (n_far, hd)^T -> (i1-i0, n_far)
+    if (i1 - i0 == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_far, h->hd, scale, h->k2, h->ldkv, q, 1, 0.0f, F, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_far, h->hd, scale, q, h->ldq, h->k2, h->ldkv,
+                    0.0f, F, n_far);
+    for (int i = i0; i < i1; i++) {
+        int end = visible_end(h, i) < n_far ? visible_end(h, i) : n_far;
+        float *row = S + (size_t)(i - i0) * lds;
+        const float *far = F + (size_t)(i - i0) * n_far;
+        for (int j = h->kstart; j < end; j++)
+            if (!extend_near(e, h->qpos[i], h->kpos[j])) row[j] = far[j];
+    }
+}
+
+void pos_score_block(const PosCtx *pc, const PosHeadRows *h, int i0, int i1, int n_keys, float *S, int lds,
+                     float scale, float *raw) {
+    if (h->q2 && h->copy_scratch) merge_far(pc, h, i0, i1, n_keys, S, lds, scale);
+    if (!pc || !pos_layer_active(pc, h->layer)) return; /* +nope@: no position in this layer */
+    int ks = h->kstart; /* padding keys never reach a bias (keys past a sliding window do: attention gives them no weight) */
+    if (pc->scheme->content_row)
+        for (int i = i0; i < i1; i++) {
+            int n = visible_end(h, i) - ks;
+            float *row = S + (size_t)(i - i0) * lds + ks;
+            if (n <= 0) continue;
+            if (raw) memcpy(raw + (size_t)(i - i0) * lds + ks, row, (size_t)n * sizeof(float));
+            pc->scheme->content_row(pc, row, h->q + (size_t)i * h->ldq, n, h->head, h->layer);
+        }
+    if (pc->scheme->bias_row)
+        for (int i = i0; i < i1; i++) {
+            int n = visible_end(h, i) - ks;
+            if (n > 0)
+                pc->scheme->bias_row(pc, S + (size_t)(i - i0) * lds + ks, h->qpos[i], h->kpos + ks, n, h->head,
+                                     h->layer);
+        }
+}
+
+int pos_score_needs_raw(const PosCtx *pc, int layer) {
+    return pc && pc->scheme->content_backward && (layer < 0 || pos_layer_active(pc, layer));
+}
+
+int pos_score_has_grad(const PosCtx *pc) {
+    return pc && (pc->scheme->bias_backward || pc->scheme->content_backward);
+}
+
+void pos_score_row_backward(const PosCtx *pc, const PosHeadRows *h, int i, int first, float *drow, int n, const float *raw,
+                            float *dq, float *dpos) {
+    if (!pc || !pos_layer_active(pc, h->layer)) return;
+    const PosScheme *ps = pc->scheme;
+    if (dpos && ps->bias_backward)
+        ps->bias_backward(pc, drow, h->qpos[i], h->kpos + first, n, h->head, h->layer, dpos);
+    /* the content bias's gradient flows into the scores themselves (and q), parameters or not */
+    if (raw && ps->content_backward)
+        ps->content_backward(pc, drow, raw, h->q + (size_t)i * h->ldq, n, h->head, h->layer, dq, dpos);
+}
+
+PosCachePolicy pos_cache_policy(const PosCtx *pc) {
+    const PosExtend *e = &pc->extend;
+    if (e->kind != EXTEND_STREAM) return (PosCachePolicy){0};
+    /* constant memory: S sinks and W recent keys cached, and the query's own (StreamingLLM's
+     * start_size + recent_size cached, the new token appended before attention) */
+    return (PosCachePolicy){.capacity = e->sinks + e->window + 1, .keep_first = e->sinks, .slot_positions = 1,
+                            .one_sequence = 1};
+}
+
+int pos_cache_refuse_batch(const PosCtx *pc, int n_seq) {
+    return pelab_fail("stream:%d:%d: a streaming cache holds one sequence; decode these %d one at a time",
+                      pc->extend.sinks, pc->extend.window, n_seq);
+}
+
+int pos_check_full_forward(const PosCtx *pc) {
+    if (pc->extend.kind == EXTEND_STREAM)
+        return pelab_fail("stream:%d:%d works through the KV-cache decoder (sample, score, eval); a full forward has "
+                          "no cache to slide", pc->extend.sinks, pc->extend.window);
+    return 0;
+}

@@ -1,0 +1,100 @@
+/* pipeline.h: everything position does inside one decoder layer, in the order the layer runs it.
+ * The model and the decoders call these and nothing else of the scheme's per-layer hooks, the
+ * "+nope@" layers, the attention-scale modifiers (attn_scale.h) or the extension methods (extend.h):
+ *   pos_layer_map      q, k = the layer's projections mapped by position: the scheme's q/k map
+ *                      (not in a NoPE layer), an extension method's second copy (the far branch of
+ *                      Self-Extend and ReRoPE, extend.h), the queries' length scale (+logn, +temp,
+ *                      +ssmax); pos_key_copies says how many copies of the keys a cache keeps
+ *   pos_score_block    a block of one head's scores adjusted: far-branch scores merged in, the
+ *                      content bias (CoPE), the score bias (ALiBi, T5, KERPLE, FIRE)
+ *   pos_layer_backward the gradient of pos_layer_map's queries and keys (one copy: training)
+ *   pos_cache_policy   what a KV cache must do for the extension method (StreamingLLM's slide)
+ * Adding an extension method touches model/pos alone: extend.c names its positions, these
+ * functions route them. */
+#ifndef PELAB_POS_PIPELINE_H
+#define PELAB_POS_PIPELINE_H
+
+#include "pos.h"
+
+/* the most key copies a layer keeps: the scheme's own map, and one remapped branch */
+enum { POS_MAX_COPIES = 2 };
+
+/* One layer's queries and keys through the position pipeline. q, k hold the projections on entry
+ * and copy 0 (the scheme's map) on return; with pos_key_copies 2, q2, k2 receive copy 1 (the same
+ * projections under the far branch's map) and copy_pos is scratch for its position ids. */
+typedef struct {
+    float *q;             /* [n, n_heads * head_dim] */
+    float *k;             /* [n, n_kv_heads * head_dim] */
+    float *k_unmapped;    /* NULL, or [n, n_kv_heads * head_dim]: receives k before any map (a
+                           * cache that maps its keys again at every call, pos_cache_policy) */
+    float *q2, *k2;       /* copy 1 (pos_key_copies 2), NULL otherwise */
+    int *copy_pos;        /* [n] scratch with copy 1 */
+    const int *pos;       /* [n] the rows' position ids */
+    int n, n_heads, n_kv_heads, head_dim;
+} PosLayerRows;
+
+/* 1, or 2 when an extension method scores far keys under a second map (every layer of the model
+ * then keeps a second copy of its keys: pos_layer_map's k2, a cache's second key block) */
+int pos_key_copies(const PosCtx *pc);
+/* the copies layer `layer` maps and scores: 1 in a NoPE layer, whatever pos_key_copies */
+int pos_layer_copies(const PosCtx *pc, int layer);
+/* q, k (and q2, k2) mapped for layer `layer`, in place: the scheme's map unless a NoPE layer,
+ * then the queries' length scale */
+void pos_layer_map(const PosCtx *pc, int layer, const PosLayerRows *r);
+/* keys alone, as pos_layer_map maps k: n rows [n, n_kv_heads * head_dim] at positions pos */
+void pos_map_keys(const PosCtx *pc, int layer, float *k, const int *pos, int n);
+
+/* 1 when the backward of pos_layer_map in this layer needs the queries as projected (q before its
+ * map: +ssmax's learned scale takes its gradient from them) */
+int pos_backward_needs_q(const PosCtx *pc, int layer);
+/* dq, dk [n, ...] (gradients of pos_layer_map's q, k copy 0) become those of the projections, in
+ * place. q_proj: the projections (pos_backward_needs_q, else unused; clobbered: mapped in place);
+ * d_attn_scale: the layer's +ssmax gradient [n_heads] (accumulated when learned) */
+void pos_layer_backward(const PosCtx *pc, int layer, float *dq, float *dk, float *q_proj, const int *pos, int n,
+                        int n_heads, int n_kv_heads, int head_dim, float *d_attn_scale);
+
+/* One head's block of scores as attention lays them out: rows i0..i1-1 (stride lds) hold queries
+ * i0..i1-1's scaled q.k against keys 0..n_keys-1; query i sees keys kstart .. min(q_offset + i + 1,
+ * nk) - 1. Copy 1's rows of the same head (pos_key_copies 2) in q2, k2. */
+typedef struct {
+    const float *q, *q2, *k2; /* the head's queries (stride ldq) and copy 1's queries and keys (ldkv) */
+    int ldq, ldkv, hd;
+    const int *qpos, *kpos;
+    int q_offset, nk, kstart, head, layer;
+    float *copy_scratch;      /* with copy 1: room for (i1 - i0) x n_keys floats */
+} PosHeadRows;
+
+/* S adjusted for position: far keys' scores replaced by copy 1's (scaled by scale), the content
+ * bias, the score bias; raw (NULL: not wanted) receives the scores before a content bias, which
+ * its backward needs. Entries a row does not see are left as they are. */
+void pos_score_block(const PosCtx *pc, const PosHeadRows *h, int i0, int i1, int n_keys, float *S, int lds,
+                     float scale, float *raw);
+
+/* 1 when pos_score_block's raw scores are needed for the backward in this layer (a content bias;
+ * layer -1: in any layer) */
+int pos_score_needs_raw(const PosCtx *pc, int layer);
+/* 1 when the score adjustments have learned parameters (pos_score_row_backward's dpos) */
+int pos_score_has_grad(const PosCtx *pc);
+/* the backward of pos_score_block's bias and content terms for query i's n visible keys from key
+ * first (kstart, or past it under a sliding window: the keys before it have no weight): drow = d(loss)/d(adjusted scores) becomes d(loss)/d(scores before the content bias); raw,
+ * dq (NULL unless pos_score_needs_raw): the scores before it, and += its gradient with respect to
+ * query i (hd floats); dpos (NULL: not wanted) += the parameters' gradient */
+void pos_score_row_backward(const PosCtx *pc, const PosHeadRows *h, int i, int first, float *drow, int n, const float *raw,
+                            float *dq, float *dpos);
+
+/* What a KV cache does for the model's extension method. */
+typedef struct {
+    int capacity;     /* 0: as the caller sizes it; else the most tokens it holds (StreamingLLM: S + W + 1) */
+    int keep_first;   /* a full cache evicts the token after its first keep_first (the sinks) */
+    int slot_positions; /* positions are the cache slots, not the caller's: cached keys are stored
+                         * unmapped and mapped again at every call (pos_map_keys) */
+    int one_sequence; /* the cache holds one sequence: batches go one text at a time */
+} PosCachePolicy;
+
+PosCachePolicy pos_cache_policy(const PosCtx *pc);
+/* -1 with one line: a one_sequence cache was asked for n_seq sequences */
+int pos_cache_refuse_batch(const PosCtx *pc, int n_seq);
+/* -1 with one line when the model cannot run a full forward (no cache to slide) */
+int pos_check_full_forward(const PosCtx *pc);
+
+#endif
