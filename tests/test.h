@@ -44,6 +44,8 @@ int tiny_model_shaped(struct Model *m, const char *spec, int n_heads, int n_kv_h
                       unsigned long long seed);
 /* central-difference check of every parameter tensor (B=2, T=6, row 1 at positions 2..7) */
 void gradcheck(const char *spec, int n_kv_heads, int tied);
+/* the same check under a sliding window of `window` keys (ModelConfig.sliding_window) */
+void gradcheck_window(const char *spec, int window);
 /* KV-cache decoding (4 chunkings, T=12) equals the full forward; batch of 2 equals single */
 void kvcache_check(const char *spec, int n_kv_heads);
 /* future attention weights exactly 0; changing token t changes no earlier logit */

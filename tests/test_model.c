@@ -55,12 +55,13 @@ static double loss_at(Model *m, const int *in, const int *tg, const int *pos, in
  * side. Only for those schemes: a smooth loss's one-sided differences differ by its curvature,
  * which must not loosen its check.
  * mask_every > 0: every mask_every-th target is -1 (a prompt token of a task: no loss). */
-static void gradcheck_masked(const char *spec, int n_kv_heads, int tied, int mask_every) {
+static void gradcheck_masked(const char *spec, int n_kv_heads, int tied, int mask_every, int window) {
     Model m;
     if (tiny_model(&m, spec, n_kv_heads, tied, 42) != 0) {
         CHECK(0, "gradcheck %s: model_create failed: %s", spec, pelab_errmsg);
         return;
     }
+    m.cfg.sliding_window = window; /* 0: none */
     enum { B = 2, T = 6 };
     int in[B * T], tg[B * T], pos[B * T];
     Rng rng;
@@ -124,7 +125,8 @@ static void gradcheck_masked(const char *spec, int n_kv_heads, int tied, int mas
     model_free(&m);
 }
 
-void gradcheck(const char *spec, int n_kv_heads, int tied) { gradcheck_masked(spec, n_kv_heads, tied, 0); }
+void gradcheck(const char *spec, int n_kv_heads, int tied) { gradcheck_masked(spec, n_kv_heads, tied, 0, 0); }
+void gradcheck_window(const char *spec, int window) { gradcheck_masked(spec, 2, 0, 0, window); }
 
 /* Training on answers only: targets < 0 carry no loss and no gradient, and the mean is over the
  * counted tokens. The masked loss equals the mean of the unmasked run's per-token losses over the
@@ -160,8 +162,8 @@ static void masked_loss_check(void) {
     CHECK(m.mean_loss == 0.0f && worst == 0.0f, "all targets masked: loss %g, largest gradient %g (both 0)",
           m.mean_loss, worst);
     model_free(&m);
-    gradcheck_masked("rope", 2, 0, 3);
-    gradcheck_masked("alibi", 4, 1, 3);
+    gradcheck_masked("rope", 2, 0, 3, 0);
+    gradcheck_masked("alibi", 4, 1, 3, 0);
 }
 
 /* KV-cache decoding in several chunkings equals the full (training) forward at every position */

@@ -3,7 +3,9 @@
  * exactly 0 and the rest of the row sums to 1; the KV-cache decoder equals the full forward under
  * the window in every chunking; a window at least the length changes nothing (bit for bit), a
  * shorter one changes the rows past it; the window survives a checkpoint and an HF export
- * (MistralForCausalLM), and import applies it only when asked. */
+ * (MistralForCausalLM), and import applies it only when asked; training under a window passes the
+ * finite-difference gradient check, with learned biases (T5, FIRE) and a content bias (CoPE) whose
+ * backward must line up with the keys past the window. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,4 +123,6 @@ void test_sliding_window(void) {
     probs_zero_past_window();
     decoder_equals_full();
     kept_in_files();
+    const char *specs[] = {"rope", "t5", "fire", "cope"};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) gradcheck_window(specs[i], W);
 }
