@@ -358,7 +358,7 @@ static void read_csv(const Compare *c, Agg *a, int s, int k, const char *csv, in
 }
 
 /* every run's CSV (and fine-tunes') into series, in a fixed row order: scheme, its rules, its fine-tunes */
-static void aggregate(const Compare *c, Agg *a) {
+void compare_aggregate(const Compare *c, Agg *a) {
     memset(a, 0, sizeof *a);
     report_gen_reset();
     for (int l = 0; l < c->n_lengths; l++) a->lmax = c->lens[l] > a->lmax ? c->lens[l] : a->lmax;
@@ -473,7 +473,7 @@ static void write_task_results(FILE *f, const Compare *c, const Agg *a, int plot
 
 int compare_report(const Compare *c) {
     static Agg a;
-    aggregate(c, &a);
+    compare_aggregate(c, &a);
     char dir[1200], path[1300];
     snprintf(dir, sizeof dir, "%s/plots", c->out);
     mkdir(dir, 0755);
@@ -547,7 +547,7 @@ static void text_cell(const Compare *c, const Agg *a, const Series *s, int l, ch
 
 void compare_print_table(const Compare *c, FILE *out) {
     static Agg a;
-    aggregate(c, &a);
+    compare_aggregate(c, &a);
     int width = 6;
     for (int i = 0; i < a.n_series; i++) width = (int)strlen(a.s[i].label) > width ? (int)strlen(a.s[i].label) : width;
     fprintf(out, "\n%-*s", width, "scheme");

@@ -58,4 +58,7 @@ int report_values(const Agg *a, const Series *s, int p, int l, double *v, int *s
 double report_mean(const Agg *a, const Series *s, int p, int l);
 double report_std(const Agg *a, const Series *s, int p, int l);
 
+/* every finished run's CSV (and fine-tunes') of c into a (zeroed first), gates judged (report.c) */
+void compare_aggregate(const Compare *c, Agg *a);
+
 #endif
