@@ -77,7 +77,8 @@ static int parse_line(const char *s, size_t len, const char *name, int line, Cla
     if (c->untestable[0] && strcmp(f[3], "-") == 0 && strcmp(f[4], "-") == 0 && strcmp(f[5], "-") == 0 &&
         strcmp(f[6], "-") == 0)
         return 0; /* nothing to test: the reason says why */
-    if (!only_chars(f[3], "abcdefghijklmnopqrstuvwxyz0123456789_-")) return BAD(3, "'%s': expected a protocol name", f[3]);
+    if (!only_chars(f[3], "abcdefghijklmnopqrstuvwxyz0123456789_-") || !strchr("abcdefghijklmnopqrstuvwxyz", f[3][0]))
+        return BAD(3, "'%s': expected a protocol name (or every test field \"-\" with a reason in why-untestable)", f[3]);
     memcpy(c->protocol, f[3], strlen(f[3]) + 1);
     size_t at_len = strlen(f[4]);
     c->at_is_mult = at_len > 1 && f[4][at_len - 1] == 'L';

@@ -179,7 +179,8 @@ static void write_claims(FILE *f, const char *dir, const ClaimList *cl, const Su
         fprintf(f, "| %s | %s | %s | %s | **%s** | %s |\n", c->id, c->paper, c->statement, test, claim_outcome_names[o],
                 sb_str(&why));
         csv_field(csv, c->id, ','), csv_field(csv, c->paper, ','), csv_field(csv, c->protocol, ',');
-        fprintf(csv, "%g%s,", c->at, c->at_is_mult ? "L" : "");
+        if (c->untestable[0]) fprintf(csv, "-,");
+        else fprintf(csv, "%g%s,", c->at, c->at_is_mult ? "L" : "");
         csv_field(csv, c->a, ','), csv_field(csv, rel, ','), csv_field(csv, claim_outcome_names[o], ',');
         csv_field(csv, sb_str(&why), '\n');
         sb_free(&why);
