@@ -15,7 +15,7 @@ if [ ! -x "$PELAB" ]; then
 fi
 
 rm -rf "$OUT"
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index; do mkdir -p "$OUT/$h"; done
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index claims; do mkdir -p "$OUT/$h"; done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pelab-corpus.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
@@ -181,6 +181,12 @@ printf '{"weight_map": {"x": "../escape.safetensors"}}' >"$OUT/hf_index/escape.j
 printf '{"weight_map": {"x": "a.safetensors", "y": "a.safetensors", "z": ".."}}' >"$OUT/hf_index/dots.json"
 
 # --- real data from ../shared/data, when present ---
+# claims: the suite's own file, and small ones that stop at each field's check
+cp docs/claims.txt "$OUT/claims/claims.txt"
+printf 'a | P | w | lm | 4L | rope+yarn:4 | better:rope+pi:4 |\n' >"$OUT/claims/better"
+printf 'b | P | w | copy | 12 | nope | flat:5 |\r\nc | Q | w | - | - | - | - | why\n' >"$OUT/claims/flat"
+printf 'd | P | w | lm | 4L | rope | degrades:0.5 |\nd | P | w | lm | 4L | rope | flat:1 |\n' >"$OUT/claims/twice"
+
 if [ -d "$SHARED" ]; then
     if [ -f "$SHARED/stories260K/tok512.bin" ]; then
         cat "$SHARED/stories260K/tok512.bin" >"$OUT/llama2c_tokenizer/stories260K-tok512.bin"
@@ -213,6 +219,6 @@ else
     echo "make_corpus: $SHARED not found: seeds from ./pelab only (no stories260K, tinyshakespeare, tinystories)"
 fi
 
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index; do
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index claims; do
     printf 'make_corpus: %-18s %3d seeds, %7d bytes\n' "$h" "$(ls "$OUT/$h" | wc -l)" "$(cat "$OUT/$h"/* | wc -c)"
 done
