@@ -136,9 +136,11 @@ int claims_parse(const char *text, size_t n, const char *name, ClaimList *out) {
         }
         for (int j = 0; j < out->n; j++)
             if (strcmp(out->c[j].id, c->id) == 0) {
+                char id[sizeof c->id];
                 int first = out->c[j].line;
+                memcpy(id, c->id, sizeof id); /* c is freed below */
                 claims_free(out);
-                return pelab_fail("%s:%d: id: '%s' is given twice (first on line %d)", name, line, c->id, first);
+                return pelab_fail("%s:%d: id: '%s' is given twice (first on line %d)", name, line, id, first);
             }
         out->n++;
     }
@@ -163,5 +165,11 @@ void claims_free(ClaimList *l) {
 
 void claim_relation_str(const Claim *c, char *buf, size_t n) {
     if (c->relation == CLAIM_BETTER) snprintf(buf, n, "better:%s", c->b);
-    else snprintf(buf, n, "%s:%g", c->relation == CLAIM_FLAT ? "flat" : "degrades", c->tol);
+    else { /* the shortest form that reads back as the same number */
+        const char *word = c->relation == CLAIM_FLAT ? "flat" : "degrades";
+        char num[40];
+        snprintf(num, sizeof num, "%g", c->tol);
+        if (strtod(num, NULL) != c->tol) snprintf(num, sizeof num, "%.17g", c->tol);
+        snprintf(buf, n, "%s:%s", word, num);
+    }
 }
