@@ -10,18 +10,16 @@
 #include <sys/stat.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../io/claims.h"
 #include "../tools/compare_plan.h"
 #include "test.h"
 
+/* the file's text, NUL-terminated (read_file adds the NUL), or NULL */
 static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = calloc(1, 1 << 18);
-    size_t n = buf ? fread(buf, 1, (1 << 18) - 1, f) : 0;
-    if (buf) buf[n] = 0;
-    fclose(f);
-    return buf;
+    unsigned char *buf;
+    size_t n;
+    return read_file(path, &buf, &n) == 0 ? (char *)buf : NULL;
 }
 
 static void parser(void) {
