@@ -138,12 +138,12 @@ void eval_length_free(EvalLength *e) {
     e->bucket_n = NULL;
 }
 
+ResStatus eval_result_status(const EvalLength *e) {
+    return e->status == EVAL_PAST_TABLE ? RES_PAST_TABLE : e->status == EVAL_PAST_COMPUTABLE ? RES_PAST_COMPUTABLE : RES_OK;
+}
+
 void eval_status_str(const EvalLength *e, char *buf, size_t n) {
-    switch (e->status) {
-    case EVAL_OK: snprintf(buf, n, "ok"); break;
-    case EVAL_PAST_TABLE: snprintf(buf, n, "n/a (past table of %ld)", e->limit); break;
-    case EVAL_PAST_COMPUTABLE: snprintf(buf, n, "n/a (past computable %ld)", e->limit); break;
-    }
+    result_status_str(eval_result_status(e), e->limit, buf, n);
 }
 
 int eval_load_rule(const char *path, const char *rule, Model *m, CkptMeta *meta) {

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "../io/checkpoint.h"
+#include "../io/results.h"
 #include "../model/model.h"
 #include "score.h"
 
@@ -64,6 +65,8 @@ int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, Dyna
 void eval_length_free(EvalLength *e);
 /* "ok", "n/a (past table of 64)", "n/a (past computable 18000)" */
 void eval_status_str(const EvalLength *e, char *buf, size_t n);
+/* the status as a results row's (io/results.h); its limit is e->limit */
+ResStatus eval_result_status(const EvalLength *e);
 
 /* mean NLL of a protocol (NaN when nothing was scored) */
 double eval_mean(const ScoreResult *r);

@@ -22,7 +22,7 @@
 #include "../core/sys.h"
 #include "../infer/decode.h"
 #include "../infer/eval.h"
-#include "../io/fields.h"
+#include "../io/results.h"
 #include "../model/model.h"
 #include "../train/adamw.h"
 #include "../train/train.h"

@@ -20,7 +20,6 @@
 #include "../data/dataset.h"
 #include "../infer/eval.h"
 #include "../infer/passkey.h"
-#include "../io/fields.h"
 #include "../model/pos/pos.h"
 #include "args.h"
 #include "commands.h"
@@ -51,7 +50,6 @@ static double passkey_accuracy(const Compare *c, Model *m, int len, unsigned lon
 /* every length of one loaded model into the CSV, its rows labelled rule */
 static void evaluate_model(const Compare *c, int s, int k, Model *m, const char *rule, const int *held, size_t n_held,
                            FILE *f) {
-    long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
     int n_protocols = c->nonoverlap_only ? 1 : EVAL_N_PROTOCOLS;
     for (int l = 0; l < c->n_lengths; l++) {
         int len = c->lens[l];
@@ -60,37 +58,35 @@ static void evaluate_model(const Compare *c, int s, int k, Model *m, const char 
          * rule under the window's length, `pelab eval`'s default */
         if (eval_length(m, held, n_held, len, c->nonoverlap_only ? len : 0, DYNAMIC_WINDOW, CMP_BUCKETS, &e) != 0)
             pelab_die("%s: rule %s, length %d: %s", c->name, rule, len, pelab_errmsg);
-        char status[64];
-        eval_status_str(&e, status, sizeof status);
+        CmpRow w;
         for (int p = 0; p < n_protocols; p++) {
-            compare_row_start(f, c, "length", s, k, rule, len, eval_protocol_names[p]);
-            if (e.status == EVAL_OK) fprintf(f, "%.6f,", eval_mean(&e.proto[p]));
-            else fputc(',', f);
-            csv_field(f, status, ',');
-            fprintf(f, ",,,%zu,%ld,%ld", e.proto[p].n_scored, accepted, computable);
-            compare_row_end(f, e.ci_lo[p], e.ci_hi[p]);
+            compare_row(&w, c, m, "length", s, k, rule, len, eval_protocol_names[p]);
+            if (e.status == EVAL_OK) w.r.value = eval_mean(&e.proto[p]);
+            w.r.status = eval_result_status(&e), w.r.limit = e.limit;
+            w.r.n = (long long)e.proto[p].n_scored, w.r.ci_lo = e.ci_lo[p], w.r.ci_hi = e.ci_hi[p];
+            compare_row_write(f, &w);
         }
         for (int b = 0; e.status == EVAL_OK && b < e.n_buckets; b++) {
             if (!e.bucket_n[b]) continue;
             int lo, hi;
             eval_bucket_range(b, len, e.n_buckets, &lo, &hi);
-            compare_row_start(f, c, "bucket", s, k, rule, len, eval_protocol_names[EVAL_NONOVERLAP]);
-            fprintf(f, "%.6f,ok,%d,%d,%d,%zu,%ld,%ld", e.bucket_sum[b] / e.bucket_n[b], b, lo, hi, e.bucket_n[b],
-                    accepted, computable);
-            compare_row_end(f, NAN, NAN);
+            compare_row(&w, c, m, "bucket", s, k, rule, len, eval_protocol_names[EVAL_NONOVERLAP]);
+            w.r.value = e.bucket_sum[b] / e.bucket_n[b], w.r.bucket = b, w.r.pos_lo = lo, w.r.pos_hi = hi;
+            w.r.n = (long long)e.bucket_n[b];
+            compare_row_write(f, &w);
         }
         eval_length_free(&e);
         if (c->passkey_frac > 0) {
-            double acc = passkey_accuracy(c, m, len, c->seed[k]), lo = NAN, hi = NAN;
-            compare_row_start(f, c, "passkey", s, k, rule, len, "passkey");
-            if (acc >= 0) fprintf(f, "%.4f,ok,,,,30,%ld,%ld", acc, accepted, computable);
-            else fprintf(f, ",n/a,,,,0,%ld,%ld", accepted, computable);
+            double acc = passkey_accuracy(c, m, len, c->seed[k]);
+            compare_row(&w, c, m, "passkey", s, k, rule, len, "passkey");
+            w.r.status = acc >= 0 ? RES_OK : RES_NA, w.r.n = acc >= 0 ? 30 : 0;
             if (acc >= 0) { /* 30 trials, right or not: the bootstrap of a proportion */
                 double right[30], one[30];
                 for (int t = 0; t < 30; t++) right[t] = t < (int)floor(acc * 30 + 0.5), one[t] = 1;
-                stats_bootstrap_ratio(right, one, 30, STATS_BOOTSTRAP_REPS, c->seed[k], 0.95, &lo, &hi);
+                stats_bootstrap_ratio(right, one, 30, STATS_BOOTSTRAP_REPS, c->seed[k], 0.95, &w.r.ci_lo, &w.r.ci_hi);
+                w.r.value = acc, w.r.digits = 4;
             }
-            compare_row_end(f, lo, hi);
+            compare_row_write(f, &w);
         }
     }
 }
@@ -148,7 +144,7 @@ static void train_and_evaluate(const Compare *c, int s, int k, const TrainConfig
     snprintf(tmp, sizeof tmp, "%s.tmp", csv);
     FILE *f = fopen(tmp, "w");
     if (!f) pelab_die("%s: cannot open %s: %s", c->name, tmp, strerror(errno));
-    fprintf(f, "%s\n", CMP_CSV_COLUMNS);
+    results_csv_header(f, &RES_COMPARE_CSV);
     evaluate_run(c, s, k, tc->out, ft_label, f);
     if (fclose(f) != 0 || rename(tmp, csv) != 0) pelab_die("%s: cannot write %s: %s", c->name, csv, strerror(errno));
     char val[64] = "checkpoint reused"; /* a finished fine-tune resumed: no step, no validation */
@@ -586,7 +582,7 @@ int compare_main(int argc, char **argv, Compare *c) {
         if (only) return 0; /* parallel jobs: the report waits for --collect */
     }
     if (compare_report(c) != 0) pelab_die("compare: %s", pelab_errmsg);
-    compare_print_table(c, stdout);
+    if (compare_print_table(c, stdout) != 0) pelab_die("compare: %s", pelab_errmsg);
     printf("compare: report in %s/report.md\n", c->out);
     return 0;
 }

@@ -45,12 +45,6 @@ unsigned char *compare_key_tokens(const Compare *c, const char *base_ckpt, const
     return key;
 }
 
-/* a row's value, or empty when NaN */
-static void value(FILE *f, double v) {
-    if (isnan(v)) fputc(',', f);
-    else fprintf(f, "%.6f,", v);
-}
-
 static void gen_rows(const Compare *c, int s, int k, Model *m, const char *rule, const int *held, size_t n_held,
                      FILE *f) {
     int L = c->base.seq_len;
@@ -58,7 +52,6 @@ static void gen_rows(const Compare *c, int s, int k, Model *m, const char *rule,
     GenSummary g;
     if (gen_summary(m, held, n_held, L, compare_gen_len(c), c->gen_prompts, GEN_NGRAM, &gs, &g, NULL) != 0)
         pelab_die("%s: rule %s: generation: %s", c->name, rule, pelab_errmsg);
-    long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
     /* the model's texts, then (_data) the held-out text after the same prompts, for reference */
     const char *metric[5] = {"rep4", "distinct4", "ownloss", "rep4_data", "distinct4_data"};
     for (int q = 0; q < 5; q++)
@@ -68,9 +61,10 @@ static void gen_rows(const Compare *c, int s, int k, Model *m, const char *rule,
             double v = q == 2 ? gen_range_loss(r) : q % 3 == 0 ? ngram_repeat_rate(ng) : ngram_distinct_rate(ng);
             size_t n = q == 2 ? r->n_nll : ng->ngrams;
             if (!n) continue;
-            compare_row_start(f, c, "gen", s, k, rule, g.text_len, metric[q]);
-            value(f, v);
-            fprintf(f, "ok,%d,%d,%d,%zu,%ld,%ld,,\n", b, b * g.width, (b + 1) * g.width - 1, n, accepted, computable);
+            CmpRow w;
+            compare_row(&w, c, m, "gen", s, k, rule, g.text_len, metric[q]);
+            w.r.value = v, w.r.bucket = b, w.r.pos_lo = b * g.width, w.r.pos_hi = (b + 1) * g.width - 1, w.r.n = (long long)n;
+            compare_row_write(f, &w);
         }
 }
 
@@ -80,10 +74,10 @@ static void jump_row(const Compare *c, int s, int k, Model *m, const char *rule,
     double jump;
     if (loss_jump_on_text(m, held, n_held, L, &jump, &refused) != 0)
         pelab_die("%s: rule %s: loss jump: %s", c->name, rule, pelab_errmsg);
-    long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
-    compare_row_start(f, c, "jump", s, k, rule, 2 * L, eval_protocol_names[EVAL_NONOVERLAP]);
-    value(f, jump);
-    fprintf(f, "%s,,,,%zu,%ld,%ld,,\n", refused ? "n/a" : "ok", n_held, accepted, computable);
+    CmpRow w;
+    compare_row(&w, c, m, "jump", s, k, rule, 2 * L, eval_protocol_names[EVAL_NONOVERLAP]);
+    w.r.value = jump, w.r.status = refused ? RES_NA : RES_OK, w.r.n = (long long)n_held;
+    compare_row_write(f, &w);
 }
 
 /* 1 if the model takes windows of len (positions 0..len-1); the length rows already say why not */
@@ -94,24 +88,24 @@ static int takes_len(const Model *m, int len) {
 
 static void keyppl_rows(const Compare *c, int s, int k, Model *m, const char *rule, const int *held,
                         const unsigned char *key, size_t n, FILE *f) {
-    long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
+    CmpRow w;
     KeyPpl r = {0}; /* the same key tokens at every length: the share is the last length's */
     for (int l = 0; l < c->n_lengths; l++) {
         int len = c->lens[l];
         if (!takes_len(m, len)) continue;
         if (key_ppl_at(m, held, n, len, key, &r) != 0)
             pelab_die("%s: rule %s, key tokens at %d: %s", c->name, rule, len, pelab_errmsg);
-        compare_row_start(f, c, "keyppl", s, k, rule, len, "key");
-        value(f, key_ppl_key_loss(&r));
-        fprintf(f, "%s,,,,%zu,%ld,%ld,,\n", r.n_key ? "ok" : "n/a (no key tokens)", r.n_key, accepted, computable);
-        compare_row_start(f, c, "keyppl", s, k, rule, len, "all");
-        value(f, key_ppl_all_loss(&r));
-        fprintf(f, "ok,,,,%zu,%ld,%ld,,\n", r.n_all, accepted, computable);
+        compare_row(&w, c, m, "keyppl", s, k, rule, len, "key");
+        w.r.value = key_ppl_key_loss(&r), w.r.status = r.n_key ? RES_OK : RES_NO_KEY_TOKENS, w.r.n = (long long)r.n_key;
+        compare_row_write(f, &w);
+        compare_row(&w, c, m, "keyppl", s, k, rule, len, "all");
+        w.r.value = key_ppl_all_loss(&r), w.r.n = (long long)r.n_all;
+        compare_row_write(f, &w);
     }
     if (!r.n_all) return;
-    compare_row_start(f, c, "keyppl", s, k, rule, c->base.seq_len, "share");
-    value(f, key_ppl_share(&r));
-    fprintf(f, "ok,,,,%zu,%ld,%ld,,\n", r.n_key, accepted, computable);
+    compare_row(&w, c, m, "keyppl", s, k, rule, c->base.seq_len, "share");
+    w.r.value = key_ppl_share(&r), w.r.n = (long long)r.n_key;
+    compare_row_write(f, &w);
 }
 
 void compare_gen_rows(const Compare *c, int s, int k, Model *m, const char *rule, const int *held, size_t n_held,

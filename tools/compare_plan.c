@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "../io/fields.h"
 #include "../model/pos/pos.h"
 
 void compare_run_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n) {
@@ -43,25 +42,19 @@ long compare_finetune_steps(const Compare *c, int kind) {
     return (long)floor((double)c->finetune_steps * compare_finetune_len(c) / c->base.seq_len + 0.5);
 }
 
-void compare_row_start(FILE *f, const Compare *c, const char *kind, int s, int k, const char *rule, int len,
-                       const char *protocol) {
-    fprintf(f, "%s,", kind);
-    csv_field(f, c->scheme[s], ',');
-    fprintf(f, "%llu,", c->seed[k]);
-    csv_field(f, rule, ',');
-    fprintf(f, "%d,%d,%s,", c->base.seq_len, len, protocol);
+void compare_row(CmpRow *w, const Compare *c, const Model *m, const char *kind, int s, int k, const char *rule, int len,
+                 const char *protocol) {
+    snprintf(w->seed, sizeof w->seed, "%llu", c->seed[k]);
+    w->r = result_row();
+    w->r.kind = kind, w->r.scheme = c->scheme[s], w->r.seed = w->seed, w->r.rule = rule, w->r.protocol = protocol;
+    w->r.train_len = c->base.seq_len, w->r.length = len;
+    w->r.accepted = pos_max_position(&m->pos), w->r.computable = pos_computable_position(&m->pos);
 }
+
+void compare_row_write(FILE *f, const CmpRow *w) { results_csv_row(f, &RES_COMPARE_CSV, &w->r); }
 
 void compare_verdict_defaults(Compare *c) {
     c->gate = 0.9f, c->gate_loss = 0, c->gate_rel = 0.05f, c->converge_frac = 0.01f, c->converge_abs = 0.01f, c->alpha = 0.05f;
-}
-
-void compare_row_end(FILE *f, double ci_lo, double ci_hi) {
-    fputc(',', f);
-    if (!isnan(ci_lo)) fprintf(f, "%.6f", ci_lo);
-    fputc(',', f);
-    if (!isnan(ci_hi)) fprintf(f, "%.6f", ci_hi);
-    fputc('\n', f);
 }
 
 /* the training stream is drawn from the run's seed itself */

@@ -10,6 +10,8 @@
 #include <stdio.h>
 
 #include "../core/strbuf.h"
+#include "../io/results.h"
+#include "../model/model.h"
 #include "../train/train.h"
 
 /* the fine-tune recipes: PI at length S x L, and PoSE (Zhu et al. 2023) with pi:S at length L
@@ -80,14 +82,19 @@ typedef struct {
  *   gate:   --task only, rule none: exact match at a task length inside the trained range (its
  *           ends and middle), protocol exact; the run's gate figure is their mean (README: verdicts) */
 
-/* writes the shared row prefix "kind,scheme,seed,rule,train_len,length,protocol," */
-void compare_row_start(FILE *f, const Compare *c, const char *kind, int scheme, int seed, const char *rule, int len,
-                       const char *protocol);
+/* one row of run (scheme s, seed k) under rule at length len: kind, scheme, seed, rule, train_len,
+ * length, protocol and model m's accepted and computable lengths set, the rest empty, status ok */
+typedef struct {
+    ResultRow r;
+    char seed[24]; /* r.seed's text */
+} CmpRow;
+void compare_row(CmpRow *w, const Compare *c, const Model *m, const char *kind, int s, int k, const char *rule, int len,
+                 const char *protocol);
+/* the row as a line of DIR/runs/NAME.csv (CMP_CSV_COLUMNS) */
+void compare_row_write(FILE *f, const CmpRow *w);
 /* the verdict defaults: gate 0.9, no loss bound, 5% over the median, 1% and 0.01 nats still improving,
  * alpha 0.05 */
 void compare_verdict_defaults(Compare *c);
-/* ends a row: ",ci_lo,ci_hi\n", each empty when NaN */
-void compare_row_end(FILE *f, double ci_lo, double ci_hi);
 /* the seed of a run's task evaluation examples: not its training stream's, the same for every scheme */
 unsigned long long compare_task_seed(const Compare *c, int seed);
 

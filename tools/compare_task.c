@@ -1,7 +1,6 @@
 /* compare_task.c: task accuracy rows of `pelab compare --task` (compare_task.h). */
 #include "compare_task.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "../core/error.h"
@@ -50,38 +49,37 @@ static long positions_needed(const TaskSpec *t, int len) {
  * exact match only) */
 static void length_rows(const Compare *c, int s, int k, Model *m, const char *rule, const TaskSpec *t, int len,
                         const char *kind, FILE *f) {
-    long accepted = pos_max_position(&m->pos), computable = pos_computable_position(&m->pos);
+    long accepted = pos_max_position(&m->pos);
     static const char *protocol[2] = {"exact", "bytes"};
     long need = positions_needed(t, len);
     TaskScore sc;
     /* a learned table refuses what lies past its end: n/a, as the loss rows say it (the
      * longest draw is a guide; the evaluation itself is the judge) */
     int rand_pos = c->base.rand_pos, refused = accepted >= 0 && need > accepted;
-    char why[64];
-    snprintf(why, sizeof why, "n/a (past table of %ld)", accepted);
+    ResStatus why = RES_PAST_TABLE;
+    long limit = accepted;
     if (rand_pos > 0 && need > rand_pos) { /* randomized positions are drawn from [0, rand_pos) */
         refused = 1;
-        snprintf(why, sizeof why, "n/a (longer than rand_pos %d)", rand_pos);
+        why = RES_PAST_RAND_POS, limit = rand_pos;
     }
     if (!refused && task_eval_length(m, NULL, t, len, c->task_n, compare_task_seed(c, k), rand_pos, &sc) != 0) {
         if (accepted < 0 && rand_pos <= 0)
             pelab_die("%s: %s seed %llu: task length %d: %s", c->name, c->scheme[s], c->seed[k], len, pelab_errmsg);
         refused = 1; /* an example longer than the draws that guided the checks above: say which limit */
-        if (strstr(pelab_errmsg, "randomized positions"))
-            snprintf(why, sizeof why, "n/a (longer than rand_pos %d)", rand_pos);
+        if (strstr(pelab_errmsg, "randomized positions")) why = RES_PAST_RAND_POS, limit = rand_pos;
     }
     int n_protocols = strcmp(kind, "gate") == 0 ? 1 : 2;
     for (int p = 0; p < n_protocols; p++) {
-        compare_row_start(f, c, kind, s, k, rule, len, protocol[p]);
+        CmpRow w;
+        compare_row(&w, c, m, kind, s, k, rule, len, protocol[p]);
         if (refused) {
-            fprintf(f, ",%s,,,%ld,0,%ld,%ld", why, need, accepted, computable);
-            compare_row_end(f, NAN, NAN);
-            continue;
+            w.r.status = why, w.r.limit = limit, w.r.pos_hi = need, w.r.n = 0;
+        } else {
+            const double *ci = p == 0 ? sc.exact_ci : sc.bytes_ci;
+            w.r.value = p == 0 ? (double)sc.exact / sc.n : (double)sc.correct_bytes / sc.answer_bytes;
+            w.r.pos_hi = sc.max_positions, w.r.n = sc.n, w.r.ci_lo = ci[0], w.r.ci_hi = ci[1];
         }
-        double v = p == 0 ? (double)sc.exact / sc.n : (double)sc.correct_bytes / sc.answer_bytes;
-        const double *ci = p == 0 ? sc.exact_ci : sc.bytes_ci;
-        fprintf(f, "%.6f,ok,,,%ld,%d,%ld,%ld", v, sc.max_positions, sc.n, accepted, computable);
-        compare_row_end(f, ci[0], ci[1]);
+        compare_row_write(f, &w);
     }
 }
 

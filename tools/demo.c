@@ -146,7 +146,7 @@ int cmd_demo(int argc, char **argv) {
            "loss in nats/byte at L/2 .. 8L\n", steps, seq_len, synth_bytes, 100 * b->val_frac);
     fflush(stdout);
     compare_run_all(&c, NULL);
-    compare_print_table(&c, stdout);
+    if (compare_print_table(&c, stdout) != 0) pelab_die("demo: %s", pelab_errmsg);
     fflush(stdout);
     if (compare_report(&c) != 0) pelab_die("demo: %s", pelab_errmsg);
 

@@ -12,7 +12,7 @@
 #include "../core/sys.h"
 #include "../data/tokenizer.h"
 #include "../infer/eval.h"
-#include "../io/fields.h"
+#include "../io/results.h"
 #include "args.h"
 #include "commands.h"
 #include "eval_gen.h"
@@ -146,58 +146,20 @@ static void print_buckets(const Run *run) {
     }
 }
 
-/* --- CSV and JSON: the same rows, each naming model, seed, scheme, rule, data, length, protocol --- */
+/* --- CSV and JSON: the same rows (io/results.h), each naming model, seed, scheme, rule, data, length --- */
 
-typedef struct {
-    const char *kind, *rule, *scheme, *protocol, *status;
-    int length, stride, bucket, lo, hi; /* bucket < 0: a length row */
-    size_t windows, n;
-    double nll;  /* NaN: not computed; a gen/jump/keyppl row's value */
-    int no_ppl;  /* a value that is not a loss (a rate, a share, a loss difference): no perplexity */
-} Row;
+/* a row of rule r with the run's columns set */
+static ResultRow run_row(const Run *run, int r, const char *kind, const char *protocol, int length) {
+    ResultRow w = result_row();
+    w.kind = kind, w.model = run->model_path, w.seed = run->seed, w.scheme = run->scheme[r], w.rule = run->rules[r];
+    w.data = run->data_path, w.tokens = (long long)run->n_tokens, w.train_len = run->train_len, w.length = length;
+    w.protocol = protocol;
+    return w;
+}
 
-static const char *csv_columns =
-    "kind,model,seed,scheme,rule,data,tokens,train_len,length,protocol,stride,bucket,pos_lo,pos_hi,windows,n_scored,"
-    "nll,ppl,status";
-
-/* a CSV field: last ends the row */
-static void csv_str(FILE *f, const char *s, int last) { csv_field(f, s, last ? '\n' : ','); }
-
-
-static void write_row(FILE *f, int json, const Run *run, const Row *w, int *first) {
-    char num[7][32] = {""};
-    snprintf(num[0], 32, "%zu", run->n_tokens);
-    snprintf(num[1], 32, "%d", run->train_len);
-    snprintf(num[2], 32, "%d", w->length);
-    if (w->bucket < 0 && w->stride > 0) snprintf(num[3], 32, "%d", w->stride), snprintf(num[4], 32, "%zu", w->windows);
-    if (!isnan(w->nll)) snprintf(num[5], 32, "%.6f", w->nll);
-    if (!isnan(w->nll) && !w->no_ppl) snprintf(num[6], 32, "%.6g", exp(w->nll));
-    if (!json) {
-        const char *s[] = {w->kind, run->model_path, run->seed, w->scheme, w->rule, run->data_path};
-        for (int i = 0; i < 6; i++) csv_str(f, s[i], 0);
-        fprintf(f, "%s,%s,%s,%s,%s,", num[0], num[1], num[2], w->protocol, num[3]);
-        if (w->bucket >= 0) fprintf(f, "%d,%d,%d,", w->bucket, w->lo, w->hi);
-        else fprintf(f, ",,,");
-        fprintf(f, "%s,%zu,%s,%s,", num[4], w->n, num[5], num[6]);
-        csv_str(f, w->status, 1);
-        return;
-    }
-    fprintf(f, "%s\n    {", *first ? "" : ",");
-    *first = 0;
-    json_field(f, "", "kind", w->kind);
-    json_field(f, ", ", "model", run->model_path);
-    json_field(f, ", ", "seed", run->seed);
-    json_field(f, ", ", "scheme", w->scheme);
-    json_field(f, ", ", "rule", w->rule);
-    json_field(f, ", ", "data", run->data_path);
-    fprintf(f, ", \"tokens\": %s, \"train_len\": %s, \"length\": %s, ", num[0], num[1], num[2]);
-    json_field(f, "", "protocol", w->protocol);
-    fputs(", ", f);
-    if (w->bucket >= 0) fprintf(f, "\"bucket\": %d, \"pos_lo\": %d, \"pos_hi\": %d, ", w->bucket, w->lo, w->hi);
-    else fprintf(f, "\"stride\": %s, \"windows\": %s, ", num[3][0] ? num[3] : "null", num[4][0] ? num[4] : "null");
-    fprintf(f, "\"n_scored\": %zu, \"nll\": %s, \"ppl\": %s, ", w->n, num[5][0] ? num[5] : "null",
-            num[6][0] ? num[6] : "null");
-    fprintf(f, "\"status\": \"%s\"}", w->status); /* plain ASCII (eval_status_str, eval_gen.c) */
+static void put_row(FILE *f, int json, const ResultRow *w, int *first) {
+    if (json) results_json_row(f, &RES_EVAL_JSON, w, first);
+    else results_csv_row(f, &RES_EVAL_CSV, w);
 }
 
 /* every result row, in order: per rule and length, the protocols then the buckets */
@@ -206,37 +168,31 @@ static void write_rows(FILE *f, int json, const Run *run) {
     for (int r = 0; r < run->n_rules; r++)
         for (int l = 0; l < run->n_lengths; l++) {
             const EvalLength *e = &run->res[r][l];
-            char status[64];
-            eval_status_str(e, status, sizeof status);
-            Row w = {.kind = "length", .rule = run->rules[r], .scheme = run->scheme[r], .status = status,
-                     .length = e->len, .bucket = -1};
             for (int p = 0; p < EVAL_N_PROTOCOLS; p++) {
-                w.protocol = eval_protocol_names[p];
+                ResultRow w = run_row(run, r, "length", eval_protocol_names[p], e->len);
+                w.status = eval_result_status(e), w.limit = e->limit;
                 w.stride = p == EVAL_NONOVERLAP ? e->len : e->stride;
-                w.windows = e->proto[p].n_windows;
-                w.n = e->proto[p].n_scored;
-                w.nll = e->status == EVAL_OK ? eval_mean(&e->proto[p]) : NAN;
-                write_row(f, json, run, &w, &first);
+                w.windows = (long long)e->proto[p].n_windows, w.n = (long long)e->proto[p].n_scored;
+                if (e->status == EVAL_OK) w.value = eval_mean(&e->proto[p]), w.ppl = exp(w.value);
+                put_row(f, json, &w, &first);
             }
             if (e->status != EVAL_OK) continue; /* nothing computed, no buckets */
-            w.kind = "bucket";
-            w.protocol = eval_protocol_names[EVAL_NONOVERLAP];
             for (int b = 0; b < e->n_buckets; b++) {
-                w.bucket = b;
-                eval_bucket_range(b, e->len, e->n_buckets, &w.lo, &w.hi);
-                w.n = e->bucket_n[b];
-                w.nll = w.n ? e->bucket_sum[b] / w.n : NAN;
-                write_row(f, json, run, &w, &first);
+                ResultRow w = run_row(run, r, "bucket", eval_protocol_names[EVAL_NONOVERLAP], e->len);
+                int lo, hi;
+                eval_bucket_range(b, e->len, e->n_buckets, &lo, &hi);
+                w.bucket = b, w.pos_lo = lo, w.pos_hi = hi, w.n = (long long)e->bucket_n[b];
+                if (w.n) w.value = e->bucket_sum[b] / w.n, w.ppl = exp(w.value);
+                put_row(f, json, &w, &first);
             }
         }
     for (int i = 0; i < run->gen.n; i++) { /* then the generation, jump and key-token rows */
-        const EvalGenRow *g = &run->gen.row[i];
+        ResultRow w = run->gen.row[i];
         int r = 0;
-        while (r + 1 < run->n_rules && strcmp(run->rules[r], g->rule) != 0) r++;
-        Row w = {.kind = g->kind, .rule = g->rule, .scheme = run->scheme[r], .protocol = g->protocol,
-                 .status = g->status, .length = g->length, .bucket = g->bucket, .lo = g->lo, .hi = g->hi, .n = g->n,
-                 .nll = g->value, .no_ppl = !g->is_loss};
-        write_row(f, json, run, &w, &first);
+        while (r + 1 < run->n_rules && strcmp(run->rules[r], w.rule) != 0) r++;
+        w.model = run->model_path, w.seed = run->seed, w.scheme = run->scheme[r], w.data = run->data_path;
+        w.tokens = (long long)run->n_tokens, w.train_len = run->train_len;
+        put_row(f, json, &w, &first);
     }
 }
 
@@ -244,7 +200,7 @@ static void write_file(const char *path, int json, const Run *run) {
     FILE *f = fopen(path, "w");
     if (!f) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
     if (!json) {
-        fprintf(f, "%s\n", csv_columns);
+        results_csv_header(f, &RES_EVAL_CSV);
         write_rows(f, 0, run);
     } else {
         json_field(f, "{\n  ", "command", "eval");

@@ -11,19 +11,20 @@
 #include "../infer/keyppl.h"
 #include "commands.h"
 
-/* appends one row (rows NULL: nothing) */
+/* appends one row (rows NULL: nothing); is_loss: its perplexity too */
 static void add_row(EvalGenRows *rows, const char *kind, const char *rule, const char *protocol, int length, int bucket,
-                    int lo, int hi, size_t n, double value, int is_loss, const char *status) {
+                    int lo, int hi, size_t n, double value, int is_loss, ResStatus status) {
     if (!rows) return;
     if (rows->n == rows->cap) {
         rows->cap = rows->cap ? 2 * rows->cap : 64;
-        rows->row = xrealloc(rows->row, sizeof(EvalGenRow) * (size_t)rows->cap);
+        rows->row = xrealloc(rows->row, sizeof(ResultRow) * (size_t)rows->cap);
     }
-    EvalGenRow *r = &rows->row[rows->n++];
-    r->kind = kind, r->rule = rule, r->length = length, r->bucket = bucket, r->lo = lo, r->hi = hi, r->n = n;
-    r->value = value, r->is_loss = is_loss;
-    snprintf(r->protocol, sizeof r->protocol, "%s", protocol);
-    snprintf(r->status, sizeof r->status, "%s", status);
+    ResultRow *r = &rows->row[rows->n++];
+    *r = result_row();
+    r->kind = kind, r->rule = rule, r->protocol = protocol, r->length = length, r->n = (long long)n;
+    if (bucket >= 0) r->bucket = bucket, r->pos_lo = lo, r->pos_hi = hi;
+    r->value = value, r->status = status;
+    if (is_loss && !isnan(value)) r->ppl = exp(value);
 }
 
 static void print_generation(Model *models, const char *const *rules, int n_rules, const int *tokens, size_t n, int L,
@@ -46,10 +47,10 @@ static void print_generation(Model *models, const char *const *rules, int n_rule
             printf("  %-10s %-13s %9zu %9.4f %9.4f %9.4f\n", rules[r], range, q->n_nll, ngram_repeat_rate(&q->ng),
                    ngram_distinct_rate(&q->ng), gen_range_loss(q));
             int lo = b * g.width, hi = (b + 1) * g.width - 1;
-            add_row(rows, "gen", rules[r], "rep4", g.text_len, b, lo, hi, q->ng.ngrams, ngram_repeat_rate(&q->ng), 0, "ok");
+            add_row(rows, "gen", rules[r], "rep4", g.text_len, b, lo, hi, q->ng.ngrams, ngram_repeat_rate(&q->ng), 0, RES_OK);
             add_row(rows, "gen", rules[r], "distinct4", g.text_len, b, lo, hi, q->ng.ngrams,
-                    ngram_distinct_rate(&q->ng), 0, "ok");
-            add_row(rows, "gen", rules[r], "ownloss", g.text_len, b, lo, hi, q->n_nll, gen_range_loss(q), 1, "ok");
+                    ngram_distinct_rate(&q->ng), 0, RES_OK);
+            add_row(rows, "gen", rules[r], "ownloss", g.text_len, b, lo, hi, q->n_nll, gen_range_loss(q), 1, RES_OK);
         }
     }
     printf("(* = past L = %d)\n", L);
@@ -66,7 +67,7 @@ static void print_jump(Model *models, const char *const *rules, int n_rules, con
         if (refused) printf("  %-10s n/a (past the table)\n", rules[r]);
         else printf("  %-10s %+.4f\n", rules[r], jump);
         add_row(rows, "jump", rules[r], "nonoverlap", 2 * L, -1, 0, 0, n, refused ? NAN : jump, 0,
-                refused ? "n/a (past the table)" : "ok");
+                refused ? RES_PAST_THE_TABLE : RES_OK);
     }
 }
 
@@ -83,22 +84,22 @@ static void print_keyppl(Model *models, const char *const *rules, int n_rules, c
            n_key, n - 1, 100.0 * n_key / (n - 1), rules[0], o->key_gain, L, KEY_MIN_LOGPROB);
     printf("  %-10s %8s %10s %10s %12s\n", "rule", "length", "key loss", "all loss", "key ppl");
     add_row(rows, "keyppl", rules[0], "share", L, -1, 0, 0, n_key, n > 1 ? (double)n_key / (double)(n - 1) : NAN, 0,
-            "ok");
+            RES_OK);
     for (int r = 0; r < n_rules; r++)
         for (int l = 0; l < n_lengths; l++) {
             long table = pos_max_position(&models[r].pos), comp = pos_computable_position(&models[r].pos);
             if ((table >= 0 && lens[l] > table) || (comp >= 0 && lens[l] > comp)) {
                 printf("  %-10s %8d %10s\n", rules[r], lens[l], "n/a");
-                add_row(rows, "keyppl", rules[r], "key", lens[l], -1, 0, 0, 0, NAN, 1, "n/a (refused length)");
-                add_row(rows, "keyppl", rules[r], "all", lens[l], -1, 0, 0, 0, NAN, 1, "n/a (refused length)");
+                add_row(rows, "keyppl", rules[r], "key", lens[l], -1, 0, 0, 0, NAN, 1, RES_REFUSED_LENGTH);
+                add_row(rows, "keyppl", rules[r], "all", lens[l], -1, 0, 0, 0, NAN, 1, RES_REFUSED_LENGTH);
                 continue;
             }
             KeyPpl k;
             if (key_ppl_at(&models[r], tokens, n, lens[l], key, &k) != 0)
                 pelab_die("eval: rule %s, length %d: %s", rules[r], lens[l], pelab_errmsg);
             add_row(rows, "keyppl", rules[r], "key", lens[l], -1, 0, 0, k.n_key, key_ppl_key_loss(&k), 1,
-                    k.n_key ? "ok" : "n/a (no key tokens)");
-            add_row(rows, "keyppl", rules[r], "all", lens[l], -1, 0, 0, k.n_all, key_ppl_all_loss(&k), 1, "ok");
+                    k.n_key ? RES_OK : RES_NO_KEY_TOKENS);
+            add_row(rows, "keyppl", rules[r], "all", lens[l], -1, 0, 0, k.n_all, key_ppl_all_loss(&k), 1, RES_OK);
             if (!k.n_key) printf("  %-10s %8d %10s %10.4f %12s\n", rules[r], lens[l], "n/a", key_ppl_all_loss(&k), "n/a");
             else printf("  %-10s %8d %10.4f %10.4f %12.4g\n", rules[r], lens[l], key_ppl_key_loss(&k),
                         key_ppl_all_loss(&k), exp(key_ppl_key_loss(&k)));

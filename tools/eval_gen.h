@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "../io/results.h"
 #include "../model/model.h"
 #include "../model/pos/pos.h"
 
@@ -16,19 +17,12 @@ typedef struct {
     unsigned long long seed;
 } EvalGenOpts;
 
-/* one result row for eval's CSV/JSON: kind gen (protocol rep4, distinct4, ownloss; a bucket lo-hi),
- * jump (length 2L) or keyppl (protocol key or all at a length, share at L); value NaN: not computed */
+/* the figures as result rows (io/results.h) for eval's CSV/JSON, the run's columns (model, seed,
+ * scheme, data, tokens, train_len) left to the caller: kind gen (protocol rep4, distinct4,
+ * ownloss; a bucket lo-hi), jump (length 2L) or keyppl (protocol key or all at a length, share at
+ * L); value NaN: not computed; ppl set where value is a loss */
 typedef struct {
-    const char *kind, *rule;
-    char protocol[16], status[40];
-    int length, bucket, lo, hi; /* bucket < 0: none */
-    size_t n;
-    double value;
-    int is_loss; /* 1: value is a mean NLL (its perplexity is printed too) */
-} EvalGenRow;
-
-typedef struct {
-    EvalGenRow *row;
+    ResultRow *row;
     int n, cap;
 } EvalGenRows;
 

@@ -7,6 +7,7 @@
 #include "../core/error.h"
 #include "../core/sys.h"
 #include "../infer/passkey.h"
+#include "../io/results.h"
 #include "args.h"
 #include "commands.h"
 #include "load.h"
@@ -72,7 +73,7 @@ int cmd_passkey(int argc, char **argv) {
     if (csv_path) {
         csv = fopen(csv_path, "w");
         if (!csv) pelab_die("%s: cannot open for writing: %s", csv_path, strerror(errno));
-        fprintf(csv, "model,pos,length,depth,trials,exact,accuracy,mean_rank\n");
+        results_csv_header(csv, &RES_PASSKEY_CSV);
     }
 
     char spec[512], lens[160], rule[64];
@@ -111,11 +112,12 @@ int cmd_passkey(int argc, char **argv) {
             if (!ok) printf("  n/a");
             else printf(" %4.0f", 100.0 * c.exact / c.trials);
             exact += c.exact, n += c.trials, rank_sum += c.rank_sum;
-            if (csv && ok)
-                fprintf(csv, "%s,%s,%d,%d,%d,%d,%.4f,%.4f\n", pos_args[0], spec, len, (int)dv[j], c.trials, c.exact,
-                        (double)c.exact / c.trials, c.rank_sum / c.trials);
-            else if (csv)
-                fprintf(csv, "%s,%s,%d,%d,0,,,\n", pos_args[0], spec, len, (int)dv[j]);
+            if (csv) { /* a refused cell: no trials, nothing else */
+                ResultRow w = result_row();
+                w.model = pos_args[0], w.scheme = spec, w.length = len, w.depth = (int)dv[j], w.n = ok ? c.trials : 0;
+                if (ok) w.exact = c.exact, w.value = (double)c.exact / c.trials, w.value2 = c.rank_sum / c.trials;
+                results_csv_row(csv, &RES_PASSKEY_CSV, &w);
+            }
         }
         if (ok) printf(" | %6.1f %9.2f\n", 100.0 * exact / n, rank_sum / n);
         else

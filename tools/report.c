@@ -23,32 +23,6 @@
 #include "report_show.h"
 #include "report_gen.h"
 
-enum { NF = 15 }; /* the columns every CSV has; ci_lo and ci_hi (16, 17) when written by this version */
-enum { F_KIND, F_SCHEME, F_SEED, F_RULE, F_TRAIN_LEN, F_LENGTH, F_PROTOCOL, F_LOSS, F_STATUS, F_BUCKET, F_LO, F_HI,
-       F_N, F_ACCEPTED, F_COMPUTABLE, F_CI_LO, F_CI_HI, NF_ALL };
-
-/* splits one CSV line in place into fields (quotes: "" is a quote); returns the count */
-static int csv_split(char *line, char **f, int max) {
-    int n = 0;
-    char *r = line, *w = line;
-    while (n < max) {
-        f[n++] = w;
-        if (*r == '"') {
-            for (r++; *r; r++) {
-                if (*r == '"' && r[1] == '"') *w++ = '"', r++;
-                else if (*r == '"') { r++; break; }
-                else *w++ = *r;
-            }
-        }
-        while (*r && *r != ',' && *r != '\n') *w++ = *r++;
-        int more = *r == ',';
-        *w++ = 0;
-        if (!more) break;
-        r++;
-    }
-    return n;
-}
-
 static Series *series_get(Agg *a, int scheme, const char *rule, const Compare *c) {
     const Series *old = report_series(a, scheme, rule);
     if (old) return &a->s[old - a->s];
@@ -74,63 +48,66 @@ int report_length_index(const Compare *c, int len) {
     return -1;
 }
 
-/* hands a row to report_gen.c; 1 if it was one of its kinds */
-static int gen_row(const Compare *c, int si, char **fld) {
-    GenCsvRow r = {fld[F_KIND], fld[F_RULE], fld[F_PROTOCOL], fld[F_LOSS], atoi(fld[F_LENGTH]),
-                   fld[F_BUCKET][0] ? atoi(fld[F_BUCKET]) : -1, atoi(fld[F_LO]), atoi(fld[F_HI])};
-    return report_gen_row(c, si, &r);
-}
-
 /* one figure of seed k into series s, metric p, length l */
-static void put_value(Series *s, int p, int l, int k, double v, char **fld, int n_fields) {
-    s->val[p][l][k] = v, s->has[p][l][k] = 1;
-    s->ci_lo[p][l][k] = n_fields > F_CI_LO && fld[F_CI_LO][0] ? atof(fld[F_CI_LO]) : NAN;
-    s->ci_hi[p][l][k] = n_fields > F_CI_HI && fld[F_CI_HI][0] ? atof(fld[F_CI_HI]) : NAN;
+static void put_value(Series *s, int p, int l, int k, const ResultRow *r) {
+    s->val[p][l][k] = r->value, s->has[p][l][k] = 1;
+    s->ci_lo[p][l][k] = r->ci_lo, s->ci_hi[p][l][k] = r->ci_hi;
 }
 
-static void read_run(const Compare *c, Agg *a, int si, int k, FILE *f) {
-    char line[2048], *fld[NF_ALL];
-    if (!fgets(line, sizeof line, f)) return; /* header */
-    while (fgets(line, sizeof line, f)) {
-        int nf = csv_split(line, fld, NF_ALL);
-        if (nf < NF) continue;
-        if (strcmp(fld[F_KIND], "gate") == 0) { /* --task: exact match inside the trained lengths */
-            if (fld[F_LOSS][0]) a->gate_sum[si][k] += atof(fld[F_LOSS]);
-            a->gate_rows[si][k]++; /* a refused gate length counts as not learned */
-            continue;
-        }
-        if (gen_row(c, si, fld)) continue; /* gen, jump, keyppl: report_gen.c */
-        int l = report_length_index(c, atoi(fld[F_LENGTH]));
-        if (l < 0) continue; /* a length this report does not show */
-        Series *s = series_get(a, si, fld[F_RULE], c);
-        if (!s) continue;
-        s->accepted = atol(fld[F_ACCEPTED]), s->computable = atol(fld[F_COMPUTABLE]);
-        int ok = fld[F_LOSS][0] != 0;
-        double v = atof(fld[F_LOSS]);
-        if (strcmp(fld[F_KIND], "bucket") == 0) {
-            int b = atoi(fld[F_BUCKET]);
-            if (c->lens[l] != a->lmax || b < 0 || b >= CMP_BUCKETS || !ok) continue;
-            s->bsum[b] += v, s->bn[b]++, s->blo[b] = atoi(fld[F_LO]), s->bhi[b] = atoi(fld[F_HI]);
-            continue;
-        }
-        if (strcmp(fld[F_KIND], "task") == 0) { /* exact match in slot 0, byte accuracy in 1 */
-            long reach = atol(fld[F_HI]);
-            if (reach > a->reach[l]) a->reach[l] = reach;
-            int t = strcmp(fld[F_PROTOCOL], "exact") == 0 ? TASK_EXACT : TASK_BYTES;
-            if (ok) put_value(s, t, l, k, v, fld, nf);
-            else snprintf(s->status[l], sizeof s->status[l], "%s", fld[F_STATUS]);
-            continue;
-        }
-        int p = strcmp(fld[F_KIND], "passkey") == 0 ? EVAL_N_PROTOCOLS
-                : strcmp(fld[F_PROTOCOL], eval_protocol_names[EVAL_SLIDING]) == 0 ? EVAL_SLIDING
-                                                                                   : EVAL_NONOVERLAP;
-        if (p == EVAL_N_PROTOCOLS) a->has_passkey = 1;
-        if (!ok) {
-            if (p != EVAL_N_PROTOCOLS) snprintf(s->status[l], sizeof s->status[l], "%s", fld[F_STATUS]);
-            continue;
-        }
-        put_value(s, p, l, k, v, fld, nf);
+/* why length l of series s was not computed */
+static void put_status(Series *s, int l, const ResultRow *r) { s->status[l] = r->status, s->limit[l] = r->limit; }
+
+/* an integer cell, 0 when empty (as files before the typed reader were read) */
+static long cell_or_0(long long v) { return v == RES_NONE ? 0 : (long)v; }
+
+/* one row of run (scheme si, seed k) into the aggregate */
+static void take_row(const Compare *c, Agg *a, GenAgg *g, int si, int k, const ResultRow *r) {
+    if (strcmp(r->kind, "gate") == 0) { /* --task: exact match inside the trained lengths */
+        if (!isnan(r->value)) a->gate_sum[si][k] += r->value;
+        a->gate_rows[si][k]++; /* a refused gate length counts as not learned */
+        return;
     }
+    if (report_gen_row(g, c, si, r)) return; /* gen, jump, keyppl: report_gen.c */
+    int l = r->length == RES_NONE ? -1 : report_length_index(c, (int)r->length);
+    if (l < 0) return; /* a length this report does not show */
+    Series *s = series_get(a, si, r->rule, c);
+    if (!s) return;
+    s->accepted = cell_or_0(r->accepted), s->computable = cell_or_0(r->computable);
+    int ok = !isnan(r->value);
+    if (strcmp(r->kind, "bucket") == 0) {
+        long long b = r->bucket;
+        if (c->lens[l] != a->lmax || b < 0 || b >= CMP_BUCKETS || !ok) return;
+        s->bsum[b] += r->value, s->bn[b]++, s->blo[b] = (int)cell_or_0(r->pos_lo), s->bhi[b] = (int)cell_or_0(r->pos_hi);
+        return;
+    }
+    if (strcmp(r->kind, "task") == 0) { /* exact match in slot 0, byte accuracy in 1 */
+        long reach = cell_or_0(r->pos_hi);
+        if (reach > a->reach[l]) a->reach[l] = reach;
+        int t = strcmp(r->protocol, "exact") == 0 ? TASK_EXACT : TASK_BYTES;
+        if (ok) put_value(s, t, l, k, r);
+        else put_status(s, l, r);
+        return;
+    }
+    int p = strcmp(r->kind, "passkey") == 0 ? EVAL_N_PROTOCOLS
+            : strcmp(r->protocol, eval_protocol_names[EVAL_SLIDING]) == 0 ? EVAL_SLIDING
+                                                                          : EVAL_NONOVERLAP;
+    if (p == EVAL_N_PROTOCOLS) a->has_passkey = 1;
+    if (ok) put_value(s, p, l, k, r);
+    else if (p != EVAL_N_PROTOCOLS) put_status(s, l, r);
+}
+
+/* every row of one run's CSV; -1 with "FILE:LINE: ..." on a row that does not read */
+static int read_run(const Compare *c, Agg *a, GenAgg *g, int si, int k, FILE *f, const char *csv) {
+    ResultReader rd;
+    if (results_reader_open(&rd, f, csv) != 0) {
+        results_reader_close(&rd);
+        return -1;
+    }
+    ResultRow r;
+    int got;
+    while ((got = results_reader_next(&rd, &r)) == 1) take_row(c, a, g, si, k, &r);
+    results_reader_close(&rd);
+    return got;
 }
 
 int report_counts(const Agg *a, const Series *s, int p, int l, int k) {
@@ -169,7 +146,8 @@ static void cell(const Compare *c, const Agg *a, const Series *s, int p, int l, 
         return;
     }
     if (!n_of(a, s, p, l)) {
-        snprintf(buf, n, "%s", s->status[l][0] && p != EVAL_N_PROTOCOLS ? s->status[l] : "—");
+        if (s->status[l] != RES_OK && p != EVAL_N_PROTOCOLS) result_status_str(s->status[l], s->limit[l], buf, n);
+        else snprintf(buf, n, "—");
         return;
     }
     double m = report_mean(a, s, p, l);
@@ -341,26 +319,29 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
 }
 
 /* one CSV into the aggregate, or its run name into the missing list; slot: 0 a run, 1 + kind a fine-tune */
-static void read_csv(const Compare *c, Agg *a, int s, int k, const char *csv, int slot) {
+static int read_csv(const Compare *c, Agg *a, GenAgg *g, int s, int k, const char *csv, int slot) {
     a->n_expected[slot]++;
     FILE *f = fopen(csv, "r");
     if (!f) {
         const char *name = strrchr(csv, '/') ? strrchr(csv, '/') + 1 : csv;
         size_t n = strlen(a->missing);
         snprintf(a->missing + n, sizeof a->missing - n, "%s%.*s", n ? ", " : "", (int)strlen(name) - 4, name);
-        return;
+        return 0;
     }
-    read_run(c, a, s, k, f);
+    int rc = read_run(c, a, g, s, k, f, csv);
     fclose(f);
+    if (rc != 0) return -1;
     a->n_found[slot]++;
     if (slot == 0) a->gate[s][k] = RUN_UNGATED; /* found; report_gates judges it */
     report_read_curve(c, csv, &a->curve[s][k][slot]);
+    return 0;
 }
 
-/* every run's CSV (and fine-tunes') into series, in a fixed row order: scheme, its rules, its fine-tunes */
-void compare_aggregate(const Compare *c, Agg *a) {
+/* every run's CSV (and fine-tunes') into series (the gen, jump and keyppl rows into g), in a fixed
+ * row order: scheme, its rules, its fine-tunes; -1 with the message of a CSV that does not read */
+int compare_aggregate(const Compare *c, Agg *a, GenAgg *g) {
     memset(a, 0, sizeof *a);
-    report_gen_reset();
+    memset(g, 0, sizeof *g);
     for (int l = 0; l < c->n_lengths; l++) a->lmax = c->lens[l] > a->lmax ? c->lens[l] : a->lmax;
     for (int s = 0; s < c->n_schemes; s++) {
         for (int r = 0; r <= c->n_rules; r++)
@@ -370,15 +351,16 @@ void compare_aggregate(const Compare *c, Agg *a) {
         for (int k = 0; k < c->n_seeds; k++) {
             char csv[1200];
             compare_run_path(c, s, k, ".csv", csv, sizeof csv);
-            read_csv(c, a, s, k, csv, 0);
+            if (read_csv(c, a, g, s, k, csv, 0) != 0) return -1;
             for (int kind = 0; kind < FT_KINDS; kind++) {
                 if (!compare_finetunes_with(c, s, kind)) continue;
                 compare_finetune_path(c, kind, s, k, ".csv", csv, sizeof csv);
-                read_csv(c, a, s, k, csv, 1 + kind);
+                if (read_csv(c, a, g, s, k, csv, 1 + kind) != 0) return -1;
             }
         }
     }
     report_gates(c, a);
+    return 0;
 }
 
 static void write_config(FILE *f, const Compare *c, const Agg *a) {
@@ -472,8 +454,9 @@ static void write_task_results(FILE *f, const Compare *c, const Agg *a, int plot
 }
 
 int compare_report(const Compare *c) {
-    static Agg a;
-    compare_aggregate(c, &a);
+    static Agg a; /* large: not on the stack */
+    static GenAgg g;
+    if (compare_aggregate(c, &a, &g) != 0) return -1;
     char dir[1200], path[1300];
     snprintf(dir, sizeof dir, "%s/plots", c->out);
     mkdir(dir, 0755);
@@ -512,7 +495,7 @@ int compare_report(const Compare *c) {
         table(f, c, &a, EVAL_N_PROTOCOLS);
     }
     write_reliable_lengths(f, c, &a);
-    report_gen_write(f, c);
+    report_gen_write(f, c, &g);
     fprintf(f, "\n## Plots\n\n");
     if (plotted)
         fprintf(f, "![loss vs length](plots/loss_vs_length.png)\n\n![loss by position](plots/loss_by_position.png)\n\n"
@@ -540,14 +523,15 @@ int compare_report(const Compare *c) {
 static void text_cell(const Compare *c, const Agg *a, const Series *s, int l, char *buf, size_t n) {
     if (c->task && n_of(a, s, TASK_EXACT, l)) snprintf(buf, n, "%.1f%%", 100 * report_mean(a, s, TASK_EXACT, l));
     else if (n_of(a, s, EVAL_NONOVERLAP, l)) snprintf(buf, n, "%.3f", report_mean(a, s, EVAL_NONOVERLAP, l));
-    else if (strstr(s->status[l], "table")) snprintf(buf, n, "past table");
-    else if (s->status[l][0]) snprintf(buf, n, "past limit");
+    else if (s->status[l] == RES_PAST_TABLE || s->status[l] == RES_PAST_THE_TABLE) snprintf(buf, n, "past table");
+    else if (s->status[l] != RES_OK) snprintf(buf, n, "past limit");
     else snprintf(buf, n, "-");
 }
 
-void compare_print_table(const Compare *c, FILE *out) {
+int compare_print_table(const Compare *c, FILE *out) {
     static Agg a;
-    compare_aggregate(c, &a);
+    static GenAgg g;
+    if (compare_aggregate(c, &a, &g) != 0) return -1;
     int width = 6;
     for (int i = 0; i < a.n_series; i++) width = (int)strlen(a.s[i].label) > width ? (int)strlen(a.s[i].label) : width;
     fprintf(out, "\n%-*s", width, "scheme");
@@ -572,10 +556,11 @@ void compare_print_table(const Compare *c, FILE *out) {
         if (c->n_seeds > 1) fprintf(out, ", mean over %d seeds", c->n_seeds);
         fprintf(out, "; *: examples reach past L = %d positions)\n", c->base.seq_len);
         report_verdict_print(out, c, &a);
-        return;
+        return 0;
     }
     fprintf(out, "(held-out loss in nats/token, non-overlapping windows, position ids from 0 in each window");
     if (c->n_seeds > 1) fprintf(out, ", mean over %d seeds", c->n_seeds);
     fprintf(out, "; lower is better; 5.55 = uniform)\n");
     report_verdict_print(out, c, &a);
+    return 0;
 }

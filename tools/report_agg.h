@@ -20,7 +20,8 @@ typedef struct {
     double val[REPORT_METRICS][CMP_MAX_LENGTHS][CMP_MAX_SEEDS];
     double ci_lo[REPORT_METRICS][CMP_MAX_LENGTHS][CMP_MAX_SEEDS], ci_hi[REPORT_METRICS][CMP_MAX_LENGTHS][CMP_MAX_SEEDS];
     unsigned char has[REPORT_METRICS][CMP_MAX_LENGTHS][CMP_MAX_SEEDS];
-    char status[CMP_MAX_LENGTHS][64]; /* why a length was not computed ("" if it was) */
+    ResStatus status[CMP_MAX_LENGTHS]; /* why a length was not computed (RES_OK if it was) */
+    long limit[CMP_MAX_LENGTHS];        /* ... and where, for the RES_PAST_* */
     long accepted, computable;
     double bsum[CMP_BUCKETS]; /* loss by position at the largest length, summed over seeds */
     int bn[CMP_BUCKETS], blo[CMP_BUCKETS], bhi[CMP_BUCKETS];
@@ -57,8 +58,5 @@ int report_values(const Agg *a, const Series *s, int p, int l, double *v, int *s
 /* their mean (NAN: none) and sample std (0 for one) */
 double report_mean(const Agg *a, const Series *s, int p, int l);
 double report_std(const Agg *a, const Series *s, int p, int l);
-
-/* every finished run's CSV (and fine-tunes') of c into a (zeroed first), gates judged (report.c) */
-void compare_aggregate(const Compare *c, Agg *a);
 
 #endif

@@ -6,19 +6,43 @@
 
 #include <stdio.h>
 
+#include "../infer/genmetrics.h"
+#include "../io/results.h"
 #include "compare_plan.h"
 
-/* one CSV row's fields */
-typedef struct {
-    const char *kind, *rule, *protocol, *loss;
-    int length, bucket, lo, hi;
-} GenCsvRow;
+enum { GEN_MAX_SERIES = CMP_MAX_SCHEMES * (2 + CMP_MAX_RULES), GEN_METRICS_N = 3 };
+/* the held-out text's rows come once per run and rule of the first scheme */
+enum { GEN_DATA_MAX = CMP_MAX_SEEDS * (2 + CMP_MAX_RULES + FT_KINDS) };
 
-/* clears the aggregate (before reading the runs) */
-void report_gen_reset(void);
-/* 1 if the row is a gen, jump or keyppl row (then taken in, for scheme index s), else 0 */
-int report_gen_row(const Compare *c, int s, const GenCsvRow *r);
+/* one figure over the seeds: its values, summarised by stats_summary when written */
+typedef struct {
+    double v[CMP_MAX_SEEDS];
+    int n;
+} GenStat;
+
+typedef struct {
+    int scheme;
+    char rule[64];
+    GenStat gen[GEN_METRICS_N][GEN_MAX_BUCKETS];
+    GenStat jump, share;
+    GenStat key[2][CMP_MAX_LENGTHS]; /* key tokens, all tokens */
+} GenSeries;
+
+/* the figures of every run's gen, jump and keyppl rows */
+typedef struct {
+    struct {
+        double v[GEN_DATA_MAX];
+        int n;
+    } data[2][GEN_MAX_BUCKETS]; /* the held-out text's rep4, distinct4 (the first scheme's runs) */
+    int n;
+    int has_gen, has_jump, has_key;
+    int lo[GEN_MAX_BUCKETS], hi[GEN_MAX_BUCKETS], n_buckets;
+    GenSeries s[GEN_MAX_SERIES];
+} GenAgg;
+
+/* 1 if the row is a gen, jump or keyppl row (then taken into g, for scheme index s), else 0 */
+int report_gen_row(GenAgg *g, const Compare *c, int s, const ResultRow *r);
 /* the sections, or nothing when no run had such rows */
-void report_gen_write(FILE *f, const Compare *c);
+void report_gen_write(FILE *f, const Compare *c, const GenAgg *g);
 
 #endif

@@ -10,6 +10,7 @@
 #include "../core/stats.h"
 #include "../core/strbuf.h"
 #include "../data/task.h"
+#include "../io/results.h"
 #include "../train/curve.h"
 #include "gnuplot.h"
 #include "verdict.h"
@@ -27,19 +28,15 @@ void report_read_curve(const Compare *c, const char *csv, RunCurve *rc) {
     static long step[MAX_POINTS];
     static double val[MAX_POINTS];
     int n = 0;
-    char line[512];
-    if (!fgets(line, sizeof line, f)) n = 0; /* header */
-    while (n < MAX_POINTS && fgets(line, sizeof line, f)) {
-        char *fld[5], *p = line;
-        int k = 0;
-        for (; k < 5 && p; k++) {
-            fld[k] = p;
-            p = strchr(p, ',');
-            if (p) *p++ = 0;
-        }
-        if (k < 5 || !fld[4][0] || fld[4][0] == '\n') continue; /* no validation at this row */
-        step[n] = atol(fld[0]), val[n] = atof(fld[4]), n++;
+    ResultReader rd;
+    ResultRow row;
+    if (results_reader_open(&rd, f, path) == 0) {
+        /* a damaged curve ends the reading: the rows before it still judge convergence */
+        while (n < MAX_POINTS && results_reader_next(&rd, &row) == 1)
+            if (row.step != RES_NONE && !isnan(row.value2)) step[n] = (long)row.step, val[n] = row.value2, n++;
+        results_reader_close(&rd);
     }
+    pelab_errmsg[0] = 0;
     fclose(f);
     if (n < 2) return;
     rc->step_end = step[n - 1], rc->v_end = val[n - 1];
@@ -125,12 +122,14 @@ static void pairs_csv(FILE *f, const Compare *c, const Metric *m, int l, const V
             if (v->order[i] == p->a) ra = v->rank[i];
             if (v->order[i] == p->b) rb = v->rank[i];
         }
-        fprintf(f, "%s,%d,", c->task ? (m->p == TASK_EXACT ? "exact" : "bytes") : m->p == EVAL_N_PROTOCOLS ? "passkey"
-                                                                                 : eval_protocol_names[m->p],
-                c->lens[l]);
-        fprintf(f, "\"%s\",\"%s\",%s,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%d\n", vs[p->a].label, vs[p->b].label,
-                p->paired ? "paired-t" : "welch", p->na, p->nb, v->mean[p->a], v->mean[p->b], p->t.diff, p->t.ci_lo,
-                p->t.ci_hi, p->t.p, p->p_holm, ra, rb);
+        ResultRow w = result_row();
+        w.protocol = c->task ? (m->p == TASK_EXACT ? "exact" : "bytes")
+                   : m->p == EVAL_N_PROTOCOLS ? "passkey" : eval_protocol_names[m->p];
+        w.length = c->lens[l], w.scheme = vs[p->a].label, w.scheme_b = vs[p->b].label;
+        w.test = p->paired ? "paired-t" : "welch", w.n = p->na, w.n_b = p->nb;
+        w.value = v->mean[p->a], w.value2 = v->mean[p->b], w.diff = p->t.diff;
+        w.ci_lo = p->t.ci_lo, w.ci_hi = p->t.ci_hi, w.p = p->t.p, w.p_holm = p->p_holm, w.rank = ra, w.rank_b = rb;
+        results_csv_row(f, &RES_VERDICT_CSV, &w);
     }
 }
 
@@ -271,7 +270,7 @@ int report_verdict_write(FILE *f, const Compare *c, const Agg *a) {
     snprintf(path, sizeof path, "%s/verdicts.csv", c->out);
     FILE *csv = fopen(path, "w");
     if (!csv) return pelab_fail("cannot open %s: %s", path, strerror(errno));
-    fprintf(csv, "metric,length,a,b,test,n_a,n_b,mean_a,mean_b,diff,ci_lo,ci_hi,p,p_holm,rank_a,rank_b\n");
+    results_csv_header(csv, &RES_VERDICT_CSV);
     int most = 0;
     for (int s = 0; s < c->n_schemes; s++) {
         int n = 0;

@@ -15,10 +15,11 @@
 #include "../core/strbuf.h"
 #include "../core/sys.h"
 #include "../io/claims.h"
-#include "../io/fields.h"
+#include "../io/results.h"
 #include "args.h"
 #include "commands.h"
 #include "compare.h"
+#include "report.h"
 #include "report_agg.h"
 #include "suite_claims.h"
 #include "suite_plan.h"
@@ -178,11 +179,11 @@ static void write_claims(FILE *f, const char *dir, const ClaimList *cl, const Su
         }
         fprintf(f, "| %s | %s | %s | %s | **%s** | %s |\n", c->id, c->paper, c->statement, test, claim_outcome_names[o],
                 sb_str(&why));
-        csv_field(csv, c->id, ','), csv_field(csv, c->paper, ','), csv_field(csv, c->protocol, ',');
+        results_csv_field(csv, c->id, ','), results_csv_field(csv, c->paper, ','), results_csv_field(csv, c->protocol, ',');
         if (c->untestable[0]) fprintf(csv, "-,");
         else fprintf(csv, "%g%s,", c->at, c->at_is_mult ? "L" : "");
-        csv_field(csv, c->a, ','), csv_field(csv, rel, ','), csv_field(csv, claim_outcome_names[o], ',');
-        csv_field(csv, sb_str(&why), '\n');
+        results_csv_field(csv, c->a, ','), results_csv_field(csv, rel, ','), results_csv_field(csv, claim_outcome_names[o], ',');
+        results_csv_field(csv, sb_str(&why), '\n');
         sb_free(&why);
     }
     if (fclose(csv) != 0) pelab_die("suite: cannot write %s: %s", path, strerror(errno));
@@ -349,7 +350,9 @@ int cmd_suite(int argc, char **argv) {
             continue;
         }
         res[i].seconds = collect ? 0 : now_seconds() - t0;
-        compare_aggregate(c, a);
+        GenAgg *g = calloc(1, sizeof *g);
+        if (!g || compare_aggregate(c, a, g) != 0) pelab_die("suite: %s: %s", res[i].p->name, g ? pelab_errmsg : "out of memory");
+        free(g); /* the matrix and the claims read the loss and task figures only */
         res[i].c = c, res[i].a = a, any = c;
     }
     sb_free(&words);

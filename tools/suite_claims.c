@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../core/stats.h"
+#include "../io/results.h"
 #include "report_verdict.h"
 #include "verdict.h"
 
@@ -27,8 +28,9 @@ static void figure(const Compare *c, const Agg *a, const Metric *m, int i, int l
     const Series *s = &a->s[i];
     int n = report_values(a, s, m->p, l, NULL, NULL);
     if (n == 0) {
-        sb_printf(out, "%s at %d: no value%s%s%s", s->label, c->lens[l], s->status[l][0] ? " (" : " (no run passed the gate",
-                  s->status[l], ")");
+        char why[96] = "no run passed the gate";
+        if (s->status[l] != RES_OK) result_status_str(s->status[l], s->limit[l], why, sizeof why);
+        sb_printf(out, "%s at %d: no value (%s)", s->label, c->lens[l], why);
         return;
     }
     sb_printf(out, "%s at %d: %.4g ± %.2g %s (%d seed%s)", s->label, c->lens[l], report_mean(a, s, m->p, l) * m->scale,

@@ -9,7 +9,7 @@
 #include "../core/files.h"
 #include "../data/task.h"
 #include "../infer/task_eval.h"
-#include "../io/fields.h"
+#include "../io/results.h"
 #include "args.h"
 #include "commands.h"
 #include "gnuplot.h"
@@ -103,17 +103,27 @@ typedef struct {
 static double exact_of(const TaskScore *s) { return s->n ? (double)s->exact / s->n : NAN; }
 static double bytes_of(const TaskScore *s) { return s->answer_bytes ? (double)s->correct_bytes / s->answer_bytes : NAN; }
 
+/* one (depth, length) cell as a results row */
+static ResultRow cell_row(const TaskRun *r, int d, int i) {
+    const TaskScore *s = &r->cell[d][i];
+    ResultRow w = result_row();
+    w.task = r->task, w.train_len = r->train_len, w.length = s->len, w.pos_hi = s->max_positions, w.n = s->n;
+    w.past_train_len = s->max_positions > r->train_len;
+    if (r->has_depth) w.depth = r->depth[d];
+    w.exact = s->exact, w.answer_bytes = s->answer_bytes, w.correct_bytes = s->correct_bytes;
+    w.value = exact_of(s), w.ci_lo = s->exact_ci[0], w.ci_hi = s->exact_ci[1];
+    w.value2 = bytes_of(s), w.ci2_lo = s->bytes_ci[0], w.ci2_hi = s->bytes_ci[1];
+    return w;
+}
+
 static void write_csv(const TaskRun *r, const char *path) {
     FILE *f = fopen(path, "w");
     if (!f) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
-    fprintf(f, "task,depth,length,positions,n,exact_match,byte_accuracy,exact_ci_lo,exact_ci_hi,bytes_ci_lo,bytes_ci_hi\n");
+    results_csv_header(f, &RES_TASK_CSV);
     for (int d = 0; d < r->n_depth; d++)
         for (int i = 0; i < r->n_len; i++) {
-            const TaskScore *s = &r->cell[d][i];
-            csv_field(f, r->task, ',');
-            if (r->has_depth) fprintf(f, "%.2f", r->depth[d]);
-            fprintf(f, ",%d,%ld,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", s->len, s->max_positions, s->n, exact_of(s), bytes_of(s),
-                    s->exact_ci[0], s->exact_ci[1], s->bytes_ci[0], s->bytes_ci[1]);
+            ResultRow w = cell_row(r, d, i);
+            results_csv_row(f, &RES_TASK_CSV, &w);
         }
     if (fclose(f) != 0) pelab_die("%s: write failed: %s", path, strerror(errno));
 }
@@ -126,18 +136,11 @@ static void write_json(const TaskRun *r, const char *path) {
     json_field(f, ",\n  ", "task", r->task);
     fprintf(f, ",\n  \"seed\": %llu,\n  \"examples_per_cell\": %d,\n  \"train_len\": %d,\n  \"cells\": [", r->seed, r->n,
             r->train_len);
-    for (int d = 0, first = 1; d < r->n_depth; d++)
-        for (int i = 0; i < r->n_len; i++, first = 0) {
-            const TaskScore *s = &r->cell[d][i];
-            fprintf(f, "%s\n    {\"depth\": ", first ? "" : ",");
-            if (r->has_depth) fprintf(f, "%.4f", r->depth[d]);
-            else fputs("null", f);
-            fprintf(f, ", \"length\": %d, \"positions\": %ld, \"past_train_len\": %s, \"n\": %d, \"exact\": %d, "
-                       "\"exact_match\": %.6f, \"answer_bytes\": %ld, \"correct_bytes\": %ld, \"byte_accuracy\": %.6f, "
-                       "\"exact_ci95\": [%.6f, %.6f], \"bytes_ci95\": [%.6f, %.6f]}",
-                    s->len, s->max_positions, s->max_positions > r->train_len ? "true" : "false", s->n, s->exact,
-                    exact_of(s), s->answer_bytes, s->correct_bytes, bytes_of(s), s->exact_ci[0], s->exact_ci[1],
-                    s->bytes_ci[0], s->bytes_ci[1]);
+    int first = 1;
+    for (int d = 0; d < r->n_depth; d++)
+        for (int i = 0; i < r->n_len; i++) {
+            ResultRow w = cell_row(r, d, i);
+            results_json_row(f, &RES_TASK_JSON, &w, &first);
         }
     fprintf(f, "\n  ]\n}\n");
     if (fclose(f) != 0) pelab_die("%s: write failed: %s", path, strerror(errno));

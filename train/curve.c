@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../io/results.h"
 
 void curve_path(const char *ckpt, char *buf, size_t n) {
     const char *slash = strrchr(ckpt, '/'), *dot = strrchr(ckpt, '.');
@@ -33,7 +34,7 @@ int curve_open(LossCurve *c, const char *ckpt, long resume_step) {
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (!f) return pelab_fail("cannot open %s: %s", tmp, strerror(errno));
-    fprintf(f, "%s\n", CURVE_CSV_COLUMNS);
+    results_csv_header(f, &RES_CURVE_CSV);
     FILE *old = resume_step > 0 ? fopen(path, "r") : NULL;
     if (old) {
         copy_rows_upto(old, f, resume_step);
@@ -52,11 +53,10 @@ void curve_add_loss(LossCurve *c, float loss) { c->loss_sum += loss, c->loss_n++
 
 int curve_row(LossCurve *c, long step, long tokens, float lr, float val_loss) {
     if (!c->f) return 0;
-    fprintf(c->f, "%ld,%ld,%.6g,", step, tokens, lr);
-    if (c->loss_n) fprintf(c->f, "%.6f", c->loss_sum / c->loss_n);
-    fputc(',', c->f);
-    if (!isnan(val_loss)) fprintf(c->f, "%.6f", val_loss);
-    fputc('\n', c->f);
+    ResultRow w = result_row();
+    w.step = step, w.tokens = tokens, w.lr = lr, w.value2 = val_loss;
+    if (c->loss_n) w.value = c->loss_sum / c->loss_n;
+    results_csv_row(c->f, &RES_CURVE_CSV, &w);
     c->loss_sum = 0, c->loss_n = 0;
     if (fflush(c->f) != 0 || ferror(c->f)) return pelab_fail("cannot write the loss curve: %s", strerror(errno));
     return 0;

@@ -15,7 +15,7 @@ if [ ! -x "$PELAB" ]; then
 fi
 
 rm -rf "$OUT"
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index claims; do mkdir -p "$OUT/$h"; done
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims; do mkdir -p "$OUT/$h"; done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pelab-corpus.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
@@ -180,6 +180,32 @@ printf '{"metadata": {"total_size": 8}, "weight_map": {"a.weight": "model-00001-
 printf '{"weight_map": {"x": "../escape.safetensors"}}' >"$OUT/hf_index/escape.json"
 printf '{"weight_map": {"x": "a.safetensors", "y": "a.safetensors", "z": ".."}}' >"$OUT/hf_index/dots.json"
 
+# --- results files: byte 0 picks the form and layout (0 compare CSV, 2 eval CSV, 4 task CSV, 6 passkey
+# CSV, 1 eval JSON, 3 task JSON), then the file: pelab eval's own, and hand-made rows of every kind ---
+"$PELAB" eval "$WORK/rope.st" --data "$WORK/stories.txt" --max-tokens 300 --mult 0.5,1 --buckets 2 --keyppl-tokens 100 \
+    --gen-tokens 24 --key-gain 0 --csv "$WORK/eval.csv" --json "$WORK/eval.json" --threads 1 >/dev/null 2>&1
+{ printf '\002'; cat "$WORK/eval.csv"; } >"$OUT/results/eval-csv"
+{ printf '\001'; cat "$WORK/eval.json"; } >"$OUT/results/eval-json"
+"$PELAB" passkey "$WORK/rope.st" --lengths 16,48 --depths 10,90 --trials 1 --csv "$WORK/pk.csv" --threads 1 >/dev/null 2>&1
+{ printf '\006'; cat "$WORK/pk.csv"; } >"$OUT/results/passkey-csv"
+printf '\000kind,scheme,seed,rule,train_len,length,protocol,loss,status,bucket,pos_lo,pos_hi,n,accepted,computable,ci_lo,ci_hi
+length,"rope:base=500,layout=half",1,none,16,32,nonoverlap,3.512345,ok,,,,999,-1,-1,3.5,3.52
+length,learned,1,pi:2,16,64,sliding,,n/a (past table of 16),,,,0,16,-1,,
+bucket,rope,1,none,16,32,nonoverlap,3.6,ok,3,6,7,124,-1,-1,,
+passkey,rope,1,none,16,64,passkey,0.3333,ok,,,,30,-1,-1,0.166667,0.5
+task,rope,2,none,16,40,exact,,n/a (longer than rand_pos 64),,,88,0,-1,-1,,
+gate,rope,2,none,16,4,exact,0.900000,ok,,,12,100,-1,-1,0.8,1
+gen,rope,1,none,16,128,rep4_data,0.125,ok,0,0,15,108,-1,-1,,
+keyppl,rope,1,none,16,16,key,,n/a (no key tokens),,,,0,-1,-1,,
+' >"$OUT/results/compare-csv"
+printf '\000kind,scheme,seed,rule,train_len,length,protocol,loss,status,bucket,pos_lo,pos_hi,n,accepted,computable
+length,rope,1,none,16,32,nonoverlap,3.5,ok,,,,1000,-1,-1
+' >"$OUT/results/compare-old"
+printf '\004task,depth,length,positions,n,exact_match,byte_accuracy,exact_ci_lo,exact_ci_hi,bytes_ci_lo,bytes_ci_hi
+"passkey:len=64-128,depth=0-1",0.50,96,96,2,0.500000,0.750000,0.000000,1.000000,0.5,1
+' >"$OUT/results/task-csv"
+printf '\003{"command": "task eval", "cells": [\n    {"depth": null, "length": 4, "positions": 16, "past_train_len": false, "n": 5, "exact": 1, "exact_match": 0.200000, "answer_bytes": 20, "correct_bytes": 9, "byte_accuracy": 0.450000, "exact_ci95": [0.000000, 0.600000], "bytes_ci95": [null, 0.7]}\n  ]}\n' >"$OUT/results/task-json"
+
 # --- real data from ../shared/data, when present ---
 # claims: the suite's own file, and small ones that stop at each field's check
 cp docs/claims.txt "$OUT/claims/claims.txt"
@@ -219,6 +245,6 @@ else
     echo "make_corpus: $SHARED not found: seeds from ./pelab only (no stories260K, tinyshakespeare, tinystories)"
 fi
 
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index claims; do
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims; do
     printf 'make_corpus: %-18s %3d seeds, %7d bytes\n' "$h" "$(ls "$OUT/$h" | wc -l)" "$(cat "$OUT/$h"/* | wc -c)"
 done
