@@ -25,6 +25,7 @@ static const Command commands[] = {
     {"show", cmd_show, "pictures of the schemes: similarity, decay, wavelength, bias, attention (gnuplot)"},
     {"longrope-search", cmd_longrope_search, "LongRoPE factors for a rotary checkpoint at a longer length"},
     {"compare", cmd_compare, "train every scheme x seed, evaluate past L, write report.md + plots"},
+    {"suite", cmd_suite, "the standard suite: every protocol on the schemes, one report, the published claims' verdicts"},
     {"bench", cmd_bench, "training and sampling speed on fixed configurations"},
     {"inspect", cmd_inspect, "a Hugging Face config.json: position encoding, wavelengths, the pelab spec"},
     {"import", cmd_import, "a llama2.c model + tokenizer.bin, or an HF Llama directory -> a pelab checkpoint"},

@@ -247,6 +247,11 @@ static void cell(FILE *f, const ResColumn *c, const ResultRow *r, int json) {
     }
 }
 
+void results_csv_field(FILE *f, const char *s, char end) {
+    csv_text(f, s);
+    fputc(end, f);
+}
+
 void results_csv_header(FILE *f, const ResLayout *l) {
     for (int i = 0; i < l->n; i++) fprintf(f, "%s%c", l->col[i].name, i + 1 < l->n ? ',' : '\n');
 }

@@ -104,6 +104,9 @@ extern const ResLayout RES_CURVE_CSV;                 /* a training run's NAME.c
 
 /* the header line; one row as a CSV line */
 void results_csv_header(FILE *f, const ResLayout *l);
+/* one CSV text cell, quoted when it needs it, then end (',' or '\n'): for files that are not results
+ * rows (the suite's claims.csv) */
+void results_csv_field(FILE *f, const char *s, char end);
 void results_csv_row(FILE *f, const ResLayout *l, const ResultRow *r);
 /* one row as a JSON object in an array: ",\n    {...}" (first: without the comma) */
 void results_json_row(FILE *f, const ResLayout *l, const ResultRow *r, int *first);

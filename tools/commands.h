@@ -18,6 +18,7 @@ int cmd_import(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_suite(int argc, char **argv);
 int cmd_task(int argc, char **argv);
 int cmd_longrope_search(int argc, char **argv);
 int cmd_show(int argc, char **argv);

@@ -450,9 +450,10 @@ static void setup_rules(Compare *c, const char *rules, double smax) {
     }
 }
 
-int cmd_compare(int argc, char **argv) {
-    static Compare c; /* large: not on the stack */
-    TrainConfig *b = &c.base;
+int compare_main(int argc, char **argv, Compare *c) {
+    sb_free(&c->cmdline);
+    memset(c, 0, sizeof *c);
+    TrainConfig *b = &c->base;
     train_config_defaults(b);
     b->eval_every = 0, b->ckpt_every = 0, b->quiet = 1;
     char all_schemes[512];
@@ -462,57 +463,57 @@ int cmd_compare(int argc, char **argv) {
     int collect = 0, unaligned = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes;
     /* the defaults by identity: with --task, a --mult or --data given is refused, not ignored */
     static const char default_mult[] = "0.5,1,2,4,8,16", default_data[] = "synth:stories";
-    c.name = "compare", c.data = default_data, c.mult = default_mult, c.eval_tokens = 32768;
-    c.finetune_steps = -1, c.finetune_scale = -1, c.task_n = 100;
-    compare_gen_defaults(&c);
-    compare_verdict_defaults(&c);
+    c->name = "compare", c->data = default_data, c->mult = default_mult, c->eval_tokens = 32768;
+    c->finetune_steps = -1, c->finetune_scale = -1, c->task_n = 100;
+    compare_gen_defaults(c);
+    compare_verdict_defaults(c);
     const OptSpec opts[] = {
         {"--schemes", OPT_STR, &schemes, 0, 0, "comma-separated position schemes (default: every registered scheme)"},
-        {"--data", OPT_STR, &c.data, 0, 0, "text file or synth:NAME (the held-out tail is the evaluation text)"},
+        {"--data", OPT_STR, &c->data, 0, 0, "text file or synth:NAME (the held-out tail is the evaluation text)"},
         {"--train-len", OPT_INT, &b->seq_len, 2, 1 << 16, "training length L"},
         {"--steps", OPT_INT, &steps, 1, 1 << 30, "training steps per run"},
         {"--seeds", OPT_STR, &seeds, 0, 0, "N: seeds 1..N (default 5); or a list A,B,C or a range A-B (init, batches, "
                                            "synthetic corpus); a finished compare rerun with more seeds trains only "
                                            "the new ones"},
-        {"--gate", OPT_FLOAT, &c.gate, 0, 1, "with --task: a run learned the task when its exact match inside the "
+        {"--gate", OPT_FLOAT, &c->gate, 0, 1, "with --task: a run learned the task when its exact match inside the "
                                              "trained lengths is at least this; runs below are left out of means and "
                                              "verdicts"},
-        {"--gate-loss", OPT_FLOAT, &c.gate_loss, 0, 1e6, "language modelling: a run whose loss at L is above this "
+        {"--gate-loss", OPT_FLOAT, &c->gate_loss, 0, 1e6, "language modelling: a run whose loss at L is above this "
                                                           "failed the gate (0: no bound)"},
-        {"--gate-rel", OPT_FLOAT, &c.gate_rel, 0, 100, "language modelling: ... or above (1 + this) x the median of its "
+        {"--gate-rel", OPT_FLOAT, &c->gate_rel, 0, 100, "language modelling: ... or above (1 + this) x the median of its "
                                                        "scheme's other seeds (needs 2 others)"},
-        {"--converge-frac", OPT_FLOAT, &c.converge_frac, 0, 1, "flag a run still improving: validation loss fell by "
+        {"--converge-frac", OPT_FLOAT, &c->converge_frac, 0, 1, "flag a run still improving: validation loss fell by "
                                                                "more than this fraction over its last 20% of steps"},
-        {"--converge-abs", OPT_FLOAT, &c.converge_abs, 0, 100, "... and by more than this many nats (a loss near 0 "
+        {"--converge-abs", OPT_FLOAT, &c->converge_abs, 0, 100, "... and by more than this many nats (a loss near 0 "
                                                                "falls by large fractions of almost nothing)"},
-        {"--alpha", OPT_FLOAT, &c.alpha, 1e-6, 0.5, "significance level of the verdicts (Holm-adjusted)"},
-        {"--out", OPT_OUT_DIR, &c.out, 0, 0, "output directory (runs/, plots/, report.md)"},
-        {"--mult", OPT_STR, &c.mult, 0, 0, "evaluation lengths as multiples of L"},
+        {"--alpha", OPT_FLOAT, &c->alpha, 1e-6, 0.5, "significance level of the verdicts (Holm-adjusted)"},
+        {"--out", OPT_OUT_DIR, &c->out, 0, 0, "output directory (runs/, plots/, report.md)"},
+        {"--mult", OPT_STR, &c->mult, 0, 0, "evaluation lengths as multiples of L"},
         {"--rules", OPT_STR, &rules, 0, 0, "post-hoc scaling rules for the schemes that take them (default pi:S,ntk:S,yarn:S,dynamic-ntk, "
                                            "S = largest mult, and pi:F for the fine-tune; none: no rules; "
                                            "longrope:PATH with no ',' in PATH; extension methods selfextend:G:W, "
                                            "rerope:W, leaky-rerope:W:K for the rotary schemes, stream:S:W for all "
                                            "but learned and sinusoidal)"},
-        {"--finetune-steps", OPT_INT, &c.finetune_steps, -1, 1 << 30, "PI fine-tune of each run that takes rules: steps at F x L "
+        {"--finetune-steps", OPT_INT, &c->finetune_steps, -1, 1 << 30, "PI fine-tune of each run that takes rules: steps at F x L "
                                                                        "(-1: 10% of --steps; 0: no fine-tune)"},
-        {"--finetune-scale", OPT_FLOAT, &c.finetune_scale, -1, 1 << 10, "its factor F: pi:F at length F x L (-1: min(4, "
+        {"--finetune-scale", OPT_FLOAT, &c->finetune_scale, -1, 1 << 10, "its factor F: pi:F at length F x L (-1: min(4, "
                                                                          "largest mult); 0: no fine-tune)"},
-        {"--finetune-lr", OPT_FLOAT, &c.finetune_lr, 0, 10, "its peak learning rate (0: --lr / 3)"},
+        {"--finetune-lr", OPT_FLOAT, &c->finetune_lr, 0, 10, "its peak learning rate (0: --lr / 3)"},
         {"--finetune", OPT_STR, &finetune, 0, 0, "fine-tune recipe: pi (pi:F at F x L), pose (pi:F at L, PoSE positions "
                                                  "into [0, F x L), F x the steps: the same tokens) or both"},
-        {"--passkey-frac", OPT_FLOAT, &c.passkey_frac, 0, 0.9, "share of passkey documents in training (> 0: passkey "
+        {"--passkey-frac", OPT_FLOAT, &c->passkey_frac, 0, 0.9, "share of passkey documents in training (> 0: passkey "
                                                                 "accuracy by length too)"},
-        {"--task", OPT_STR, &c.task, 0, 0, "train on task:SPEC (pelab task list) and report greedy-answer accuracy by task "
+        {"--task", OPT_STR, &c->task, 0, 0, "train on task:SPEC (pelab task list) and report greedy-answer accuracy by task "
                                        "length instead of loss (no rules unless --rules, no fine-tune)"},
         {"--task-lens", OPT_STR, &task_lens, 0, 0, "task lengths to score (default: the spec's lo, hi, then 2, 4, 8, 16 x hi)"},
-        {"--task-n", OPT_INT, &c.task_n, 1, 1 << 20, "examples per task length"},
+        {"--task-n", OPT_INT, &c->task_n, 1, 1 << 20, "examples per task length"},
         {"--rand-pos", OPT_INT, &b->rand_pos, 0, 1 << 30, "with --task: randomized positions (Ruoss et al.), sorted "
                                                        "distinct ids from [0, N) in training and in the task evaluation"},
         {"--unaligned", OPT_FLAG, &unaligned, 0, 0, "with --task: training windows cut anywhere in the example stream "
                                                    "(default: each starts at an example, as evaluation prompts do)"},
-        {"--eval-tokens", OPT_INT, &c.eval_tokens, 0, 1 << 30, "held-out tokens evaluated per length (0: all)"},
+        {"--eval-tokens", OPT_INT, &c->eval_tokens, 0, 1 << 30, "held-out tokens evaluated per length (0: all)"},
         {"--synth-bytes", OPT_INT, &synth_bytes, 1000, 1 << 30, "bytes of a synthetic corpus"},
-        COMPARE_GEN_OPTS(&c),
+        COMPARE_GEN_OPTS(c),
         {"--jobs", OPT_OUT_FILE, &jobs, 0, 0, "write one shell command per run (and its fine-tune) to this file instead of "
                                          "running"},
         {"--only", OPT_STR, &only, 0, 0, "run only SCHEME_sSEED (what --jobs commands use); no report"},
@@ -530,7 +531,7 @@ int cmd_compare(int argc, char **argv) {
     };
     args_parse("compare", "--out DIR [--schemes a,b] [--train-len L] [--steps N] [--seeds 1,2,3] [flags]", argc, argv,
                1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
-    if (!c.out) pelab_die("compare: --out DIR is required");
+    if (!c->out) pelab_die("compare: --out DIR is required");
     if (!schemes) { /* "nope, learned, ..." -> "nope,learned,..." */
         char *w = all_schemes;
         for (char *r = all_schemes; *r; r++)
@@ -542,46 +543,51 @@ int cmd_compare(int argc, char **argv) {
     if (precision && precision_parse(precision, &b->precision) != 0) pelab_die("compare: %s", pelab_errmsg);
     /* twenty validations per run: the loss curve the report checks for convergence */
     b->eval_every = steps / 20 > 0 ? steps / 20 : 1, b->log_every = b->eval_every;
-    b->steps = steps, b->synth_bytes = synth_bytes, b->data = c.data, b->passkey_frac = c.passkey_frac;
-    c.finetune_kinds = finetune_kinds(finetune);
+    b->steps = steps, b->synth_bytes = synth_bytes, b->data = c->data, b->passkey_frac = c->passkey_frac;
+    c->finetune_kinds = finetune_kinds(finetune);
 
-    compare_set_schemes(&c, schemes);
-    parse_seeds(&c, seeds);
+    compare_set_schemes(c, schemes);
+    parse_seeds(c, seeds);
     static char task_data[300];
-    if (c.task) { /* task lengths, the task stream as data; rules only when asked, no fine-tune */
-        if (c.mult != default_mult) pelab_die("compare: --mult sets loss lengths; with --task give --task-lens");
-        if (c.data != default_data) pelab_die("compare: --data and --task: the task is the data (give one)");
-        if (c.passkey_frac > 0) pelab_die("compare: --passkey-frac mixes passkey rows into text; with --task use --task passkey");
-        compare_task_setup(&c, task_lens);
-        snprintf(task_data, sizeof task_data, "task:%s", c.task);
-        c.data = b->data = task_data;
+    if (c->task) { /* task lengths, the task stream as data; rules only when asked, no fine-tune */
+        if (c->mult != default_mult) pelab_die("compare: --mult sets loss lengths; with --task give --task-lens");
+        if (c->data != default_data) pelab_die("compare: --data and --task: the task is the data (give one)");
+        if (c->passkey_frac > 0) pelab_die("compare: --passkey-frac mixes passkey rows into text; with --task use --task passkey");
+        compare_task_setup(c, task_lens);
+        snprintf(task_data, sizeof task_data, "task:%s", c->task);
+        c->data = b->data = task_data;
         b->align_examples = !unaligned;
-        c.finetune_steps = 0, c.finetune_scale = 0;
-        setup_finetune(&c, 1);
-        setup_rules(&c, rules ? rules : "none", 1);
+        c->finetune_steps = 0, c->finetune_scale = 0;
+        setup_finetune(c, 1);
+        setup_rules(c, rules ? rules : "none", 1);
     } else {
         if (task_lens) pelab_die("compare: --task-lens needs --task SPEC");
         if (unaligned) pelab_die("compare: --unaligned needs --task SPEC");
         if (b->rand_pos) pelab_die("compare: --rand-pos needs --task SPEC (loss lengths are measured at positions 0..)");
-        c.n_lengths = eval_parse_lengths(NULL, c.mult, b->seq_len, c.lens, CMP_MAX_LENGTHS);
-        if (c.n_lengths < 0) pelab_die("compare: %s", pelab_errmsg);
-        double smax = largest_mult(c.mult);
-        setup_finetune(&c, smax);
-        setup_rules(&c, rules, smax);
+        c->n_lengths = eval_parse_lengths(NULL, c->mult, b->seq_len, c->lens, CMP_MAX_LENGTHS);
+        if (c->n_lengths < 0) pelab_die("compare: %s", pelab_errmsg);
+        double smax = largest_mult(c->mult);
+        setup_finetune(c, smax);
+        setup_rules(c, rules, smax);
     }
-    compare_set_cmdline(&c, argc, argv);
+    compare_set_cmdline(c, argc, argv);
     if (jobs) {
-        make_runs_dir(&c);
-        write_jobs(&c, jobs, argc, argv);
+        make_runs_dir(c);
+        write_jobs(c, jobs, argc, argv);
         return 0;
     }
-    if (collect) make_runs_dir(&c); /* an empty report, if nothing ran yet: the directory may not exist */
+    if (collect) make_runs_dir(c); /* an empty report, if nothing ran yet: the directory may not exist */
     if (!collect) {
-        compare_run_all(&c, only);
+        compare_run_all(c, only);
         if (only) return 0; /* parallel jobs: the report waits for --collect */
     }
-    if (compare_report(&c) != 0) pelab_die("compare: %s", pelab_errmsg);
-    if (compare_print_table(&c, stdout) != 0) pelab_die("compare: %s", pelab_errmsg);
-    printf("compare: report in %s/report.md\n", c.out);
+    if (compare_report(c) != 0) pelab_die("compare: %s", pelab_errmsg);
+    if (compare_print_table(c, stdout) != 0) pelab_die("compare: %s", pelab_errmsg);
+    printf("compare: report in %s/report.md\n", c->out);
     return 0;
+}
+
+int cmd_compare(int argc, char **argv) {
+    static Compare c; /* large: not on the stack */
+    return compare_main(argc, argv, &c);
 }

@@ -15,4 +15,8 @@ void compare_set_finetune(Compare *c);
  * skipping finished ones unless c->fresh. Progress on stderr. */
 void compare_run_all(const Compare *c, const char *only);
 
+/* `pelab compare`'s whole command on c (zeroed first; its cmdline freed): flags, runs, report, as
+ * cmd_compare. c stays filled for a caller that reads the runs back (suite.c). Dies on bad input. */
+int compare_main(int argc, char **argv, Compare *c);
+
 #endif

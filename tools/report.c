@@ -339,7 +339,7 @@ static int read_csv(const Compare *c, Agg *a, GenAgg *g, int s, int k, const cha
 
 /* every run's CSV (and fine-tunes') into series (the gen, jump and keyppl rows into g), in a fixed
  * row order: scheme, its rules, its fine-tunes; -1 with the message of a CSV that does not read */
-static int aggregate(const Compare *c, Agg *a, GenAgg *g) {
+int compare_aggregate(const Compare *c, Agg *a, GenAgg *g) {
     memset(a, 0, sizeof *a);
     memset(g, 0, sizeof *g);
     for (int l = 0; l < c->n_lengths; l++) a->lmax = c->lens[l] > a->lmax ? c->lens[l] : a->lmax;
@@ -456,7 +456,7 @@ static void write_task_results(FILE *f, const Compare *c, const Agg *a, int plot
 int compare_report(const Compare *c) {
     static Agg a; /* large: not on the stack */
     static GenAgg g;
-    if (aggregate(c, &a, &g) != 0) return -1;
+    if (compare_aggregate(c, &a, &g) != 0) return -1;
     char dir[1200], path[1300];
     snprintf(dir, sizeof dir, "%s/plots", c->out);
     mkdir(dir, 0755);
@@ -531,7 +531,7 @@ static void text_cell(const Compare *c, const Agg *a, const Series *s, int l, ch
 int compare_print_table(const Compare *c, FILE *out) {
     static Agg a;
     static GenAgg g;
-    if (aggregate(c, &a, &g) != 0) return -1;
+    if (compare_aggregate(c, &a, &g) != 0) return -1;
     int width = 6;
     for (int i = 0; i < a.n_series; i++) width = (int)strlen(a.s[i].label) > width ? (int)strlen(a.s[i].label) : width;
     fprintf(out, "\n%-*s", width, "scheme");

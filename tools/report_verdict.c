@@ -82,15 +82,7 @@ void report_gates(const Compare *c, Agg *a) {
 
 /* --- the verdict tables --- */
 
-typedef struct {
-    int p;              /* the metric's slot in a Series */
-    const char *name;   /* its heading */
-    const char *unit;   /* "nats" or "points" */
-    double scale;       /* value -> unit */
-    int higher_better;
-} Metric;
-
-static int metrics_of(const Compare *c, const Agg *a, Metric *m) {
+int report_metrics(const Compare *c, const Agg *a, Metric *m) {
     int n = 0;
     if (c->task) {
         m[n++] = (Metric){TASK_EXACT, "exact match (%)", "points", 100, 1};
@@ -103,16 +95,7 @@ static int metrics_of(const Compare *c, const Agg *a, Metric *m) {
     return n;
 }
 
-/* one length's verdict and the per-seed values its series point into */
-typedef struct {
-    double vals[MAX_SERIES][CMP_MAX_SEEDS];
-    int seeds[MAX_SERIES][CMP_MAX_SEEDS];
-    VerdictSeries vs[MAX_SERIES];
-    Verdict v;
-} LengthVerdict;
-
-/* the verdict of metric m at length l over every series, into lv (free lv->v with verdict_free) */
-static void verdict_at(const Agg *a, const Metric *m, int l, double alpha, LengthVerdict *lv) {
+void report_verdict_at(const Agg *a, const Metric *m, int l, double alpha, LengthVerdict *lv) {
     for (int i = 0; i < a->n_series; i++) {
         const Series *s = &a->s[i];
         int n = report_values(a, s, m->p, l, lv->vals[i], lv->seeds[i]);
@@ -154,7 +137,7 @@ static void pairs_csv(FILE *f, const Compare *c, const Metric *m, int l, const V
 static void metric_section(FILE *f, FILE *csv, const Compare *c, const Agg *a, const Metric *m, int primary) {
     static LengthVerdict lv[CMP_MAX_LENGTHS]; /* large: not on the stack */
     for (int l = 0; l < c->n_lengths; l++) {
-        verdict_at(a, m, l, c->alpha, &lv[l]);
+        report_verdict_at(a, m, l, c->alpha, &lv[l]);
         pairs_csv(csv, c, m, l, &lv[l].v, lv[l].vs);
     }
     fprintf(f, "\n### %s%s\n\n| series |", primary ? "" : "Also: ", m->name);
@@ -304,7 +287,7 @@ int report_verdict_write(FILE *f, const Compare *c, const Agg *a) {
                    "difference between one run of each scheme cannot be told from seed-to-seed variation. Rerun with "
                    "`--seeds 5` (runs already done are kept).\n");
     Metric m[4];
-    int n_metrics = metrics_of(c, a, m);
+    int n_metrics = report_metrics(c, a, m);
     for (int i = 0; i < n_metrics; i++) {
         int any = 0; /* a metric no run has (constructed or older CSVs) gets no section */
         for (int j = 0; j < a->n_series && !any; j++)
@@ -319,11 +302,11 @@ int report_verdict_write(FILE *f, const Compare *c, const Agg *a) {
 
 void report_verdict_print(FILE *out, const Compare *c, const Agg *a) {
     Metric m[4];
-    metrics_of(c, a, m);
+    report_metrics(c, a, m);
     static LengthVerdict lv; /* large: not on the stack */
     fprintf(out, "\nverdicts (%s):\n", m[0].name);
     for (int l = 0; l < c->n_lengths; l++) {
-        verdict_at(a, &m[0], l, c->alpha, &lv);
+        report_verdict_at(a, &m[0], l, c->alpha, &lv);
         char name[64], where[80];
         length_name(c, l, name, sizeof name);
         snprintf(where, sizeof where, "at %s", name);
@@ -403,7 +386,7 @@ static const char *gate_word(int g) {
 
 int report_runs_write(FILE *f, const Compare *c, const Agg *a, int have_gp) {
     Metric m[4];
-    metrics_of(c, a, m);
+    report_metrics(c, a, m);
     int lo_l = report_length_index(c, c->base.seq_len), hi_l = c->n_lengths - 1;
     if (c->task) lo_l = 0;
     if (lo_l < 0) lo_l = 0;

@@ -10,6 +10,29 @@
 #include <stdio.h>
 
 #include "report_agg.h"
+#include "verdict.h"
+
+/* a metric of a report: its slot in a Series, heading, unit */
+typedef struct {
+    int p;              /* the metric's slot in a Series */
+    const char *name;   /* its heading */
+    const char *unit;   /* "nats" or "points" */
+    double scale;       /* value -> unit */
+    int higher_better;
+} Metric;
+
+/* one length's verdict and the per-seed values its series point into */
+typedef struct {
+    double vals[MAX_SERIES][CMP_MAX_SEEDS];
+    int seeds[MAX_SERIES][CMP_MAX_SEEDS];
+    VerdictSeries vs[MAX_SERIES];
+    Verdict v;
+} LengthVerdict;
+
+/* the report's metrics (at most 4: the primary first) into m; their count */
+int report_metrics(const Compare *c, const Agg *a, Metric *m);
+/* the verdict of metric m at length l over every series, into lv (free lv->v with verdict_free) */
+void report_verdict_at(const Agg *a, const Metric *m, int l, double alpha, LengthVerdict *lv);
 
 /* the loss curve beside a run's CSV (DIR/runs/NAME.curve.csv) into rc (CONV_UNKNOWN without one) */
 void report_read_curve(const Compare *c, const char *csv, RunCurve *rc);

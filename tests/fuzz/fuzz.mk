@@ -8,7 +8,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_DIR     ?= build-fuzz
-HARNESSES    ?= checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results
+HARNESSES    ?= checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims
 
 ARCH     := $(shell $(FUZZ_CC) -print-multiarch 2>/dev/null)
 BLAS_INC ?= /usr/include/$(ARCH)/openblas-openmp
@@ -40,6 +40,7 @@ MAX_LEN_task_spec         := 1024
 MAX_LEN_hf_tokenizer      := 8192
 MAX_LEN_hf_index          := 4096
 MAX_LEN_results           := 4096
+MAX_LEN_claims            := 4096
 DICT_checkpoint        := tests/fuzz/checkpoint.dict
 DICT_llama2c_tokenizer := tests/fuzz/llama2c_tokenizer.dict
 DICT_bpe               := tests/fuzz/text_data.dict
@@ -50,6 +51,7 @@ DICT_task_spec         := tests/fuzz/task_spec.dict
 DICT_hf_tokenizer      := tests/fuzz/hf_tokenizer.dict
 DICT_hf_index          := tests/fuzz/json.dict
 DICT_results           := tests/fuzz/results.dict
+DICT_claims            := tests/fuzz/claims.dict
 
 all: build
 
@@ -90,6 +92,7 @@ run: $(BINS) $(SEEDS)
 	    hf_tokenizer) len=$(MAX_LEN_hf_tokenizer); dict=$(DICT_hf_tokenizer);; \
 	    hf_index) len=$(MAX_LEN_hf_index); dict=$(DICT_hf_index);; \
 	    results) len=$(MAX_LEN_results); dict=$(DICT_results);; \
+	    claims) len=$(MAX_LEN_claims); dict=$(DICT_claims);; \
 	    *) echo "fuzz: unknown harness $$h"; exit 2;; \
 	    esac; \
 	    echo "fuzz: $$h for $(FUZZ_SECONDS) s"; \

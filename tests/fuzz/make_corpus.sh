@@ -15,7 +15,7 @@ if [ ! -x "$PELAB" ]; then
 fi
 
 rm -rf "$OUT"
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results; do mkdir -p "$OUT/$h"; done
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims; do mkdir -p "$OUT/$h"; done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pelab-corpus.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
@@ -207,6 +207,12 @@ printf '\004task,depth,length,positions,n,exact_match,byte_accuracy,exact_ci_lo,
 printf '\003{"command": "task eval", "cells": [\n    {"depth": null, "length": 4, "positions": 16, "past_train_len": false, "n": 5, "exact": 1, "exact_match": 0.200000, "answer_bytes": 20, "correct_bytes": 9, "byte_accuracy": 0.450000, "exact_ci95": [0.000000, 0.600000], "bytes_ci95": [null, 0.7]}\n  ]}\n' >"$OUT/results/task-json"
 
 # --- real data from ../shared/data, when present ---
+# claims: the suite's own file, and small ones that stop at each field's check
+cp docs/claims.txt "$OUT/claims/claims.txt"
+printf 'a | P | w | lm | 4L | rope+yarn:4 | better:rope+pi:4 |\n' >"$OUT/claims/better"
+printf 'b | P | w | copy | 12 | nope | flat:5 |\r\nc | Q | w | - | - | - | - | why\n' >"$OUT/claims/flat"
+printf 'd | P | w | lm | 4L | rope | degrades:0.5 |\nd | P | w | lm | 4L | rope | flat:1 |\n' >"$OUT/claims/twice"
+
 if [ -d "$SHARED" ]; then
     if [ -f "$SHARED/stories260K/tok512.bin" ]; then
         cat "$SHARED/stories260K/tok512.bin" >"$OUT/llama2c_tokenizer/stories260K-tok512.bin"
@@ -239,6 +245,6 @@ else
     echo "make_corpus: $SHARED not found: seeds from ./pelab only (no stories260K, tinyshakespeare, tinystories)"
 fi
 
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results; do
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims; do
     printf 'make_corpus: %-18s %3d seeds, %7d bytes\n' "$h" "$(ls "$OUT/$h" | wc -l)" "$(cat "$OUT/$h"/* | wc -c)"
 done

@@ -1,0 +1,59 @@
+/* claims.h: the published claims the standard suite checks (docs/claims.txt), read from a text
+ * file. One claim a line, eight fields separated by '|' (spaces around a field are dropped); '#'
+ * starts a comment line, blank lines are skipped:
+ *
+ *   ID | PAPER | STATEMENT | PROTOCOL | AT | A | RELATION | WHY_UNTESTABLE
+ *
+ *   ID        [a-z0-9-]+, unique in the file
+ *   PAPER     who claimed it ("Press et al. 2022")
+ *   STATEMENT the claim in words
+ *   PROTOCOL  the suite protocol that tests it ([a-z0-9_-]+; the suite checks that it exists)
+ *   AT        the length it is judged at: "4L" (a multiple of the training length, language
+ *             modelling) or "12" (a task length)
+ *   A         the series the claim is about: a scheme as trained ("alibi") or under a rule or
+ *             fine-tune as compare labels it ("rope+yarn:4", "rope+pi:4+ft")
+ *   RELATION  better:B    A beats series B at AT (lower loss, higher accuracy)
+ *             flat:TOL    A at AT is worse than A at the protocol's reference length by less than
+ *                         TOL (nats, or accuracy points)
+ *             degrades:TOL  ... by more than TOL
+ *   WHY_UNTESTABLE  empty, or why the toy scale cannot test the claim (then PROTOCOL, AT, A and
+ *             RELATION may be "-")
+ *
+ * Library code: errors are -1 with one message naming the file, line and field. */
+#ifndef PELAB_CLAIMS_H
+#define PELAB_CLAIMS_H
+
+#include <stddef.h>
+
+enum { CLAIM_BETTER, CLAIM_FLAT, CLAIM_DEGRADES };
+
+typedef struct {
+    char id[48];
+    char paper[96];
+    char statement[256];
+    char protocol[32];
+    double at;           /* AT's number: a multiple of L when at_is_mult, else a task length */
+    int at_is_mult;
+    char a[128];
+    int relation;        /* CLAIM_* */
+    char b[128];         /* better: the other series */
+    double tol;          /* flat, degrades: the tolerance */
+    char untestable[256]; /* "" when testable */
+    int line;            /* where it stands in the file */
+} Claim;
+
+typedef struct {
+    int n;
+    Claim *c; /* [n] */
+} ClaimList;
+
+/* parses text[n] (need not end in NUL); name is the file's name for messages. 0, or -1 with
+ * pelab_errmsg "NAME:LINE: FIELD: ..." (out is then empty) */
+int claims_parse(const char *text, size_t n, const char *name, ClaimList *out);
+/* reads and parses path */
+int claims_load(const char *path, ClaimList *out);
+void claims_free(ClaimList *l);
+/* the relation as written ("better:rope", "flat:0.1") into buf */
+void claim_relation_str(const Claim *c, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,60 @@
+/* fuzz_claims.c: the suite's claims file (io/claims.c claims_parse) on arbitrary bytes.
+ *
+ * Input: the file's bytes. A file that parses has at least one claim, each with an id of
+ * [a-z0-9-] unique in the file, a non-empty paper and statement, and either a reason it cannot be
+ * tested or a protocol, a positive finite length and a relation (better with another series, or
+ * a tolerance >= 0); its line numbers increase; every relation writes back (claim_relation_str)
+ * to text that parses again on the same line. A file refused says why in one line naming the file.
+ * Never a crash, a read past the input or a leak. */
+#include <math.h>
+#include <stdint.h>
+
+#include "../../core/error.h"
+#include "../../io/claims.h"
+#include "fuzz_common.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc, (void)argv;
+    fuzz_single_thread();
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    char *exact = malloc(size ? size : 1); /* exactly the input's bytes, no NUL: ASan sees a read past them */
+    memcpy(exact, data, size);
+    ClaimList l;
+    pelab_errmsg[0] = 0;
+    if (claims_parse(exact, size, "f.txt", &l) != 0) {
+        FUZZ_CHECK(strncmp(pelab_errmsg, "f.txt", 5) == 0 && !strchr(pelab_errmsg, '\n') && l.n == 0 && !l.c,
+                   "a refusal without a one-line message naming the file: '%s'", pelab_errmsg);
+        free(exact);
+        return 0;
+    }
+    FUZZ_CHECK(l.n >= 1 && l.c, "parsed, but no claims");
+    for (int i = 0; i < l.n; i++) {
+        const Claim *c = &l.c[i];
+        FUZZ_CHECK(c->id[0] && strspn(c->id, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(c->id), "id '%s'", c->id);
+        FUZZ_CHECK(c->paper[0] && c->statement[0], "claim %s: empty paper or statement", c->id);
+        FUZZ_CHECK(i == 0 || c->line > l.c[i - 1].line, "claim %s: line %d after %d", c->id, c->line, l.c[i - 1].line);
+        for (int j = 0; j < i; j++) FUZZ_CHECK(strcmp(l.c[j].id, c->id) != 0, "id %s twice", c->id);
+        if (c->untestable[0] && !c->protocol[0]) continue;
+        FUZZ_CHECK(c->protocol[0] && isfinite(c->at) && c->at > 0 && c->a[0], "claim %s: protocol, length or series",
+                   c->id);
+        FUZZ_CHECK(c->relation == CLAIM_BETTER ? c->b[0] && strcmp(c->a, c->b) != 0 : isfinite(c->tol) && c->tol >= 0,
+                   "claim %s: relation", c->id);
+        /* the relation writes back to a line that parses to the same claim */
+        char rel[300], line[1200];
+        claim_relation_str(c, rel, sizeof rel);
+        int n = snprintf(line, sizeof line, "%s | %s | %s | %s | %.17g%s | %s | %s | %s\n", c->id, c->paper,
+                         c->statement, c->protocol, c->at, c->at_is_mult ? "L" : "", c->a, rel, c->untestable);
+        ClaimList again;
+        int rc = claims_parse(line, (size_t)n, "again", &again);
+        FUZZ_CHECK(rc == 0 && again.n == 1 && again.c[0].relation == c->relation && again.c[0].at == c->at &&
+                       strcmp(again.c[0].b, c->b) == 0 && (c->relation == CLAIM_BETTER || again.c[0].tol == c->tol),
+                   "claim %s written back as '%s' does not parse the same: %s", c->id, line, rc ? pelab_errmsg : "");
+        if (rc == 0) claims_free(&again);
+    }
+    claims_free(&l);
+    free(exact);
+    return 0;
+}

@@ -1,0 +1,209 @@
+/* test_suite.c: the standard suite (tools/suite.c) and its claims. The claims file parser refuses
+ * bad input with one line naming the file, line and field; a claim judged from constructed CSVs
+ * (`suite --collect`, no training) comes out reproduced, contradicted or inconclusive as its
+ * figures say, for better:B, flat:TOL and degrades:TOL alike; an untestable claim says why; the
+ * suite's plan end to end on a micro config (2 protocols, 2 schemes, a few steps): the summary
+ * matrix, the claims, a rerun resumes, --jobs writes one command per run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../core/error.h"
+#include "../core/files.h"
+#include "../io/claims.h"
+#include "../tools/compare_plan.h"
+#include "test.h"
+
+/* the file's text, NUL-terminated (read_file adds the NUL), or NULL */
+static char *slurp(const char *path) {
+    unsigned char *buf;
+    size_t n;
+    return read_file(path, &buf, &n) == 0 ? (char *)buf : NULL;
+}
+
+static void parser(void) {
+    ClaimList l;
+    const char *good = "# comment\n\n"
+                       "a-1 | P 2022 | words | lm | 4L | rope+yarn:4 | better:rope+pi:4 |\n"
+                       "b | Q | w | copy | 12 | nope | flat:5 |\r\n"
+                       "c | R | w | - | - | - | - | cannot at this scale\n"
+                       "d | S | w | passkey | 256 | alibi | degrades:0.5 | \n";
+    int rc = claims_parse(good, strlen(good), "c.txt", &l);
+    CHECK(rc == 0 && l.n == 4, "four claims: %s", rc ? pelab_errmsg : "");
+    if (rc == 0) {
+        CHECK(l.c[0].at == 4 && l.c[0].at_is_mult && strcmp(l.c[0].a, "rope+yarn:4") == 0 &&
+                  l.c[0].relation == CLAIM_BETTER && strcmp(l.c[0].b, "rope+pi:4") == 0 && l.c[0].line == 3,
+              "better: %s at %g, B %s, line %d", l.c[0].a, l.c[0].at, l.c[0].b, l.c[0].line);
+        CHECK(l.c[1].at == 12 && !l.c[1].at_is_mult && l.c[1].relation == CLAIM_FLAT && l.c[1].tol == 5,
+              "flat:5 at task length 12");
+        CHECK(strcmp(l.c[2].untestable, "cannot at this scale") == 0, "untestable: its reason");
+        CHECK(l.c[3].relation == CLAIM_DEGRADES && l.c[3].tol == 0.5 && !l.c[3].untestable[0], "degrades:0.5");
+        claims_free(&l);
+    }
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"a | P | w | lm | 4L | rope\n", "c.txt:1: expected 8 fields"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | x\n", "c.txt:1: expected 8 fields"},
+        {"A | P | w | lm | 4L | rope | better:alibi |\n", "c.txt:1: id: 'A'"},
+        {"a | | w | lm | 4L | rope | better:alibi |\n", "c.txt:1: paper: empty"},
+        {"a | P | w | lm | 4x | rope | better:alibi |\n", "c.txt:1: at: '4x'"},
+        {"a | P | w | lm | 2.5 | rope | better:alibi |\n", "c.txt:1: at: '2.5'"},
+        {"a | P | w | lm | L | rope | better:alibi |\n", "c.txt:1: at: 'L'"},
+        {"a | P | w | lm | 4L | ro pe | better:alibi |\n", "c.txt:1: series: 'ro pe'"},
+        {"a | P | w | lm | 4L | rope | worse:alibi |\n", "c.txt:1: relation: 'worse'"},
+        {"a | P | w | lm | 4L | rope | better:rope |\n", "c.txt:1: relation: better:rope: a series against itself"},
+        {"a | P | w | lm | 4L | rope | flat:-1 |\n", "c.txt:1: relation: flat:'-1'"},
+        {"a | P | w | lm | 4L | rope | flat:nan |\n", "c.txt:1: relation: flat:'nan'"},
+        {"a | P | w | lm | 4L | rope | flat |\n", "c.txt:1: relation: 'flat'"},
+        {"a | P | w | - | - | - | - |\n", "c.txt:1: protocol: '-'"},
+        {"a | P | w | lm | 4L | rope | flat:1 |\n\na | P | w | lm | 4L | rope | flat:1 |\n",
+         "c.txt:3: id: 'a' is given twice (first on line 1)"},
+        {"# only a comment\n", "c.txt: no claims"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rc = claims_parse(bad[i].text, strlen(bad[i].text), "c.txt", &l);
+        CHECK(rc == -1 && strncmp(pelab_errmsg, bad[i].want, strlen(bad[i].want)) == 0 && !strchr(pelab_errmsg, '\n') &&
+                  l.n == 0 && !l.c,
+              "'%.40s' refused as '%s': got '%s'", bad[i].text, bad[i].want, rc ? pelab_errmsg : "(accepted)");
+    }
+    char out[4096];
+    CHECK(run_pelab("./pelab suite quick --claims /nonexistent/claims.txt", out, sizeof out) == 1 &&
+              strstr(out, "/nonexistent/claims.txt"),
+          "a missing claims file: one line naming it: %s", out);
+}
+
+/* DIR/copy/runs/TAG_sSEED.csv: the gate rows (learned) and exact match at the copy protocol's lengths */
+static void task_csv(const char *dir, const char *tag, int seed, const double *exact) {
+    static const int lens[5] = {2, 5, 8, 12, 16};
+    char path[700];
+    snprintf(path, sizeof path, "%s/copy", dir);
+    mkdir(dir, 0755), mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/copy/runs", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/copy/runs/%s_s%d.csv", dir, tag, seed);
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "%s\n", CMP_CSV_COLUMNS);
+    for (int i = 0; i < 3; i++)
+        fprintf(f, "gate,%s,%d,none,64,%d,exact,1.0,ok,,0,%d,100,-1,-1,,\n", tag, seed, lens[i], 2 * lens[i] + 8);
+    for (int i = 0; i < 5; i++)
+        fprintf(f, "task,%s,%d,none,64,%d,exact,%.4f,ok,,0,%d,100,-1,-1,,\n", tag, seed, lens[i], exact[i],
+                2 * lens[i] + 8);
+    fclose(f);
+}
+
+/* the outcome of claim id in DIR/claims.csv ("" when absent) */
+static const char *outcome(const char *csv, const char *id, char *buf, size_t n) {
+    char key[64];
+    snprintf(key, sizeof key, "\n%s,", id);
+    const char *at = csv ? strstr(csv, key) : NULL;
+    buf[0] = 0;
+    for (int fields = 0; at && fields < 6; fields++) { /* outcome: the 7th field; quoted fields hold no comma here */
+        at = strchr(at + 1, ',');
+    }
+    if (at) snprintf(buf, n, "%.*s", (int)strcspn(at + 1, ","), at + 1);
+    if (buf[0] == '"') memmove(buf, buf + 1, strlen(buf)), buf[strcspn(buf, "\"")] = 0;
+    return buf;
+}
+
+static void constructed_claims(const char *tmp) {
+    char dir[512], claims[600], cmd[2048], path[700];
+    static char out[1 << 15];
+    snprintf(dir, sizeof dir, "%s/suite-claims", tmp);
+    /* nope copies past 8 symbols (90% at 12), rope does not (0-1%); at 16 both ~50%, indistinguishable */
+    const double nope[3][5] = {{1, 1, .95, .90, .50}, {1, 1, .94, .92, .60}, {1, 1, .96, .91, .40}};
+    const double rope[3][5] = {{1, 1, .97, .00, .45}, {1, 1, .98, .01, .55}, {1, 1, .96, .00, .50}};
+    for (int k = 0; k < 3; k++) task_csv(dir, "nope", k + 1, nope[k]), task_csv(dir, "rope", k + 1, rope[k]);
+    snprintf(claims, sizeof claims, "%s/claims.txt", tmp);
+    FILE *f = fopen(claims, "w");
+    if (!f) return;
+    fprintf(f, "rep | P | nope beats rope past 8 | copy | 12 | nope | better:rope |\n"
+               "con | P | rope beats nope past 8 | copy | 12 | rope | better:nope |\n"
+               "inc | P | nope beats rope at 16 | copy | 16 | nope | better:rope |\n"
+               "flat-rep | P | nope holds to 12 | copy | 12 | nope | flat:10 |\n"
+               "flat-con | P | rope holds to 12 | copy | 12 | rope | flat:10 |\n"
+               "flat-inc | P | nope holds to 16 within 40 | copy | 16 | nope | flat:40 |\n"
+               "deg-rep | P | rope drops past 8 | copy | 12 | rope | degrades:50 |\n"
+               "deg-con | P | nope drops past 8 | copy | 12 | nope | degrades:50 |\n"
+               "missing | P | alibi beats rope | copy | 12 | alibi | better:rope |\n"
+               "wrong-length | P | at 4L | copy | 4L | nope | better:rope |\n"
+               "not-run | P | lm | lm | 4L | nope | better:rope |\n"
+               "why | P | cannot | - | - | - | - | needs what the toy scale lacks\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick --schemes nope,rope --protocols copy --collect "
+                              "--claims %s --dir %s", claims, dir);
+    int rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "suite: claims: 3 reproduced, 3 contradicted, 5 inconclusive, 1 untestable"),
+          "constructed claims counted (exit %d): %s", rc, out);
+    snprintf(path, sizeof path, "%s/claims.csv", dir);
+    char *csv = slurp(path), got[64];
+    static const char *want[][2] = {{"rep", "reproduced"}, {"con", "contradicted"}, {"inc", "inconclusive"},
+                                    {"flat-rep", "reproduced"}, {"flat-con", "contradicted"}, {"flat-inc", "inconclusive"},
+                                    {"deg-rep", "reproduced"}, {"deg-con", "contradicted"}, {"missing", "inconclusive"},
+                                    {"wrong-length", "inconclusive"}, {"not-run", "inconclusive"}, {"why", "untestable"}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        CHECK(strcmp(outcome(csv, want[i][0], got, sizeof got), want[i][1]) == 0, "claim %s: %s, want %s", want[i][0],
+              got, want[i][1]);
+    snprintf(path, sizeof path, "%s/suite.md", dir);
+    char *rep = slurp(path);
+    CHECK(rep && strstr(rep, "| rep | P | nope beats rope past 8 | copy at 12: nope better:rope | **reproduced** | "
+                             "nope at 12: 91 ± 1 points (3 seeds); rope at 12: 0.3333 ± 0.58 points (3 seeds); nope "
+                             "better by +90.7 points"),
+          "the reproduced claim with its figures: %s", rep && strstr(rep, "| rep |") ? strstr(rep, "| rep |") : "");
+    CHECK(rep && strstr(rep, "series alibi was not run here") && strstr(rep, "protocol lm did not run") &&
+              strstr(rep, "needs what the toy scale lacks"),
+          "inconclusive and untestable claims say why");
+    CHECK(rep && strstr(rep, "| nope | 1 / 1 |") && strstr(rep, "| rope | 1 / 2 |"),
+          "the matrix: tied in distribution, nope first past 8: %s", rep ? rep : "");
+    free(csv), free(rep);
+}
+
+/* the plan end to end: 2 protocols, 2 schemes, 2 seeds, a few steps */
+static void micro(const char *tmp) {
+    char cmd[2048], path[700];
+    static char out[1 << 16];
+    const char *flags = "--schemes rope,alibi --protocols lm,copy --seeds 2 --steps 4 --task-n 3 --eval-tokens 300 "
+                        "--threads 1";
+    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick %s --dir %s/suite-micro", flags, tmp);
+    int rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "suite quick (version 1): 2 protocols x 2 schemes x 2 seeds; expected about") &&
+              strstr(out, "suite: [1/2] lm") && strstr(out, "suite: [2/2] copy") && strstr(out, "training rope, 2 seeds side by side"),
+          "the micro suite runs both protocols, seeds side by side (exit %d): %.2000s", rc, out);
+    snprintf(path, sizeof path, "%s/suite-micro/suite.md", tmp);
+    char *rep = slurp(path);
+    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 1)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
+              strstr(rep, "| rope |") && strstr(rep, "## Published claims") && strstr(rep, "### lm") &&
+              strstr(rep, "### copy") && strstr(rep, "#### loss, non-overlapping"),
+          "suite.md: matrix, claims, each protocol's verdict section: %.3000s", rep ? rep : "(missing)");
+    snprintf(path, sizeof path, "%s/suite-micro/copy/runs/alibi_s2.csv", tmp);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL, "each protocol is a compare directory with its runs");
+    if (f) fclose(f);
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "skip rope_s1") && strstr(out, "skip alibi_s2") && !strstr(out, "side by side"),
+          "a rerun resumes: nothing trains again (exit %d): %.1500s", rc, out);
+    snprintf(cmd, sizeof cmd, "./pelab suite quick %s --dir %s/suite-micro --jobs %s/suite.jobs", flags, tmp, tmp);
+    rc = run_pelab(cmd, out, sizeof out);
+    snprintf(path, sizeof path, "%s/suite.jobs", tmp);
+    char *jobs = slurp(path);
+    int lines = 0;
+    for (const char *p = jobs; p && *p; p++) lines += *p == '\n';
+    CHECK(rc == 0 && lines == 8 && strstr(jobs, " compare ") && strstr(jobs, "--only alibi_s2") && strstr(jobs, "--task copy"),
+          "--jobs: one command per run of every protocol (8; exit %d): %s", rc, jobs ? jobs : out);
+    free(rep), free(jobs);
+    snprintf(cmd, sizeof cmd, "./pelab suite quick --protocols lm,nosuch --dir %s/x", tmp);
+    CHECK(run_pelab(cmd, out, sizeof out) == 1 && strstr(out, "suite: --protocols: unknown protocol 'nosuch' (known: lm, copy"),
+          "an unknown protocol refused, the known ones listed: %s", out);
+    snprintf(cmd, sizeof cmd, "./pelab suite medium --dir %s/x", tmp);
+    CHECK(run_pelab(cmd, out, sizeof out) == 1 && strstr(out, "suite: 'medium': expected quick or full"),
+          "an unknown setting refused: %s", out);
+}
+
+void test_suite(void) {
+    const char *tmp = test_tmpdir();
+    parser();
+    constructed_claims(tmp);
+    micro(tmp);
+}

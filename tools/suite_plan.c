@@ -1,0 +1,66 @@
+/* suite_plan.c: the standard suite's protocol table (suite_plan.h). Recipes: dim 64, 2 layers, 4
+ * heads, lr 3e-3, as EXPERIMENTS.md sections 6 and 10; quick budgets cut to fit 30 minutes on 2
+ * cores for 7 schemes x 3 seeds. */
+#include "suite_plan.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *const suite_setting_names[SUITE_SETTINGS] = {"quick", "full"};
+const int suite_seeds[SUITE_SETTINGS] = {3, 5};
+
+/* version 1 */
+const SuiteProtocol suite_protocols[] = {
+    {"lm", "language modelling on the corpus: loss at L..16L, loss jump at L, key-token perplexity; rope also "
+           "under PI, NTK, YaRN, Self-Extend and ReRoPE at 4L and a PI fine-tune at 4L",
+     NULL, 64, "1,2,4,8,16", 1, 4, {600, 4000}, 16,
+     "--rules pi:4,ntk:4,yarn:4,selfextend:4:32,rerope:32 --finetune-scale 4 --keyppl-tokens 4096 --gen-tokens 0"},
+    {"copy", "copy 2-8 symbols, scored to 16", "copy:len=2-8", 64, "2,5,8,12,16", 8, 12, {1000, 3000}, 16, ""},
+    {"passkey", "passkey in 64-128 bytes of filler, scored to 512", "passkey:len=64-128", 128, "64,128,256,512", 128,
+     256, {600, 3000}, 16, ""},
+    {"mqar", "dense multi-query associative recall (Zoology), 2-8 pairs, scored to 16", "mqar_dense:pairs=2-8", 64,
+     "2,4,8,12,16", 8, 12, {800, 4000}, 32, ""},
+    {"selcopy", "selective copy of 4-16 symbols in 75% noise, scored to 32", "selective_copy:len=4-16", 64,
+     "4,8,16,24,32", 16, 24, {1000, 3000}, 16, ""},
+    {"flipflop", "flip-flop: the last written bit after 8-32 instructions, scored to 128", "flipflop:len=8-32", 64,
+     "8,16,32,64,128", 32, 64, {1000, 3000}, 16, ""},
+};
+const int suite_n_protocols = sizeof suite_protocols / sizeof suite_protocols[0];
+
+const SuiteProtocol *suite_protocol(const char *name) {
+    for (int i = 0; i < suite_n_protocols; i++)
+        if (strcmp(suite_protocols[i].name, name) == 0) return &suite_protocols[i];
+    return NULL;
+}
+
+int suite_compare_argv(const SuiteProtocol *p, const SuiteRun *r, const char *const *extra, int n_extra, StrBuf *buf,
+                       char **argv, int max) {
+    long steps = r->steps > 0 ? r->steps : p->steps[r->setting];
+    int seeds = r->seeds > 0 ? r->seeds : suite_seeds[r->setting];
+    sb_free(buf);
+    /* words separated by NUL in buf, split after: buf may move while it grows */
+    sb_printf(buf, "compare%c--out%c%s/%s%c--schemes%c%s%c--seeds%c%d%c--train-len%c%d%c--steps%c%ld%c--batch%c%d", 0,
+              0, r->dir, p->name, 0, 0, r->schemes, 0, 0, seeds, 0, 0, p->train_len, 0, 0, steps, 0, 0, p->batch);
+    sb_printf(buf, "%c--dim%c64%c--layers%c2%c--heads%c4%c--lr%c3e-3%c--threads%c%d", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+              r->threads);
+    if (p->task) {
+        sb_printf(buf, "%c--task%c%s%c--task-lens%c%s%c--synth-bytes%c%ld", 0, 0, p->task, 0, 0, p->lens, 0, 0,
+                  steps * p->batch * p->train_len / 2 > 200000 ? steps * p->batch * p->train_len / 2 : 200000);
+        if (r->task_n > 0) sb_printf(buf, "%c--task-n%c%d", 0, 0, r->task_n);
+    } else {
+        sb_printf(buf, "%c--data%c%s%c--mult%c%s", 0, 0, r->data, 0, 0, p->lens);
+        sb_printf(buf, "%c--eval-tokens%c%d", 0, 0, r->eval_tokens > 0 ? r->eval_tokens : r->setting ? 32768 : 8192);
+    }
+    for (const char *w = p->extra; *w;) { /* extra: space-separated words */
+        size_t n = strcspn(w, " ");
+        if (n) sb_printf(buf, "%c%.*s", 0, (int)n, w);
+        w += n + (w[n] == ' ');
+    }
+    for (int i = 0; i < n_extra; i++) sb_printf(buf, "%c%s", 0, extra[i]);
+    int n = 0;
+    for (size_t i = 0; i < buf->len; i += strlen(buf->s + i) + 1) {
+        if (n == max) return -1;
+        argv[n++] = buf->s + i;
+    }
+    return n;
+}

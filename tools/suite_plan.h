@@ -1,0 +1,51 @@
+/* suite_plan.h: the standard suite's protocols (`pelab suite`), a fixed table with a version
+ * number: each protocol is one `pelab compare` (language modelling on a real corpus, or a task)
+ * with a recipe per setting (quick: 3 seeds, tiny models; full: 5 seeds, longer budgets). Changing
+ * any recipe changes SUITE_VERSION, which every report carries. */
+#ifndef PELAB_SUITE_PLAN_H
+#define PELAB_SUITE_PLAN_H
+
+#include "../core/strbuf.h"
+
+#define SUITE_VERSION 1
+/* the default schemes: the baselines */
+#define SUITE_BASELINES "nope,learned,sinusoidal,rope,alibi,t5,kerple"
+
+enum { SUITE_QUICK, SUITE_FULL, SUITE_SETTINGS };
+
+typedef struct {
+    const char *name;      /* "lm", "copy", ... */
+    const char *what;      /* one line for the report */
+    const char *task;      /* task spec, or NULL: language modelling on the corpus */
+    int train_len;         /* L */
+    const char *lens;      /* task lengths, or multiples of L */
+    double ref, past;      /* the in-distribution and past-L lengths of the summary (task lengths, or
+                            * multiples of L); ref is also the reference of flat / degrades claims */
+    int steps[SUITE_SETTINGS];
+    int batch;
+    const char *extra;     /* further compare flags, space-separated */
+} SuiteProtocol;
+
+extern const SuiteProtocol suite_protocols[];
+extern const int suite_n_protocols;
+extern const char *const suite_setting_names[SUITE_SETTINGS];
+extern const int suite_seeds[SUITE_SETTINGS];
+
+/* the protocol named name, or NULL */
+const SuiteProtocol *suite_protocol(const char *name);
+
+/* what one run of the suite may change in the table (0 / NULL: the recipe's own) */
+typedef struct {
+    int setting;            /* SUITE_QUICK or SUITE_FULL */
+    const char *schemes;    /* "rope,alibi" */
+    const char *dir;        /* DIR: DIR/PROTOCOL is each protocol's compare directory */
+    const char *data;       /* the corpus of language modelling */
+    int seeds, steps, task_n, eval_tokens, threads;
+} SuiteRun;
+
+/* the compare command line of protocol p (argv[0] = "compare") as words into argv[max] backed by
+ * buf; extra words (e.g. "--collect") appended; the word count, or -1 when max is too small */
+int suite_compare_argv(const SuiteProtocol *p, const SuiteRun *r, const char *const *extra, int n_extra, StrBuf *buf,
+                       char **argv, int max);
+
+#endif
