@@ -5,6 +5,7 @@
 
 #include "../core/error.h"
 #include "../core/mem.h"
+#include "../io/results.h"
 #include "../model/layers.h"
 #include "decode.h"
 
@@ -60,7 +61,11 @@ int score_tokens(Model *m, const int *tokens, size_t n, int len, DynamicLength d
             log_softmax(row, row, V);
             int target = tokens[start + i + 1];
             r->nll_sum -= row[target];
-            if (per_token) fprintf(per_token, "%zu,%d,%d,%.6f\n", r->n_windows, i + 1, target, row[target]);
+            if (per_token) {
+                ResultRow w = result_row();
+                w.window_index = (long long)r->n_windows, w.token_pos = i + 1, w.token = target, w.value = row[target];
+                results_csv_row(per_token, &RES_TOKEN_CSV, &w);
+            }
         }
         r->n_scored += nw;
         r->n_windows++;

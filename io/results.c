@@ -32,7 +32,8 @@ static const struct {
     [RF_STATUS] = {T_STATUS, offsetof(ResultRow, status), 0},
     [RF_SCHEME_B] = S_(scheme_b), [RF_TEST] = S_(test), [RF_N_B] = I_(n_b), [RF_RANK] = I_(rank),
     [RF_RANK_B] = I_(rank_b), [RF_DIFF] = R_(diff), [RF_P] = R_(p), [RF_P_HOLM] = R_(p_holm), [RF_STEP] = I_(step),
-    [RF_LR] = R_(lr),
+    [RF_LR] = R_(lr), [RF_WINDOW_INDEX] = I_(window_index), [RF_LINE] = I_(line), [RF_TOKEN_POS] = I_(token_pos),
+    [RF_TOKEN] = I_(token), [RF_LAYER] = I_(layer), [RF_RATIO] = R_(ratio),
     [RF_CI] = {T_PAIR, offsetof(ResultRow, ci_lo), offsetof(ResultRow, ci_hi)},
     [RF_CI2] = {T_PAIR, offsetof(ResultRow, ci2_lo), offsetof(ResultRow, ci2_hi)},
     [RF_PAST_L] = {T_BOOL, offsetof(ResultRow, past_train_len), 0},
@@ -102,12 +103,28 @@ static const ResColumn CURVE_CSV[] = {
     {"train_loss", RF_VALUE, 6, 0}, {"val_loss", RF_VALUE2, 6, 0},
 };
 
+static const ResColumn TOKEN_CSV[] = {
+    {"window", RF_WINDOW_INDEX, 0, 0}, {"position", RF_TOKEN_POS, 0, 0}, {"token", RF_TOKEN, 0, 0},
+    {"logprob", RF_VALUE, 6, 0},
+};
+static const ResColumn LINE_TOKEN_CSV[] = {
+    {"line", RF_LINE, 0, 0}, {"position", RF_TOKEN_POS, 0, 0}, {"token", RF_TOKEN, 0, 0}, {"logprob", RF_VALUE, 6, 0},
+};
+
+static const ResColumn SINKS_CSV[] = {
+    {"layer", RF_LAYER, 0, 0}, {"mean_over_heads", RF_VALUE, 4, 0}, {"largest_head", RF_VALUE2, 4, 0},
+    {"mean_over_uniform", RF_RATIO, 2, 0},
+};
+
 #define LAYOUT(cols) {cols, sizeof cols / sizeof cols[0]}
 const ResLayout RES_EVAL_CSV = LAYOUT(EVAL_CSV), RES_EVAL_JSON = LAYOUT(EVAL_JSON), RES_TASK_CSV = LAYOUT(TASK_CSV),
                 RES_TASK_JSON = LAYOUT(TASK_JSON), RES_COMPARE_CSV = LAYOUT(COMPARE_CSV), RES_PASSKEY_CSV = LAYOUT(PASSKEY_CSV),
-                RES_VERDICT_CSV = LAYOUT(VERDICT_CSV), RES_CURVE_CSV = LAYOUT(CURVE_CSV);
+                RES_VERDICT_CSV = LAYOUT(VERDICT_CSV), RES_CURVE_CSV = LAYOUT(CURVE_CSV),
+                RES_TOKEN_CSV = LAYOUT(TOKEN_CSV), RES_LINE_TOKEN_CSV = LAYOUT(LINE_TOKEN_CSV),
+                RES_SINKS_CSV = LAYOUT(SINKS_CSV);
 static const ResLayout *const LAYOUTS[] = {&RES_COMPARE_CSV, &RES_EVAL_CSV, &RES_EVAL_JSON, &RES_TASK_CSV, &RES_TASK_JSON,
-                                           &RES_PASSKEY_CSV, &RES_VERDICT_CSV, &RES_CURVE_CSV};
+                                           &RES_PASSKEY_CSV, &RES_VERDICT_CSV, &RES_CURVE_CSV,
+                                           &RES_TOKEN_CSV, &RES_LINE_TOKEN_CSV, &RES_SINKS_CSV};
 
 /* the column of any layout with this name, or NULL */
 static const ResColumn *column_named(const char *name) {
@@ -122,10 +139,11 @@ ResultRow result_row(void) {
     memset(&r, 0, sizeof r);
     long long *ints[] = {&r.tokens, &r.train_len, &r.length, &r.stride, &r.windows, &r.bucket, &r.pos_lo, &r.pos_hi,
                          &r.n, &r.accepted, &r.computable, &r.exact, &r.answer_bytes, &r.correct_bytes,
-                         &r.n_b, &r.rank, &r.rank_b, &r.step};
+                         &r.n_b, &r.rank, &r.rank_b, &r.step, &r.window_index, &r.line, &r.token_pos,
+                         &r.token, &r.layer};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) *ints[i] = RES_NONE;
     r.depth = r.value = r.ppl = r.ci_lo = r.ci_hi = r.value2 = r.ci2_lo = r.ci2_hi = NAN;
-    r.diff = r.p = r.p_holm = r.lr = NAN;
+    r.diff = r.p = r.p_holm = r.lr = r.ratio = NAN;
     r.status = RES_OK;
     r.past_train_len = -1;
     return r;

@@ -51,6 +51,10 @@ typedef struct {
     /* a loss-curve row: step, tokens, lr; value the mean training loss, value2 the validation loss */
     long long step;
     double lr;
+    /* a scored token (score --per-token): its window or line, position in it, id; value its log-prob.
+     * A layer's row (probe --sinks): layer; value, value2 and ratio its figures */
+    long long window_index, line, token_pos, token, layer;
+    double ratio;
     ResStatus status;
     long limit;           /* the RES_PAST_* limit */
 } ResultRow;
@@ -70,6 +74,7 @@ typedef enum {
     RF_DEPTH, RF_VALUE, RF_PPL, RF_CI_LO, RF_CI_HI, RF_VALUE2, RF_CI2_LO, RF_CI2_HI,
     RF_STATUS,
     RF_SCHEME_B, RF_TEST, RF_N_B, RF_RANK, RF_RANK_B, RF_DIFF, RF_P, RF_P_HOLM, RF_STEP, RF_LR,
+    RF_WINDOW_INDEX, RF_LINE, RF_TOKEN_POS, RF_TOKEN, RF_LAYER, RF_RATIO,
     RF_CI, RF_CI2,  /* JSON: [ci_lo, ci_hi], [ci2_lo, ci2_hi] */
     RF_PAST_L,      /* past_train_len: true or false */
     RF_N_FIELDS
@@ -101,6 +106,8 @@ extern const ResLayout RES_COMPARE_CSV;               /* compare's DIR/runs/NAME
 extern const ResLayout RES_PASSKEY_CSV;               /* pelab passkey --csv: a (length, depth) cell per row */
 extern const ResLayout RES_VERDICT_CSV;               /* compare's DIR/verdicts.csv: a pair of series per row */
 extern const ResLayout RES_CURVE_CSV;                 /* a training run's NAME.curve.csv (train/curve.h) */
+extern const ResLayout RES_TOKEN_CSV, RES_LINE_TOKEN_CSV; /* score --per-token: by window, by line (--lines) */
+extern const ResLayout RES_SINKS_CSV;                 /* probe --sinks: a layer's first-token attention */
 
 /* the header line; one row as a CSV line */
 void results_csv_header(FILE *f, const ResLayout *l);

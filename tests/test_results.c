@@ -376,6 +376,24 @@ static int curve_rows(ResultRow *r) {
     return 2;
 }
 
+/* score --per-token's rows (by window, by line) and probe --sinks' rows */
+static int token_rows(ResultRow *r) {
+    for (int i = 0; i < 3; i++) {
+        r[i] = result_row();
+        r[i].window_index = i / 2, r[i].line = 7 + i, r[i].token_pos = i + 1, r[i].token = 40 + i;
+        r[i].value = -0.25 * (i + 1) - 1e-6;
+    }
+    return 3;
+}
+
+static int sinks_rows(ResultRow *r) {
+    for (int l = 0; l < 2; l++) {
+        r[l] = result_row();
+        r[l].layer = l, r[l].value = 0.0625 * (l + 1), r[l].value2 = 0.5 + l * 0.25, r[l].ratio = 1.25 + l;
+    }
+    return 2;
+}
+
 static void pair_and_curve_files(void) {
     Mem m;
     ResultRow rows[2];
@@ -412,6 +430,11 @@ void test_results(void) {
     csv_round_trip("verdict", &RES_VERDICT_CSV, rows, n);
     n = curve_rows(rows);
     csv_round_trip("curve", &RES_CURVE_CSV, rows, n);
+    n = token_rows(rows);
+    csv_round_trip("tokens", &RES_TOKEN_CSV, rows, n);
+    csv_round_trip("line_tokens", &RES_LINE_TOKEN_CSV, rows, n);
+    n = sinks_rows(rows);
+    csv_round_trip("sinks", &RES_SINKS_CSV, rows, n);
     pair_and_curve_files();
     typed_fields();
     old_files();

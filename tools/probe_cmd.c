@@ -10,6 +10,7 @@
 #include "../data/tokenizer.h"
 #include "../infer/probe.h"
 #include "../io/png.h"
+#include "../io/results.h"
 #include "args.h"
 #include "commands.h"
 #include "gnuplot.h"
@@ -41,8 +42,12 @@ static int sinks_report(Model *m, const int *ids, size_t n, int len, int windows
     if (rc == 0) {
         printf("first-token attention, queries %d..%d of %d windows of %d tokens%s (uniform row: %.4f)\n", len / 2,
                len - 1, windows, len, sink_token >= 0 ? ", each opened by the sink token" : "", uniform);
-        printf("layer,mean_over_heads,largest_head,mean_over_uniform\n");
-        for (int l = 0; l < L; l++) printf("%d,%.4f,%.4f,%.2f\n", l, mass[l], head_max[l], mass[l] / uniform);
+        results_csv_header(stdout, &RES_SINKS_CSV);
+        for (int l = 0; l < L; l++) {
+            ResultRow w = result_row();
+            w.layer = l, w.value = mass[l], w.value2 = head_max[l], w.ratio = mass[l] / uniform;
+            results_csv_row(stdout, &RES_SINKS_CSV, &w);
+        }
     }
     free(mass), free(head_max);
     return rc;

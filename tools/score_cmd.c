@@ -11,6 +11,7 @@
 #include "../core/sys.h"
 #include "../data/tokenizer.h"
 #include "../infer/score.h"
+#include "../io/results.h"
 #include "args.h"
 #include "commands.h"
 #include "lines.h"
@@ -34,8 +35,11 @@ static void score_lines(Model *m, const Tokenizer *tok, const char *path, const 
     for (int t = 0; t < n_texts; t++) {
         int n = lens[t] - 1;
         printf("line %d  tokens %d  nll %.4f nats/token  ppl %.3f\n", line_no[t], lens[t], nll[t] / n, exp(nll[t] / n));
-        for (int i = 0; csv && i < n; i++)
-            fprintf(csv, "%d,%d,%d,%.6f\n", line_no[t], i + 1, texts[t][i + 1], lp[at + i]);
+        for (int i = 0; csv && i < n; i++) {
+            ResultRow w = result_row();
+            w.line = line_no[t], w.token_pos = i + 1, w.token = texts[t][i + 1], w.value = lp[at + i];
+            results_csv_row(csv, &RES_LINE_TOKEN_CSV, &w);
+        }
         at += (size_t)n;
         sum += nll[t];
     }
@@ -86,7 +90,7 @@ int cmd_score(int argc, char **argv) {
     if (per_token_path) {
         csv = fopen(per_token_path, "w");
         if (!csv) pelab_die("%s: cannot open for writing: %s", per_token_path, strerror(errno));
-        fprintf(csv, "%s,position,token,logprob\n", lines ? "line" : "window");
+        results_csv_header(csv, lines ? &RES_LINE_TOKEN_CSV : &RES_TOKEN_CSV);
     }
     if (lines) {
         score_lines(&m, &tok, pos_args[1], text, n_bytes, batch, dynamic, csv);
