@@ -336,6 +336,16 @@ static void aggregation(void) {
         results_csv_row(f, &RES_COMPARE_CSV, &w);
         w = r, w.kind = "keyppl", w.length = 16, w.protocol = "share", w.value = share[k], w.n = 10;
         results_csv_row(f, &RES_COMPARE_CSV, &w);
+        /* long generation under two rules: the held-out text's own rate is written with each rule's rows
+         * but is one figure per seed (0.2, 0.3, 0.4: 0.3000 ± 0.1000) */
+        const char *rules[2] = {"none", "pi:2"};
+        for (int q = 0; q < 2; q++) {
+            w = r, w.rule = rules[q], w.kind = "gen", w.length = 64, w.protocol = "rep4", w.value = 0.5, w.bucket = 0;
+            w.pos_lo = 0, w.pos_hi = 31, w.n = 20;
+            results_csv_row(f, &RES_COMPARE_CSV, &w);
+            w.protocol = "rep4_data", w.value = 0.2 + 0.1 * k;
+            results_csv_row(f, &RES_COMPARE_CSV, &w);
+        }
         fclose(f);
     }
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab compare --schemes rope --seeds 3 --train-len 16 --mult 1 "
@@ -349,12 +359,14 @@ static void aggregation(void) {
     if (f) fclose(f);
     CHECK(rc == 0 && strstr(rep, "| rope | none | 0.7000 ± 0.2000 |") && strstr(rep, "| rope | none | 2.2500 ± 0.3536 | 0.2500 ± 0.2121 |"),
           "report: the jump and the key share as mean ± sample std over seeds (exit %d): %s", rc, rc ? out : rep);
+    CHECK(strstr(rep, "| *held-out text* | (reference) | 0.3000 ± 0.1000 |") != NULL,
+          "report: the held-out text's rate once per seed, not once per rule: %s", rep);
 
     /* a run's CSV with a bad row: the report stops with one line naming the file, line and column */
     snprintf(path, sizeof path, "%s/runs/rope_s2.csv", dir);
     if ((f = fopen(path, "a"))) fputs("length,rope,2,none,16,sixteen,nonoverlap,3,ok,,,,1,-1,-1,,\n", f), fclose(f);
     rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 1 && count_lines(out) == 1 && strstr(out, "rope_s2.csv:6: column length: expected an integer, got 'sixteen'"),
+    CHECK(rc == 1 && count_lines(out) == 1 && strstr(out, "rope_s2.csv:10: column length: expected an integer, got 'sixteen'"),
           "a bad row in a run's CSV: one line naming file, line and column (exit %d): %s", rc, out);
 }
 

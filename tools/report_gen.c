@@ -37,8 +37,9 @@ int report_gen_row(GenAgg *agg, const Compare *c, int s, const ResultRow *r) {
     double v = r->value;
     int bucket = r->bucket == RES_NONE ? -1 : (int)r->bucket;
     if (gen && (strcmp(r->protocol, "rep4_data") == 0 || strcmp(r->protocol, "distinct4_data") == 0)) {
-        /* the same text for every scheme of a seed: taken from the first scheme's runs */
-        if (s == 0 && bucket >= 0 && bucket < GEN_MAX_BUCKETS) {
+        /* the same text for every scheme, rule and fine-tune of a seed: one value per seed, from the
+         * first scheme's model as trained (rule "none"); more would shrink the ± std */
+        if (s == 0 && strcmp(r->rule, "none") == 0 && bucket >= 0 && bucket < GEN_MAX_BUCKETS) {
             int q = r->protocol[0] == 'r' ? 0 : 1;
             add(agg->data[q][bucket].v, &agg->data[q][bucket].n, GEN_DATA_MAX, v);
         }
