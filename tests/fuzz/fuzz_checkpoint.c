@@ -6,8 +6,13 @@
  *   header  anything else: JSON header text, optionally a NUL and a tail. The harness builds the file:
  *           the 8-byte length, the header, and a data section of zeros as long as the largest
  *           data_offsets end in the header (at most 1 MB), with the tail copied to its end (where
- *           pelab writes the tokenizer tensor). */
+ *           pelab writes the tokenizer tensor).
+ * The same file is also written to disk and loaded the way the commands load it (the header read
+ * alone, then each tensor straight from the file; and bf16-only under --precision bf16): the file
+ * path must accept exactly what the in-memory parser accepts. */
 #include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "../../core/error.h"
 #include "../../io/checkpoint.h"
@@ -16,10 +21,37 @@
 
 enum { MAX_SYNTH_DATA = 1 << 20 };
 
+static char disk_path[64]; /* where each input is written for the file loaders */
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
     fuzz_single_thread();
+    snprintf(disk_path, sizeof disk_path, "/tmp/fuzz_checkpoint_%ld.safetensors", (long)getpid());
     return 0;
+}
+
+/* the file loaders on the same bytes: they agree with checkpoint_parse (parsed_ok) */
+static void load_from_disk(const unsigned char *file, size_t len, int parsed_ok) {
+    FILE *f = fopen(disk_path, "wb");
+    if (!f) return;
+    size_t put = fwrite(file, 1, len, f);
+    if (fclose(f) != 0 || put != len) return;
+    Model m;
+    CkptMeta meta;
+    float *adam_m, *adam_v;
+    int ok = checkpoint_load(disk_path, &m, &meta, &adam_m, &adam_v) == 0;
+    FUZZ_CHECK(ok == parsed_ok, "checkpoint_load %s what checkpoint_parse %s: %s", ok ? "accepts" : "refuses",
+               parsed_ok ? "accepts" : "refuses", pelab_errmsg);
+    if (ok) {
+        free(adam_m), free(adam_v);
+        meta_free(&meta);
+        model_free(&m);
+    }
+    if (checkpoint_load_precision(disk_path, &m, NULL, PRECISION_BF16) == 0) {
+        (void)fuzz_forward(&m, 3);
+        model_free(&m);
+    }
+    remove(disk_path);
 }
 
 /* the data section length a header asks for: the largest data_offsets end, 0 if none or absurd */
@@ -76,7 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Model m;
     CkptMeta meta;
     float *adam_m, *adam_v;
-    if (checkpoint_parse(file, len, "fuzz-checkpoint", &m, &meta, &adam_m, &adam_v) == 0) {
+    int parsed_ok = checkpoint_parse(file, len, "fuzz-checkpoint", &m, &meta, &adam_m, &adam_v) == 0;
+    if (parsed_ok) {
         FUZZ_CHECK((adam_m == NULL) == (adam_v == NULL), "one optimizer moment without the other");
         use_model(&m, &meta);
         free(adam_m), free(adam_v);
@@ -87,6 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                    "loads with metadata, fails without: %s", pelab_errmsg);
         model_free(&m);
     }
+    load_from_disk(file, len, parsed_ok);
     free(built);
     return 0;
 }
