@@ -224,7 +224,10 @@ static void real_cell(FILE *f, const ResColumn *c, const ResultRow *r, double v,
         return;
     }
     int digits = c->field == RF_VALUE && !(c->flags & RC_G) && r->digits > 0 ? r->digits : c->digits;
-    fprintf(f, c->flags & RC_G ? "%.*g" : "%.*f", digits, v);
+    /* past 1e15 a fixed-point form runs to hundreds of digits, longer than any reader takes as a
+     * number (the JSON reader's limit is 64): the shortest exact form instead */
+    if (!(c->flags & RC_G) && fabs(v) >= 1e15) fprintf(f, "%.17g", v);
+    else fprintf(f, c->flags & RC_G ? "%.*g" : "%.*f", digits, v);
 }
 
 static void cell(FILE *f, const ResColumn *c, const ResultRow *r, int json) {
@@ -298,11 +301,15 @@ void results_json_row(FILE *f, const ResLayout *l, const ResultRow *r, int *firs
 
 /* ---- reading ---- */
 
-/* the digits after the point of a number as written (0: none, or an exponent form) */
+/* the digits after the point of a number as written (0: none, or an exponent form), at most
+ * MAX_KEPT_DIGITS: past a double's precision more digits say nothing, and a number written back
+ * stays short enough for every reader */
+enum { MAX_KEPT_DIGITS = 20 };
 static int fraction_digits(const char *s) {
     const char *dot = strchr(s, '.');
     if (!dot || strpbrk(s, "eE")) return 0;
-    return (int)strspn(dot + 1, "0123456789");
+    int n = (int)strspn(dot + 1, "0123456789");
+    return n < MAX_KEPT_DIGITS ? n : MAX_KEPT_DIGITS;
 }
 
 /* at most 40 bytes of s for a one-line message: control characters as '?' */
