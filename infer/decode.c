@@ -35,9 +35,10 @@ void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int 
     c->up = xmalloc(rows * F * sizeof(float));
     c->act = xmalloc(rows * F * sizeof(float));
     c->lnf = xmalloc(rows * D * sizeof(float));
+    /* new keys and values go through scratch rows into each head's own cache rows */
+    c->knew = xmalloc(rows * c->kvdim * sizeof(float));
+    c->vnew = xmalloc(rows * c->kvdim * sizeof(float));
     if (n_seq > 1) {
-        c->knew = xmalloc(rows * c->kvdim * sizeof(float));
-        c->vnew = xmalloc(rows * c->kvdim * sizeof(float));
         c->chunk_tokens = xmalloc(rows * sizeof(int));
         c->chunk_pos = xmalloc(rows * sizeof(int));
     }
@@ -52,6 +53,7 @@ void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int 
     if (c->policy.slot_positions) { /* keys are mapped again at every call: no prefix to recompute */
         c->dynamic_from = -1;
         c->kmap = xmalloc((size_t)max_len * c->kvdim * sizeof(float));
+        c->krows = xmalloc((size_t)max_len * c->kvdim * sizeof(float));
         for (size_t i = 0; i < (size_t)n_seq * max_len; i++) c->pos[i] = (int)(i % max_len);
     }
 }
@@ -63,30 +65,32 @@ void kvcache_reset(KVCache *c) { c->len = 0; }
 void kvcache_free(KVCache *c) {
     void *bufs[] = {c->k, c->v, c->pos, c->x, c->ln, c->q, c->att_out, c->res_mid, c->gate, c->up, c->act,
                     c->lnf, c->tokens, c->key_start, c->knew, c->vnew, c->chunk_tokens, c->chunk_pos,
-                    c->chunk_logits, c->k2, c->q2, c->knew2, c->copy_pos, c->kmap};
+                    c->chunk_logits, c->k2, c->q2, c->knew2, c->copy_pos, c->kmap, c->krows};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(c, 0, sizeof *c);
 }
 
-/* slot positions: layer l attends to kmap, its cached unmapped keys mapped at their slots;
- * block_forward maps the new rows there too, and keeps them unmapped in the cache */
+/* slot positions: layer l attends to kmap, its cached unmapped keys mapped at their slots (taken
+ * token-major through krows, the layout the scheme's map reads); block_forward stores the new
+ * rows' mapped keys there too, and their unmapped ones in krows' first rows for the cache */
 static void slot_keys(const Model *m, KVCache *c, int l, LayerActs *a) {
-    size_t kvdim = c->kvdim;
-    float *unmapped = c->k + (size_t)l * c->max_len * kvdim;
-    memcpy(c->kmap, unmapped, (size_t)a->past * kvdim * sizeof(float));
-    pos_map_keys(&m->pos, l, c->kmap, c->pos, a->past);
+    int KVH = m->cfg.n_kv_heads, hd = m->head_dim;
+    const float *unmapped = c->k + (size_t)l * c->max_len * c->kvdim;
+    kv_heads_to_rows(c->krows, unmapped, c->max_len, 0, a->past, KVH, hd);
+    pos_map_keys(&m->pos, l, c->krows, c->pos, a->past);
+    kv_rows_to_heads(c->kmap, c->max_len, 0, c->krows, a->past, KVH, hd);
     a->keys = c->kmap;
-    a->k = c->kmap + a->past * kvdim;
-    a->k_unmapped = unmapped + a->past * kvdim;
+    a->k_unmapped = c->krows;
 }
 
-/* a full sliding cache: drop the oldest token after the kept first ones; the later ones move up one slot */
-static void evict_one(KVCache *c) {
-    size_t kvdim = c->kvdim, S = c->policy.keep_first, keep = c->len - S - 1, bytes = keep * kvdim * sizeof(float);
-    for (int l = 0; l < c->n_layers; l++) {
-        size_t layer = (size_t)l * c->max_len * kvdim;
-        memmove(c->k + layer + S * kvdim, c->k + layer + (S + 1) * kvdim, bytes);
-        memmove(c->v + layer + S * kvdim, c->v + layer + (S + 1) * kvdim, bytes);
+/* a full sliding cache: drop the oldest token after the kept first ones; the later ones move up
+ * one slot in every head's rows */
+static void evict_one(const Model *m, KVCache *c) {
+    size_t hd = m->head_dim, S = c->policy.keep_first, keep = c->len - S - 1, bytes = keep * hd * sizeof(float);
+    for (size_t block = 0; block < (size_t)c->n_layers * m->cfg.n_kv_heads; block++) { /* one (layer, head) */
+        size_t head = block * c->max_len * hd;
+        memmove(c->k + head + S * hd, c->k + head + (S + 1) * hd, bytes);
+        memmove(c->v + head + S * hd, c->v + head + (S + 1) * hd, bytes);
     }
     memmove(c->tokens + S, c->tokens + S + 1, keep * sizeof(int));
     c->len--;
@@ -109,23 +113,20 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
     model_embed(m, c->x, tokens, pos, S * nb); // (S*nb) tokens -> (S*nb, D)
 
     /* the residual stream enters and leaves every layer in c->x; no rstd kept */
-    LayerActs layer = {.n_seq = S, .n = nb, .pos = pos, .in = c->x, .ln1 = c->ln, .q = c->q,
-                       .key_pos = c->pos, .n_keys = start + nb, .past = start, .key_stride = S > 1 ? c->max_len : 0,
+    LayerActs layer = {.n_seq = S, .n = nb, .pos = pos, .in = c->x, .ln1 = c->ln, .q = c->q, .k = c->knew,
+                       .v = c->vnew, .key_pos = c->pos, .n_keys = start + nb, .past = start,
+                       .key_stride = c->max_len, .kv_head_major = 1,
                        .key_start = c->key_start, .att_out = c->att_out, .res_mid = c->res_mid, .ln2 = c->ln,
                        .gate = c->gate, .up = c->up, .act = c->act, .res_out = c->x};
     for (int l = 0; l < cfg->n_layers; l++) {
         float *keys = c->k + l * layer_cache, *values = c->v + l * layer_cache;
         layer.keys = keys, layer.values = values;
-        /* one sequence: the new rows go straight into the cache; a batch: through knew, vnew */
-        layer.k = S > 1 ? c->knew : keys + (size_t)start * kvdim;
-        layer.v = S > 1 ? c->vnew : values + (size_t)start * kvdim;
-        if (c->k2) { /* the second key copy beside the first */
-            float *keys2 = c->k2 + l * layer_cache;
-            layer.q2 = c->q2, layer.keys2 = keys2, layer.copy_pos = c->copy_pos;
-            layer.k2 = S > 1 ? c->knew2 : keys2 + (size_t)start * kvdim;
-        }
+        if (c->k2) /* the second key copy beside the first */
+            layer.q2 = c->q2, layer.keys2 = c->k2 + l * layer_cache, layer.copy_pos = c->copy_pos, layer.k2 = c->knew2;
         if (c->policy.slot_positions) slot_keys(m, c, l, &layer);
-        block_forward(m, l, &layer);
+        block_forward(m, l, &layer); /* stores the new rows in keys, values (keys2) */
+        if (c->policy.slot_positions) /* the cache keeps the new keys unmapped */
+            kv_rows_to_heads(keys, c->max_len, start, c->krows, nb, cfg->n_kv_heads, m->head_dim);
     }
     c->len = start + nb;
     if (all_logits) {
@@ -206,7 +207,7 @@ static int slide_forward(Model *m, KVCache *c, const int *tokens, int n, float *
     int filled = c->len + n < c->max_len ? c->len + n : c->max_len;
     if (pos_check_positions(&m->pos, c->pos, filled) != 0) return -1;
     for (int done = 0; done < n;) {
-        if (c->len == c->max_len) evict_one(c);
+        if (c->len == c->max_len) evict_one(m, c);
         int nb = n - done, room = c->max_len - c->len;
         nb = nb < room ? nb : room;
         nb = nb < c->chunk ? nb : c->chunk;

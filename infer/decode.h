@@ -25,15 +25,18 @@ typedef struct {
     int chunk;     /* queries processed per block */
     int n_seq;     /* sequences side by side (1: decode_forward) */
     int n_layers, kvdim;
-    float *k;      /* [L, n_seq, max_len, kvdim] keys after the q/k transform (slot positions: before) */
+    /* keys after the q/k transform (slot positions: before) laid out per head, [L, n_seq, KVH,
+     * max_len, hd]: one head's keys are contiguous rows, so decoding a head reads only its own
+     * bytes (Attention's kv_head_major) */
+    float *k;
     int *tokens;   /* [n_seq, max_len] every cached token id (to recompute the prefix) */
     long dynamic_from; /* -1, or the length past which the scheme's transform follows the length */
     int stale_dynamic; /* 0 (default): past dynamic_from, recompute the whole prefix at every call so
                         * decoding equals a full forward over the sequence; 1: keep the cache as
                         * computed at each token's own step (what HF does; an experiment toggle) */
-    float *v;      /* [L, n_seq, max_len, kvdim] */
+    float *v;      /* [L, n_seq, KVH, max_len, hd] */
     /* pos_key_copies 2 (Self-Extend, ReRoPE), NULL otherwise: every cached key a second time under
-     * the position pipeline's second map [L, n_seq, max_len, kvdim] (a key's far position depends
+     * the position pipeline's second map [L, n_seq, KVH, max_len, hd] (a key's far position depends
      * on the key alone, so it is computed once, as the near one), and per-chunk scratch */
     float *k2, *q2, *knew2;
     int *copy_pos;
@@ -46,11 +49,13 @@ typedef struct {
     void (*logits_sink)(void *ctx, int first, int n, float *rows);
     void *sink_ctx;
     PosCachePolicy policy; /* the model's at kvcache_init; slot_positions: pos holds the slots 0..max_len-1 */
-    float *kmap;   /* slot positions: [max_len, kvdim] one layer's cached keys mapped at their slots */
+    float *kmap;   /* slot positions: [KVH, max_len, hd] one layer's cached keys mapped at their slots */
+    float *krows;  /* slot positions: [max_len, kvdim] scratch: cached keys token-major for the map,
+                    * then the new rows' unmapped keys */
     /* per-chunk scratch, reused by every layer (see LayerActs) */
     float *x;         /* [n_seq * chunk, D] the residual stream */
     float *ln, *q, *att_out, *res_mid, *gate, *up, *act;
-    float *knew, *vnew; /* [n_seq * chunk, kvdim]: a batch's new keys and values before the cache */
+    float *knew, *vnew; /* [n_seq * chunk, kvdim]: the new keys and values before the cache */
     int *chunk_tokens, *chunk_pos; /* [n_seq * chunk]: one chunk of every sequence, gathered */
     float *lnf;       /* [n_seq * chunk, D] */
     float *chunk_logits; /* [n_seq * chunk, V], allocated by the first all_logits batch call */

@@ -8,6 +8,7 @@
 #include "../core/blas.h"
 #include "../core/mem.h"
 #include "../core/sys.h"
+#include "dot_rows.h"
 #include "fastmath.h"
 
 /* softmax of row[0..n) in place, returning the row's max and 1/sum for the backward's
@@ -32,13 +33,16 @@ static void softmax_row(float *row, int n, float *row_max, float *row_inv_sum) {
 AttnHead attention_head(const Attention *a, int b, int h) {
     int hd = a->head_dim, qdim = a->n_heads * hd, kvdim = a->n_kv_heads * hd;
     int kvh = h / (a->n_heads / a->n_kv_heads);
-    size_t qrow = (size_t)b * a->nq, krow = (size_t)b * (a->kv_stride ? a->kv_stride : a->nk), head_rows = ((size_t)b * a->n_heads + h) * a->nq;
-    return (AttnHead){.q = a->q + qrow * qdim + h * hd, .k = a->k + krow * kvdim + kvh * hd,
-                      .q2 = a->q2 ? a->q2 + qrow * qdim + h * hd : NULL,
-                      .k2 = a->q2 ? a->k2 + krow * kvdim + kvh * hd : NULL,
-                      .v = a->v + krow * kvdim + kvh * hd, .out = a->out + qrow * qdim + h * hd,
+    size_t seq_rows = a->kv_stride ? a->kv_stride : a->nk;
+    size_t qrow = (size_t)b * a->nq, krow = (size_t)b * seq_rows, head_rows = ((size_t)b * a->n_heads + h) * a->nq;
+    /* where kv head kvh of sequence b starts in k, v, k2, and its row stride */
+    size_t kv_at = a->kv_head_major ? ((size_t)b * a->n_kv_heads + kvh) * seq_rows * hd : krow * kvdim + kvh * hd;
+    int ldkv = a->kv_head_major ? hd : kvdim;
+    return (AttnHead){.q = a->q + qrow * qdim + h * hd, .k = a->k + kv_at,
+                      .q2 = a->q2 ? a->q2 + qrow * qdim + h * hd : NULL, .k2 = a->q2 ? a->k2 + kv_at : NULL,
+                      .v = a->v + kv_at, .out = a->out + qrow * qdim + h * hd,
                       .probs = a->probs ? a->probs + head_rows * a->nk : NULL,
-                      .stats = a->stats ? a->stats + head_rows * 2 : NULL, .ldq = qdim, .ldkv = kvdim,
+                      .stats = a->stats ? a->stats + head_rows * 2 : NULL, .ldq = qdim, .ldkv = ldkv,
                       .qpos = a->qpos + qrow, .kpos = a->kpos + krow, .nq = a->nq, .nk = a->nk,
                       .q_offset = a->q_offset, .kstart = a->kstart ? a->kstart[b] : 0, .window = a->window,
                       .hd = hd, .head = h,
@@ -78,8 +82,8 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, in
                          float *raw) {
     float scale = 1.0f / sqrtf((float)a->hd);
     const float *q = a->q + (size_t)i0 * a->ldq;
-    // (i1-i0, hd) x (n_keys, hd)^T -> (i1-i0, n_keys); sgemv for one query (decoding): no repacking of k
-    if (i1 - i0 == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_keys, a->hd, scale, a->k, a->ldkv, q, 1, 0.0f, S, 1);
+    // (i1-i0, hd) x (n_keys, hd)^T -> (i1-i0, n_keys); one query (decoding): dot_rows, no BLAS call
+    if (i1 - i0 == 1) dot_rows(a->k, a->ldkv, n_keys, q, a->hd, scale, S);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq, a->k, a->ldkv,
                     0.0f, S, lds);
@@ -104,7 +108,7 @@ static void score_block_forward(const AttnHead *a, const PosCtx *pc, int i0, int
         if (a->stats) a->stats[2 * i] = mx, a->stats[2 * i + 1] = inv;
     }
     float *out = a->out + (size_t)i0 * a->ldq;
-    if (nb == 1) cblas_sgemv(CblasRowMajor, CblasTrans, n_keys, a->hd, 1.0f, a->v, a->ldkv, S, 1, 0.0f, out, 1);
+    if (nb == 1) weighted_rows(a->v, a->ldkv, n_keys, S, a->hd, out);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, a->hd, n_keys, 1.0f, S, lds, a->v, a->ldkv, 0.0f,
                     out, a->ldq);

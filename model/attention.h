@@ -38,8 +38,9 @@ typedef struct {
 } AttnHead;
 
 /* One layer's attention over n_seq independent sequences (training: the B rows of a batch;
- * decoding: the one cached sequence). Sequence b owns rows b*nq.. of q, out and qpos, and rows
- * b*nk.. of k, v and kpos; its query i sits at key index q_offset + i. */
+ * decoding: the cached sequences). Sequence b owns rows b*nq.. of q, out and qpos, and rows
+ * b*nk.. of k, v and kpos (or its block of a head-major cache); its query i sits at key index
+ * q_offset + i. A block of one query (decoding a token) runs without BLAS (dot_rows.h). */
 typedef struct {
     const float *q;          /* [n_seq*nq, H*hd] */
     const float *k, *v;      /* [n_seq*nk, KVH*hd] each; query head h reads kv head h / (H/KVH) */
@@ -52,6 +53,10 @@ typedef struct {
     const float *q2, *k2;
     int n_seq, nq, nk, q_offset;
     int kv_stride;           /* rows from one sequence's keys (and kpos) to the next's; 0: nk */
+    /* 0: k, v, k2 as above (token-major rows of every head); 1: a KV cache's layout, head-major:
+     * [n_seq, KVH, kv_stride, hd], so kv head h of sequence b reads its own contiguous [nk, hd]
+     * rows (row stride hd) and nothing of the other heads' (kpos keeps [n_seq, kv_stride]) */
+    int kv_head_major;
     const int *kstart;       /* NULL, or [n_seq]: sequence b's keys before kstart[b] are padding */
     int window;              /* as AttnHead's (keys in ascending position order, as every caller has them) */
     int n_heads, n_kv_heads, head_dim, layer;

@@ -270,22 +270,45 @@ static Attention layer_attention(const Model *m, int layer, const LayerActs *a) 
     return (Attention){.q = a->q, .k = a->keys, .v = a->values, .out = a->att_out, .probs = a->att_probs,
                        .q2 = two ? a->q2 : NULL, .k2 = two ? a->keys2 : NULL, .stats = a->att_stats,
                        .qpos = a->pos, .kpos = a->key_pos, .n_seq = a->n_seq, .nq = a->n, .nk = a->n_keys,
-                       .q_offset = a->past, .kv_stride = a->key_stride, .kstart = a->key_start,
+                       .q_offset = a->past, .kv_stride = a->key_stride, .kv_head_major = a->kv_head_major,
+                       .kstart = a->key_start,
                        .window = m->cfg.sliding_window,
                        .n_heads = m->cfg.n_heads, .n_kv_heads = m->cfg.n_kv_heads, .head_dim = m->head_dim,
                        .layer = layer};
 }
 
-/* a batched cache: each sequence's new key rows (every copy) and value rows after its cached ones */
+void kv_rows_to_heads(float *dst, size_t capacity, size_t at, const float *rows, int n, int n_kv_heads, int hd) {
+    size_t kvdim = (size_t)n_kv_heads * hd;
+    for (int h = 0; h < n_kv_heads; h++)
+        for (int i = 0; i < n; i++)
+            memcpy(dst + ((size_t)h * capacity + at + i) * hd, rows + i * kvdim + (size_t)h * hd, hd * sizeof(float));
+}
+
+void kv_heads_to_rows(float *rows, const float *src, size_t capacity, size_t at, int n, int n_kv_heads, int hd) {
+    size_t kvdim = (size_t)n_kv_heads * hd;
+    for (int h = 0; h < n_kv_heads; h++)
+        for (int i = 0; i < n; i++)
+            memcpy(rows + i * kvdim + (size_t)h * hd, src + ((size_t)h * capacity + at + i) * hd, hd * sizeof(float));
+}
+
+/* a KV cache (key_stride set): each sequence's new key rows (every copy) and value rows after its
+ * cached ones, token-major or into each kv head's own rows (kv_head_major) */
 static void store_new_rows(const Model *m, int layer, const LayerActs *a) {
     if (!a->key_stride) return;
-    int two = a->q2 && pos_layer_copies(&m->pos, layer) > 1;
-    size_t kvdim = (size_t)m->cfg.n_kv_heads * m->head_dim, bytes = (size_t)a->n * kvdim * sizeof(float);
+    int two = a->q2 && pos_layer_copies(&m->pos, layer) > 1, hd = m->head_dim, KVH = m->cfg.n_kv_heads;
+    size_t kvdim = (size_t)KVH * hd, cap = a->key_stride;
     for (int b = 0; b < a->n_seq; b++) {
-        size_t row = (size_t)b * a->key_stride + a->past, src = (size_t)b * a->n * kvdim;
-        memcpy((float *)a->keys + row * kvdim, a->k + src, bytes);
-        memcpy((float *)a->values + row * kvdim, a->v + src, bytes);
-        if (two) memcpy((float *)a->keys2 + row * kvdim, a->k2 + src, bytes);
+        size_t src = (size_t)b * a->n * kvdim, seq = (size_t)b * cap * kvdim; /* both layouts: cap rows a sequence */
+        if (a->kv_head_major) {
+            kv_rows_to_heads((float *)a->keys + seq, cap, a->past, a->k + src, a->n, KVH, hd);
+            kv_rows_to_heads((float *)a->values + seq, cap, a->past, a->v + src, a->n, KVH, hd);
+            if (two) kv_rows_to_heads((float *)a->keys2 + seq, cap, a->past, a->k2 + src, a->n, KVH, hd);
+            continue;
+        }
+        size_t row = seq + (size_t)a->past * kvdim, bytes = (size_t)a->n * kvdim * sizeof(float);
+        memcpy((float *)a->keys + row, a->k + src, bytes);
+        memcpy((float *)a->values + row, a->v + src, bytes);
+        if (two) memcpy((float *)a->keys2 + row, a->k2 + src, bytes);
     }
 }
 

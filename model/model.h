@@ -105,6 +105,9 @@ typedef struct {
      * and v are then scratch rows [N, KVH*hd] that block_forward copies to row past of each
      * sequence in keys, values (which it may write) */
     int key_stride;
+    /* 0: keys, values, keys2 token-major as above; 1: a KV cache's head-major layout [n_seq, KVH,
+     * key_stride, hd] (Attention's kv_head_major), written from the scratch rows k, v, k2 */
+    int kv_head_major;
     /* the position pipeline's second copy (pos_key_copies 2; all NULL otherwise, and in training):
      * q2, k2 [N, H*hd], [N, KVH*hd] the rows' queries and keys under its map (k2, like k, is
      * scratch that a batched cache copies into keys2), keys2 the keys the queries see under it
@@ -232,5 +235,10 @@ void model_embed(const Model *m, float *x, const int *tokens, const int *pos, in
  * m->scratch.d_res holds the gradient of res_out on entry and that of in on return. */
 void block_forward(const Model *m, int layer, const LayerActs *a);
 void block_backward(Model *m, int layer, const LayerActs *a);
+
+/* A head-major KV cache block ([n_kv_heads, capacity, hd]: kv_head_major) and token-major rows
+ * [n, n_kv_heads * hd]: rows into cache rows at .. at + n - 1 of every head, and back. */
+void kv_rows_to_heads(float *dst, size_t capacity, size_t at, const float *rows, int n, int n_kv_heads, int hd);
+void kv_heads_to_rows(float *rows, const float *src, size_t capacity, size_t at, int n, int n_kv_heads, int hd);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "../../core/blas.h"
 #include "../../core/error.h"
+#include "../dot_rows.h"
 
 int pos_key_copies(const PosCtx *pc) { return extend_two_branch(&pc->extend) ? 2 : 1; }
 
@@ -89,7 +90,7 @@ static void merge_far(const PosCtx *pc, const PosHeadRows *h, int i0, int i1, in
     float *F = h->copy_scratch;
     const float *q = h->q2 + (size_t)i0 * h->ldq;
     // (i1-i0, hd) x (n_far, hd)^T -> (i1-i0, n_far)
-    if (i1 - i0 == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_far, h->hd, scale, h->k2, h->ldkv, q, 1, 0.0f, F, 1);
+    if (i1 - i0 == 1) dot_rows(h->k2, h->ldkv, n_far, q, h->hd, scale, F);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_far, h->hd, scale, q, h->ldq, h->k2, h->ldkv,
                     0.0f, F, n_far);

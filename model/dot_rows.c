@@ -1,0 +1,129 @@
+#include "dot_rows.h"
+
+#include <string.h>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define DOT_ROWS_AVX2 1
+#endif
+
+/* the portable loops: four rows per step keep four independent sums */
+static void dot_rows_plain(const float *rows, size_t ld, int j, int n, const float *x, int hd, float scale,
+                           float *out) {
+    for (; j + 4 <= n; j += 4) {
+        const float *r0 = rows + (size_t)j * ld, *r1 = r0 + ld, *r2 = r1 + ld, *r3 = r2 + ld;
+        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+        for (int d = 0; d < hd; d++) {
+            s0 += r0[d] * x[d];
+            s1 += r1[d] * x[d];
+            s2 += r2[d] * x[d];
+            s3 += r3[d] * x[d];
+        }
+        out[j] = scale * s0, out[j + 1] = scale * s1, out[j + 2] = scale * s2, out[j + 3] = scale * s3;
+    }
+    for (; j < n; j++) {
+        const float *r = rows + (size_t)j * ld;
+        float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+        for (int d = 0; d < hd; d++) s += r[d] * x[d];
+        out[j] = scale * s;
+    }
+}
+
+static void weighted_rows_plain(const float *rows, size_t ld, int n, const float *w, int hd, float *out) {
+    memset(out, 0, (size_t)hd * sizeof(float));
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+        const float *r0 = rows + (size_t)j * ld, *r1 = r0 + ld, *r2 = r1 + ld, *r3 = r2 + ld;
+        float w0 = w[j], w1 = w[j + 1], w2 = w[j + 2], w3 = w[j + 3];
+#pragma omp simd
+        for (int d = 0; d < hd; d++) out[d] += (w0 * r0[d] + w1 * r1[d]) + (w2 * r2[d] + w3 * r3[d]);
+    }
+    for (; j < n; j++) {
+        const float *r = rows + (size_t)j * ld;
+        float wj = w[j];
+#pragma omp simd
+        for (int d = 0; d < hd; d++) out[d] += wj * r[d];
+    }
+}
+
+#ifdef DOT_ROWS_AVX2
+/* the eight lane sums of each of a..h, as one vector [sum a, sum b, ..., sum h] */
+static inline __m256 fold8(__m256 a, __m256 b, __m256 c, __m256 d, __m256 e, __m256 f, __m256 g, __m256 h) {
+    __m256 ab = _mm256_hadd_ps(a, b), cd = _mm256_hadd_ps(c, d), ef = _mm256_hadd_ps(e, f), gh = _mm256_hadd_ps(g, h);
+    __m256 abcd = _mm256_hadd_ps(ab, cd), efgh = _mm256_hadd_ps(ef, gh); /* [a b c d | a b c d] halves */
+    return _mm256_add_ps(_mm256_permute2f128_ps(abcd, efgh, 0x20), _mm256_permute2f128_ps(abcd, efgh, 0x31));
+}
+
+/* eight rows at a time; hd a multiple of 8 */
+static int dot_rows_avx2(const float *rows, size_t ld, int n, const float *x, int hd, float scale, float *out) {
+    __m256 vscale = _mm256_set1_ps(scale);
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const float *r = rows + (size_t)j * ld;
+        __m256 s[8];
+        for (int u = 0; u < 8; u++) s[u] = _mm256_setzero_ps();
+        for (int d = 0; d < hd; d += 8) {
+            __m256 xv = _mm256_loadu_ps(x + d);
+            for (int u = 0; u < 8; u++) s[u] = _mm256_fmadd_ps(_mm256_loadu_ps(r + u * ld + d), xv, s[u]);
+        }
+        _mm256_storeu_ps(out + j, _mm256_mul_ps(vscale, fold8(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7])));
+    }
+    return j;
+}
+
+/* NC vectors of 8 (8 NC columns) held in registers across every row; two sets (even and odd
+ * rows), so consecutive FMAs do not wait on each other */
+static inline __attribute__((always_inline)) void weighted_rows_regs(const float *rows, size_t ld, int n,
+                                                                     const float *w, float *out, const int NC) {
+    __m256 even[4], odd[4];
+    for (int c = 0; c < NC; c++) even[c] = _mm256_setzero_ps(), odd[c] = _mm256_setzero_ps();
+    int j = 0;
+    for (; j + 2 <= n; j += 2) {
+        __m256 w0 = _mm256_broadcast_ss(w + j), w1 = _mm256_broadcast_ss(w + j + 1);
+        const float *r0 = rows + (size_t)j * ld, *r1 = r0 + ld;
+        for (int c = 0; c < NC; c++) {
+            even[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(r0 + 8 * c), even[c]);
+            odd[c] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(r1 + 8 * c), odd[c]);
+        }
+    }
+    if (j < n) {
+        __m256 wj = _mm256_broadcast_ss(w + j);
+        for (int c = 0; c < NC; c++) even[c] = _mm256_fmadd_ps(wj, _mm256_loadu_ps(rows + (size_t)j * ld + 8 * c), even[c]);
+    }
+    for (int c = 0; c < NC; c++) _mm256_storeu_ps(out + 8 * c, _mm256_add_ps(even[c], odd[c]));
+}
+
+/* hd a multiple of 8: 32 columns per pass over the rows (16 registers: AVX2 has no more) */
+static void weighted_rows_avx2(const float *rows, size_t ld, int n, const float *w, int hd, float *out) {
+    for (int c0 = 0; c0 < hd; c0 += 32) {
+        const float *r = rows + c0;
+        float *o = out + c0;
+        switch ((hd - c0 < 32 ? hd - c0 : 32) / 8) {
+        case 1: weighted_rows_regs(r, ld, n, w, o, 1); break;
+        case 2: weighted_rows_regs(r, ld, n, w, o, 2); break;
+        case 3: weighted_rows_regs(r, ld, n, w, o, 3); break;
+        default: weighted_rows_regs(r, ld, n, w, o, 4); break;
+        }
+    }
+}
+#endif
+
+void dot_rows(const float *rows, size_t ld, int n, const float *x, int hd, float scale, float *out) {
+    int j = 0;
+#ifdef DOT_ROWS_AVX2
+    if (hd % 8 == 0) j = dot_rows_avx2(rows, ld, n, x, hd, scale, out);
+#endif
+    dot_rows_plain(rows, ld, j, n, x, hd, scale, out);
+}
+
+void weighted_rows(const float *rows, size_t ld, int n, const float *w, int hd, float *out) {
+#ifdef DOT_ROWS_AVX2
+    if (hd % 8 == 0) {
+        weighted_rows_avx2(rows, ld, n, w, hd, out);
+        return;
+    }
+#endif
+    weighted_rows_plain(rows, ld, n, w, hd, out);
+}

@@ -1,0 +1,20 @@
+/* dot_rows.h: one query against one head's cached keys and values, without a BLAS call. A decoded
+ * token's head is a [n, hd] x [hd] product and a [hd] weighted sum of [n, hd] rows with hd 16-128:
+ * sgemv's setup and its blocking for long rows cost more than the arithmetic there, and a dot
+ * product of 24 floats per key is mostly its horizontal sum. With AVX2 and FMA (hd a multiple of
+ * 8), eight keys go at once and their eight sums are folded together in registers, and the weighted
+ * sum keeps the whole output row in registers across the keys; elsewhere (other CPUs, arm64, any
+ * hd) plain loops that the compiler vectorizes. The order of operations is fixed for a given build:
+ * results do not depend on the thread count. */
+#ifndef PELAB_DOT_ROWS_H
+#define PELAB_DOT_ROWS_H
+
+#include <stddef.h>
+
+/* out[j] = scale * rows[j] . x for j < n (row j at rows + j * ld, hd floats) */
+void dot_rows(const float *rows, size_t ld, int n, const float *x, int hd, float scale, float *out);
+
+/* out[0..hd) = sum_j w[j] rows[j] for j < n (row j at rows + j * ld); out is overwritten */
+void weighted_rows(const float *rows, size_t ld, int n, const float *w, int hd, float *out);
+
+#endif
