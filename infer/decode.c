@@ -21,8 +21,13 @@ void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int 
     c->kvdim = cfg->n_kv_heads * m->head_dim;
     size_t D = cfg->dim, F = cfg->hidden_dim, qdim = (size_t)cfg->n_heads * m->head_dim;
     size_t rows = (size_t)n_seq * chunk, cache = (size_t)cfg->n_layers * n_seq * max_len * c->kvdim;
-    c->k = xmalloc(cache * sizeof(float));
-    c->v = xmalloc(cache * sizeof(float));
+    if (m->kv_cache_bf16) {
+        c->k16 = xmalloc(cache * sizeof(bf16));
+        c->v16 = xmalloc(cache * sizeof(bf16));
+    } else {
+        c->k = xmalloc(cache * sizeof(float));
+        c->v = xmalloc(cache * sizeof(float));
+    }
     c->pos = xmalloc((size_t)n_seq * max_len * sizeof(int));
     c->tokens = xmalloc((size_t)n_seq * max_len * sizeof(int));
     c->key_start = xcalloc(n_seq, sizeof(int));
@@ -63,11 +68,17 @@ void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk) { kvcache_
 void kvcache_reset(KVCache *c) { c->len = 0; }
 
 void kvcache_free(KVCache *c) {
-    void *bufs[] = {c->k, c->v, c->pos, c->x, c->ln, c->q, c->att_out, c->res_mid, c->gate, c->up, c->act,
+    void *bufs[] = {c->k, c->v, c->k16, c->v16, c->pos, c->x, c->ln, c->q, c->att_out, c->res_mid, c->gate, c->up, c->act,
                     c->lnf, c->tokens, c->key_start, c->knew, c->vnew, c->chunk_tokens, c->chunk_pos,
                     c->chunk_logits, c->k2, c->q2, c->knew2, c->copy_pos, c->kmap, c->krows};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(c, 0, sizeof *c);
+}
+
+/* layer l's block of the cache's keys (float, or bf16: c->k16) */
+static void *cache_keys(const KVCache *c, int l) {
+    size_t at = (size_t)l * c->n_seq * c->max_len * c->kvdim;
+    return c->k16 ? (void *)(c->k16 + at) : (void *)(c->k + at);
 }
 
 /* slot positions: layer l attends to kmap, its cached unmapped keys mapped at their slots (taken
@@ -75,22 +86,23 @@ void kvcache_free(KVCache *c) {
  * rows' mapped keys there too, and their unmapped ones in krows' first rows for the cache */
 static void slot_keys(const Model *m, KVCache *c, int l, LayerActs *a) {
     int KVH = m->cfg.n_kv_heads, hd = m->head_dim;
-    const float *unmapped = c->k + (size_t)l * c->max_len * c->kvdim;
-    kv_heads_to_rows(c->krows, unmapped, c->max_len, 0, a->past, KVH, hd);
+    kv_heads_to_rows(c->krows, cache_keys(c, l), c->k16 != NULL, c->max_len, 0, a->past, KVH, hd);
     pos_map_keys(&m->pos, l, c->krows, c->pos, a->past);
-    kv_rows_to_heads(c->kmap, c->max_len, 0, c->krows, a->past, KVH, hd);
-    a->keys = c->kmap;
+    kv_rows_to_heads(c->kmap, 0, c->max_len, 0, c->krows, a->past, KVH, hd);
+    a->keys = c->kmap, a->keys16 = NULL; /* the values stay where they are, float or bf16 */
     a->k_unmapped = c->krows;
 }
 
 /* a full sliding cache: drop the oldest token after the kept first ones; the later ones move up
  * one slot in every head's rows */
 static void evict_one(const Model *m, KVCache *c) {
-    size_t hd = m->head_dim, S = c->policy.keep_first, keep = c->len - S - 1, bytes = keep * hd * sizeof(float);
+    size_t size = c->k16 ? sizeof(bf16) : sizeof(float), row = m->head_dim * size; /* bytes of one head's row */
+    size_t S = c->policy.keep_first, keep = c->len - S - 1;
+    char *k = c->k16 ? (char *)c->k16 : (char *)c->k, *v = c->v16 ? (char *)c->v16 : (char *)c->v;
     for (size_t block = 0; block < (size_t)c->n_layers * m->cfg.n_kv_heads; block++) { /* one (layer, head) */
-        size_t head = block * c->max_len * hd;
-        memmove(c->k + head + S * hd, c->k + head + (S + 1) * hd, bytes);
-        memmove(c->v + head + S * hd, c->v + head + (S + 1) * hd, bytes);
+        size_t head = block * c->max_len * row;
+        memmove(k + head + S * row, k + head + (S + 1) * row, keep * row);
+        memmove(v + head + S * row, v + head + (S + 1) * row, keep * row);
     }
     memmove(c->tokens + S, c->tokens + S + 1, keep * sizeof(int));
     c->len--;
@@ -119,14 +131,16 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
                        .key_start = c->key_start, .att_out = c->att_out, .res_mid = c->res_mid, .ln2 = c->ln,
                        .gate = c->gate, .up = c->up, .act = c->act, .res_out = c->x};
     for (int l = 0; l < cfg->n_layers; l++) {
-        float *keys = c->k + l * layer_cache, *values = c->v + l * layer_cache;
-        layer.keys = keys, layer.values = values;
+        layer.keys = c->k ? c->k + l * layer_cache : NULL, layer.values = c->v ? c->v + l * layer_cache : NULL;
+        layer.keys16 = c->k16 ? c->k16 + l * layer_cache : NULL;
+        layer.values16 = c->v16 ? c->v16 + l * layer_cache : NULL;
         if (c->k2) /* the second key copy beside the first */
             layer.q2 = c->q2, layer.keys2 = c->k2 + l * layer_cache, layer.copy_pos = c->copy_pos, layer.k2 = c->knew2;
         if (c->policy.slot_positions) slot_keys(m, c, l, &layer);
         block_forward(m, l, &layer); /* stores the new rows in keys, values (keys2) */
         if (c->policy.slot_positions) /* the cache keeps the new keys unmapped */
-            kv_rows_to_heads(keys, c->max_len, start, c->krows, nb, cfg->n_kv_heads, m->head_dim);
+            kv_rows_to_heads(cache_keys(c, l), c->k16 != NULL, c->max_len, start, c->krows, nb, cfg->n_kv_heads,
+                             m->head_dim);
     }
     c->len = start + nb;
     if (all_logits) {

@@ -35,6 +35,9 @@ typedef struct {
                         * decoding equals a full forward over the sequence; 1: keep the cache as
                         * computed at each token's own step (what HF does; an experiment toggle) */
     float *v;      /* [L, n_seq, KVH, max_len, hd] */
+    /* the model's kv_cache_bf16 (--kv-cache bf16): k16, v16 hold the keys and values in bf16 (the
+     * same layout; k, v NULL), rounded once as they enter; the far branch's k2 stays float32 */
+    bf16 *k16, *v16;
     /* pos_key_copies 2 (Self-Extend, ReRoPE), NULL otherwise: every cached key a second time under
      * the position pipeline's second map [L, n_seq, KVH, max_len, hd] (a key's far position depends
      * on the key alone, so it is computed once, as the near one), and per-chunk scratch */

@@ -15,11 +15,18 @@
  * recomputation; every loop vectorizes (8 partial sums: a fixed order, so the result does not
  * depend on the thread count) */
 static void softmax_row(float *row, int n, float *row_max, float *row_inv_sum) {
-    float mx = row[0];
-    for (int j = 1; j < n; j++) mx = row[j] > mx ? row[j] : mx;
+    /* the max as 16 partial maxima (a vector max; a chain of scalar compares was a quarter of a
+     * decoded token at 100L): the same value, and a NaN in row[0] still wins as before */
+    float mx = row[0], top[16];
+    int j = 0;
+    for (int u = 0; u < 16; u++) top[u] = row[0];
+    for (; j + 16 <= n; j += 16)
+        for (int u = 0; u < 16; u++) top[u] = row[j + u] > top[u] ? row[j + u] : top[u];
+    for (; j < n; j++) mx = row[j] > mx ? row[j] : mx;
+    for (int u = 0; u < 16; u++) mx = top[u] > mx ? top[u] : mx;
     for (int j = 0; j < n; j++) row[j] = fast_expf(row[j] - mx);
     float part[8] = {0};
-    int j = 0;
+    j = 0;
     for (; j + 8 <= n; j += 8)
         for (int u = 0; u < 8; u++) part[u] += row[j + u];
     for (; j < n; j++) part[0] += row[j];
@@ -38,9 +45,10 @@ AttnHead attention_head(const Attention *a, int b, int h) {
     /* where kv head kvh of sequence b starts in k, v, k2, and its row stride */
     size_t kv_at = a->kv_head_major ? ((size_t)b * a->n_kv_heads + kvh) * seq_rows * hd : krow * kvdim + kvh * hd;
     int ldkv = a->kv_head_major ? hd : kvdim;
-    return (AttnHead){.q = a->q + qrow * qdim + h * hd, .k = a->k + kv_at,
+    return (AttnHead){.q = a->q + qrow * qdim + h * hd, .k = a->k ? a->k + kv_at : NULL,
                       .q2 = a->q2 ? a->q2 + qrow * qdim + h * hd : NULL, .k2 = a->q2 ? a->k2 + kv_at : NULL,
-                      .v = a->v + kv_at, .out = a->out + qrow * qdim + h * hd,
+                      .v = a->v ? a->v + kv_at : NULL, .k16 = a->k16 ? a->k16 + kv_at : NULL,
+                      .v16 = a->v16 ? a->v16 + kv_at : NULL, .out = a->out + qrow * qdim + h * hd,
                       .probs = a->probs ? a->probs + head_rows * a->nk : NULL,
                       .stats = a->stats ? a->stats + head_rows * 2 : NULL, .ldq = qdim, .ldkv = ldkv,
                       .qpos = a->qpos + qrow, .kpos = a->kpos + krow, .nq = a->nq, .nk = a->nk,
@@ -75,6 +83,12 @@ static PosHeadRows head_rows(const AttnHead *a) {
                          .head = a->head, .layer = a->layer, .copy_scratch = a->copy_scratch};
 }
 
+/* n rows of hd bf16 (a head of a bf16 cache: contiguous) as float32 in dst, for a block of queries */
+static const float *widen(float *dst, const bf16 *src, int n, int hd) {
+    for (size_t i = 0; i < (size_t)n * hd; i++) dst[i] = bf16_to_float(src[i]);
+    return dst;
+}
+
 /* scores of queries i0..i1-1 against keys 0..n_keys-1 (the block's last causal limit), scaled,
  * adjusted for position (pos_score_block), into S (row stride lds); entries a row may not see are
  * left as they are. raw (NULL: not wanted) receives the scores before a content bias (CoPE). */
@@ -83,10 +97,11 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, in
     float scale = 1.0f / sqrtf((float)a->hd);
     const float *q = a->q + (size_t)i0 * a->ldq;
     // (i1-i0, hd) x (n_keys, hd)^T -> (i1-i0, n_keys); one query (decoding): dot_rows, no BLAS call
-    if (i1 - i0 == 1) dot_rows(a->k, a->ldkv, n_keys, q, a->hd, scale, S);
+    if (i1 - i0 == 1 && a->k16) dot_rows_bf16(a->k16, a->ldkv, n_keys, q, a->hd, scale, S);
+    else if (i1 - i0 == 1) dot_rows(a->k, a->ldkv, n_keys, q, a->hd, scale, S);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq, a->k, a->ldkv,
-                    0.0f, S, lds);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq,
+                    a->k16 ? widen(a->wide, a->k16, n_keys, a->hd) : a->k, a->ldkv, 0.0f, S, lds);
     PosHeadRows rows = head_rows(a);
     pos_score_block(pc, &rows, i0, i1, n_keys, S, lds, scale, raw);
 }
@@ -108,9 +123,11 @@ static void score_block_forward(const AttnHead *a, const PosCtx *pc, int i0, int
         if (a->stats) a->stats[2 * i] = mx, a->stats[2 * i + 1] = inv;
     }
     float *out = a->out + (size_t)i0 * a->ldq;
-    if (nb == 1) weighted_rows(a->v, a->ldkv, n_keys, S, a->hd, out);
+    if (nb == 1 && a->v16) weighted_rows_bf16(a->v16, a->ldkv, n_keys, S, a->hd, out);
+    else if (nb == 1) weighted_rows(a->v, a->ldkv, n_keys, S, a->hd, out);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, a->hd, n_keys, 1.0f, S, lds, a->v, a->ldkv, 0.0f,
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, a->hd, n_keys, 1.0f, S, lds,
+                    a->v16 ? widen(a->wide + (size_t)a->nk * a->hd, a->v16, n_keys, a->hd) : a->v, a->ldkv, 0.0f,
                     out, a->ldq);
 }
 
@@ -127,35 +144,40 @@ void attention_head_forward(const AttnHead *a, const PosCtx *pc) {
     for (int blk = 0; blk < n_blocks(a->nq); blk++) head_block_forward(a, pc, blk);
 }
 
+/* a bf16 cache read by a block of queries: its keys and values widened (one query reads them in place) */
+static float *wide_scratch(const Attention *a) {
+    return (a->k16 || a->v16) && a->nq > 1 ? xmalloc(2 * (size_t)a->nk * a->head_dim * sizeof(float)) : NULL;
+}
+
 void attention_forward(const Attention *a, const PosCtx *pc) {
     size_t work = (size_t)a->n_seq * a->nq * a->nk * a->n_heads * a->head_dim;
     int nblk = n_blocks(a->nq), rows = a->nq < ATT_QBLOCK ? a->nq : ATT_QBLOCK;
     if (work < PAR_MIN_WORK) { /* no region at all: even an inactive one costs a syscall (core/sys.h) */
         float *scratch = a->probs ? NULL : xmalloc((size_t)rows * a->nk * sizeof(float));
-        float *copy = a->q2 ? xmalloc((size_t)rows * a->nk * sizeof(float)) : NULL;
+        float *copy = a->q2 ? xmalloc((size_t)rows * a->nk * sizeof(float)) : NULL, *wide = wide_scratch(a);
         for (int b = 0; b < a->n_seq; b++)
             for (int h = 0; h < a->n_heads; h++) {
                 AttnHead head = attention_head(a, b, h);
-                head.scratch = scratch, head.copy_scratch = copy;
+                head.scratch = scratch, head.copy_scratch = copy, head.wide = wide;
                 attention_head_forward(&head, pc);
             }
-        free(scratch), free(copy);
+        free(scratch), free(copy), free(wide);
         return;
     }
 #pragma omp parallel
     {
         float *scratch = a->probs ? NULL : xmalloc((size_t)rows * a->nk * sizeof(float));
-        float *copy = a->q2 ? xmalloc((size_t)rows * a->nk * sizeof(float)) : NULL;
+        float *copy = a->q2 ? xmalloc((size_t)rows * a->nk * sizeof(float)) : NULL, *wide = wide_scratch(a);
         /* dynamic: under the causal mask a late block costs more than an early one */
 #pragma omp for collapse(3) schedule(dynamic)
         for (int b = 0; b < a->n_seq; b++)
             for (int h = 0; h < a->n_heads; h++)
                 for (int blk = 0; blk < nblk; blk++) {
                     AttnHead head = attention_head(a, b, h);
-                    head.scratch = scratch, head.copy_scratch = copy;
+                    head.scratch = scratch, head.copy_scratch = copy, head.wide = wide;
                     head_block_forward(&head, pc, blk);
                 }
-        free(scratch), free(copy);
+        free(scratch), free(copy), free(wide);
     }
 }
 

@@ -10,6 +10,7 @@
 #ifndef PELAB_ATTENTION_H
 #define PELAB_ATTENTION_H
 
+#include "bf16.h"
 #include "pos/pipeline.h"
 
 enum { ATT_QBLOCK = 64 }; /* queries per block: sgemm-sized, and the scratch per thread is 64 x nk */
@@ -20,6 +21,8 @@ enum { ATT_QBLOCK = 64 }; /* queries per block: sgemm-sized, and the scratch per
 typedef struct {
     const float *q;          /* [nq, hd], row stride ldq */
     const float *k, *v;      /* [nk, hd] each, row stride ldkv */
+    const bf16 *k16, *v16;   /* NULL, or a bf16 cache's keys, values: read in place of k, v */
+    float *wide;             /* with k16 or v16: room for 2 x nk x hd floats (a block of queries widens them) */
     float *out;              /* [nq, hd], row stride ldq: probs @ v */
     float *probs;            /* NULL, or [nq, nk] softmax rows kept; entries past the causal limit exactly 0 */
     float *stats;            /* NULL, or [nq, 2]: each row's score max and 1/sum(exp), for the backward */
@@ -57,6 +60,9 @@ typedef struct {
      * [n_seq, KVH, kv_stride, hd], so kv head h of sequence b reads its own contiguous [nk, hd]
      * rows (row stride hd) and nothing of the other heads' (kpos keeps [n_seq, kv_stride]) */
     int kv_head_major;
+    /* NULL, or a bf16 KV cache (kv_head_major): the keys (k16) or values (v16) in bf16, read in
+     * place of k, v, widened to float32 as they are loaded */
+    const bf16 *k16, *v16;
     const int *kstart;       /* NULL, or [n_seq]: sequence b's keys before kstart[b] are padding */
     int window;              /* as AttnHead's (keys in ascending position order, as every caller has them) */
     int n_heads, n_kv_heads, head_dim, layer;

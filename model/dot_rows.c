@@ -48,7 +48,37 @@ static void weighted_rows_plain(const float *rows, size_t ld, int n, const float
     }
 }
 
+/* bf16 rows: the same kernels with each load widened (a bf16 is the upper half of its float) */
+static void dot_rows_bf16_plain(const bf16 *rows, size_t ld, int j, int n, const float *x, int hd, float scale,
+                                float *out) {
+    for (; j < n; j++) {
+        const bf16 *r = rows + (size_t)j * ld;
+        float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+        for (int d = 0; d < hd; d++) s += bf16_to_float(r[d]) * x[d];
+        out[j] = scale * s;
+    }
+}
+
+static void weighted_rows_bf16_plain(const bf16 *rows, size_t ld, int n, const float *w, int hd, float *out) {
+    memset(out, 0, (size_t)hd * sizeof(float));
+    for (int j = 0; j < n; j++) {
+        const bf16 *r = rows + (size_t)j * ld;
+        float wj = w[j];
+#pragma omp simd
+        for (int d = 0; d < hd; d++) out[d] += wj * bf16_to_float(r[d]);
+    }
+}
+
 #ifdef DOT_ROWS_AVX2
+/* eight elements from float rows, or from bf16 rows widened (IS_BF16 a constant: each caller is
+ * compiled for one) */
+static inline __attribute__((always_inline)) __m256 load8(const void *rows, size_t at, const int IS_BF16) {
+    if (!IS_BF16) return _mm256_loadu_ps((const float *)rows + at);
+    __m128i h = _mm_loadu_si128((const __m128i *)((const bf16 *)rows + at));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
 /* the eight lane sums of each of a..h, as one vector [sum a, sum b, ..., sum h] */
 static inline __m256 fold8(__m256 a, __m256 b, __m256 c, __m256 d, __m256 e, __m256 f, __m256 g, __m256 h) {
     __m256 ab = _mm256_hadd_ps(a, b), cd = _mm256_hadd_ps(c, d), ef = _mm256_hadd_ps(e, f), gh = _mm256_hadd_ps(g, h);
@@ -56,55 +86,58 @@ static inline __m256 fold8(__m256 a, __m256 b, __m256 c, __m256 d, __m256 e, __m
     return _mm256_add_ps(_mm256_permute2f128_ps(abcd, efgh, 0x20), _mm256_permute2f128_ps(abcd, efgh, 0x31));
 }
 
-/* eight rows at a time; hd a multiple of 8 */
-static int dot_rows_avx2(const float *rows, size_t ld, int n, const float *x, int hd, float scale, float *out) {
+/* eight rows at a time (hd a multiple of 8); returns the rows done */
+static inline __attribute__((always_inline)) int dot_rows_avx2(const void *rows, size_t ld, int n, const float *x,
+                                                               int hd, float scale, float *out, const int IS_BF16) {
     __m256 vscale = _mm256_set1_ps(scale);
     int j = 0;
     for (; j + 8 <= n; j += 8) {
-        const float *r = rows + (size_t)j * ld;
+        size_t r = (size_t)j * ld;
         __m256 s[8];
         for (int u = 0; u < 8; u++) s[u] = _mm256_setzero_ps();
         for (int d = 0; d < hd; d += 8) {
             __m256 xv = _mm256_loadu_ps(x + d);
-            for (int u = 0; u < 8; u++) s[u] = _mm256_fmadd_ps(_mm256_loadu_ps(r + u * ld + d), xv, s[u]);
+            for (int u = 0; u < 8; u++) s[u] = _mm256_fmadd_ps(load8(rows, r + u * ld + d, IS_BF16), xv, s[u]);
         }
         _mm256_storeu_ps(out + j, _mm256_mul_ps(vscale, fold8(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7])));
     }
     return j;
 }
 
-/* NC vectors of 8 (8 NC columns) held in registers across every row; two sets (even and odd
- * rows), so consecutive FMAs do not wait on each other */
-static inline __attribute__((always_inline)) void weighted_rows_regs(const float *rows, size_t ld, int n,
-                                                                     const float *w, float *out, const int NC) {
+/* NC vectors of 8 (8 NC columns from column c0) held in registers across every row; two sets
+ * (even and odd rows), so consecutive FMAs do not wait on each other */
+static inline __attribute__((always_inline)) void weighted_regs(const void *rows, size_t ld, int c0, int n,
+                                                                const float *w, float *out, const int NC,
+                                                                const int IS_BF16) {
     __m256 even[4], odd[4];
     for (int c = 0; c < NC; c++) even[c] = _mm256_setzero_ps(), odd[c] = _mm256_setzero_ps();
     int j = 0;
     for (; j + 2 <= n; j += 2) {
         __m256 w0 = _mm256_broadcast_ss(w + j), w1 = _mm256_broadcast_ss(w + j + 1);
-        const float *r0 = rows + (size_t)j * ld, *r1 = r0 + ld;
+        size_t r0 = (size_t)j * ld + c0, r1 = r0 + ld;
         for (int c = 0; c < NC; c++) {
-            even[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(r0 + 8 * c), even[c]);
-            odd[c] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(r1 + 8 * c), odd[c]);
+            even[c] = _mm256_fmadd_ps(w0, load8(rows, r0 + 8 * c, IS_BF16), even[c]);
+            odd[c] = _mm256_fmadd_ps(w1, load8(rows, r1 + 8 * c, IS_BF16), odd[c]);
         }
     }
     if (j < n) {
         __m256 wj = _mm256_broadcast_ss(w + j);
-        for (int c = 0; c < NC; c++) even[c] = _mm256_fmadd_ps(wj, _mm256_loadu_ps(rows + (size_t)j * ld + 8 * c), even[c]);
+        for (int c = 0; c < NC; c++)
+            even[c] = _mm256_fmadd_ps(wj, load8(rows, (size_t)j * ld + c0 + 8 * c, IS_BF16), even[c]);
     }
-    for (int c = 0; c < NC; c++) _mm256_storeu_ps(out + 8 * c, _mm256_add_ps(even[c], odd[c]));
+    for (int c = 0; c < NC; c++) _mm256_storeu_ps(out + c0 + 8 * c, _mm256_add_ps(even[c], odd[c]));
 }
 
 /* hd a multiple of 8: 32 columns per pass over the rows (16 registers: AVX2 has no more) */
-static void weighted_rows_avx2(const float *rows, size_t ld, int n, const float *w, int hd, float *out) {
+static inline __attribute__((always_inline)) void weighted_rows_avx2(const void *rows, size_t ld, int n,
+                                                                     const float *w, int hd, float *out,
+                                                                     const int IS_BF16) {
     for (int c0 = 0; c0 < hd; c0 += 32) {
-        const float *r = rows + c0;
-        float *o = out + c0;
         switch ((hd - c0 < 32 ? hd - c0 : 32) / 8) {
-        case 1: weighted_rows_regs(r, ld, n, w, o, 1); break;
-        case 2: weighted_rows_regs(r, ld, n, w, o, 2); break;
-        case 3: weighted_rows_regs(r, ld, n, w, o, 3); break;
-        default: weighted_rows_regs(r, ld, n, w, o, 4); break;
+        case 1: weighted_regs(rows, ld, c0, n, w, out, 1, IS_BF16); break;
+        case 2: weighted_regs(rows, ld, c0, n, w, out, 2, IS_BF16); break;
+        case 3: weighted_regs(rows, ld, c0, n, w, out, 3, IS_BF16); break;
+        default: weighted_regs(rows, ld, c0, n, w, out, 4, IS_BF16); break;
         }
     }
 }
@@ -113,7 +146,7 @@ static void weighted_rows_avx2(const float *rows, size_t ld, int n, const float 
 void dot_rows(const float *rows, size_t ld, int n, const float *x, int hd, float scale, float *out) {
     int j = 0;
 #ifdef DOT_ROWS_AVX2
-    if (hd % 8 == 0) j = dot_rows_avx2(rows, ld, n, x, hd, scale, out);
+    if (hd % 8 == 0) j = dot_rows_avx2(rows, ld, n, x, hd, scale, out, 0);
 #endif
     dot_rows_plain(rows, ld, j, n, x, hd, scale, out);
 }
@@ -121,9 +154,27 @@ void dot_rows(const float *rows, size_t ld, int n, const float *x, int hd, float
 void weighted_rows(const float *rows, size_t ld, int n, const float *w, int hd, float *out) {
 #ifdef DOT_ROWS_AVX2
     if (hd % 8 == 0) {
-        weighted_rows_avx2(rows, ld, n, w, hd, out);
+        weighted_rows_avx2(rows, ld, n, w, hd, out, 0);
         return;
     }
 #endif
     weighted_rows_plain(rows, ld, n, w, hd, out);
+}
+
+void dot_rows_bf16(const bf16 *rows, size_t ld, int n, const float *x, int hd, float scale, float *out) {
+    int j = 0;
+#ifdef DOT_ROWS_AVX2
+    if (hd % 8 == 0) j = dot_rows_avx2(rows, ld, n, x, hd, scale, out, 1);
+#endif
+    dot_rows_bf16_plain(rows, ld, j, n, x, hd, scale, out);
+}
+
+void weighted_rows_bf16(const bf16 *rows, size_t ld, int n, const float *w, int hd, float *out) {
+#ifdef DOT_ROWS_AVX2
+    if (hd % 8 == 0) {
+        weighted_rows_avx2(rows, ld, n, w, hd, out, 1);
+        return;
+    }
+#endif
+    weighted_rows_bf16_plain(rows, ld, n, w, hd, out);
 }

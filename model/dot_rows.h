@@ -4,17 +4,24 @@
  * product of 24 floats per key is mostly its horizontal sum. With AVX2 and FMA (hd a multiple of
  * 8), eight keys go at once and their eight sums are folded together in registers, and the weighted
  * sum keeps the whole output row in registers across the keys; elsewhere (other CPUs, arm64, any
- * hd) plain loops that the compiler vectorizes. The order of operations is fixed for a given build:
+ * hd) plain loops that the compiler vectorizes. A bf16 KV cache's rows are widened to float32 as they
+ * are loaded (exact: bf16 is float32's upper half). The order of operations is fixed for a given build:
  * results do not depend on the thread count. */
 #ifndef PELAB_DOT_ROWS_H
 #define PELAB_DOT_ROWS_H
 
 #include <stddef.h>
 
+#include "bf16.h"
+
 /* out[j] = scale * rows[j] . x for j < n (row j at rows + j * ld, hd floats) */
 void dot_rows(const float *rows, size_t ld, int n, const float *x, int hd, float scale, float *out);
 
 /* out[0..hd) = sum_j w[j] rows[j] for j < n (row j at rows + j * ld); out is overwritten */
 void weighted_rows(const float *rows, size_t ld, int n, const float *w, int hd, float *out);
+
+/* the same over bf16 rows (a bf16 KV cache), float32 arithmetic */
+void dot_rows_bf16(const bf16 *rows, size_t ld, int n, const float *x, int hd, float scale, float *out);
+void weighted_rows_bf16(const bf16 *rows, size_t ld, int n, const float *w, int hd, float *out);
 
 #endif

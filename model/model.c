@@ -271,24 +271,36 @@ static Attention layer_attention(const Model *m, int layer, const LayerActs *a) 
                        .q2 = two ? a->q2 : NULL, .k2 = two ? a->keys2 : NULL, .stats = a->att_stats,
                        .qpos = a->pos, .kpos = a->key_pos, .n_seq = a->n_seq, .nq = a->n, .nk = a->n_keys,
                        .q_offset = a->past, .kv_stride = a->key_stride, .kv_head_major = a->kv_head_major,
+                       .k16 = a->keys16, .v16 = a->values16,
                        .kstart = a->key_start,
                        .window = m->cfg.sliding_window,
                        .n_heads = m->cfg.n_heads, .n_kv_heads = m->cfg.n_kv_heads, .head_dim = m->head_dim,
                        .layer = layer};
 }
 
-void kv_rows_to_heads(float *dst, size_t capacity, size_t at, const float *rows, int n, int n_kv_heads, int hd) {
+void kv_rows_to_heads(void *dst, int is_bf16, size_t capacity, size_t at, const float *rows, int n, int n_kv_heads,
+                      int hd) {
     size_t kvdim = (size_t)n_kv_heads * hd;
     for (int h = 0; h < n_kv_heads; h++)
-        for (int i = 0; i < n; i++)
-            memcpy(dst + ((size_t)h * capacity + at + i) * hd, rows + i * kvdim + (size_t)h * hd, hd * sizeof(float));
+        for (int i = 0; i < n; i++) {
+            const float *src = rows + i * kvdim + (size_t)h * hd;
+            size_t to = ((size_t)h * capacity + at + i) * hd;
+            if (is_bf16) bf16_convert((bf16 *)dst + to, src, hd);
+            else memcpy((float *)dst + to, src, hd * sizeof(float));
+        }
 }
 
-void kv_heads_to_rows(float *rows, const float *src, size_t capacity, size_t at, int n, int n_kv_heads, int hd) {
+void kv_heads_to_rows(float *rows, const void *src, int is_bf16, size_t capacity, size_t at, int n, int n_kv_heads,
+                      int hd) {
     size_t kvdim = (size_t)n_kv_heads * hd;
     for (int h = 0; h < n_kv_heads; h++)
-        for (int i = 0; i < n; i++)
-            memcpy(rows + i * kvdim + (size_t)h * hd, src + ((size_t)h * capacity + at + i) * hd, hd * sizeof(float));
+        for (int i = 0; i < n; i++) {
+            float *dst = rows + i * kvdim + (size_t)h * hd;
+            size_t from = ((size_t)h * capacity + at + i) * hd;
+            if (!is_bf16) memcpy(dst, (const float *)src + from, hd * sizeof(float));
+            else
+                for (int d = 0; d < hd; d++) dst[d] = bf16_to_float(((const bf16 *)src)[from + d]);
+        }
 }
 
 /* a KV cache (key_stride set): each sequence's new key rows (every copy) and value rows after its
@@ -300,9 +312,11 @@ static void store_new_rows(const Model *m, int layer, const LayerActs *a) {
     for (int b = 0; b < a->n_seq; b++) {
         size_t src = (size_t)b * a->n * kvdim, seq = (size_t)b * cap * kvdim; /* both layouts: cap rows a sequence */
         if (a->kv_head_major) {
-            kv_rows_to_heads((float *)a->keys + seq, cap, a->past, a->k + src, a->n, KVH, hd);
-            kv_rows_to_heads((float *)a->values + seq, cap, a->past, a->v + src, a->n, KVH, hd);
-            if (two) kv_rows_to_heads((float *)a->keys2 + seq, cap, a->past, a->k2 + src, a->n, KVH, hd);
+            void *keys = a->keys16 ? (void *)(a->keys16 + seq) : (void *)(a->keys + seq);
+            void *values = a->values16 ? (void *)(a->values16 + seq) : (void *)(a->values + seq);
+            kv_rows_to_heads(keys, a->keys16 != NULL, cap, a->past, a->k + src, a->n, KVH, hd);
+            kv_rows_to_heads(values, a->values16 != NULL, cap, a->past, a->v + src, a->n, KVH, hd);
+            if (two) kv_rows_to_heads((float *)a->keys2 + seq, 0, cap, a->past, a->k2 + src, a->n, KVH, hd);
             continue;
         }
         size_t row = seq + (size_t)a->past * kvdim, bytes = (size_t)a->n * kvdim * sizeof(float);

@@ -108,6 +108,9 @@ typedef struct {
     /* 0: keys, values, keys2 token-major as above; 1: a KV cache's head-major layout [n_seq, KVH,
      * key_stride, hd] (Attention's kv_head_major), written from the scratch rows k, v, k2 */
     int kv_head_major;
+    /* NULL, or a bf16 KV cache (kv_head_major): keys16 or values16 are written and read in place of
+     * keys or values (which are then NULL) */
+    bf16 *keys16, *values16;
     /* the position pipeline's second copy (pos_key_copies 2; all NULL otherwise, and in training):
      * q2, k2 [N, H*hd], [N, KVH*hd] the rows' queries and keys under its map (k2, like k, is
      * scratch that a batched cache copies into keys2), keys2 the keys the queries see under it
@@ -139,6 +142,8 @@ typedef struct Model {
     ParamTensors params;
 
     Precision precision;
+    int kv_cache_bf16; /* --kv-cache bf16: KV caches built for this model (decode.h) keep keys and
+                        * values in bf16, half the bytes a decoded token reads; 0: float32 */
     bf16 *params_bf16; /* bf16: the parameter block rounded (model_sync_bf16), the products' weights */
     /* bf16 weights only (model_create_bf16): params_mem is a reservation (core/mem.h) of which only
      * the tensors kept in float32 (model_weight_in_bf16_only) are committed; the products and the
@@ -236,9 +241,12 @@ void model_embed(const Model *m, float *x, const int *tokens, const int *pos, in
 void block_forward(const Model *m, int layer, const LayerActs *a);
 void block_backward(Model *m, int layer, const LayerActs *a);
 
-/* A head-major KV cache block ([n_kv_heads, capacity, hd]: kv_head_major) and token-major rows
- * [n, n_kv_heads * hd]: rows into cache rows at .. at + n - 1 of every head, and back. */
-void kv_rows_to_heads(float *dst, size_t capacity, size_t at, const float *rows, int n, int n_kv_heads, int hd);
-void kv_heads_to_rows(float *rows, const float *src, size_t capacity, size_t at, int n, int n_kv_heads, int hd);
+/* A head-major KV cache block ([n_kv_heads, capacity, hd]: kv_head_major) of float, or of bf16
+ * when is_bf16 (rounded to nearest even), and token-major float rows [n, n_kv_heads * hd]: rows
+ * into cache rows at .. at + n - 1 of every head, and back. */
+void kv_rows_to_heads(void *dst, int is_bf16, size_t capacity, size_t at, const float *rows, int n, int n_kv_heads,
+                      int hd);
+void kv_heads_to_rows(float *rows, const void *src, int is_bf16, size_t capacity, size_t at, int n, int n_kv_heads,
+                      int hd);
 
 #endif
