@@ -97,7 +97,7 @@ int cmd_sample(int argc, char **argv) {
         OPT_PRECISION_ROW(&precision),
         {"--kv-cache", OPT_STR, &kv_cache, 0, 0,
          "fp32 | bf16: what the KV cache stores keys and values in (bf16: half the memory and half the bytes "
-         "each decoded token reads; logits within about 1e-2 of fp32's, docs/PERFORMANCE.md)"},
+         "each decoded token reads; logits move by under 1% of the largest, docs/PERFORMANCE.md)"},
         OPT_ATTN_SCALE_ROW(&attn_scale),
         OPT_THREADS_ROW(&threads),
     };
