@@ -7,66 +7,53 @@
 #define DOT_ROWS_AVX2 1
 #endif
 
-/* the portable loops: four rows per step keep four independent sums */
-static void dot_rows_plain(const float *rows, size_t ld, int j, int n, const float *x, int hd, float scale,
-                           float *out) {
+/* element `at` of float rows, or of bf16 rows widened (IS_BF16 a constant: each caller is compiled
+ * for one) */
+static inline __attribute__((always_inline)) float load1(const void *rows, size_t at, const int IS_BF16) {
+    return IS_BF16 ? bf16_to_float(((const bf16 *)rows)[at]) : ((const float *)rows)[at];
+}
+
+/* the portable loops, from row j: four rows per step keep four independent sums */
+static inline __attribute__((always_inline)) void dot_rows_plain(const void *rows, size_t ld, int j, int n,
+                                                                 const float *x, int hd, float scale, float *out,
+                                                                 const int IS_BF16) {
     for (; j + 4 <= n; j += 4) {
-        const float *r0 = rows + (size_t)j * ld, *r1 = r0 + ld, *r2 = r1 + ld, *r3 = r2 + ld;
+        size_t r0 = (size_t)j * ld, r1 = r0 + ld, r2 = r1 + ld, r3 = r2 + ld;
         float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
 #pragma omp simd reduction(+ : s0, s1, s2, s3)
         for (int d = 0; d < hd; d++) {
-            s0 += r0[d] * x[d];
-            s1 += r1[d] * x[d];
-            s2 += r2[d] * x[d];
-            s3 += r3[d] * x[d];
+            s0 += load1(rows, r0 + d, IS_BF16) * x[d];
+            s1 += load1(rows, r1 + d, IS_BF16) * x[d];
+            s2 += load1(rows, r2 + d, IS_BF16) * x[d];
+            s3 += load1(rows, r3 + d, IS_BF16) * x[d];
         }
         out[j] = scale * s0, out[j + 1] = scale * s1, out[j + 2] = scale * s2, out[j + 3] = scale * s3;
     }
     for (; j < n; j++) {
-        const float *r = rows + (size_t)j * ld;
         float s = 0.0f;
 #pragma omp simd reduction(+ : s)
-        for (int d = 0; d < hd; d++) s += r[d] * x[d];
+        for (int d = 0; d < hd; d++) s += load1(rows, (size_t)j * ld + d, IS_BF16) * x[d];
         out[j] = scale * s;
     }
 }
 
-static void weighted_rows_plain(const float *rows, size_t ld, int n, const float *w, int hd, float *out) {
+static inline __attribute__((always_inline)) void weighted_rows_plain(const void *rows, size_t ld, int n,
+                                                                      const float *w, int hd, float *out,
+                                                                      const int IS_BF16) {
     memset(out, 0, (size_t)hd * sizeof(float));
     int j = 0;
     for (; j + 4 <= n; j += 4) {
-        const float *r0 = rows + (size_t)j * ld, *r1 = r0 + ld, *r2 = r1 + ld, *r3 = r2 + ld;
+        size_t r0 = (size_t)j * ld, r1 = r0 + ld, r2 = r1 + ld, r3 = r2 + ld;
         float w0 = w[j], w1 = w[j + 1], w2 = w[j + 2], w3 = w[j + 3];
 #pragma omp simd
-        for (int d = 0; d < hd; d++) out[d] += (w0 * r0[d] + w1 * r1[d]) + (w2 * r2[d] + w3 * r3[d]);
+        for (int d = 0; d < hd; d++)
+            out[d] += (w0 * load1(rows, r0 + d, IS_BF16) + w1 * load1(rows, r1 + d, IS_BF16)) +
+                      (w2 * load1(rows, r2 + d, IS_BF16) + w3 * load1(rows, r3 + d, IS_BF16));
     }
     for (; j < n; j++) {
-        const float *r = rows + (size_t)j * ld;
         float wj = w[j];
 #pragma omp simd
-        for (int d = 0; d < hd; d++) out[d] += wj * r[d];
-    }
-}
-
-/* bf16 rows: the same kernels with each load widened (a bf16 is the upper half of its float) */
-static void dot_rows_bf16_plain(const bf16 *rows, size_t ld, int j, int n, const float *x, int hd, float scale,
-                                float *out) {
-    for (; j < n; j++) {
-        const bf16 *r = rows + (size_t)j * ld;
-        float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-        for (int d = 0; d < hd; d++) s += bf16_to_float(r[d]) * x[d];
-        out[j] = scale * s;
-    }
-}
-
-static void weighted_rows_bf16_plain(const bf16 *rows, size_t ld, int n, const float *w, int hd, float *out) {
-    memset(out, 0, (size_t)hd * sizeof(float));
-    for (int j = 0; j < n; j++) {
-        const bf16 *r = rows + (size_t)j * ld;
-        float wj = w[j];
-#pragma omp simd
-        for (int d = 0; d < hd; d++) out[d] += wj * bf16_to_float(r[d]);
+        for (int d = 0; d < hd; d++) out[d] += wj * load1(rows, (size_t)j * ld + d, IS_BF16);
     }
 }
 
@@ -143,38 +130,40 @@ static inline __attribute__((always_inline)) void weighted_rows_avx2(const void 
 }
 #endif
 
-void dot_rows(const float *rows, size_t ld, int n, const float *x, int hd, float scale, float *out) {
+/* one kernel for either element type: the AVX2 one where hd allows, the loops for the rest */
+static void dot_rows_any(const void *rows, int is_bf16, size_t ld, int n, const float *x, int hd, float scale,
+                         float *out) {
     int j = 0;
 #ifdef DOT_ROWS_AVX2
-    if (hd % 8 == 0) j = dot_rows_avx2(rows, ld, n, x, hd, scale, out, 0);
+    if (hd % 8 == 0) j = is_bf16 ? dot_rows_avx2(rows, ld, n, x, hd, scale, out, 1)
+                                 : dot_rows_avx2(rows, ld, n, x, hd, scale, out, 0);
 #endif
-    dot_rows_plain(rows, ld, j, n, x, hd, scale, out);
+    if (is_bf16) dot_rows_plain(rows, ld, j, n, x, hd, scale, out, 1);
+    else dot_rows_plain(rows, ld, j, n, x, hd, scale, out, 0);
+}
+
+static void weighted_rows_any(const void *rows, int is_bf16, size_t ld, int n, const float *w, int hd, float *out) {
+#ifdef DOT_ROWS_AVX2
+    if (hd % 8 == 0 && is_bf16) weighted_rows_avx2(rows, ld, n, w, hd, out, 1);
+    else if (hd % 8 == 0) weighted_rows_avx2(rows, ld, n, w, hd, out, 0);
+    if (hd % 8 == 0) return;
+#endif
+    if (is_bf16) weighted_rows_plain(rows, ld, n, w, hd, out, 1);
+    else weighted_rows_plain(rows, ld, n, w, hd, out, 0);
+}
+
+void dot_rows(const float *rows, size_t ld, int n, const float *x, int hd, float scale, float *out) {
+    dot_rows_any(rows, 0, ld, n, x, hd, scale, out);
 }
 
 void weighted_rows(const float *rows, size_t ld, int n, const float *w, int hd, float *out) {
-#ifdef DOT_ROWS_AVX2
-    if (hd % 8 == 0) {
-        weighted_rows_avx2(rows, ld, n, w, hd, out, 0);
-        return;
-    }
-#endif
-    weighted_rows_plain(rows, ld, n, w, hd, out);
+    weighted_rows_any(rows, 0, ld, n, w, hd, out);
 }
 
 void dot_rows_bf16(const bf16 *rows, size_t ld, int n, const float *x, int hd, float scale, float *out) {
-    int j = 0;
-#ifdef DOT_ROWS_AVX2
-    if (hd % 8 == 0) j = dot_rows_avx2(rows, ld, n, x, hd, scale, out, 1);
-#endif
-    dot_rows_bf16_plain(rows, ld, j, n, x, hd, scale, out);
+    dot_rows_any(rows, 1, ld, n, x, hd, scale, out);
 }
 
 void weighted_rows_bf16(const bf16 *rows, size_t ld, int n, const float *w, int hd, float *out) {
-#ifdef DOT_ROWS_AVX2
-    if (hd % 8 == 0) {
-        weighted_rows_avx2(rows, ld, n, w, hd, out, 1);
-        return;
-    }
-#endif
-    weighted_rows_bf16_plain(rows, ld, n, w, hd, out);
+    weighted_rows_any(rows, 1, ld, n, w, hd, out);
 }
