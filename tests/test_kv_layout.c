@@ -89,56 +89,69 @@ static float largest(const float *x, int n) {
 /* the shapes: heads, kv heads (dim 16: hd 16 / heads) */
 static const int shapes[][2] = {{2, 2}, {2, 1}, {1, 1}};
 
+/* every (spec, scale) pair on every shape: a 2-layer tiny model (the extension rule scale, NULL:
+ * none) handed to check with a name for its messages, then freed */
+typedef void (*ModelCheck)(Model *m, const char *name);
+
+static void each_model(const char *const *specs, const char *const *scales, size_t n, ModelCheck check) {
+    for (size_t s = 0; s < n; s++)
+        for (size_t h = 0; h < sizeof shapes / sizeof shapes[0]; h++) {
+            Model m;
+            char name[64];
+            snprintf(name, sizeof name, "%s%s%s, %d heads, %d kv heads", specs[s], scales[s] ? " " : "",
+                     scales[s] ? scales[s] : "", shapes[h][0], shapes[h][1]);
+            if (tiny_model_shaped(&m, specs[s], shapes[h][0], shapes[h][1], 2, 0, 9) != 0 ||
+                (scales[s] && pos_set_scale(&m.pos, scales[s]) != 0)) {
+                CHECK(0, "%s: %s", name, pelab_errmsg);
+                continue;
+            }
+            check(&m, name);
+            model_free(&m);
+        }
+}
+
+static const int by_token[] = {1}, uneven[] = {7, 1, 1, 3, 1, 9};
+
 /* b: the cache against the full forward, and a batch of two against each alone */
-static void cache_equals_recompute(void) {
-    const char *specs[] = {"rope", "alibi", "t5", "rope"};
-    const char *scales[] = {NULL, NULL, NULL, "selfextend:2:4"}; /* the far branch: a second key copy */
-    const int by_token[] = {1}, uneven[] = {7, 1, 1, 3, 1, 9};
+static void recompute_check(Model *m, const char *name) {
     int tok[N], tok2[N], pos[N];
     some_tokens(tok, N, 3), some_tokens(tok2, N, 4);
     for (int i = 0; i < N; i++) pos[i] = i;
-    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++)
-        for (size_t h = 0; h < sizeof shapes / sizeof shapes[0]; h++) {
-            Model m;
-            if (tiny_model_shaped(&m, specs[s], shapes[h][0], shapes[h][1], 2, 0, 9) != 0 ||
-                (scales[s] && pos_set_scale(&m.pos, scales[s]) != 0)) {
-                CHECK(0, "kv layout %s: %s", specs[s], pelab_errmsg);
-                continue;
-            }
-            model_alloc_train(&m, 1, N);
-            int rc = model_forward(&m, tok, NULL, pos, 1, N);
-            float *full = xmalloc(sizeof(float) * N * V), *dec = xmalloc(sizeof(float) * N * V);
-            memcpy(full, m.acts.logits, sizeof(float) * N * V);
-            float big = largest(full, N * V), worst = 0;
-            for (int way = 0; way < 2; way++) {
-                KVCache kv;
-                kvcache_init(&kv, &m, N, 8);
-                rc |= way ? feed(&m, &kv, tok, uneven, 6, dec) : feed(&m, &kv, tok, by_token, 1, dec);
-                worst = worse(worst, max_abs_diff(full, dec, N * V));
-                kvcache_free(&kv);
-            }
-            CHECK(rc == 0 && worst <= 1e-5f * big,
-                  "%s%s%s, %d heads, %d kv heads (hd %d): the per-head cache equals the full forward, token by token "
-                  "and in uneven chunks (rc %d, max diff %g, max |logit| %g)",
-                  specs[s], scales[s] ? " " : "", scales[s] ? scales[s] : "", shapes[h][0], shapes[h][1], m.head_dim,
-                  rc, worst, big);
-            /* two sequences side by side: each as alone (the second sequence's rows start a head's
-             * block of max_len further on) */
-            int both[2 * N], both_pos[2 * N];
-            float *batch = xmalloc(sizeof(float) * 2 * N * V), *alone = xmalloc(sizeof(float) * N * V);
-            for (int i = 0; i < N; i++) both[i] = tok[i], both[N + i] = tok2[i], both_pos[i] = both_pos[N + i] = i;
-            KVCache kb, k1;
-            kvcache_init_batch(&kb, &m, 2, N, 8);
-            rc = decode_forward_batch(&m, &kb, both, both_pos, N, batch, 1);
-            kvcache_init(&k1, &m, N, 8);
-            rc |= feed(&m, &k1, tok2, by_token, 1, alone);
-            float d = max_abs_diff(batch + (size_t)N * V, alone, N * V);
-            CHECK(rc == 0 && d <= 1e-5f * big, "%s, %d heads, %d kv heads: batch of two == the second alone (max diff %g)",
-                  specs[s], shapes[h][0], shapes[h][1], d);
-            kvcache_free(&kb), kvcache_free(&k1);
-            free(batch), free(alone), free(full), free(dec);
-            model_free(&m);
-        }
+    model_alloc_train(m, 1, N);
+    int rc = model_forward(m, tok, NULL, pos, 1, N);
+    float *full = xmalloc(sizeof(float) * N * V), *dec = xmalloc(sizeof(float) * N * V);
+    memcpy(full, m->acts.logits, sizeof(float) * N * V);
+    float big = largest(full, N * V), worst = 0;
+    for (int way = 0; way < 2; way++) {
+        KVCache kv;
+        kvcache_init(&kv, m, N, 8);
+        rc |= way ? feed(m, &kv, tok, uneven, 6, dec) : feed(m, &kv, tok, by_token, 1, dec);
+        worst = worse(worst, max_abs_diff(full, dec, N * V));
+        kvcache_free(&kv);
+    }
+    CHECK(rc == 0 && worst <= 1e-5f * big,
+          "%s (hd %d): the per-head cache equals the full forward, token by token and in uneven chunks (rc %d, max "
+          "diff %g, max |logit| %g)", name, m->head_dim, rc, worst, big);
+    /* two sequences side by side: each as alone (the second sequence's rows start a head's block
+     * of max_len further on) */
+    int both[2 * N], both_pos[2 * N];
+    float *batch = xmalloc(sizeof(float) * 2 * N * V), *alone = xmalloc(sizeof(float) * N * V);
+    for (int i = 0; i < N; i++) both[i] = tok[i], both[N + i] = tok2[i], both_pos[i] = both_pos[N + i] = i;
+    KVCache kb, k1;
+    kvcache_init_batch(&kb, m, 2, N, 8);
+    rc = decode_forward_batch(m, &kb, both, both_pos, N, batch, 1);
+    kvcache_init(&k1, m, N, 8);
+    rc |= feed(m, &k1, tok2, by_token, 1, alone);
+    float d = max_abs_diff(batch + (size_t)N * V, alone, N * V);
+    CHECK(rc == 0 && d <= 1e-5f * big, "%s: batch of two == the second alone (max diff %g)", name, d);
+    kvcache_free(&kb), kvcache_free(&k1);
+    free(batch), free(alone), free(full), free(dec);
+}
+
+static void cache_equals_recompute(void) {
+    const char *specs[] = {"rope", "alibi", "t5", "rope"};
+    const char *scales[] = {NULL, NULL, NULL, "selfextend:2:4"}; /* the far branch: a second key copy */
+    each_model(specs, scales, 4, recompute_check);
 }
 
 /* the keys token t attends to through stream:S:W: the first S, up to W recent ones, t itself */
@@ -200,46 +213,39 @@ static void eviction(void) {
  * logit. Chunked and token-by-token decoding read the same rounded rows and differ only in the
  * order of their sums (sgemm, dot_rows): 5e-5 of the largest logit (Self-Extend's last row, where
  * near and far scores meet, reaches 1.3e-5; every other row stays under 1e-6). */
-static void bf16_cache(void) {
-    const char *specs[] = {"rope", "alibi", "rope"};
-    const char *scales[] = {NULL, NULL, "selfextend:2:4"};
-    const int by_token[] = {1}, uneven[] = {7, 1, 1, 3, 1, 9};
+static void bf16_check(Model *m, const char *name) {
     int tok[N];
     some_tokens(tok, N, 3);
     float *f32 = xmalloc(sizeof(float) * N * V), *one = xmalloc(sizeof(float) * N * V),
           *chunked = xmalloc(sizeof(float) * N * V);
-    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++)
-        for (size_t h = 0; h < sizeof shapes / sizeof shapes[0]; h++) {
-            Model m;
-            if (tiny_model_shaped(&m, specs[s], shapes[h][0], shapes[h][1], 2, 0, 9) != 0 ||
-                (scales[s] && pos_set_scale(&m.pos, scales[s]) != 0)) {
-                CHECK(0, "bf16 cache %s: %s", specs[s], pelab_errmsg);
-                continue;
-            }
-            KVCache a, b, c;
-            kvcache_init(&a, &m, N, 8);
-            int rc = feed(&m, &a, tok, by_token, 1, f32);
-            m.kv_cache_bf16 = 1;
-            kvcache_init(&b, &m, N, 8);
-            kvcache_init(&c, &m, N, 8);
-            rc |= feed(&m, &b, tok, by_token, 1, one) | feed(&m, &c, tok, uneven, 6, chunked);
-            float big = largest(f32, N * V), same = max_abs_diff(one, chunked, N * V), off = max_abs_diff(f32, one, N * V);
-            CHECK(rc == 0 && b.k == NULL && b.v == NULL && b.k16 && b.v16 && same <= 5e-5f * big,
-                  "%s%s, %d heads, %d kv heads: the bf16 cache in uneven chunks equals it token by token (max diff %g)",
-                  specs[s], scales[s] ? " selfextend" : "", shapes[h][0], shapes[h][1], same);
-            CHECK(rc == 0 && off > 0 && off <= 0.02f * big,
-                  "%s%s, %d heads, %d kv heads: bf16 cache within 2%% of the largest logit of float32's (max diff %g, "
-                  "max |logit| %g; 0 would mean nothing was rounded)",
-                  specs[s], scales[s] ? " selfextend" : "", shapes[h][0], shapes[h][1], off, big);
-            kvcache_free(&a), kvcache_free(&b), kvcache_free(&c);
-            model_free(&m);
-        }
+    KVCache a, b, c;
+    kvcache_init(&a, m, N, 8);
+    int rc = feed(m, &a, tok, by_token, 1, f32);
+    m->kv_cache_bf16 = 1;
+    kvcache_init(&b, m, N, 8);
+    kvcache_init(&c, m, N, 8);
+    rc |= feed(m, &b, tok, by_token, 1, one) | feed(m, &c, tok, uneven, 6, chunked);
+    float big = largest(f32, N * V), same = max_abs_diff(one, chunked, N * V), off = max_abs_diff(f32, one, N * V);
+    CHECK(rc == 0 && b.k == NULL && b.v == NULL && b.k16 && b.v16 && same <= 5e-5f * big,
+          "%s: the bf16 cache in uneven chunks equals it token by token (max diff %g)", name, same);
+    CHECK(rc == 0 && off > 0 && off <= 0.02f * big,
+          "%s: bf16 cache within 2%% of the largest logit of float32's (max diff %g, max |logit| %g; 0 would mean "
+          "nothing was rounded)", name, off, big);
+    kvcache_free(&a), kvcache_free(&b), kvcache_free(&c);
+    free(f32), free(one), free(chunked);
+}
+
+static void bf16_cache(void) {
+    const char *specs[] = {"rope", "alibi", "rope"};
+    const char *scales[] = {NULL, NULL, "selfextend:2:4"};
+    each_model(specs, scales, 3, bf16_check);
+    float *logits = xmalloc(sizeof(float) * N * V);
     for (size_t h = 0; h < sizeof shapes / sizeof shapes[0]; h++) {
-        float gap = eviction_gap("rope", shapes[h][0], shapes[h][1], 1, one);
+        float gap = eviction_gap("rope", shapes[h][0], shapes[h][1], 1, logits);
         CHECK(gap >= 0 && gap <= 0.02f, "rope, %d heads, %d kv heads: the bf16 stream cache past eviction within 2%% "
               "of a full forward over the cached tokens (relative gap %g)", shapes[h][0], shapes[h][1], gap);
     }
-    free(f32), free(one), free(chunked);
+    free(logits);
 }
 
 static void cli(void) {
