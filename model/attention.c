@@ -81,7 +81,7 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, in
     // (i1-i0, hd) x (n_keys, hd)^T -> (i1-i0, n_keys); sgemv for one query (decoding): no repacking of k
     if (i1 - i0 == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_keys, a->hd, scale, a->k, a->ldkv, q, 1, 0.0f, S, 1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq, a->k, a->ldkv,
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq, a->k, a->ldkv,
                     0.0f, S, lds);
     PosHeadRows rows = head_rows(a);
     pos_score_block(pc, &rows, i0, i1, n_keys, S, lds, scale, raw);
@@ -106,7 +106,7 @@ static void score_block_forward(const AttnHead *a, const PosCtx *pc, int i0, int
     float *out = a->out + (size_t)i0 * a->ldq;
     if (nb == 1) cblas_sgemv(CblasRowMajor, CblasTrans, n_keys, a->hd, 1.0f, a->v, a->ldkv, S, 1, 0.0f, out, 1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, a->hd, n_keys, 1.0f, S, lds, a->v, a->ldkv, 0.0f,
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, a->hd, n_keys, 1.0f, S, lds, a->v, a->ldkv, 0.0f,
                     out, a->ldq);
 }
 
@@ -177,9 +177,9 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
         for (int j = n_visible; j < n_keys; j++) row[j] = 0.0f;
     }
     /* dV += P^T dO ; dP = dO V^T */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, 1.0f, P, lds, dOb, hv->ldq, 1.0f, dv,
+    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, 1.0f, P, lds, dOb, hv->ldq, 1.0f, dv,
                 hv->ldkv);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n_keys, hd, 1.0f, dOb, hv->ldq, hv->v, hv->ldkv, 0.0f, dS,
+    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n_keys, hd, 1.0f, dOb, hv->ldq, hv->v, hv->ldkv, 0.0f, dS,
                 lds);
     /* softmax backward: dS = P * (dP - sum_j P dP); exactly 0 where P is (the future) */
     for (int i = i0; i < i1; i++) {
@@ -197,12 +197,12 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
                                    content ? dq_content + (size_t)(i - i0) * hd : NULL, dpos);
     }
     /* dQ = scale dS K ; dK += scale dS^T Q */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, hd, n_keys, scale, dS, lds, hv->k, hv->ldkv, 0.0f,
+    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, hd, n_keys, scale, dS, lds, hv->k, hv->ldkv, 0.0f,
                 dq + (size_t)i0 * hv->ldq, hv->ldq);
     if (content)
         for (int r = 0; r < nb; r++)
             for (int d = 0; d < hd; d++) dq[(size_t)(i0 + r) * hv->ldq + d] += dq_content[(size_t)r * hd + d];
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, scale, dS, lds, qb, hv->ldq, 1.0f, dk,
+    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, scale, dS, lds, qb, hv->ldq, 1.0f, dk,
                 hv->ldkv);
 }
 

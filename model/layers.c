@@ -82,7 +82,7 @@ void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w1
     if (N == 1)
         cblas_sgemv(CblasRowMajor, CblasNoTrans, OC, C, 1.0f, w, C, inp, 1, 0.0f, out, 1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);
     free(wide);
 }
 
@@ -102,7 +102,7 @@ void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp
             done = bf16_gemm(0, N, C, OC, d, OC, w16, C, dinp, C, accumulate_dinp) == 0;
         }
         if (!done)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, w, C,
+            blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, w, C,
                         accumulate_dinp ? 1.0f : 0.0f, dinp, C);
     }
     if (dT && x) {
@@ -110,7 +110,7 @@ void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp
         bf16_convert(x, inp, (size_t)N * C);
         if (bf16_gemm(0, OC, C, N, dT, N, x, C, dw, C, 1) == 0) return;
     }
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dw, C);
+    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dw, C);
 }
 
 void swiglu_forward(float *act, const float *gate, const float *up, size_t n) {
