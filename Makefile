@@ -89,7 +89,9 @@ else
 DNNL_DEF  := -DPELAB_NO_DNNL
 endif
 
-ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) $(DNNL_DEF) -std=gnu11 -Wall -Wextra $(OMP_CFLAGS) $(BLAS_CFLAGS) $(PKG_CFLAGS) \
+# -fno-math-errno: sqrtf and friends need not set errno (nothing reads it after a math call), so the
+# compilers vectorize loops that call them (AdamW, the norms)
+ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) $(DNNL_DEF) -std=gnu11 -fno-math-errno -Wall -Wextra $(OMP_CFLAGS) $(BLAS_CFLAGS) $(PKG_CFLAGS) \
               $(PLATFORM_CFLAGS) -MMD -MP
 ALL_LDLIBS := $(OPTFLAGS) $(LDFLAGS) $(PLATFORM_LIBS) $(BLAS_LIBS) $(DNNL_LIBS) $(PKG_LIBS) -lm $(OMP_LIBS)
 

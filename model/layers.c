@@ -30,28 +30,57 @@ void embedding_backward(float *dtok_emb, const float *dout, const int *inp, int 
     }
 }
 
+/* sum of a[i] b[i] (c[i]; c NULL: 1): 8 partial sums in a fixed order, so the loop vectorizes (a
+ * float sum in one chain does not) and the result does not depend on the thread count */
+static inline float dot8(const float *a, const float *b, const float *c, int n) {
+    float part[8] = {0};
+    int i = 0;
+    if (c)
+        for (; i + 8 <= n; i += 8)
+            for (int u = 0; u < 8; u++) part[u] += a[i + u] * b[i + u] * c[i + u];
+    else
+        for (; i + 8 <= n; i += 8)
+            for (int u = 0; u < 8; u++) part[u] += a[i + u] * b[i + u];
+    for (; i < n; i++) part[0] += a[i] * b[i] * (c ? c[i] : 1.0f);
+    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain, int N, int D, float eps) {
     PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, n, N,
         const float *x = inp + (size_t)n * D;
         float *y = out + (size_t)n * D;
-        float ss = 0.0f;
-        for (int i = 0; i < D; i++) ss += x[i] * x[i];
-        float r = 1.0f / sqrtf(ss / D + eps);
+        float r = 1.0f / sqrtf(dot8(x, x, NULL, D) / D + eps);
         for (int i = 0; i < D; i++) y[i] = x[i] * r * gain[i];
         if (rstd) rstd[n] = r;
     );
 }
 
+/* one row's input gradient: with xn = x*r and y = xn*g, dx = r * (g*dy - xn * mean(g*dy*xn)) */
+static inline void rmsnorm_row_backward(float *restrict dx, const float *restrict dy, const float *restrict x,
+                                        const float *restrict gain, float r, int D) {
+    float dot = dot8(gain, dy, x, D) * r / D;
+    for (int i = 0; i < D; i++) dx[i] += r * (gain[i] * dy[i] - x[i] * r * dot);
+}
+
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp, const float *gain,
                       const float *rstd, int N, int D) {
-    /* with xn = x*r and y = xn*g:  dx = r * (g*dy - xn * mean(g*dy*xn)),  dg = sum dy*xn */
+    enum { ROW_MAX = 1024 };
+    if ((size_t)N * D < PAR_MIN_WORK && D <= ROW_MAX) {
+        /* one pass over the rows: the gain gradient summed in row order in a local row, the same
+         * sums as the columns' loop below */
+        float acc[ROW_MAX];
+        for (int i = 0; i < D; i++) acc[i] = 0.0f;
+        for (int n = 0; n < N; n++) {
+            const float *x = inp + (size_t)n * D, *dy = dout + (size_t)n * D;
+            float r = rstd[n];
+            rmsnorm_row_backward(dinp + (size_t)n * D, dy, x, gain, r, D);
+            for (int i = 0; i < D; i++) acc[i] += dy[i] * x[i] * r;
+        }
+        for (int i = 0; i < D; i++) dgain[i] += acc[i];
+        return;
+    }
     PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, n, N,
-        const float *x = inp + (size_t)n * D, *dy = dout + (size_t)n * D;
-        float *dx = dinp + (size_t)n * D;
-        float r = rstd[n], dot = 0.0f;
-        for (int i = 0; i < D; i++) dot += gain[i] * dy[i] * x[i] * r;
-        dot /= D;
-        for (int i = 0; i < D; i++) dx[i] += r * (gain[i] * dy[i] - x[i] * r * dot);
+        rmsnorm_row_backward(dinp + (size_t)n * D, dout + (size_t)n * D, inp + (size_t)n * D, gain, rstd[n], D);
     );
     /* gain gradient: reduce over rows, parallel over columns so no two threads share a slot */
     PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, i, D,
