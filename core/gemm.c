@@ -37,6 +37,10 @@ static inline vf vload(const float *p) {
 
 static inline void vstore(float *p, vf v) { memcpy(p, &v, sizeof v); }
 
+/* x in every lane: a broadcast alone (x - 0 is x for every x, so the subtraction folds away; x + 0
+ * would stay: -0 + 0 is +0) */
+static inline vf splat(float x) { return x - (vf){0}; }
+
 /* C[mr, nc] = alpha * (rows of op(A)) x (panel b) + beta C, for a tile of mr rows and nv vectors
  * (nc columns, nc <= nv * GEMM_VL): a[r * ars + k * aks] is row r's element k, b + k * ldb row k
  * of the panel. Inlined with constant mr and nv, the loops unroll and acc stays in registers. */
@@ -50,7 +54,7 @@ static inline __attribute__((always_inline)) void tile(int mr, int nv, int nc, i
         const float *bk = b + (size_t)k * ldb, *ak = a + (size_t)k * aks;
         vf b0 = vload(bk), b1 = nv > 1 ? vload(bk + GEMM_VL) : (vf){0};
         for (int r = 0; r < mr; r++) {
-            vf ar = (vf){0} + ak[(size_t)r * ars];
+            vf ar = splat(ak[(size_t)r * ars]);
             acc[r][0] += ar * b0;
             if (nv > 1) acc[r][1] += ar * b1;
         }
