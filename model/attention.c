@@ -14,8 +14,7 @@
  * recomputation; every loop vectorizes (8 partial sums: a fixed order, so the result does not
  * depend on the thread count) */
 static void softmax_row(float *row, int n, float *row_max, float *row_inv_sum) {
-    float mx = row[0];
-    for (int j = 1; j < n; j++) mx = row[j] > mx ? row[j] : mx;
+    float mx = max8(row, n);
     for (int j = 0; j < n; j++) row[j] = fast_expf(row[j] - mx);
     float part[8] = {0};
     int j = 0;
@@ -186,8 +185,7 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
         const float *prow = P + (size_t)(i - i0) * lds;
         float *drow = dS + (size_t)(i - i0) * lds;
         int n_visible = visible_keys(hv, i), ks = first_key(hv, i) < n_visible ? first_key(hv, i) : n_visible;
-        float dot = 0.0f;
-        for (int j = ks; j < n_visible; j++) dot += prow[j] * drow[j];
+        float dot = n_visible > ks ? dot8(prow + ks, drow + ks, NULL, n_visible - ks) : 0.0f;
         for (int j = 0; j < ks; j++) drow[j] = 0.0f;
         for (int j = ks; j < n_visible; j++) drow[j] = prow[j] * (drow[j] - dot);
         for (int j = n_visible; j < n_keys; j++) drow[j] = 0.0f;

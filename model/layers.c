@@ -30,21 +30,6 @@ void embedding_backward(float *dtok_emb, const float *dout, const int *inp, int 
     }
 }
 
-/* sum of a[i] b[i] (c[i]; c NULL: 1): 8 partial sums in a fixed order, so the loop vectorizes (a
- * float sum in one chain does not) and the result does not depend on the thread count */
-static inline float dot8(const float *a, const float *b, const float *c, int n) {
-    float part[8] = {0};
-    int i = 0;
-    if (c)
-        for (; i + 8 <= n; i += 8)
-            for (int u = 0; u < 8; u++) part[u] += a[i + u] * b[i + u] * c[i + u];
-    else
-        for (; i + 8 <= n; i += 8)
-            for (int u = 0; u < 8; u++) part[u] += a[i + u] * b[i + u];
-    for (; i < n; i++) part[0] += a[i] * b[i] * (c ? c[i] : 1.0f);
-    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-}
-
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain, int N, int D, float eps) {
     PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, n, N,
         const float *x = inp + (size_t)n * D;
@@ -182,12 +167,6 @@ static float exp_shifted(float *out, const float *row, int V, float mx) {
     return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
 }
 
-static float row_max(const float *row, int V) {
-    float mx = row[0];
-    for (int i = 1; i < V; i++) mx = row[i] > mx ? row[i] : mx;
-    return mx;
-}
-
 void crossentropy_losses(float *losses, const float *logits, const int *targets, int N, int V) {
     PAR_FOR((size_t)N * V >= PAR_MIN_WORK, int, n, N,
         if (targets[n] < 0) {
@@ -195,7 +174,7 @@ void crossentropy_losses(float *losses, const float *logits, const int *targets,
             continue;
         }
         const float *row = logits + (size_t)n * V;
-        float mx = row_max(row, V), e[256];
+        float mx = max8(row, V), e[256];
         float sum = 0.0f;
         for (int i0 = 0; i0 < V; i0 += 256) sum += exp_shifted(e, row + i0, V - i0 < 256 ? V - i0 : 256, mx);
         losses[n] = (float)(log((double)sum) + mx - row[targets[n]]);
@@ -228,7 +207,7 @@ void crossentropy_backward_rows(float *logits, const int *targets, int N, int V,
             memset(row, 0, sizeof(float) * V);
             continue;
         }
-        float sum = exp_shifted(row, row, V, row_max(row, V)), k = scale / sum;
+        float sum = exp_shifted(row, row, V, max8(row, V)), k = scale / sum;
         for (int i = 0; i < V; i++) row[i] *= k;
         row[targets[n]] -= scale;
     );
