@@ -68,7 +68,7 @@ static inline __attribute__((always_inline)) void tile(int mr, int nv, int nc, i
                 vstore(cr + v * GEMM_VL, x);
             }
         } else {
-            float t[2 * GEMM_VL];
+            float t[2 * GEMM_VL] = {0}; /* (all of it written below; the initializer quiets gcc) */
             for (int v = 0; v < nv; v++) vstore(t + v * GEMM_VL, acc[r][v]);
             for (int j = 0; j < nc; j++) cr[j] = alpha * t[j] + (beta != 0.0f ? beta * cr[j] : 0.0f);
         }
