@@ -155,10 +155,11 @@ void attention_forward(const Attention *a, const PosCtx *pc) {
 }
 
 /* the gradients of queries i0..i1-1 of one head: dq rows (overwritten), dk and dv (accumulated
- * over every block and every query head of the group), the bias parameters' (dpos) */
+ * over every block and every query head of the group; kv_beta 0: overwritten, the first block of
+ * the group's first head), the bias parameters' (dpos) */
 static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, int i1, const float *dO, float *dq,
-                                float *dk, float *dv, float *P, float *dS, float *raw, float *dq_content,
-                                float *dpos) {
+                                float *dk, float *dv, float kv_beta, float *P, float *dS, float *raw,
+                                float *dq_content, float *dpos) {
     int nb = i1 - i0, n_keys = visible_keys(hv, i1 - 1), lds = n_keys, hd = hv->hd;
     float scale = 1.0f / sqrtf((float)hd);
     const float *dOb = dO + (size_t)i0 * hv->ldq, *qb = hv->q + (size_t)i0 * hv->ldq;
@@ -176,7 +177,7 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
         for (int j = n_visible; j < n_keys; j++) row[j] = 0.0f;
     }
     /* dV += P^T dO ; dP = dO V^T */
-    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, 1.0f, P, lds, dOb, hv->ldq, 1.0f, dv,
+    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, 1.0f, P, lds, dOb, hv->ldq, kv_beta, dv,
                 hv->ldkv);
     blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n_keys, hd, 1.0f, dOb, hv->ldq, hv->v, hv->ldkv, 0.0f, dS,
                 lds);
@@ -200,7 +201,7 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
     if (content)
         for (int r = 0; r < nb; r++)
             for (int d = 0; d < hd; d++) dq[(size_t)(i0 + r) * hv->ldq + d] += dq_content[(size_t)r * hd + d];
-    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, scale, dS, lds, qb, hv->ldq, 1.0f, dk,
+    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, scale, dS, lds, qb, hv->ldq, kv_beta, dk,
                 hv->ldkv);
 }
 
@@ -229,7 +230,8 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
                 AttnHead first = attention_head(a, b, kvh * group);
                 /* the gradients sit where their operands do */
                 float *dkh = dk + (first.k - a->k), *dvh = dv + (first.v - a->v);
-                for (int j = 0; j < nk; j++) {
+                /* the first block's products write its keys' rows (beta 0); the keys past them start at 0 */
+                for (int j = visible_keys(&first, rows - 1); j < nk; j++) {
                     memset(dkh + (size_t)j * first.ldkv, 0, hd * sizeof(float));
                     memset(dvh + (size_t)j * first.ldkv, 0, hd * sizeof(float));
                 }
@@ -239,7 +241,7 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
                     float *dqh = dq + (hv.q - a->q);
                     for (int i0 = 0; i0 < nq; i0 += ATT_QBLOCK)
                         head_block_backward(&hv, pc, i0, i0 + ATT_QBLOCK < nq ? i0 + ATT_QBLOCK : nq, dO, dqh, dkh,
-                                            dvh, P, dS, raw, dq_content, dpos);
+                                            dvh, g == 0 && i0 == 0 ? 0.0f : 1.0f, P, dS, raw, dq_content, dpos);
                 }
             }
         }
