@@ -1,7 +1,7 @@
 /* test_suite.c: the standard suite (tools/suite.c) and its claims. The claims file parser refuses
  * bad input with one line naming the file, line and field; a claim judged from constructed CSVs
  * (`suite --collect`, no training) comes out reproduced, contradicted or inconclusive as its
- * figures say, for better:B, flat:TOL and degrades:TOL alike; an untestable claim says why; the
+ * figures say, for better:B, learns:B, flat:TOL and degrades:TOL alike; an untestable claim says why; the
  * suite's plan end to end on a micro config (2 protocols, 2 schemes, a few steps): the summary
  * matrix, the claims, a rerun resumes, --jobs writes one command per run. */
 #include <stdio.h>
@@ -28,9 +28,10 @@ static void parser(void) {
                        "a-1 | P 2022 | words | lm | 4L | rope+yarn:4 | better:rope+pi:4 |\n"
                        "b | Q | w | copy | 12 | nope | flat:5 |\r\n"
                        "c | R | w | - | - | - | - | cannot at this scale\n"
-                       "d | S | w | passkey | 256 | alibi | degrades:0.5 | \n";
+                       "d | S | w | passkey | 256 | alibi | degrades:0.5 | \n"
+                       "e | T | w | mqar | 8 | alibi | learns:rope |\n";
     int rc = claims_parse(good, strlen(good), "c.txt", &l);
-    CHECK(rc == 0 && l.n == 4, "four claims: %s", rc ? pelab_errmsg : "");
+    CHECK(rc == 0 && l.n == 5, "five claims: %s", rc ? pelab_errmsg : "");
     if (rc == 0) {
         CHECK(l.c[0].at == 4 && l.c[0].at_is_mult && strcmp(l.c[0].a, "rope+yarn:4") == 0 &&
                   l.c[0].relation == CLAIM_BETTER && strcmp(l.c[0].b, "rope+pi:4") == 0 && l.c[0].line == 3,
@@ -39,6 +40,7 @@ static void parser(void) {
               "flat:5 at task length 12");
         CHECK(strcmp(l.c[2].untestable, "cannot at this scale") == 0, "untestable: its reason");
         CHECK(l.c[3].relation == CLAIM_DEGRADES && l.c[3].tol == 0.5 && !l.c[3].untestable[0], "degrades:0.5");
+        CHECK(l.c[4].relation == CLAIM_LEARNS && strcmp(l.c[4].b, "rope") == 0, "learns:rope");
         claims_free(&l);
     }
     static const struct {
@@ -54,6 +56,8 @@ static void parser(void) {
         {"a | P | w | lm | 4L | ro pe | better:alibi |\n", "c.txt:1: series: 'ro pe'"},
         {"a | P | w | lm | 4L | rope | worse:alibi |\n", "c.txt:1: relation: 'worse'"},
         {"a | P | w | lm | 4L | rope | better:rope |\n", "c.txt:1: relation: better:rope: a series against itself"},
+        {"a | P | w | copy | 8 | rope | learns:rope |\n", "c.txt:1: relation: learns:rope: a series against itself"},
+        {"a | P | w | copy | 8 | rope | learns:r o |\n", "c.txt:1: relation: learns:'r o': expected a series"},
         {"a | P | w | lm | 4L | rope | flat:-1 |\n", "c.txt:1: relation: flat:'-1'"},
         {"a | P | w | lm | 4L | rope | flat:nan |\n", "c.txt:1: relation: flat:'nan'"},
         {"a | P | w | lm | 4L | rope | flat |\n", "c.txt:1: relation: 'flat'"},
@@ -74,7 +78,8 @@ static void parser(void) {
           "a missing claims file: one line naming it: %s", out);
 }
 
-/* DIR/copy/runs/TAG_sSEED.csv: the gate rows (learned) and exact match at the copy protocol's lengths */
+/* DIR/copy/runs/TAG_sSEED.csv: exact match at the copy protocol's lengths, and the gate rows (the
+ * trained range's 2, 5 and 8: the first three) */
 static void task_csv(const char *dir, const char *tag, int seed, const double *exact) {
     static const int lens[5] = {2, 5, 8, 12, 16};
     char path[700];
@@ -87,7 +92,8 @@ static void task_csv(const char *dir, const char *tag, int seed, const double *e
     if (!f) return;
     fprintf(f, "%s\n", CMP_CSV_COLUMNS);
     for (int i = 0; i < 3; i++)
-        fprintf(f, "gate,%s,%d,none,64,%d,exact,1.0,ok,,0,%d,100,-1,-1,,\n", tag, seed, lens[i], 2 * lens[i] + 8);
+        fprintf(f, "gate,%s,%d,none,64,%d,exact,%.4f,ok,,0,%d,100,-1,-1,,\n", tag, seed, lens[i], exact[i],
+                2 * lens[i] + 8);
     for (int i = 0; i < 5; i++)
         fprintf(f, "task,%s,%d,none,64,%d,exact,%.4f,ok,,0,%d,100,-1,-1,,\n", tag, seed, lens[i], exact[i],
                 2 * lens[i] + 8);
@@ -160,6 +166,47 @@ static void constructed_claims(const char *tmp) {
     free(csv), free(rep);
 }
 
+/* learns:B from constructed gate figures: alibi learns copy in every seed, rope in none, t5 in two
+ * of three (its seeds too spread for a verdict) */
+static void learns_claims(const char *tmp) {
+    char dir[512], claims[600], cmd[2048], path[700];
+    static char out[1 << 15];
+    snprintf(dir, sizeof dir, "%s/suite-learns", tmp);
+    const double alibi[3][5] = {{1, 1, .99, 0, 0}, {1, .99, .98, 0, 0}, {1, 1, 1, 0, 0}};
+    const double rope[3][5] = {{.5, .1, 0, 0, 0}, {.3, .05, 0, 0, 0}, {.6, .2, .01, 0, 0}};
+    const double t5[3][5] = {{1, 1, .97, 0, 0}, {.4, .1, 0, 0, 0}, {1, .99, .98, 0, 0}};
+    for (int k = 0; k < 3; k++)
+        task_csv(dir, "alibi", k + 1, alibi[k]), task_csv(dir, "rope", k + 1, rope[k]), task_csv(dir, "t5", k + 1, t5[k]);
+    snprintf(claims, sizeof claims, "%s/claims-learns.txt", tmp);
+    FILE *f = fopen(claims, "w");
+    if (!f) return;
+    fprintf(f, "l-rep | P | alibi learns copy where rope does not | copy | 8 | alibi | learns:rope |\n"
+               "l-con | P | rope learns copy where alibi does not | copy | 8 | rope | learns:alibi |\n"
+               "l-inc | P | alibi learns copy where t5 does not | copy | 8 | alibi | learns:t5 |\n"
+               "l-absent | P | alibi learns copy where nope does not | copy | 8 | alibi | learns:nope |\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick --schemes alibi,rope,t5 --protocols copy --collect "
+                              "--claims %s --dir %s", claims, dir);
+    int rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "suite: claims: 1 reproduced, 1 contradicted, 2 inconclusive, 0 untestable"),
+          "learns: claims counted (exit %d): %s", rc, out);
+    snprintf(path, sizeof path, "%s/claims.csv", dir);
+    char *csv = slurp(path), got[64];
+    static const char *want[][2] = {{"l-rep", "reproduced"}, {"l-con", "contradicted"}, {"l-inc", "inconclusive"},
+                                    {"l-absent", "inconclusive"}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        CHECK(strcmp(outcome(csv, want[i][0], got, sizeof got), want[i][1]) == 0, "claim %s: %s, want %s", want[i][0],
+              got, want[i][1]);
+    snprintf(path, sizeof path, "%s/suite.md", dir);
+    char *rep = slurp(path);
+    /* every seed counts, failed ones too: rope's gate figures are 20, 11.7 and 27 */
+    CHECK(rep && strstr(rep, "alibi in distribution: 99.7, 99.0, 100.0 % exact match (3 seeds); rope in distribution: "
+                             "20.0, 11.7, 27.0 % exact match (3 seeds); alibi higher by +80 points [95% 61, 99], Welch t") &&
+              strstr(rep, "scheme nope was not trained here"),
+          "learns: every seed's gate figure behind the verdict: %s", rep && strstr(rep, "| l-rep |") ? strstr(rep, "| l-rep |") : "");
+    free(csv), free(rep);
+}
+
 /* the plan end to end: 2 protocols, 2 schemes, 2 seeds, a few steps */
 static void micro(const char *tmp) {
     char cmd[2048], path[700];
@@ -194,7 +241,7 @@ static void micro(const char *tmp) {
           "--jobs: one command per run of every protocol (8; exit %d): %s", rc, jobs ? jobs : out);
     free(rep), free(jobs);
     snprintf(cmd, sizeof cmd, "./pelab suite quick --protocols lm,nosuch --dir %s/x", tmp);
-    CHECK(run_pelab(cmd, out, sizeof out) == 1 && strstr(out, "suite: --protocols: unknown protocol 'nosuch' (known: lm, copy"),
+    CHECK(run_pelab(cmd, out, sizeof out) == 1 && strstr(out, "suite: --protocols: unknown protocol 'nosuch' (known: lm, sinks, copy"),
           "an unknown protocol refused, the known ones listed: %s", out);
     snprintf(cmd, sizeof cmd, "./pelab suite medium --dir %s/x", tmp);
     CHECK(run_pelab(cmd, out, sizeof out) == 1 && strstr(out, "suite: 'medium': expected quick or full"),
@@ -205,5 +252,6 @@ void test_suite(void) {
     const char *tmp = test_tmpdir();
     parser();
     constructed_claims(tmp);
+    learns_claims(tmp);
     micro(tmp);
 }

@@ -123,33 +123,49 @@ static int summary_len(const SuiteResult *r, double x) {
     return r->p->task ? (int)x : (int)lround(x * r->p->train_len);
 }
 
-static void write_matrix(FILE *f, const SuiteResult *res, int n, const Compare *any) {
+/* 1: the protocol ranks the run's schemes (a column of the summary matrix) */
+static int in_matrix(const SuiteResult *r) { return r->c && !r->p->schemes; }
+
+static void write_matrix(FILE *f, const SuiteResult *res, int n) {
     fprintf(f, "## Summary: rank by protocol\n\nEach cell: the scheme's rank in distribution / past the trained "
                "length (lengths in the header), on the protocol's primary figure (loss, non-overlapping windows; "
                "exact match for tasks), among the schemes as trained; schemes whose difference is not significant "
                "(Welch over seeds, Holm-adjusted over the pairs of that length) share a rank; — : no run passed "
-               "the gate or the length is not computable.\n\n| scheme |");
+               "the gate or the length is not computable; blank: not trained in that protocol.\n\n| scheme |");
     for (int i = 0; i < n; i++)
-        if (res[i].c) fprintf(f, " %s (%g / %g%s) |", res[i].p->name, res[i].p->ref, res[i].p->past, res[i].p->task ? "" : "L");
+        if (in_matrix(&res[i])) fprintf(f, " %s (%g / %g%s) |", res[i].p->name, res[i].p->ref, res[i].p->past, res[i].p->task ? "" : "L");
     fprintf(f, "\n|---|");
     for (int i = 0; i < n; i++)
-        if (res[i].c) fprintf(f, "---|");
+        if (in_matrix(&res[i])) fprintf(f, "---|");
     fprintf(f, "\n");
     static int rin[64][CMP_MAX_SCHEMES], rout[64][CMP_MAX_SCHEMES];
-    for (int i = 0; i < n && i < 64; i++)
-        if (res[i].c) matrix_ranks(&res[i], summary_len(&res[i], res[i].p->ref), rin[i]),
-                      matrix_ranks(&res[i], summary_len(&res[i], res[i].p->past), rout[i]);
-    for (int s = 0; s < any->n_schemes; s++) {
-        fprintf(f, "| %s |", any->scheme[s]);
+    const char *rows[64 * CMP_MAX_SCHEMES]; /* every ranked scheme once, in the order first met */
+    int n_rows = 0;
+    for (int i = 0; i < n && i < 64; i++) {
+        if (!in_matrix(&res[i])) continue;
+        matrix_ranks(&res[i], summary_len(&res[i], res[i].p->ref), rin[i]);
+        matrix_ranks(&res[i], summary_len(&res[i], res[i].p->past), rout[i]);
+        for (int s = 0; s < res[i].c->n_schemes; s++) {
+            int seen = 0;
+            for (int r = 0; r < n_rows && !seen; r++) seen = strcmp(rows[r], res[i].c->scheme[s]) == 0;
+            if (!seen) rows[n_rows++] = res[i].c->scheme[s];
+        }
+    }
+    for (int r = 0; r < n_rows; r++) {
+        fprintf(f, "| %s |", rows[r]);
         for (int i = 0; i < n && i < 64; i++) {
-            if (!res[i].c) continue;
+            if (!in_matrix(&res[i])) continue;
+            int s = 0;
+            while (s < res[i].c->n_schemes && strcmp(res[i].c->scheme[s], rows[r]) != 0) s++;
             char a[16] = "—", b[16] = "—";
-            if (rin[i][s]) snprintf(a, sizeof a, "%d", rin[i][s]);
-            if (rout[i][s]) snprintf(b, sizeof b, "%d", rout[i][s]);
-            fprintf(f, " %s / %s |", a, b);
+            if (s == res[i].c->n_schemes) a[0] = b[0] = 0; /* not trained here */
+            else if (rin[i][s]) snprintf(a, sizeof a, "%d", rin[i][s]);
+            if (s < res[i].c->n_schemes && rout[i][s]) snprintf(b, sizeof b, "%d", rout[i][s]);
+            fprintf(f, s == res[i].c->n_schemes ? "  |" : " %s / %s |", a, b);
         }
         fprintf(f, "\n");
     }
+    if (!n_rows) fprintf(f, "| (no ranking protocol ran) |\n");
 }
 
 /* the claims' verdicts into the report and DIR/claims.csv; counts[outcome] */
@@ -222,7 +238,7 @@ static void write_report(const char *dir, const SuiteRun *run, const char *cmdli
             suite_setting_names[run->setting], SUITE_VERSION, cmdline, run->schemes, any->n_seeds, corpus,
             fallback ? " (**no tinyshakespeare in ../shared/data: the built-in synthetic stories instead; loss "
                        "figures are not comparable with a real-corpus suite**)" : "");
-    write_matrix(f, res, n, any);
+    write_matrix(f, res, n);
     write_claims(f, dir, cl, res, n, counts);
     fprintf(f, "\n## Protocols\n");
     for (int i = 0; i < n; i++) {
@@ -317,7 +333,8 @@ int cmd_suite(int argc, char **argv) {
     if (fallback) fprintf(stderr, "suite: no ../shared/data/tinyshakespeare/input.txt: lm runs on synth:stories\n");
 
     double total = 0;
-    for (int i = 0; i < n; i++) total += expected_seconds(res[i].p, &run, count_schemes(run.schemes));
+    for (int i = 0; i < n; i++)
+        total += expected_seconds(res[i].p, &run, count_schemes(res[i].p->schemes ? res[i].p->schemes : run.schemes));
     if (!jobs && !collect)
         printf("suite %s (version %d): %d protocols x %d schemes x %d seeds; expected about %.0f min on %d thread%s "
                "(a quiet machine)\n", suite_setting_names[run.setting], SUITE_VERSION, n, count_schemes(run.schemes),
@@ -353,7 +370,8 @@ int cmd_suite(int argc, char **argv) {
         GenAgg *g = calloc(1, sizeof *g);
         if (!g || compare_aggregate(c, a, g) != 0) pelab_die("suite: %s: %s", res[i].p->name, g ? pelab_errmsg : "out of memory");
         free(g); /* the matrix and the claims read the loss and task figures only */
-        res[i].c = c, res[i].a = a, any = c;
+        res[i].c = c, res[i].a = a;
+        if (!res[i].p->schemes) any = c;
     }
     sb_free(&words);
     if (jobs) {
@@ -367,6 +385,9 @@ int cmd_suite(int argc, char **argv) {
     StrBuf cmdline = {0};
     sb_puts(&cmdline, "pelab");
     for (int i = 0; i < argc; i++) sb_printf(&cmdline, " %s", argv[i]);
+    if (!any) /* only fixed-scheme protocols ran: their seeds for the header */
+        for (int i = 0; i < n; i++)
+            if (res[i].c) any = res[i].c;
     if (any) write_report(run.dir, &run, sb_str(&cmdline), run.data, fallback, &cl, res, n, any, counts);
     printf("suite: claims: %d reproduced, %d contradicted, %d inconclusive, %d untestable at this scale\n",
            counts[CLAIM_REPRODUCED], counts[CLAIM_CONTRADICTED], counts[CLAIM_INCONCLUSIVE], counts[CLAIM_UNTESTABLE]);

@@ -14,16 +14,20 @@ const SuiteProtocol suite_protocols[] = {
     {"lm", "language modelling on the corpus: loss at L..16L, loss jump at L, key-token perplexity; rope also "
            "under PI, NTK, YaRN, Self-Extend and ReRoPE at 4L and a PI fine-tune at 4L",
      NULL, 64, "1,2,4,8,16", 1, 4, {600, 4000}, 16,
-     "--rules pi:4,ntk:4,yarn:4,selfextend:4:32,rerope:32 --finetune-scale 4 --keyppl-tokens 4096 --gen-tokens 0"},
-    {"copy", "copy 2-8 symbols, scored to 16", "copy:len=2-8", 64, "2,5,8,12,16", 8, 12, {1000, 3000}, 16, ""},
+     "--rules pi:4,ntk:4,yarn:4,selfextend:4:32,rerope:32 --finetune-scale 4 --keyppl-tokens 4096 --gen-tokens 0", NULL},
+    {"sinks", "StreamingLLM (Xiao et al. 2023): rope trained with a sink token (byte 0) opening every window, "
+              "each evaluated window so opened, then window attention at 16L with 4 sinks and with none (a query sees "
+              "L keys either way)",
+     NULL, 64, "1,16", 1, 16, {600, 2000}, 16, "--sink-token 0 --rules stream:4:59,stream:0:63 --finetune-steps 0", "rope"},
+    {"copy", "copy 2-8 symbols, scored to 16", "copy:len=2-8", 64, "2,5,8,12,16", 8, 12, {1000, 3000}, 16, "", NULL},
     {"passkey", "passkey in 64-128 bytes of filler, scored to 512", "passkey:len=64-128", 128, "64,128,256,512", 128,
-     256, {600, 3000}, 16, ""},
+     256, {600, 3000}, 16, "", NULL},
     {"mqar", "dense multi-query associative recall (Zoology), 2-8 pairs, scored to 16", "mqar_dense:pairs=2-8", 64,
-     "2,4,8,12,16", 8, 12, {800, 4000}, 32, ""},
+     "2,4,8,12,16", 8, 12, {800, 4000}, 32, "", NULL},
     {"selcopy", "selective copy of 4-16 symbols in 75% noise, scored to 32", "selective_copy:len=4-16", 64,
-     "4,8,16,24,32", 16, 24, {1000, 3000}, 16, ""},
+     "4,8,16,24,32", 16, 24, {1000, 3000}, 16, "", NULL},
     {"flipflop", "flip-flop: the last written bit after 8-32 instructions, scored to 128", "flipflop:len=8-32", 64,
-     "8,16,32,64,128", 32, 64, {1000, 3000}, 16, ""},
+     "8,16,32,64,128", 32, 64, {1000, 3000}, 16, "", NULL},
 };
 const int suite_n_protocols = sizeof suite_protocols / sizeof suite_protocols[0];
 
@@ -40,7 +44,7 @@ int suite_compare_argv(const SuiteProtocol *p, const SuiteRun *r, const char *co
     sb_free(buf);
     /* words separated by NUL in buf, split after: buf may move while it grows */
     sb_printf(buf, "compare%c--out%c%s/%s%c--schemes%c%s%c--seeds%c%d%c--train-len%c%d%c--steps%c%ld%c--batch%c%d", 0,
-              0, r->dir, p->name, 0, 0, r->schemes, 0, 0, seeds, 0, 0, p->train_len, 0, 0, steps, 0, 0, p->batch);
+              0, r->dir, p->name, 0, 0, p->schemes ? p->schemes : r->schemes, 0, 0, seeds, 0, 0, p->train_len, 0, 0, steps, 0, 0, p->batch);
     sb_printf(buf, "%c--dim%c64%c--layers%c2%c--heads%c4%c--lr%c3e-3%c--threads%c%d", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
               r->threads);
     if (p->task) {

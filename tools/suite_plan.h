@@ -24,6 +24,8 @@ typedef struct {
     int steps[SUITE_SETTINGS];
     int batch;
     const char *extra;     /* further compare flags, space-separated */
+    const char *schemes;   /* a protocol about one method, not a ranking: its fixed schemes (NULL: the
+                            * run's); such a protocol is left out of the summary matrix */
 } SuiteProtocol;
 
 extern const SuiteProtocol suite_protocols[];
