@@ -83,12 +83,6 @@ static double expected_seconds(const SuiteProtocol *p, const SuiteRun *r, int n_
     return tokens / SUITE_TOKENS_PER_S * SUITE_EVAL_FACTOR / (r->threads > 0 ? r->threads : 1);
 }
 
-static int count_schemes(const char *list) {
-    int n = 1;
-    for (const char *s = list; *s; s++) n += *s == ',';
-    return n;
-}
-
 /* "a,b" from the baselines or --schemes, plus --with */
 static void scheme_list(const char *schemes, const char *with, StrBuf *out) {
     sb_puts(out, schemes ? schemes : SUITE_BASELINES);
@@ -169,7 +163,8 @@ static void write_matrix(FILE *f, const SuiteResult *res, int n) {
 }
 
 /* the claims' verdicts into the report and DIR/claims.csv; counts[outcome] */
-static void write_claims(FILE *f, const char *dir, const ClaimList *cl, const SuiteResult *res, int n, int *counts) {
+static void write_claims(FILE *f, const char *dir, int setting, const ClaimList *cl, const SuiteResult *res, int n,
+                         int *counts) {
     char path[1200];
     snprintf(path, sizeof path, "%s/claims.csv", dir);
     FILE *csv = fopen(path, "w");
@@ -186,7 +181,12 @@ static void write_claims(FILE *f, const char *dir, const ClaimList *cl, const Su
         for (int j = 0; j < n; j++)
             if (strcmp(res[j].p->name, c->protocol) == 0) r = &res[j];
         StrBuf why = {0};
-        int o = suite_claim_judge(c, r ? r->c : NULL, r ? r->a : NULL, r ? r->p->ref : 0, &why);
+        const SuiteProtocol *sp = c->untestable[0] ? NULL : suite_protocol(c->protocol);
+        int o = CLAIM_INCONCLUSIVE;
+        if (!r && sp && sp->not_quick && setting == SUITE_QUICK)
+            sb_printf(&why, "protocol %s is not in quick (%s); `suite full`, or `--protocols %s`", sp->name, sp->not_quick,
+                      sp->name);
+        else o = suite_claim_judge(c, r ? r->c : NULL, r ? r->a : NULL, r ? r->p->ref : 0, &why);
         counts[o]++;
         char rel[200] = "-", test[400] = "—";
         if (!c->untestable[0]) {
@@ -239,8 +239,14 @@ static void write_report(const char *dir, const SuiteRun *run, const char *cmdli
             fallback ? " (**no tinyshakespeare in ../shared/data: the built-in synthetic stories instead; loss "
                        "figures are not comparable with a real-corpus suite**)" : "");
     write_matrix(f, res, n);
-    write_claims(f, dir, cl, res, n, counts);
+    write_claims(f, dir, run->setting, cl, res, n, counts);
     fprintf(f, "\n## Protocols\n");
+    for (int i = 0; i < suite_n_protocols && run->setting == SUITE_QUICK; i++) {
+        int ran = 0;
+        for (int j = 0; j < n; j++) ran |= res[j].p == &suite_protocols[i];
+        if (!ran && suite_protocols[i].not_quick)
+            fprintf(f, "\nNot in quick: %s (%s).\n", suite_protocols[i].name, suite_protocols[i].not_quick);
+    }
     for (int i = 0; i < n; i++) {
         if (!res[i].c) continue;
         fprintf(f, "\n### %s\n\n%s; L = %d, %ld steps, batch %d, dim 64, 2 layers, 4 heads. Full report: "
@@ -261,8 +267,9 @@ static void append_file(FILE *out, const char *path) {
     free(buf);
 }
 
-/* the protocols of --protocols "a,b" (NULL: all), in the table's order, into res; their count */
-static int select_protocols(const char *list, SuiteResult *res) {
+/* the protocols of --protocols "a,b" (NULL: all, less those quick leaves out), in the table's order,
+ * into res; their count */
+static int select_protocols(const char *list, int setting, SuiteResult *res) {
     int want[64] = {0};
     for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
         char name[64];
@@ -277,7 +284,8 @@ static int select_protocols(const char *list, SuiteResult *res) {
     }
     int n = 0;
     for (int i = 0; i < suite_n_protocols; i++)
-        if (!list || want[i]) res[n++] = (SuiteResult){&suite_protocols[i], NULL, NULL, 0};
+        if (list ? want[i] : setting != SUITE_QUICK || !suite_protocols[i].not_quick)
+            res[n++] = (SuiteResult){&suite_protocols[i], NULL, NULL, 0};
     return n;
 }
 
@@ -316,7 +324,7 @@ int cmd_suite(int argc, char **argv) {
     if (strlen(run.dir) > 900) pelab_die("suite: --dir: at most 900 bytes");
     StrBuf list = {0};
     scheme_list(schemes, with, &list);
-    run.schemes = sb_str(&list);
+    run.schemes = sb_str(&list), run.baselines = schemes == NULL, run.with = with;
     char corpus_buf[1200], claims_buf[1200];
     int fallback;
     run.data = find_corpus(data, corpus_buf, sizeof corpus_buf, &fallback);
@@ -325,7 +333,7 @@ int cmd_suite(int argc, char **argv) {
 
     /* the protocols to run, checked before anything trains */
     SuiteResult res[64];
-    int n = select_protocols(protocols, res);
+    int n = select_protocols(protocols, run.setting, res);
     for (int i = 0; i < cl.n; i++)
         if (!cl.c[i].untestable[0] && !suite_protocol(cl.c[i].protocol))
             pelab_die("suite: claims line %d: protocol '%s' is not in suite version %d", cl.c[i].line, cl.c[i].protocol,
@@ -333,11 +341,15 @@ int cmd_suite(int argc, char **argv) {
     if (fallback) fprintf(stderr, "suite: no ../shared/data/tinyshakespeare/input.txt: lm runs on synth:stories\n");
 
     double total = 0;
-    for (int i = 0; i < n; i++)
-        total += expected_seconds(res[i].p, &run, count_schemes(res[i].p->schemes ? res[i].p->schemes : run.schemes));
+    for (int i = 0; i < n; i++) {
+        StrBuf ps = {0};
+        suite_protocol_schemes(res[i].p, &run, &ps);
+        total += expected_seconds(res[i].p, &run, suite_count_schemes(sb_str(&ps)));
+        sb_free(&ps);
+    }
     if (!jobs && !collect)
         printf("suite %s (version %d): %d protocols x %d schemes x %d seeds; expected about %.0f min on %d thread%s "
-               "(a quiet machine)\n", suite_setting_names[run.setting], SUITE_VERSION, n, count_schemes(run.schemes),
+               "(a quiet machine)\n", suite_setting_names[run.setting], SUITE_VERSION, n, suite_count_schemes(run.schemes),
                run.seeds > 0 ? run.seeds : suite_seeds[run.setting], total / 60, run.threads > 0 ? run.threads : 1,
                run.threads > 1 ? "s" : "");
     fflush(stdout);
