@@ -215,15 +215,19 @@ static void micro(const char *tmp) {
                         "--threads 1";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick %s --dir %s/suite-micro", flags, tmp);
     int rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "suite quick (version 1): 2 protocols x 2 schemes x 2 seeds; expected about") &&
+    CHECK(rc == 0 && strstr(out, "suite quick (version 2): 2 protocols x 2 schemes x 2 seeds; expected about") &&
               strstr(out, "suite: [1/2] lm") && strstr(out, "suite: [2/2] copy") && strstr(out, "training rope, 2 seeds side by side"),
           "the micro suite runs both protocols, seeds side by side (exit %d): %.2000s", rc, out);
     snprintf(path, sizeof path, "%s/suite-micro/suite.md", tmp);
     char *rep = slurp(path);
-    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 1)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
+    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 2)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
               strstr(rep, "| rope |") && strstr(rep, "## Published claims") && strstr(rep, "### lm") &&
               strstr(rep, "### copy") && strstr(rep, "#### loss, non-overlapping"),
           "suite.md: matrix, claims, each protocol's verdict section: %.3000s", rep ? rep : "(missing)");
+    const char *fairseq = rep ? strstr(rep, "\n| sinusoidal:scale=1,tokens=sqrt_dim | ") : NULL;
+    const char *eol = fairseq ? strchr(fairseq + 1, '\n') : NULL;
+    CHECK(eol && eol - fairseq > 5 && strncmp(eol - 5, " |  |", 5) == 0,
+          "the matrix: lm's own series in its row, blank where it was not trained (copy): %.200s", fairseq ? fairseq : "");
     snprintf(path, sizeof path, "%s/suite-micro/copy/runs/alibi_s2.csv", tmp);
     FILE *f = fopen(path, "r");
     CHECK(f != NULL, "each protocol is a compare directory with its runs");
@@ -237,9 +241,36 @@ static void micro(const char *tmp) {
     char *jobs = slurp(path);
     int lines = 0;
     for (const char *p = jobs; p && *p; p++) lines += *p == '\n';
-    CHECK(rc == 0 && lines == 8 && strstr(jobs, " compare ") && strstr(jobs, "--only alibi_s2") && strstr(jobs, "--task copy"),
-          "--jobs: one command per run of every protocol (8; exit %d): %s", rc, jobs ? jobs : out);
+    CHECK(rc == 0 && lines == 10 && strstr(jobs, " compare ") && strstr(jobs, "--only alibi_s2") && strstr(jobs, "--task copy") &&
+              strstr(jobs, "--only sinusoidal-scale-1-tokens-sqrt-dim_s2"),
+          "--jobs: one command per run of every protocol, lm's fairseq sinusoidal too (10; exit %d): %s", rc,
+          jobs ? jobs : out);
     free(rep), free(jobs);
+    /* quick with the default baselines: each task protocol trains the baselines its claims compare,
+     * --with adds to them, copy is left out unless named; --schemes trains the given ones everywhere */
+    static const struct {
+        const char *flags, *want[4], *not_want[3];
+    } plans[] = {
+        {"", {"/sinks --schemes rope ", "/passkey --schemes nope,rope ", "/mqar --schemes alibi,rope ", "/selcopy --schemes rope,cope "},
+         {"/copy ", "/flipflop --schemes rope,", NULL}},
+        {"--with fire", {"/lm --schemes nope,learned,sinusoidal,rope,alibi,t5,kerple,fire,sinusoidal:scale=1,tokens=sqrt_dim ",
+                         "/flipflop --schemes rope,fire ", "/sinks --schemes rope ", NULL},
+         {"/copy ", NULL, NULL}},
+        {"--schemes fire,rope --protocols copy,passkey", {"/copy --schemes fire,rope ", "/passkey --schemes fire,rope ", NULL, NULL},
+         {"/lm ", "/mqar ", NULL}},
+    };
+    snprintf(path, sizeof path, "%s/plan.jobs", tmp);
+    for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) {
+        snprintf(cmd, sizeof cmd, "./pelab suite quick %s --dir %s/suite-plan%zu --jobs %s/plan.jobs", plans[i].flags, tmp,
+                 i, tmp);
+        rc = run_pelab(cmd, out, sizeof out);
+        jobs = slurp(path);
+        int ok = rc == 0 && jobs;
+        for (int k = 0; k < 4 && ok && plans[i].want[k]; k++) ok = strstr(jobs, plans[i].want[k]) != NULL;
+        for (int k = 0; k < 3 && ok && plans[i].not_want[k]; k++) ok = strstr(jobs, plans[i].not_want[k]) == NULL;
+        CHECK(ok, "quick's plan with '%s' (exit %d): %.3000s", plans[i].flags, rc, jobs ? jobs : out);
+        free(jobs);
+    }
     snprintf(cmd, sizeof cmd, "./pelab suite quick --protocols lm,nosuch --dir %s/x", tmp);
     CHECK(run_pelab(cmd, out, sizeof out) == 1 && strstr(out, "suite: --protocols: unknown protocol 'nosuch' (known: lm, sinks, copy"),
           "an unknown protocol refused, the known ones listed: %s", out);
