@@ -114,46 +114,59 @@ static const char *outcome(const char *csv, const char *id, char *buf, size_t n)
     return buf;
 }
 
-static void constructed_claims(const char *tmp) {
-    char dir[512], claims[600], cmd[2048], path[700];
+/* claims (text) judged by `suite quick --collect` from the constructed runs in DIR/copy: the summary
+ * line counts, each claim's outcome as want[i] = {id, outcome}; DIR/suite.md's text (free it), or NULL */
+static char *judge(const char *dir, const char *schemes, const char *claims, const char *counts,
+                   const char *const (*want)[2], size_t n_want) {
+    char path[700], cmd[2048], got[64];
     static char out[1 << 15];
+    snprintf(path, sizeof path, "%s/claims.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return NULL;
+    fputs(claims, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick --schemes %s --protocols copy --collect "
+                              "--claims %s --dir %s", schemes, path, dir);
+    int rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, counts), "claims counted as '%s' (exit %d): %s", counts, rc, out);
+    snprintf(path, sizeof path, "%s/claims.csv", dir);
+    char *csv = slurp(path);
+    for (size_t i = 0; i < n_want; i++)
+        CHECK(strcmp(outcome(csv, want[i][0], got, sizeof got), want[i][1]) == 0, "claim %s: %s, want %s", want[i][0],
+              got, want[i][1]);
+    free(csv);
+    snprintf(path, sizeof path, "%s/suite.md", dir);
+    return slurp(path);
+}
+
+static void constructed_claims(const char *tmp) {
+    char dir[512];
     snprintf(dir, sizeof dir, "%s/suite-claims", tmp);
     /* nope copies past 8 symbols (90% at 12), rope does not (0-1%); at 16 both ~50%, indistinguishable */
     const double nope[3][5] = {{1, 1, .95, .90, .50}, {1, 1, .94, .92, .60}, {1, 1, .96, .91, .40}};
     const double rope[3][5] = {{1, 1, .97, .00, .45}, {1, 1, .98, .01, .55}, {1, 1, .96, .00, .50}};
     for (int k = 0; k < 3; k++) task_csv(dir, "nope", k + 1, nope[k]), task_csv(dir, "rope", k + 1, rope[k]);
-    snprintf(claims, sizeof claims, "%s/claims.txt", tmp);
-    FILE *f = fopen(claims, "w");
-    if (!f) return;
-    fprintf(f, "rep | P | nope beats rope past 8 | copy | 12 | nope | better:rope |\n"
-               "con | P | rope beats nope past 8 | copy | 12 | rope | better:nope |\n"
-               "inc | P | nope beats rope at 16 | copy | 16 | nope | better:rope |\n"
-               "flat-rep | P | nope holds to 12 | copy | 12 | nope | flat:10 |\n"
-               "flat-con | P | rope holds to 12 | copy | 12 | rope | flat:10 |\n"
-               "flat-inc | P | nope holds to 16 within 40 | copy | 16 | nope | flat:40 |\n"
-               "deg-rep | P | rope drops past 8 | copy | 12 | rope | degrades:50 |\n"
-               "deg-con | P | nope drops past 8 | copy | 12 | nope | degrades:50 |\n"
-               "missing | P | alibi beats rope | copy | 12 | alibi | better:rope |\n"
-               "wrong-length | P | at 4L | copy | 4L | nope | better:rope |\n"
-               "not-run | P | lm | lm | 4L | nope | better:rope |\n"
-               "why | P | cannot | - | - | - | - | needs what the toy scale lacks\n");
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick --schemes nope,rope --protocols copy --collect "
-                              "--claims %s --dir %s", claims, dir);
-    int rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "suite: claims: 3 reproduced, 3 contradicted, 5 inconclusive, 1 untestable"),
-          "constructed claims counted (exit %d): %s", rc, out);
-    snprintf(path, sizeof path, "%s/claims.csv", dir);
-    char *csv = slurp(path), got[64];
-    static const char *want[][2] = {{"rep", "reproduced"}, {"con", "contradicted"}, {"inc", "inconclusive"},
-                                    {"flat-rep", "reproduced"}, {"flat-con", "contradicted"}, {"flat-inc", "inconclusive"},
-                                    {"deg-rep", "reproduced"}, {"deg-con", "contradicted"}, {"missing", "inconclusive"},
-                                    {"wrong-length", "inconclusive"}, {"not-run", "inconclusive"}, {"why", "untestable"}};
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        CHECK(strcmp(outcome(csv, want[i][0], got, sizeof got), want[i][1]) == 0, "claim %s: %s, want %s", want[i][0],
-              got, want[i][1]);
-    snprintf(path, sizeof path, "%s/suite.md", dir);
-    char *rep = slurp(path);
+    static const char *const want[][2] = {{"rep", "reproduced"}, {"con", "contradicted"}, {"inc", "inconclusive"},
+                                          {"flat-rep", "reproduced"}, {"flat-con", "contradicted"},
+                                          {"flat-inc", "inconclusive"}, {"deg-rep", "reproduced"},
+                                          {"deg-con", "contradicted"}, {"missing", "inconclusive"},
+                                          {"wrong-length", "inconclusive"}, {"not-run", "inconclusive"},
+                                          {"why", "untestable"}};
+    char *rep = judge(dir, "nope,rope",
+                      "rep | P | nope beats rope past 8 | copy | 12 | nope | better:rope |\n"
+                      "con | P | rope beats nope past 8 | copy | 12 | rope | better:nope |\n"
+                      "inc | P | nope beats rope at 16 | copy | 16 | nope | better:rope |\n"
+                      "flat-rep | P | nope holds to 12 | copy | 12 | nope | flat:10 |\n"
+                      "flat-con | P | rope holds to 12 | copy | 12 | rope | flat:10 |\n"
+                      "flat-inc | P | nope holds to 16 within 40 | copy | 16 | nope | flat:40 |\n"
+                      "deg-rep | P | rope drops past 8 | copy | 12 | rope | degrades:50 |\n"
+                      "deg-con | P | nope drops past 8 | copy | 12 | nope | degrades:50 |\n"
+                      "missing | P | alibi beats rope | copy | 12 | alibi | better:rope |\n"
+                      "wrong-length | P | at 4L | copy | 4L | nope | better:rope |\n"
+                      "not-run | P | lm | lm | 4L | nope | better:rope |\n"
+                      "why | P | cannot | - | - | - | - | needs what the toy scale lacks\n",
+                      "suite: claims: 3 reproduced, 3 contradicted, 5 inconclusive, 1 untestable", want,
+                      sizeof want / sizeof want[0]);
     CHECK(rep && strstr(rep, "| rep | P | nope beats rope past 8 | copy at 12: nope better:rope | **reproduced** | "
                              "nope at 12: 91 ± 1 points (3 seeds); rope at 12: 0.3333 ± 0.58 points (3 seeds); nope "
                              "better by +90.7 points"),
@@ -163,48 +176,34 @@ static void constructed_claims(const char *tmp) {
           "inconclusive and untestable claims say why");
     CHECK(rep && strstr(rep, "| nope | 1 / 1 |") && strstr(rep, "| rope | 1 / 2 |"),
           "the matrix: tied in distribution, nope first past 8: %s", rep ? rep : "");
-    free(csv), free(rep);
+    free(rep);
 }
 
 /* learns:B from constructed gate figures: alibi learns copy in every seed, rope in none, t5 in two
  * of three (its seeds too spread for a verdict) */
 static void learns_claims(const char *tmp) {
-    char dir[512], claims[600], cmd[2048], path[700];
-    static char out[1 << 15];
+    char dir[512];
     snprintf(dir, sizeof dir, "%s/suite-learns", tmp);
     const double alibi[3][5] = {{1, 1, .99, 0, 0}, {1, .99, .98, 0, 0}, {1, 1, 1, 0, 0}};
     const double rope[3][5] = {{.5, .1, 0, 0, 0}, {.3, .05, 0, 0, 0}, {.6, .2, .01, 0, 0}};
     const double t5[3][5] = {{1, 1, .97, 0, 0}, {.4, .1, 0, 0, 0}, {1, .99, .98, 0, 0}};
     for (int k = 0; k < 3; k++)
         task_csv(dir, "alibi", k + 1, alibi[k]), task_csv(dir, "rope", k + 1, rope[k]), task_csv(dir, "t5", k + 1, t5[k]);
-    snprintf(claims, sizeof claims, "%s/claims-learns.txt", tmp);
-    FILE *f = fopen(claims, "w");
-    if (!f) return;
-    fprintf(f, "l-rep | P | alibi learns copy where rope does not | copy | 8 | alibi | learns:rope |\n"
-               "l-con | P | rope learns copy where alibi does not | copy | 8 | rope | learns:alibi |\n"
-               "l-inc | P | alibi learns copy where t5 does not | copy | 8 | alibi | learns:t5 |\n"
-               "l-absent | P | alibi learns copy where nope does not | copy | 8 | alibi | learns:nope |\n");
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick --schemes alibi,rope,t5 --protocols copy --collect "
-                              "--claims %s --dir %s", claims, dir);
-    int rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "suite: claims: 1 reproduced, 1 contradicted, 2 inconclusive, 0 untestable"),
-          "learns: claims counted (exit %d): %s", rc, out);
-    snprintf(path, sizeof path, "%s/claims.csv", dir);
-    char *csv = slurp(path), got[64];
-    static const char *want[][2] = {{"l-rep", "reproduced"}, {"l-con", "contradicted"}, {"l-inc", "inconclusive"},
-                                    {"l-absent", "inconclusive"}};
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        CHECK(strcmp(outcome(csv, want[i][0], got, sizeof got), want[i][1]) == 0, "claim %s: %s, want %s", want[i][0],
-              got, want[i][1]);
-    snprintf(path, sizeof path, "%s/suite.md", dir);
-    char *rep = slurp(path);
+    static const char *const want[][2] = {{"l-rep", "reproduced"}, {"l-con", "contradicted"}, {"l-inc", "inconclusive"},
+                                          {"l-absent", "inconclusive"}};
+    char *rep = judge(dir, "alibi,rope,t5",
+                      "l-rep | P | alibi learns copy where rope does not | copy | 8 | alibi | learns:rope |\n"
+                      "l-con | P | rope learns copy where alibi does not | copy | 8 | rope | learns:alibi |\n"
+                      "l-inc | P | alibi learns copy where t5 does not | copy | 8 | alibi | learns:t5 |\n"
+                      "l-absent | P | alibi learns copy where nope does not | copy | 8 | alibi | learns:nope |\n",
+                      "suite: claims: 1 reproduced, 1 contradicted, 2 inconclusive, 0 untestable", want,
+                      sizeof want / sizeof want[0]);
     /* every seed counts, failed ones too: rope's gate figures are 20, 11.7 and 27 */
     CHECK(rep && strstr(rep, "alibi in distribution: 99.7, 99.0, 100.0 % exact match (3 seeds); rope in distribution: "
                              "20.0, 11.7, 27.0 % exact match (3 seeds); alibi higher by +80 points [95% 61, 99], Welch t") &&
               strstr(rep, "scheme nope was not trained here"),
           "learns: every seed's gate figure behind the verdict: %s", rep && strstr(rep, "| l-rep |") ? strstr(rep, "| l-rep |") : "");
-    free(csv), free(rep);
+    free(rep);
 }
 
 /* the plan end to end: 2 protocols, 2 schemes, 2 seeds, a few steps */
@@ -251,13 +250,14 @@ static void micro(const char *tmp) {
     static const struct {
         const char *flags, *want[4], *not_want[3];
     } plans[] = {
-        {"", {"/sinks --schemes rope ", "/passkey --schemes nope,rope ", "/mqar --schemes alibi,rope ", "/selcopy --schemes rope,cope "},
-         {"/copy ", "/flipflop --schemes rope,", NULL}},
+        {"", {"/sinks --schemes rope ", "/passkey --schemes nope,learned,sinusoidal,rope,alibi,t5,kerple ",
+              "/selcopy --schemes rope,cope ", NULL},
+         {"/copy ", "/mqar ", "/flipflop "}},
         {"--with fire", {"/lm --schemes nope,learned,sinusoidal,rope,alibi,t5,kerple,fire,sinusoidal:scale=1,tokens=sqrt_dim ",
-                         "/flipflop --schemes rope,fire ", "/sinks --schemes rope ", NULL},
+                         "/selcopy --schemes rope,fire,cope ", "/sinks --schemes rope ", NULL},
          {"/copy ", NULL, NULL}},
-        {"--schemes fire,rope --protocols copy,passkey", {"/copy --schemes fire,rope ", "/passkey --schemes fire,rope ", NULL, NULL},
-         {"/lm ", "/mqar ", NULL}},
+        {"--schemes fire,rope --protocols copy,mqar", {"/copy --schemes fire,rope ", "/mqar --schemes fire,rope ", NULL, NULL},
+         {"/lm ", "/passkey ", NULL}},
     };
     snprintf(path, sizeof path, "%s/plan.jobs", tmp);
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) {

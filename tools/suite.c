@@ -171,7 +171,8 @@ static void write_claims(FILE *f, const char *dir, int setting, const ClaimList 
     if (!csv) pelab_die("suite: cannot open %s: %s", path, strerror(errno));
     fprintf(csv, "id,paper,protocol,at,series,relation,outcome,figures\n");
     fprintf(f, "\n## Published claims\n\nEach claim is judged from the protocol's runs: `better:B` by the pair's "
-               "test in the protocol's verdict (Holm-adjusted); `flat:TOL` / `degrades:TOL` by the 95%% interval of "
+               "test in the protocol's verdict (Holm-adjusted); `learns:B` by Welch's t between the two schemes' "
+               "in-distribution exact match over every seed, gate or not; `flat:TOL` / `degrades:TOL` by the 95%% interval of "
                "how much worse the series is at that length than at the protocol's in-distribution length, paired "
                "over seeds, against the tolerance. Computed, never typed; the claims are docs/claims.txt.\n\n"
                "| claim | paper | statement | test | verdict | figures |\n|---|---|---|---|---|---|\n");

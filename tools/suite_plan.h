@@ -1,7 +1,8 @@
 /* suite_plan.h: the standard suite's protocols (`pelab suite`), a fixed table with a version
  * number: each protocol is one `pelab compare` (language modelling on a real corpus, or a task)
- * with a recipe per setting (quick: 3 seeds, tiny models; full: 5 seeds, longer budgets). Changing
- * any recipe changes SUITE_VERSION, which every report carries. */
+ * with a recipe per setting (quick: 3 seeds, each task protocol trained to its gate but, with the
+ * default baselines, only for those its claims compare; full: 5 seeds, every scheme everywhere,
+ * longer budgets). Changing any recipe changes SUITE_VERSION, which every report carries. */
 #ifndef PELAB_SUITE_PLAN_H
 #define PELAB_SUITE_PLAN_H
 
