@@ -151,7 +151,7 @@ static void constructed_claims(const char *tmp) {
                                           {"flat-inc", "inconclusive"}, {"deg-rep", "reproduced"},
                                           {"deg-con", "contradicted"}, {"missing", "inconclusive"},
                                           {"wrong-length", "inconclusive"}, {"not-run", "inconclusive"},
-                                          {"why", "untestable"}};
+                                          {"not-quick", "inconclusive"}, {"why", "untestable"}};
     char *rep = judge(dir, "nope,rope",
                       "rep | P | nope beats rope past 8 | copy | 12 | nope | better:rope |\n"
                       "con | P | rope beats nope past 8 | copy | 12 | rope | better:nope |\n"
@@ -164,14 +164,17 @@ static void constructed_claims(const char *tmp) {
                       "missing | P | alibi beats rope | copy | 12 | alibi | better:rope |\n"
                       "wrong-length | P | at 4L | copy | 4L | nope | better:rope |\n"
                       "not-run | P | lm | lm | 4L | nope | better:rope |\n"
+                      "not-quick | P | recall | mqar | 8 | nope | learns:rope |\n"
                       "why | P | cannot | - | - | - | - | needs what the toy scale lacks\n",
-                      "suite: claims: 3 reproduced, 3 contradicted, 5 inconclusive, 1 untestable", want,
+                      "suite: claims: 3 reproduced, 3 contradicted, 6 inconclusive, 1 untestable", want,
                       sizeof want / sizeof want[0]);
     CHECK(rep && strstr(rep, "| rep | P | nope beats rope past 8 | copy at 12: nope better:rope | **reproduced** | "
                              "nope at 12: 91 ± 1 points (3 seeds); rope at 12: 0.3333 ± 0.58 points (3 seeds); nope "
                              "better by +90.7 points"),
           "the reproduced claim with its figures: %s", rep && strstr(rep, "| rep |") ? strstr(rep, "| rep |") : "");
     CHECK(rep && strstr(rep, "series alibi was not run here") && strstr(rep, "protocol lm did not run") &&
+              strstr(rep, "protocol mqar is not in quick (no recipe passed the gate") &&
+              strstr(rep, "Not in quick: flipflop (") &&
               strstr(rep, "needs what the toy scale lacks"),
           "inconclusive and untestable claims say why");
     CHECK(rep && strstr(rep, "| nope | 1 / 1 |") && strstr(rep, "| rope | 1 / 2 |"),

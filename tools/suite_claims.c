@@ -116,7 +116,7 @@ static int judge_learns(const Claim *cl, const Compare *c, const Agg *a, StrBuf 
         return CLAIM_INCONCLUSIVE;
     }
     double va[CMP_MAX_SEEDS], vb[CMP_MAX_SEEDS];
-    int na, nb;
+    int na = 0, nb = 0;
     const char *missing = gate_figures(c, a, cl->a, va, &na) < 0 ? cl->a : gate_figures(c, a, cl->b, vb, &nb) < 0 ? cl->b : NULL;
     if (missing) {
         sb_printf(why, "scheme %s was not trained here (learns: compares schemes as trained; add it to --schemes)", missing);
