@@ -217,7 +217,7 @@ static void micro(const char *tmp) {
                         "--threads 1";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick %s --dir %s/suite-micro", flags, tmp);
     int rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "suite quick (version 2): 2 protocols x 2 schemes x 2 seeds; expected about") &&
+    CHECK(rc == 0 && strstr(out, "suite quick (version 2): 2 protocols, 10 models (2 seeds each); expected about") &&
               strstr(out, "suite: [1/2] lm") && strstr(out, "suite: [2/2] copy") && strstr(out, "training rope, 2 seeds side by side"),
           "the micro suite runs both protocols, seeds side by side (exit %d): %.2000s", rc, out);
     snprintf(path, sizeof path, "%s/suite-micro/suite.md", tmp);

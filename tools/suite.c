@@ -342,17 +342,18 @@ int cmd_suite(int argc, char **argv) {
     if (fallback) fprintf(stderr, "suite: no ../shared/data/tinyshakespeare/input.txt: lm runs on synth:stories\n");
 
     double total = 0;
+    int models = 0, seeds = run.seeds > 0 ? run.seeds : suite_seeds[run.setting];
     for (int i = 0; i < n; i++) {
         StrBuf ps = {0};
         suite_protocol_schemes(res[i].p, &run, &ps);
         total += expected_seconds(res[i].p, &run, suite_count_schemes(sb_str(&ps)));
+        models += suite_count_schemes(sb_str(&ps)) * seeds;
         sb_free(&ps);
     }
     if (!jobs && !collect)
-        printf("suite %s (version %d): %d protocols x %d schemes x %d seeds; expected about %.0f min on %d thread%s "
-               "(a quiet machine)\n", suite_setting_names[run.setting], SUITE_VERSION, n, suite_count_schemes(run.schemes),
-               run.seeds > 0 ? run.seeds : suite_seeds[run.setting], total / 60, run.threads > 0 ? run.threads : 1,
-               run.threads > 1 ? "s" : "");
+        printf("suite %s (version %d): %d protocols, %d models (%d seeds each); expected about %.0f min on %d thread%s "
+               "(a quiet machine)\n", suite_setting_names[run.setting], SUITE_VERSION, n, models, seeds, total / 60,
+               run.threads > 0 ? run.threads : 1, run.threads > 1 ? "s" : "");
     fflush(stdout);
     if (make_dirs(run.dir) != 0) pelab_die("suite: %s", pelab_errmsg);
     FILE *jobs_out = jobs ? fopen(jobs, "w") : NULL;
