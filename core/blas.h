@@ -11,6 +11,15 @@
 #include <cblas.h>
 #endif
 
+/* cblas_sgemm's signature and result; small products (M N K <= BLAS_SMALL_MACS) run in gemm_small
+ * (gemm.h): one thread, no packing of A, no library call; larger ones and column-major go to
+ * cblas_sgemm. The choice depends on the shape alone, never on the thread count, so a result is
+ * the same on 1 or 16 threads. At XS and S sizes (products of 16-25M multiply-adds and less)
+ * gemm_small is 1.3-2x OpenBLAS 0.3.21's Haswell kernel on one core (docs/PERFORMANCE.md). */
+#define BLAS_SMALL_MACS (1L << 25)
+void blas_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans_a, enum CBLAS_TRANSPOSE trans_b, int M, int N,
+                int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
+
 /* "OpenBLAS" or "Accelerate" */
 const char *blas_name(void);
 /* the BLAS's own thread count: 0, or -1 with one message (pelab_errmsg) when this BLAS cannot set it

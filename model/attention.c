@@ -14,8 +14,7 @@
  * recomputation; every loop vectorizes (8 partial sums: a fixed order, so the result does not
  * depend on the thread count) */
 static void softmax_row(float *row, int n, float *row_max, float *row_inv_sum) {
-    float mx = row[0];
-    for (int j = 1; j < n; j++) mx = row[j] > mx ? row[j] : mx;
+    float mx = max8(row, n);
     for (int j = 0; j < n; j++) row[j] = fast_expf(row[j] - mx);
     float part[8] = {0};
     int j = 0;
@@ -81,7 +80,7 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, in
     // (i1-i0, hd) x (n_keys, hd)^T -> (i1-i0, n_keys); sgemv for one query (decoding): no repacking of k
     if (i1 - i0 == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_keys, a->hd, scale, a->k, a->ldkv, q, 1, 0.0f, S, 1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq, a->k, a->ldkv,
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq, a->k, a->ldkv,
                     0.0f, S, lds);
     PosHeadRows rows = head_rows(a);
     pos_score_block(pc, &rows, i0, i1, n_keys, S, lds, scale, raw);
@@ -106,7 +105,7 @@ static void score_block_forward(const AttnHead *a, const PosCtx *pc, int i0, int
     float *out = a->out + (size_t)i0 * a->ldq;
     if (nb == 1) cblas_sgemv(CblasRowMajor, CblasTrans, n_keys, a->hd, 1.0f, a->v, a->ldkv, S, 1, 0.0f, out, 1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, a->hd, n_keys, 1.0f, S, lds, a->v, a->ldkv, 0.0f,
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, a->hd, n_keys, 1.0f, S, lds, a->v, a->ldkv, 0.0f,
                     out, a->ldq);
 }
 
@@ -156,10 +155,11 @@ void attention_forward(const Attention *a, const PosCtx *pc) {
 }
 
 /* the gradients of queries i0..i1-1 of one head: dq rows (overwritten), dk and dv (accumulated
- * over every block and every query head of the group), the bias parameters' (dpos) */
+ * over every block and every query head of the group; kv_beta 0: overwritten, the first block of
+ * the group's first head), the bias parameters' (dpos) */
 static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, int i1, const float *dO, float *dq,
-                                float *dk, float *dv, float *P, float *dS, float *raw, float *dq_content,
-                                float *dpos) {
+                                float *dk, float *dv, float kv_beta, float *P, float *dS, float *raw,
+                                float *dq_content, float *dpos) {
     int nb = i1 - i0, n_keys = visible_keys(hv, i1 - 1), lds = n_keys, hd = hv->hd;
     float scale = 1.0f / sqrtf((float)hd);
     const float *dOb = dO + (size_t)i0 * hv->ldq, *qb = hv->q + (size_t)i0 * hv->ldq;
@@ -177,17 +177,16 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
         for (int j = n_visible; j < n_keys; j++) row[j] = 0.0f;
     }
     /* dV += P^T dO ; dP = dO V^T */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, 1.0f, P, lds, dOb, hv->ldq, 1.0f, dv,
+    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, 1.0f, P, lds, dOb, hv->ldq, kv_beta, dv,
                 hv->ldkv);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n_keys, hd, 1.0f, dOb, hv->ldq, hv->v, hv->ldkv, 0.0f, dS,
+    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n_keys, hd, 1.0f, dOb, hv->ldq, hv->v, hv->ldkv, 0.0f, dS,
                 lds);
     /* softmax backward: dS = P * (dP - sum_j P dP); exactly 0 where P is (the future) */
     for (int i = i0; i < i1; i++) {
         const float *prow = P + (size_t)(i - i0) * lds;
         float *drow = dS + (size_t)(i - i0) * lds;
         int n_visible = visible_keys(hv, i), ks = first_key(hv, i) < n_visible ? first_key(hv, i) : n_visible;
-        float dot = 0.0f;
-        for (int j = ks; j < n_visible; j++) dot += prow[j] * drow[j];
+        float dot = n_visible > ks ? dot8(prow + ks, drow + ks, NULL, n_visible - ks) : 0.0f;
         for (int j = 0; j < ks; j++) drow[j] = 0.0f;
         for (int j = ks; j < n_visible; j++) drow[j] = prow[j] * (drow[j] - dot);
         for (int j = n_visible; j < n_keys; j++) drow[j] = 0.0f;
@@ -197,12 +196,12 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
                                    content ? dq_content + (size_t)(i - i0) * hd : NULL, dpos);
     }
     /* dQ = scale dS K ; dK += scale dS^T Q */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, hd, n_keys, scale, dS, lds, hv->k, hv->ldkv, 0.0f,
+    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, hd, n_keys, scale, dS, lds, hv->k, hv->ldkv, 0.0f,
                 dq + (size_t)i0 * hv->ldq, hv->ldq);
     if (content)
         for (int r = 0; r < nb; r++)
             for (int d = 0; d < hd; d++) dq[(size_t)(i0 + r) * hv->ldq + d] += dq_content[(size_t)r * hd + d];
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, scale, dS, lds, qb, hv->ldq, 1.0f, dk,
+    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, scale, dS, lds, qb, hv->ldq, kv_beta, dk,
                 hv->ldkv);
 }
 
@@ -231,7 +230,8 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
                 AttnHead first = attention_head(a, b, kvh * group);
                 /* the gradients sit where their operands do */
                 float *dkh = dk + (first.k - a->k), *dvh = dv + (first.v - a->v);
-                for (int j = 0; j < nk; j++) {
+                /* the first block's products write its keys' rows (beta 0); the keys past them start at 0 */
+                for (int j = visible_keys(&first, rows - 1); j < nk; j++) {
                     memset(dkh + (size_t)j * first.ldkv, 0, hd * sizeof(float));
                     memset(dvh + (size_t)j * first.ldkv, 0, hd * sizeof(float));
                 }
@@ -241,7 +241,7 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
                     float *dqh = dq + (hv.q - a->q);
                     for (int i0 = 0; i0 < nq; i0 += ATT_QBLOCK)
                         head_block_backward(&hv, pc, i0, i0 + ATT_QBLOCK < nq ? i0 + ATT_QBLOCK : nq, dO, dqh, dkh,
-                                            dvh, P, dS, raw, dq_content, dpos);
+                                            dvh, g == 0 && i0 == 0 ? 0.0f : 1.0f, P, dS, raw, dq_content, dpos);
                 }
             }
         }

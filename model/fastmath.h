@@ -38,4 +38,34 @@ static inline float fast_expf(float x) {
     return x != x ? x : y;
 }
 
+/* The reductions of a short row in 8 lanes: the compilers vectorize them (one chain of float adds
+ * or maxima they may not reorder), and the order is fixed, so the result does not depend on the
+ * thread count. */
+
+/* the largest of x[0..n), n >= 1 */
+static inline float max8(const float *x, int n) {
+    float part[8];
+    for (int u = 0; u < 8; u++) part[u] = x[0];
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int u = 0; u < 8; u++) part[u] = x[i + u] > part[u] ? x[i + u] : part[u];
+    for (; i < n; i++) part[0] = x[i] > part[0] ? x[i] : part[0];
+    for (int u = 1; u < 8; u++) part[0] = part[u] > part[0] ? part[u] : part[0];
+    return part[0];
+}
+
+/* sum of a[i] b[i] c[i] (c NULL: of a[i] b[i]) */
+static inline float dot8(const float *a, const float *b, const float *c, int n) {
+    float part[8] = {0};
+    int i = 0;
+    if (c)
+        for (; i + 8 <= n; i += 8)
+            for (int u = 0; u < 8; u++) part[u] += a[i + u] * b[i + u] * c[i + u];
+    else
+        for (; i + 8 <= n; i += 8)
+            for (int u = 0; u < 8; u++) part[u] += a[i + u] * b[i + u];
+    for (; i < n; i++) part[0] += a[i] * b[i] * (c ? c[i] : 1.0f);
+    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
 #endif

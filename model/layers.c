@@ -34,24 +34,38 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gai
     PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, n, N,
         const float *x = inp + (size_t)n * D;
         float *y = out + (size_t)n * D;
-        float ss = 0.0f;
-        for (int i = 0; i < D; i++) ss += x[i] * x[i];
-        float r = 1.0f / sqrtf(ss / D + eps);
+        float r = 1.0f / sqrtf(dot8(x, x, NULL, D) / D + eps);
         for (int i = 0; i < D; i++) y[i] = x[i] * r * gain[i];
         if (rstd) rstd[n] = r;
     );
 }
 
+/* one row's input gradient: with xn = x*r and y = xn*g, dx = r * (g*dy - xn * mean(g*dy*xn)) */
+static inline void rmsnorm_row_backward(float *restrict dx, const float *restrict dy, const float *restrict x,
+                                        const float *restrict gain, float r, int D) {
+    float dot = dot8(gain, dy, x, D) * r / D;
+    for (int i = 0; i < D; i++) dx[i] += r * (gain[i] * dy[i] - x[i] * r * dot);
+}
+
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp, const float *gain,
                       const float *rstd, int N, int D) {
-    /* with xn = x*r and y = xn*g:  dx = r * (g*dy - xn * mean(g*dy*xn)),  dg = sum dy*xn */
+    enum { ROW_MAX = 1024 };
+    if ((size_t)N * D < PAR_MIN_WORK && D <= ROW_MAX) {
+        /* one pass over the rows: the gain gradient summed in row order in a local row, the same
+         * sums as the columns' loop below */
+        float acc[ROW_MAX];
+        for (int i = 0; i < D; i++) acc[i] = 0.0f;
+        for (int n = 0; n < N; n++) {
+            const float *x = inp + (size_t)n * D, *dy = dout + (size_t)n * D;
+            float r = rstd[n];
+            rmsnorm_row_backward(dinp + (size_t)n * D, dy, x, gain, r, D);
+            for (int i = 0; i < D; i++) acc[i] += dy[i] * x[i] * r;
+        }
+        for (int i = 0; i < D; i++) dgain[i] += acc[i];
+        return;
+    }
     PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, n, N,
-        const float *x = inp + (size_t)n * D, *dy = dout + (size_t)n * D;
-        float *dx = dinp + (size_t)n * D;
-        float r = rstd[n], dot = 0.0f;
-        for (int i = 0; i < D; i++) dot += gain[i] * dy[i] * x[i] * r;
-        dot /= D;
-        for (int i = 0; i < D; i++) dx[i] += r * (gain[i] * dy[i] - x[i] * r * dot);
+        rmsnorm_row_backward(dinp + (size_t)n * D, dout + (size_t)n * D, inp + (size_t)n * D, gain, rstd[n], D);
     );
     /* gain gradient: reduce over rows, parallel over columns so no two threads share a slot */
     PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, i, D,
@@ -82,7 +96,7 @@ void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w1
     if (N == 1)
         cblas_sgemv(CblasRowMajor, CblasNoTrans, OC, C, 1.0f, w, C, inp, 1, 0.0f, out, 1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);
     free(wide);
 }
 
@@ -102,7 +116,7 @@ void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp
             done = bf16_gemm(0, N, C, OC, d, OC, w16, C, dinp, C, accumulate_dinp) == 0;
         }
         if (!done)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, w, C,
+            blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, w, C,
                         accumulate_dinp ? 1.0f : 0.0f, dinp, C);
     }
     if (dT && x) {
@@ -110,7 +124,7 @@ void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp
         bf16_convert(x, inp, (size_t)N * C);
         if (bf16_gemm(0, OC, C, N, dT, N, x, C, dw, C, 1) == 0) return;
     }
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dw, C);
+    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dw, C);
 }
 
 void swiglu_forward(float *act, const float *gate, const float *up, size_t n) {
@@ -153,12 +167,6 @@ static float exp_shifted(float *out, const float *row, int V, float mx) {
     return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
 }
 
-static float row_max(const float *row, int V) {
-    float mx = row[0];
-    for (int i = 1; i < V; i++) mx = row[i] > mx ? row[i] : mx;
-    return mx;
-}
-
 void crossentropy_losses(float *losses, const float *logits, const int *targets, int N, int V) {
     PAR_FOR((size_t)N * V >= PAR_MIN_WORK, int, n, N,
         if (targets[n] < 0) {
@@ -166,7 +174,7 @@ void crossentropy_losses(float *losses, const float *logits, const int *targets,
             continue;
         }
         const float *row = logits + (size_t)n * V;
-        float mx = row_max(row, V), e[256];
+        float mx = max8(row, V), e[256];
         float sum = 0.0f;
         for (int i0 = 0; i0 < V; i0 += 256) sum += exp_shifted(e, row + i0, V - i0 < 256 ? V - i0 : 256, mx);
         losses[n] = (float)(log((double)sum) + mx - row[targets[n]]);
@@ -199,7 +207,7 @@ void crossentropy_backward_rows(float *logits, const int *targets, int N, int V,
             memset(row, 0, sizeof(float) * V);
             continue;
         }
-        float sum = exp_shifted(row, row, V, row_max(row, V)), k = scale / sum;
+        float sum = exp_shifted(row, row, V, max8(row, V)), k = scale / sum;
         for (int i = 0; i < V; i++) row[i] *= k;
         row[targets[n]] -= scale;
     );

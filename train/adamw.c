@@ -2,6 +2,19 @@
 #include "../core/sys.h"
 
 #include <math.h>
+#include <omp.h>
+
+/* one tensor's update: elementwise, so it vectorizes (the pointers do not overlap, the constants
+ * are locals) and gives the same bits as one element at a time */
+static void adamw_span(float *restrict p, const float *restrict g, float *restrict mt, float *restrict vt, long n,
+                       float beta1, float beta2, float bc1, float bc2, float lr, float eps, float wd) {
+    for (long i = 0; i < n; i++) {
+        mt[i] = beta1 * mt[i] + (1.0f - beta1) * g[i];
+        vt[i] = beta2 * vt[i] + (1.0f - beta2) * g[i] * g[i];
+        float mhat = mt[i] / bc1, vhat = vt[i] / bc2;
+        p[i] -= lr * (mhat / (sqrtf(vhat) + eps) + wd * p[i]);
+    }
+}
 
 void adamw_update(Model *model, float *m, float *v, const AdamWConfig *c, long step) {
     float bc1 = 1.0f - powf(c->beta1, (float)step), bc2 = 1.0f - powf(c->beta2, (float)step);
@@ -11,12 +24,15 @@ void adamw_update(Model *model, float *m, float *v, const AdamWConfig *c, long s
         float *p = model->params_mem + ti->offset, *g = model->grads_mem + ti->offset;
         float *mt = m + ti->offset, *vt = v + ti->offset;
         long n = (long)ti->numel;
-        PAR_FOR(n >= PAR_MIN_WORK, long, i, n,
-            mt[i] = c->beta1 * mt[i] + (1.0f - c->beta1) * g[i];
-            vt[i] = c->beta2 * vt[i] + (1.0f - c->beta2) * g[i] * g[i];
-            float mhat = mt[i] / bc1, vhat = vt[i] / bc2;
-            p[i] -= c->lr * (mhat / (sqrtf(vhat) + c->eps) + wd * p[i]);
-        );
+        if (n >= 4 * PAR_MIN_WORK && !omp_in_parallel()) { /* vectorized: a region pays only for large tensors */
+#pragma omp parallel
+            { /* each thread a contiguous share */
+                int share = omp_get_thread_num(), n_shares = omp_get_num_threads();
+                long lo = n * share / n_shares, hi = n * (share + 1) / n_shares;
+                adamw_span(p + lo, g + lo, mt + lo, vt + lo, hi - lo, c->beta1, c->beta2, bc1, bc2, c->lr, c->eps, wd);
+            }
+        } else
+            adamw_span(p, g, mt, vt, n, c->beta1, c->beta2, bc1, bc2, c->lr, c->eps, wd);
     }
 }
 

@@ -4,21 +4,27 @@
 #include "../../core/mem.h"
 #include "../../core/sys.h"
 
+/* one head's pairs: a[j * step], b[j * step] rotated by (c[j], s[j]) times sin_sign; the two
+ * layouts as their own loops (a constant step), so both vectorize */
+static inline void rotate_pairs(float *restrict a, float *restrict b, int step, const float *restrict c,
+                                const float *restrict sn, int np, float sin_sign) {
+    for (int j = 0; j < np; j++) {
+        float cs = c[j], si = sin_sign * sn[j], x0 = a[j * step], x1 = b[j * step];
+        a[j * step] = x0 * cs - x1 * si;
+        b[j * step] = x0 * si + x1 * cs;
+    }
+}
+
 void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_heads, const SinCosTable *t,
                   int head_slots, int head_div, float sin_sign) {
-    int hd = l->head_dim, np = l->rot_pairs, nf = t->n_freq;
-    int stride_pair = l->half_layout ? 1 : 2, offset_second = l->half_layout ? np : 1;
+    int hd = l->head_dim, np = l->rot_pairs, nf = t->n_freq, half = l->half_layout;
     PAR_FOR((size_t)n * n_heads * np >= PAR_MIN_WORK / 4, int, r, n,
         const float *crow = t->cos_t + (size_t)pos[r] * nf, *srow = t->sin_t + (size_t)pos[r] * nf;
         for (int h = 0; h < n_heads; h++) {
             const float *c = crow + (h / head_div) * head_slots, *sn = srow + (h / head_div) * head_slots;
             float *x = v + ((size_t)r * n_heads + h) * hd;
-            for (int j = 0; j < np; j++) {
-                float *a = x + j * stride_pair, *b = a + offset_second;
-                float cs = c[j], si = sin_sign * sn[j], x0 = *a, x1 = *b;
-                *a = x0 * cs - x1 * si;
-                *b = x0 * si + x1 * cs;
-            }
+            if (half) rotate_pairs(x, x + np, 1, c, sn, np, sin_sign); /* x[j], x[np + j] */
+            else rotate_pairs(x, x + 1, 2, c, sn, np, sin_sign);       /* x[2j], x[2j + 1] */
         }
     );
 }
