@@ -58,8 +58,10 @@ static void score_rows(void *ctx, int row0, int n, float *rows) {
     }
 }
 
-int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,
-                 double *bucket_sum, size_t *bucket_n, EvalTrace *trace, ScoreResult *r) {
+/* eval_windows with every window's first input replaced by sink_token when >= 0 */
+static int windows_sink(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic,
+                        int n_buckets, double *bucket_sum, size_t *bucket_n, EvalTrace *trace, int sink_token,
+                        ScoreResult *r) {
     memset(r, 0, sizeof *r);
     if (n < 2) return pelab_fail("eval: need at least 2 tokens, got %zu", n);
     if (len < 1) return pelab_fail("eval: length %d: expected >= 1", len);
@@ -73,6 +75,7 @@ int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, Dyn
     float *logits = NULL; /* [len, V], only for a dynamic rule's prefix protocol */
     int *pos = xmalloc(sizeof(int) * len);
     for (int i = 0; i < len; i++) pos[i] = i;
+    int *in = sink_token >= 0 ? xmalloc(sizeof(int) * len) : NULL; /* the window's inputs, sink first */
     int rc = 0;
     /* window at s feeds inputs [s, e) and predicts targets s+1..e; inputs before `done` were
      * already scored by an earlier window, so each target is scored once, in stream order */
@@ -81,13 +84,19 @@ int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, Dyn
         size_t e = s + (size_t)len < last ? s + (size_t)len : last;
         int nw = (int)(e - s);
         w.s = s, w.first = (int)(done - s);
+        const int *inputs = tokens + s; /* targets stay the text's: only the first input changes */
+        if (in) {
+            memcpy(in, tokens + s, sizeof(int) * (size_t)nw);
+            in[0] = sink_token;
+            inputs = in;
+        }
         if (dynamic == DYNAMIC_WINDOW || kv.dynamic_from < 0 || nw <= kv.dynamic_from) {
             /* one forward (score_window_logits' blocks), each block's rows scored as it comes */
             kvcache_reset(&kv);
-            rc = decode_forward(m, &kv, tokens + s, pos, nw, NULL, 1);
+            rc = decode_forward(m, &kv, inputs, pos, nw, NULL, 1);
         } else {
             if (!logits) logits = xmalloc(sizeof(float) * (size_t)len * V);
-            rc = score_window_logits(m, &kv, tokens + s, pos, nw, w.first, dynamic, logits);
+            rc = score_window_logits(m, &kv, inputs, pos, nw, w.first, dynamic, logits);
             if (rc == 0) score_rows(&w, 0, nw, logits);
         }
         if (rc != 0) break;
@@ -98,7 +107,13 @@ int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, Dyn
     kvcache_free(&kv);
     free(logits);
     free(pos);
+    free(in);
     return rc;
+}
+
+int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,
+                 double *bucket_sum, size_t *bucket_n, EvalTrace *trace, ScoreResult *r) {
+    return windows_sink(m, tokens, n, len, stride, dynamic, n_buckets, bucket_sum, bucket_n, trace, -1, r);
 }
 
 double eval_mean(const ScoreResult *r) { return r->n_scored ? r->nll_sum / r->n_scored : NAN; }
@@ -115,7 +130,15 @@ static void window_interval(const float *logprob, size_t last, int len, double *
 
 int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,
                 EvalLength *e) {
+    return eval_length_sink(m, tokens, n, len, stride, dynamic, n_buckets, -1, e);
+}
+
+int eval_length_sink(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,
+                     int sink_token, EvalLength *e) {
     memset(e, 0, sizeof *e);
+    if (sink_token >= m->cfg.vocab_size)
+        return pelab_fail("eval: sink token %d: expected a token id below the vocabulary size %d", sink_token,
+                          m->cfg.vocab_size);
     if (len < 1) return pelab_fail("eval: length %d: expected >= 1", len);
     if (n_buckets < 1) return pelab_fail("eval: %d buckets: expected >= 1", n_buckets);
     e->len = len;
@@ -140,8 +163,8 @@ int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, Dyna
     if (n < 2) return pelab_fail("eval: need at least 2 tokens, got %zu", n);
     EvalTrace trace = {xmalloc(sizeof(float) * n), NULL}; /* every scored target's log-prob */
     double t0 = now_seconds();
-    int rc = eval_windows(m, tokens, n, len, len, dynamic, e->n_buckets, e->bucket_sum, e->bucket_n, &trace,
-                          &e->proto[EVAL_NONOVERLAP]);
+    int rc = windows_sink(m, tokens, n, len, len, dynamic, e->n_buckets, e->bucket_sum, e->bucket_n, &trace,
+                          sink_token, &e->proto[EVAL_NONOVERLAP]);
     double t1 = now_seconds();
     e->seconds[EVAL_NONOVERLAP] = t1 - t0;
     if (rc == 0) window_interval(trace.logprob, n - 1, len, &e->ci_lo[EVAL_NONOVERLAP], &e->ci_hi[EVAL_NONOVERLAP]);
@@ -150,7 +173,8 @@ int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, Dyna
         e->proto[EVAL_SLIDING] = e->proto[EVAL_NONOVERLAP];
         e->ci_lo[EVAL_SLIDING] = e->ci_lo[EVAL_NONOVERLAP], e->ci_hi[EVAL_SLIDING] = e->ci_hi[EVAL_NONOVERLAP];
     } else if (rc == 0) {
-        rc = eval_windows(m, tokens, n, len, e->stride, dynamic, 0, NULL, NULL, &trace, &e->proto[EVAL_SLIDING]);
+        rc = windows_sink(m, tokens, n, len, e->stride, dynamic, 0, NULL, NULL, &trace, sink_token,
+                          &e->proto[EVAL_SLIDING]);
         if (rc == 0) window_interval(trace.logprob, n - 1, len, &e->ci_lo[EVAL_SLIDING], &e->ci_hi[EVAL_SLIDING]);
     }
     e->seconds[EVAL_SLIDING] = now_seconds() - t1;

@@ -62,6 +62,11 @@ typedef struct {
  * Free with eval_length_free. */
 int eval_length(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,
                 EvalLength *e);
+/* eval_length with every window's first input replaced by sink_token (>= 0; -1: none), as train
+ * --sink-token opens every training window: the text's first token of each window is then only a
+ * target (of the window before), never an input */
+int eval_length_sink(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,
+                     int sink_token, EvalLength *e);
 void eval_length_free(EvalLength *e);
 /* "ok", "n/a (past table of 64)", "n/a (past computable 18000)" */
 void eval_status_str(const EvalLength *e, char *buf, size_t n);

@@ -88,20 +88,20 @@ static int parse_line(const char *s, size_t len, const char *name, int line, Cla
     if (!only_chars(f[5], series_chars)) return BAD(5, "'%s': expected a scheme or SCHEME+RULE", f[5]);
     memcpy(c->a, f[5], strlen(f[5]) + 1);
     char *colon = strchr(f[6], ':');
-    if (!colon) return BAD(6, "'%s': expected better:SERIES, flat:TOL or degrades:TOL", f[6]);
+    if (!colon) return BAD(6, "'%s': expected better:SERIES, learns:SCHEME, flat:TOL or degrades:TOL", f[6]);
     *colon = 0;
     const char *arg = colon + 1;
-    if (strcmp(f[6], "better") == 0) {
-        if (!only_chars(arg, series_chars) || strlen(arg) >= sizeof c->b) return BAD(6, "better:'%s': expected a series", arg);
-        if (strcmp(arg, c->a) == 0) return BAD(6, "better:%s: a series against itself", arg);
-        c->relation = CLAIM_BETTER;
+    if (strcmp(f[6], "better") == 0 || strcmp(f[6], "learns") == 0) {
+        if (!only_chars(arg, series_chars) || strlen(arg) >= sizeof c->b) return BAD(6, "%s:'%s': expected a series", f[6], arg);
+        if (strcmp(arg, c->a) == 0) return BAD(6, "%s:%s: a series against itself", f[6], arg);
+        c->relation = f[6][0] == 'b' ? CLAIM_BETTER : CLAIM_LEARNS;
         memcpy(c->b, arg, strlen(arg) + 1);
     } else if (strcmp(f[6], "flat") == 0 || strcmp(f[6], "degrades") == 0) {
         c->relation = f[6][0] == 'f' ? CLAIM_FLAT : CLAIM_DEGRADES;
         if (number(arg, &c->tol) != 0 || !(c->tol >= 0) || c->tol > 1e6)
             return BAD(6, "%s:'%s': expected a tolerance >= 0", f[6], arg);
     } else {
-        return BAD(6, "'%s': expected better:SERIES, flat:TOL or degrades:TOL", f[6]);
+        return BAD(6, "'%s': expected better:SERIES, learns:SCHEME, flat:TOL or degrades:TOL", f[6]);
     }
     return 0;
 }
@@ -164,7 +164,8 @@ void claims_free(ClaimList *l) {
 }
 
 void claim_relation_str(const Claim *c, char *buf, size_t n) {
-    if (c->relation == CLAIM_BETTER) snprintf(buf, n, "better:%s", c->b);
+    if (c->relation == CLAIM_BETTER || c->relation == CLAIM_LEARNS)
+        snprintf(buf, n, "%s:%s", c->relation == CLAIM_BETTER ? "better" : "learns", c->b);
     else { /* the shortest form that reads back as the same number */
         const char *word = c->relation == CLAIM_FLAT ? "flat" : "degrades";
         char num[40];

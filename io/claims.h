@@ -13,6 +13,9 @@
  *   A         the series the claim is about: a scheme as trained ("alibi") or under a rule or
  *             fine-tune as compare labels it ("rope+yarn:4", "rope+pi:4+ft")
  *   RELATION  better:B    A beats series B at AT (lower loss, higher accuracy)
+ *             learns:B    scheme A learns the task where scheme B does not: A's in-distribution
+ *                         exact match (the gate figure) above B's, over every seed, gate or not
+ *                         (a claim about learning the task; AT is then a trained length, for show)
  *             flat:TOL    A at AT is worse than A at the protocol's reference length by less than
  *                         TOL (nats, or accuracy points)
  *             degrades:TOL  ... by more than TOL
@@ -25,7 +28,7 @@
 
 #include <stddef.h>
 
-enum { CLAIM_BETTER, CLAIM_FLAT, CLAIM_DEGRADES };
+enum { CLAIM_BETTER, CLAIM_FLAT, CLAIM_DEGRADES, CLAIM_LEARNS };
 
 typedef struct {
     char id[48];
@@ -36,7 +39,7 @@ typedef struct {
     int at_is_mult;
     char a[128];
     int relation;        /* CLAIM_* */
-    char b[128];         /* better: the other series */
+    char b[128];         /* better, learns: the other series */
     double tol;          /* flat, degrades: the tolerance */
     char untestable[256]; /* "" when testable */
     int line;            /* where it stands in the file */

@@ -6,7 +6,8 @@
  * on a micro config: the table on stdout, report.md with the table and the command. Which runs get
  * the scaling rules and the fine-tune: the schemes that declare POS_CAP_RULES (xPos too).
  * compare --task: task rows, the accuracy report, mean ± std over seeds from constructed CSVs.
- * The long-generation, loss-jump and key-token rows and sections of the micro run. */
+ * The long-generation, loss-jump and key-token rows and sections of the micro run. --sink-token:
+ * trained and evaluated with the sink, no rows that would read the text without it. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -332,7 +333,42 @@ static void check_compare_pose(const char *dir) {
           "an unknown fine-tune recipe refused in one line: %s", out);
 }
 
+/* --sink-token N: every model trained with N opening its windows (recorded in the checkpoint), every
+ * evaluated window so opened (eval_length_sink, test_eval), the rows that would read the text
+ * without it (generation, loss jump, key tokens) not written; refused where a prompt is scored from
+ * its own first byte */
+static void check_compare_sink(const char *dir) {
+    static char out[1 << 15], args[1024], path[600];
+    snprintf(args, sizeof args, "--schemes rope --seeds 1 --dim 16 --layers 1 --heads 2 --train-len 16 --steps 10 "
+                                "--synth-bytes 20000 --batch 4 --mult 1,2 --rules stream:2:13,stream:0:15 "
+                                "--finetune-steps 0 --eval-tokens 500 --sink-token 0 --threads 1 --out %s/cmp-sink", dir);
+    int rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
+    CHECK(rc == 0, "compare --sink-token runs (exit %d): %s", rc, out);
+    snprintf(path, sizeof path, "%s/cmp-sink/runs/rope_s1.csv", dir);
+    char *csv = slurp(path);
+    CHECK(csv && strstr(csv, "\nlength,rope,1,stream:0:15,16,32,nonoverlap,") && !strstr(csv, "\ngen,") &&
+              !strstr(csv, "\njump,") && !strstr(csv, "\nkeyppl,"),
+          "the loss by length under each rule, no generation / jump / key-token rows: %.600s", csv ? csv : "(none)");
+    snprintf(path, sizeof path, "%s/cmp-sink/runs/rope_s1.safetensors", dir);
+    FILE *f = fopen(path, "rb");
+    static char head[1 << 14];
+    size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f) fclose(f);
+    const char key[] = "\"train.sink_token\":\"0\"";
+    int found = 0; /* the header is text after an 8-byte length holding NULs: no strstr */
+    for (size_t i = 0; i + strlen(key) <= n && !found; i++) found = memcmp(head + i, key, strlen(key)) == 0;
+    CHECK(found, "the checkpoint records the sink token it was trained with");
+    snprintf(args, sizeof args, "--task copy:len=2-4 --sink-token 0 --out %s/cmp-sink-task", dir);
+    rc = run_compare("", args, out, sizeof out);
+    CHECK(rc == 1 && strstr(out, "compare: --sink-token and --task"), "--sink-token with --task refused: %s", out);
+    snprintf(args, sizeof args, "--passkey-frac 0.2 --sink-token 0 --out %s/cmp-sink-pk", dir);
+    rc = run_compare("", args, out, sizeof out);
+    CHECK(rc == 1 && strstr(out, "compare: --sink-token and --passkey-frac"), "--sink-token with --passkey-frac refused: %s",
+          out);
+}
+
 void test_compare(void) {
+    check_compare_sink(test_tmpdir());
     check_compare_task(test_tmpdir());
     check_compare_pose(test_tmpdir());
     rules_follow_capability();

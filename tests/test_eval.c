@@ -1,7 +1,8 @@
 /* test_eval.c: the evaluation protocols on tiny models: eval at L is score's number; stride = L is
  * the non-overlapping protocol exactly; position buckets add back up to the overall loss; the
  * sliding protocol scores every token once and equals a full forward over each token's window;
- * lengths past a learned table are reported, not computed; `pelab eval` end to end. */
+ * lengths past a learned table are reported, not computed; a sink token opens every window
+ * (eval_length_sink); `pelab eval` end to end. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,8 +345,51 @@ static void cli(void) {
     expect_error(args, "eval_lr3.json");
 }
 
+/* eval_length_sink: every window's first input is the sink token, its targets the text's own. On a
+ * text whose every window start past the first already holds the sink, that is the text with its
+ * first token replaced (both protocols, to the bit); elsewhere it differs from plain eval_length */
+static void sink_windows(void) {
+    Model m;
+    if (tiny_model(&m, "rope", 2, 1, 11) != 0) {
+        CHECK(0, "tiny rope model: %s", pelab_errmsg);
+        return;
+    }
+    enum { N = 97, LEN = 16, SINK = 0 };
+    int tok[N], opened[N];
+    make_tokens(tok, N, m.cfg.vocab_size);
+    for (int i = 0; i < N; i++) tok[i] = tok[i] == SINK ? 1 : tok[i];
+    for (int i = LEN / 2; i < N; i += LEN / 2) tok[i] = SINK; /* every window start of both protocols */
+    memcpy(opened, tok, sizeof tok);
+    opened[0] = SINK;
+    EvalLength a, b, plain;
+    int rc = eval_length_sink(&m, tok, N, LEN, 0, DYNAMIC_WINDOW, 4, SINK, &a);
+    rc |= eval_length(&m, opened, N, LEN, 0, DYNAMIC_WINDOW, 4, &b);
+    rc |= eval_length(&m, tok, N, LEN, 0, DYNAMIC_WINDOW, 4, &plain);
+    for (int p = 0; p < EVAL_N_PROTOCOLS; p++)
+        CHECK(rc == 0 && a.proto[p].nll_sum == b.proto[p].nll_sum && a.proto[p].n_scored == b.proto[p].n_scored &&
+                  a.proto[p].nll_sum != plain.proto[p].nll_sum,
+              "%s: the sink opens every window (%.9g, opened text %.9g, plain %.9g)", eval_protocol_names[p],
+              a.proto[p].nll_sum, b.proto[p].nll_sum, plain.proto[p].nll_sum);
+    eval_length_free(&a), eval_length_free(&b), eval_length_free(&plain);
+    tok[LEN] = 3; /* a window start that is not the sink: replaced as an input, still scored as a target */
+    memcpy(opened, tok, sizeof tok);
+    opened[0] = SINK;
+    eval_length_sink(&m, tok, N, LEN, LEN, DYNAMIC_WINDOW, 4, SINK, &a);
+    eval_length(&m, opened, N, LEN, LEN, DYNAMIC_WINDOW, 4, &b);
+    CHECK(a.proto[EVAL_NONOVERLAP].nll_sum != b.proto[EVAL_NONOVERLAP].nll_sum &&
+              a.proto[EVAL_NONOVERLAP].n_scored == N - 1,
+          "a window start replaced as input only: every target still scored once (%zu)", a.proto[EVAL_NONOVERLAP].n_scored);
+    eval_length_free(&a), eval_length_free(&b);
+    rc = eval_length_sink(&m, tok, N, LEN, 0, DYNAMIC_WINDOW, 4, m.cfg.vocab_size, &a);
+    CHECK(rc == -1 && strstr(pelab_errmsg, "sink token") && strstr(pelab_errmsg, "vocabulary size"),
+          "a sink past the vocabulary refused: %s", pelab_errmsg);
+    eval_length_free(&a);
+    model_free(&m);
+}
+
 void test_eval(void) {
     agrees_with_score();
+    sink_windows();
     sliding_brute_force();
     learned_past_table();
     cli();

@@ -1,7 +1,7 @@
 /* test_suite.c: the standard suite (tools/suite.c) and its claims. The claims file parser refuses
  * bad input with one line naming the file, line and field; a claim judged from constructed CSVs
  * (`suite --collect`, no training) comes out reproduced, contradicted or inconclusive as its
- * figures say, for better:B, flat:TOL and degrades:TOL alike; an untestable claim says why; the
+ * figures say, for better:B, learns:B, flat:TOL and degrades:TOL alike; an untestable claim says why; the
  * suite's plan end to end on a micro config (2 protocols, 2 schemes, a few steps): the summary
  * matrix, the claims, a rerun resumes, --jobs writes one command per run. */
 #include <stdio.h>
@@ -28,9 +28,10 @@ static void parser(void) {
                        "a-1 | P 2022 | words | lm | 4L | rope+yarn:4 | better:rope+pi:4 |\n"
                        "b | Q | w | copy | 12 | nope | flat:5 |\r\n"
                        "c | R | w | - | - | - | - | cannot at this scale\n"
-                       "d | S | w | passkey | 256 | alibi | degrades:0.5 | \n";
+                       "d | S | w | passkey | 256 | alibi | degrades:0.5 | \n"
+                       "e | T | w | mqar | 8 | alibi | learns:rope |\n";
     int rc = claims_parse(good, strlen(good), "c.txt", &l);
-    CHECK(rc == 0 && l.n == 4, "four claims: %s", rc ? pelab_errmsg : "");
+    CHECK(rc == 0 && l.n == 5, "five claims: %s", rc ? pelab_errmsg : "");
     if (rc == 0) {
         CHECK(l.c[0].at == 4 && l.c[0].at_is_mult && strcmp(l.c[0].a, "rope+yarn:4") == 0 &&
                   l.c[0].relation == CLAIM_BETTER && strcmp(l.c[0].b, "rope+pi:4") == 0 && l.c[0].line == 3,
@@ -39,6 +40,7 @@ static void parser(void) {
               "flat:5 at task length 12");
         CHECK(strcmp(l.c[2].untestable, "cannot at this scale") == 0, "untestable: its reason");
         CHECK(l.c[3].relation == CLAIM_DEGRADES && l.c[3].tol == 0.5 && !l.c[3].untestable[0], "degrades:0.5");
+        CHECK(l.c[4].relation == CLAIM_LEARNS && strcmp(l.c[4].b, "rope") == 0, "learns:rope");
         claims_free(&l);
     }
     static const struct {
@@ -54,6 +56,8 @@ static void parser(void) {
         {"a | P | w | lm | 4L | ro pe | better:alibi |\n", "c.txt:1: series: 'ro pe'"},
         {"a | P | w | lm | 4L | rope | worse:alibi |\n", "c.txt:1: relation: 'worse'"},
         {"a | P | w | lm | 4L | rope | better:rope |\n", "c.txt:1: relation: better:rope: a series against itself"},
+        {"a | P | w | copy | 8 | rope | learns:rope |\n", "c.txt:1: relation: learns:rope: a series against itself"},
+        {"a | P | w | copy | 8 | rope | learns:r o |\n", "c.txt:1: relation: learns:'r o': expected a series"},
         {"a | P | w | lm | 4L | rope | flat:-1 |\n", "c.txt:1: relation: flat:'-1'"},
         {"a | P | w | lm | 4L | rope | flat:nan |\n", "c.txt:1: relation: flat:'nan'"},
         {"a | P | w | lm | 4L | rope | flat |\n", "c.txt:1: relation: 'flat'"},
@@ -74,7 +78,8 @@ static void parser(void) {
           "a missing claims file: one line naming it: %s", out);
 }
 
-/* DIR/copy/runs/TAG_sSEED.csv: the gate rows (learned) and exact match at the copy protocol's lengths */
+/* DIR/copy/runs/TAG_sSEED.csv: exact match at the copy protocol's lengths, and the gate rows (the
+ * trained range's 2, 5 and 8: the first three) */
 static void task_csv(const char *dir, const char *tag, int seed, const double *exact) {
     static const int lens[5] = {2, 5, 8, 12, 16};
     char path[700];
@@ -87,7 +92,8 @@ static void task_csv(const char *dir, const char *tag, int seed, const double *e
     if (!f) return;
     fprintf(f, "%s\n", CMP_CSV_COLUMNS);
     for (int i = 0; i < 3; i++)
-        fprintf(f, "gate,%s,%d,none,64,%d,exact,1.0,ok,,0,%d,100,-1,-1,,\n", tag, seed, lens[i], 2 * lens[i] + 8);
+        fprintf(f, "gate,%s,%d,none,64,%d,exact,%.4f,ok,,0,%d,100,-1,-1,,\n", tag, seed, lens[i], exact[i],
+                2 * lens[i] + 8);
     for (int i = 0; i < 5; i++)
         fprintf(f, "task,%s,%d,none,64,%d,exact,%.4f,ok,,0,%d,100,-1,-1,,\n", tag, seed, lens[i], exact[i],
                 2 * lens[i] + 8);
@@ -108,56 +114,99 @@ static const char *outcome(const char *csv, const char *id, char *buf, size_t n)
     return buf;
 }
 
-static void constructed_claims(const char *tmp) {
-    char dir[512], claims[600], cmd[2048], path[700];
+/* claims (text) judged by `suite quick --collect` from the constructed runs in DIR/copy: the summary
+ * line counts, each claim's outcome as want[i] = {id, outcome}; DIR/suite.md's text (free it), or NULL */
+static char *judge(const char *dir, const char *schemes, const char *claims, const char *counts,
+                   const char *const (*want)[2], size_t n_want) {
+    char path[700], cmd[2048], got[64];
     static char out[1 << 15];
+    snprintf(path, sizeof path, "%s/claims.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return NULL;
+    fputs(claims, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick --schemes %s --protocols copy --collect "
+                              "--claims %s --dir %s", schemes, path, dir);
+    int rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, counts), "claims counted as '%s' (exit %d): %s", counts, rc, out);
+    snprintf(path, sizeof path, "%s/claims.csv", dir);
+    char *csv = slurp(path);
+    for (size_t i = 0; i < n_want; i++)
+        CHECK(strcmp(outcome(csv, want[i][0], got, sizeof got), want[i][1]) == 0, "claim %s: %s, want %s", want[i][0],
+              got, want[i][1]);
+    free(csv);
+    snprintf(path, sizeof path, "%s/suite.md", dir);
+    return slurp(path);
+}
+
+static void constructed_claims(const char *tmp) {
+    char dir[512];
     snprintf(dir, sizeof dir, "%s/suite-claims", tmp);
     /* nope copies past 8 symbols (90% at 12), rope does not (0-1%); at 16 both ~50%, indistinguishable */
     const double nope[3][5] = {{1, 1, .95, .90, .50}, {1, 1, .94, .92, .60}, {1, 1, .96, .91, .40}};
     const double rope[3][5] = {{1, 1, .97, .00, .45}, {1, 1, .98, .01, .55}, {1, 1, .96, .00, .50}};
     for (int k = 0; k < 3; k++) task_csv(dir, "nope", k + 1, nope[k]), task_csv(dir, "rope", k + 1, rope[k]);
-    snprintf(claims, sizeof claims, "%s/claims.txt", tmp);
-    FILE *f = fopen(claims, "w");
-    if (!f) return;
-    fprintf(f, "rep | P | nope beats rope past 8 | copy | 12 | nope | better:rope |\n"
-               "con | P | rope beats nope past 8 | copy | 12 | rope | better:nope |\n"
-               "inc | P | nope beats rope at 16 | copy | 16 | nope | better:rope |\n"
-               "flat-rep | P | nope holds to 12 | copy | 12 | nope | flat:10 |\n"
-               "flat-con | P | rope holds to 12 | copy | 12 | rope | flat:10 |\n"
-               "flat-inc | P | nope holds to 16 within 40 | copy | 16 | nope | flat:40 |\n"
-               "deg-rep | P | rope drops past 8 | copy | 12 | rope | degrades:50 |\n"
-               "deg-con | P | nope drops past 8 | copy | 12 | nope | degrades:50 |\n"
-               "missing | P | alibi beats rope | copy | 12 | alibi | better:rope |\n"
-               "wrong-length | P | at 4L | copy | 4L | nope | better:rope |\n"
-               "not-run | P | lm | lm | 4L | nope | better:rope |\n"
-               "why | P | cannot | - | - | - | - | needs what the toy scale lacks\n");
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick --schemes nope,rope --protocols copy --collect "
-                              "--claims %s --dir %s", claims, dir);
-    int rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "suite: claims: 3 reproduced, 3 contradicted, 5 inconclusive, 1 untestable"),
-          "constructed claims counted (exit %d): %s", rc, out);
-    snprintf(path, sizeof path, "%s/claims.csv", dir);
-    char *csv = slurp(path), got[64];
-    static const char *want[][2] = {{"rep", "reproduced"}, {"con", "contradicted"}, {"inc", "inconclusive"},
-                                    {"flat-rep", "reproduced"}, {"flat-con", "contradicted"}, {"flat-inc", "inconclusive"},
-                                    {"deg-rep", "reproduced"}, {"deg-con", "contradicted"}, {"missing", "inconclusive"},
-                                    {"wrong-length", "inconclusive"}, {"not-run", "inconclusive"}, {"why", "untestable"}};
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        CHECK(strcmp(outcome(csv, want[i][0], got, sizeof got), want[i][1]) == 0, "claim %s: %s, want %s", want[i][0],
-              got, want[i][1]);
-    snprintf(path, sizeof path, "%s/suite.md", dir);
-    char *rep = slurp(path);
+    static const char *const want[][2] = {{"rep", "reproduced"}, {"con", "contradicted"}, {"inc", "inconclusive"},
+                                          {"flat-rep", "reproduced"}, {"flat-con", "contradicted"},
+                                          {"flat-inc", "inconclusive"}, {"deg-rep", "reproduced"},
+                                          {"deg-con", "contradicted"}, {"missing", "inconclusive"},
+                                          {"wrong-length", "inconclusive"}, {"not-run", "inconclusive"},
+                                          {"not-quick", "inconclusive"}, {"why", "untestable"}};
+    char *rep = judge(dir, "nope,rope",
+                      "rep | P | nope beats rope past 8 | copy | 12 | nope | better:rope |\n"
+                      "con | P | rope beats nope past 8 | copy | 12 | rope | better:nope |\n"
+                      "inc | P | nope beats rope at 16 | copy | 16 | nope | better:rope |\n"
+                      "flat-rep | P | nope holds to 12 | copy | 12 | nope | flat:10 |\n"
+                      "flat-con | P | rope holds to 12 | copy | 12 | rope | flat:10 |\n"
+                      "flat-inc | P | nope holds to 16 within 40 | copy | 16 | nope | flat:40 |\n"
+                      "deg-rep | P | rope drops past 8 | copy | 12 | rope | degrades:50 |\n"
+                      "deg-con | P | nope drops past 8 | copy | 12 | nope | degrades:50 |\n"
+                      "missing | P | alibi beats rope | copy | 12 | alibi | better:rope |\n"
+                      "wrong-length | P | at 4L | copy | 4L | nope | better:rope |\n"
+                      "not-run | P | lm | lm | 4L | nope | better:rope |\n"
+                      "not-quick | P | recall | mqar | 8 | nope | learns:rope |\n"
+                      "why | P | cannot | - | - | - | - | needs what the toy scale lacks\n",
+                      "suite: claims: 3 reproduced, 3 contradicted, 6 inconclusive, 1 untestable", want,
+                      sizeof want / sizeof want[0]);
     CHECK(rep && strstr(rep, "| rep | P | nope beats rope past 8 | copy at 12: nope better:rope | **reproduced** | "
                              "nope at 12: 91 ± 1 points (3 seeds); rope at 12: 0.3333 ± 0.58 points (3 seeds); nope "
                              "better by +90.7 points"),
           "the reproduced claim with its figures: %s", rep && strstr(rep, "| rep |") ? strstr(rep, "| rep |") : "");
     CHECK(rep && strstr(rep, "series alibi was not run here") && strstr(rep, "protocol lm did not run") &&
+              strstr(rep, "protocol mqar is not in quick (no recipe passed the gate") &&
+              strstr(rep, "Not in quick: flipflop (") &&
               strstr(rep, "needs what the toy scale lacks"),
           "inconclusive and untestable claims say why");
     CHECK(rep && strstr(rep, "| nope | 1 / 1 |") && strstr(rep, "| rope | 1 / 2 |"),
           "the matrix: tied in distribution, nope first past 8: %s", rep ? rep : "");
-    free(csv), free(rep);
+    free(rep);
+}
+
+/* learns:B from constructed gate figures: alibi learns copy in every seed, rope in none, t5 in two
+ * of three (its seeds too spread for a verdict) */
+static void learns_claims(const char *tmp) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/suite-learns", tmp);
+    const double alibi[3][5] = {{1, 1, .99, 0, 0}, {1, .99, .98, 0, 0}, {1, 1, 1, 0, 0}};
+    const double rope[3][5] = {{.5, .1, 0, 0, 0}, {.3, .05, 0, 0, 0}, {.6, .2, .01, 0, 0}};
+    const double t5[3][5] = {{1, 1, .97, 0, 0}, {.4, .1, 0, 0, 0}, {1, .99, .98, 0, 0}};
+    for (int k = 0; k < 3; k++)
+        task_csv(dir, "alibi", k + 1, alibi[k]), task_csv(dir, "rope", k + 1, rope[k]), task_csv(dir, "t5", k + 1, t5[k]);
+    static const char *const want[][2] = {{"l-rep", "reproduced"}, {"l-con", "contradicted"}, {"l-inc", "inconclusive"},
+                                          {"l-absent", "inconclusive"}};
+    char *rep = judge(dir, "alibi,rope,t5",
+                      "l-rep | P | alibi learns copy where rope does not | copy | 8 | alibi | learns:rope |\n"
+                      "l-con | P | rope learns copy where alibi does not | copy | 8 | rope | learns:alibi |\n"
+                      "l-inc | P | alibi learns copy where t5 does not | copy | 8 | alibi | learns:t5 |\n"
+                      "l-absent | P | alibi learns copy where nope does not | copy | 8 | alibi | learns:nope |\n",
+                      "suite: claims: 1 reproduced, 1 contradicted, 2 inconclusive, 0 untestable", want,
+                      sizeof want / sizeof want[0]);
+    /* every seed counts, failed ones too: rope's gate figures are 20, 11.7 and 27 */
+    CHECK(rep && strstr(rep, "alibi in distribution: 99.7, 99.0, 100.0 % exact match (3 seeds); rope in distribution: "
+                             "20.0, 11.7, 27.0 % exact match (3 seeds); alibi higher by +80 points [95% 61, 99], Welch t") &&
+              strstr(rep, "scheme nope was not trained here"),
+          "learns: every seed's gate figure behind the verdict: %s", rep && strstr(rep, "| l-rep |") ? strstr(rep, "| l-rep |") : "");
+    free(rep);
 }
 
 /* the plan end to end: 2 protocols, 2 schemes, 2 seeds, a few steps */
@@ -168,15 +217,19 @@ static void micro(const char *tmp) {
                         "--threads 1";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick %s --dir %s/suite-micro", flags, tmp);
     int rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "suite quick (version 1): 2 protocols x 2 schemes x 2 seeds; expected about") &&
+    CHECK(rc == 0 && strstr(out, "suite quick (version 2): 2 protocols, 10 models (2 seeds each); expected about") &&
               strstr(out, "suite: [1/2] lm") && strstr(out, "suite: [2/2] copy") && strstr(out, "training rope, 2 seeds side by side"),
           "the micro suite runs both protocols, seeds side by side (exit %d): %.2000s", rc, out);
     snprintf(path, sizeof path, "%s/suite-micro/suite.md", tmp);
     char *rep = slurp(path);
-    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 1)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
+    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 2)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
               strstr(rep, "| rope |") && strstr(rep, "## Published claims") && strstr(rep, "### lm") &&
               strstr(rep, "### copy") && strstr(rep, "#### loss, non-overlapping"),
           "suite.md: matrix, claims, each protocol's verdict section: %.3000s", rep ? rep : "(missing)");
+    const char *fairseq = rep ? strstr(rep, "\n| sinusoidal:scale=1,tokens=sqrt_dim | ") : NULL;
+    const char *eol = fairseq ? strchr(fairseq + 1, '\n') : NULL;
+    CHECK(eol && eol - fairseq > 5 && strncmp(eol - 5, " |  |", 5) == 0,
+          "the matrix: lm's own series in its row, blank where it was not trained (copy): %.200s", fairseq ? fairseq : "");
     snprintf(path, sizeof path, "%s/suite-micro/copy/runs/alibi_s2.csv", tmp);
     FILE *f = fopen(path, "r");
     CHECK(f != NULL, "each protocol is a compare directory with its runs");
@@ -190,11 +243,39 @@ static void micro(const char *tmp) {
     char *jobs = slurp(path);
     int lines = 0;
     for (const char *p = jobs; p && *p; p++) lines += *p == '\n';
-    CHECK(rc == 0 && lines == 8 && strstr(jobs, " compare ") && strstr(jobs, "--only alibi_s2") && strstr(jobs, "--task copy"),
-          "--jobs: one command per run of every protocol (8; exit %d): %s", rc, jobs ? jobs : out);
+    CHECK(rc == 0 && lines == 10 && strstr(jobs, " compare ") && strstr(jobs, "--only alibi_s2") && strstr(jobs, "--task copy") &&
+              strstr(jobs, "--only sinusoidal-scale-1-tokens-sqrt-dim_s2"),
+          "--jobs: one command per run of every protocol, lm's fairseq sinusoidal too (10; exit %d): %s", rc,
+          jobs ? jobs : out);
     free(rep), free(jobs);
+    /* quick with the default baselines: each task protocol trains the baselines its claims compare,
+     * --with adds to them, copy is left out unless named; --schemes trains the given ones everywhere */
+    static const struct {
+        const char *flags, *want[4], *not_want[3];
+    } plans[] = {
+        {"", {"/sinks --schemes rope ", "/passkey --schemes nope,learned,sinusoidal,rope,alibi,t5,kerple ",
+              "/selcopy --schemes rope,cope ", NULL},
+         {"/copy ", "/mqar ", "/flipflop "}},
+        {"--with fire", {"/lm --schemes nope,learned,sinusoidal,rope,alibi,t5,kerple,fire,sinusoidal:scale=1,tokens=sqrt_dim ",
+                         "/selcopy --schemes rope,fire,cope ", "/sinks --schemes rope ", NULL},
+         {"/copy ", NULL, NULL}},
+        {"--schemes fire,rope --protocols copy,mqar", {"/copy --schemes fire,rope ", "/mqar --schemes fire,rope ", NULL, NULL},
+         {"/lm ", "/passkey ", NULL}},
+    };
+    snprintf(path, sizeof path, "%s/plan.jobs", tmp);
+    for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) {
+        snprintf(cmd, sizeof cmd, "./pelab suite quick %s --dir %s/suite-plan%zu --jobs %s/plan.jobs", plans[i].flags, tmp,
+                 i, tmp);
+        rc = run_pelab(cmd, out, sizeof out);
+        jobs = slurp(path);
+        int ok = rc == 0 && jobs;
+        for (int k = 0; k < 4 && ok && plans[i].want[k]; k++) ok = strstr(jobs, plans[i].want[k]) != NULL;
+        for (int k = 0; k < 3 && ok && plans[i].not_want[k]; k++) ok = strstr(jobs, plans[i].not_want[k]) == NULL;
+        CHECK(ok, "quick's plan with '%s' (exit %d): %.3000s", plans[i].flags, rc, jobs ? jobs : out);
+        free(jobs);
+    }
     snprintf(cmd, sizeof cmd, "./pelab suite quick --protocols lm,nosuch --dir %s/x", tmp);
-    CHECK(run_pelab(cmd, out, sizeof out) == 1 && strstr(out, "suite: --protocols: unknown protocol 'nosuch' (known: lm, copy"),
+    CHECK(run_pelab(cmd, out, sizeof out) == 1 && strstr(out, "suite: --protocols: unknown protocol 'nosuch' (known: lm, sinks, copy"),
           "an unknown protocol refused, the known ones listed: %s", out);
     snprintf(cmd, sizeof cmd, "./pelab suite medium --dir %s/x", tmp);
     CHECK(run_pelab(cmd, out, sizeof out) == 1 && strstr(out, "suite: 'medium': expected quick or full"),
@@ -205,5 +286,6 @@ void test_suite(void) {
     const char *tmp = test_tmpdir();
     parser();
     constructed_claims(tmp);
+    learns_claims(tmp);
     micro(tmp);
 }

@@ -56,7 +56,8 @@ static void evaluate_model(const Compare *c, int s, int k, Model *m, const char 
         EvalLength e;
         /* stride = len is the non-overlapping computation only (eval_length reuses it); a dynamic
          * rule under the window's length, `pelab eval`'s default */
-        if (eval_length(m, held, n_held, len, c->nonoverlap_only ? len : 0, DYNAMIC_WINDOW, CMP_BUCKETS, &e) != 0)
+        if (eval_length_sink(m, held, n_held, len, c->nonoverlap_only ? len : 0, DYNAMIC_WINDOW, CMP_BUCKETS,
+                             c->base.sink_token, &e) != 0)
             pelab_die("%s: rule %s, length %d: %s", c->name, rule, len, pelab_errmsg);
         CmpRow w;
         for (int p = 0; p < n_protocols; p++) {
@@ -108,7 +109,10 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, const
     char base_ckpt[1200]; /* key tokens from the run as trained, so a fine-tune is scored on the same ones */
     compare_run_path(c, s, k, ".safetensors", base_ckpt, sizeof base_ckpt);
     size_t n_key_tokens = 0;
-    unsigned char *key = c->task ? NULL : compare_key_tokens(c, base_ckpt, held, n_held, &n_key_tokens);
+    /* a sink-token model: generation, the loss jump and key tokens read the text without the sink
+     * its windows were trained with, so they are not computed (the loss by length is) */
+    int gen = !c->task && c->base.sink_token < 0;
+    unsigned char *key = gen ? compare_key_tokens(c, base_ckpt, held, n_held, &n_key_tokens) : NULL;
     for (int r = 0; r < n_rules; r++) {
         if (r > 0 && !compare_takes_rule(c, s, r - 1)) continue;
         const char *rule = r == 0 ? "none" : c->rule[r - 1];
@@ -117,7 +121,7 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, const
             pelab_die("%s: %s: rule %s: %s", c->name, ckpt, rule, pelab_errmsg);
         if (c->task) compare_task_rows(c, s, k, &m, rule, f);
         else evaluate_model(c, s, k, &m, ft_label ? ft_label : rule, held, n_held, f);
-        if (!c->task) compare_gen_rows(c, s, k, &m, ft_label ? ft_label : rule, held, n_held, key, n_key_tokens, f);
+        if (gen) compare_gen_rows(c, s, k, &m, ft_label ? ft_label : rule, held, n_held, key, n_key_tokens, f);
         model_free(&m);
     }
     free(key);
@@ -513,6 +517,10 @@ int compare_main(int argc, char **argv, Compare *c) {
                                                    "(default: each starts at an example, as evaluation prompts do)"},
         {"--eval-tokens", OPT_INT, &c->eval_tokens, 0, 1 << 30, "held-out tokens evaluated per length (0: all)"},
         {"--synth-bytes", OPT_INT, &synth_bytes, 1000, 1 << 30, "bytes of a synthetic corpus"},
+        {"--sink-token", OPT_INT, &b->sink_token, -1, 1 << 30, "train every model (and fine-tune) with this token id "
+                                                             "opening every window (train --sink-token) and evaluate "
+                                                             "each window so opened; no generation, loss jump or key "
+                                                             "tokens then (-1: none)"},
         COMPARE_GEN_OPTS(c),
         {"--jobs", OPT_OUT_FILE, &jobs, 0, 0, "write one shell command per run (and its fine-tune) to this file instead of "
                                          "running"},
@@ -553,6 +561,7 @@ int compare_main(int argc, char **argv, Compare *c) {
         if (c->mult != default_mult) pelab_die("compare: --mult sets loss lengths; with --task give --task-lens");
         if (c->data != default_data) pelab_die("compare: --data and --task: the task is the data (give one)");
         if (c->passkey_frac > 0) pelab_die("compare: --passkey-frac mixes passkey rows into text; with --task use --task passkey");
+        if (b->sink_token >= 0) pelab_die("compare: --sink-token and --task: task prompts are scored from their own first byte");
         compare_task_setup(c, task_lens);
         snprintf(task_data, sizeof task_data, "task:%s", c->task);
         c->data = b->data = task_data;
@@ -564,6 +573,8 @@ int compare_main(int argc, char **argv, Compare *c) {
         if (task_lens) pelab_die("compare: --task-lens needs --task SPEC");
         if (unaligned) pelab_die("compare: --unaligned needs --task SPEC");
         if (b->rand_pos) pelab_die("compare: --rand-pos needs --task SPEC (loss lengths are measured at positions 0..)");
+        if (b->sink_token >= 0 && c->passkey_frac > 0)
+            pelab_die("compare: --sink-token and --passkey-frac: passkey documents are scored without the sink token");
         c->n_lengths = eval_parse_lengths(NULL, c->mult, b->seq_len, c->lens, CMP_MAX_LENGTHS);
         if (c->n_lengths < 0) pelab_die("compare: %s", pelab_errmsg);
         double smax = largest_mult(c->mult);

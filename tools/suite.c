@@ -83,12 +83,6 @@ static double expected_seconds(const SuiteProtocol *p, const SuiteRun *r, int n_
     return tokens / SUITE_TOKENS_PER_S * SUITE_EVAL_FACTOR / (r->threads > 0 ? r->threads : 1);
 }
 
-static int count_schemes(const char *list) {
-    int n = 1;
-    for (const char *s = list; *s; s++) n += *s == ',';
-    return n;
-}
-
 /* "a,b" from the baselines or --schemes, plus --with */
 static void scheme_list(const char *schemes, const char *with, StrBuf *out) {
     sb_puts(out, schemes ? schemes : SUITE_BASELINES);
@@ -123,44 +117,62 @@ static int summary_len(const SuiteResult *r, double x) {
     return r->p->task ? (int)x : (int)lround(x * r->p->train_len);
 }
 
-static void write_matrix(FILE *f, const SuiteResult *res, int n, const Compare *any) {
+/* 1: the protocol ranks the run's schemes (a column of the summary matrix) */
+static int in_matrix(const SuiteResult *r) { return r->c && !r->p->schemes; }
+
+static void write_matrix(FILE *f, const SuiteResult *res, int n) {
     fprintf(f, "## Summary: rank by protocol\n\nEach cell: the scheme's rank in distribution / past the trained "
                "length (lengths in the header), on the protocol's primary figure (loss, non-overlapping windows; "
                "exact match for tasks), among the schemes as trained; schemes whose difference is not significant "
                "(Welch over seeds, Holm-adjusted over the pairs of that length) share a rank; — : no run passed "
-               "the gate or the length is not computable.\n\n| scheme |");
+               "the gate or the length is not computable; blank: not trained in that protocol.\n\n| scheme |");
     for (int i = 0; i < n; i++)
-        if (res[i].c) fprintf(f, " %s (%g / %g%s) |", res[i].p->name, res[i].p->ref, res[i].p->past, res[i].p->task ? "" : "L");
+        if (in_matrix(&res[i])) fprintf(f, " %s (%g / %g%s) |", res[i].p->name, res[i].p->ref, res[i].p->past, res[i].p->task ? "" : "L");
     fprintf(f, "\n|---|");
     for (int i = 0; i < n; i++)
-        if (res[i].c) fprintf(f, "---|");
+        if (in_matrix(&res[i])) fprintf(f, "---|");
     fprintf(f, "\n");
     static int rin[64][CMP_MAX_SCHEMES], rout[64][CMP_MAX_SCHEMES];
-    for (int i = 0; i < n && i < 64; i++)
-        if (res[i].c) matrix_ranks(&res[i], summary_len(&res[i], res[i].p->ref), rin[i]),
-                      matrix_ranks(&res[i], summary_len(&res[i], res[i].p->past), rout[i]);
-    for (int s = 0; s < any->n_schemes; s++) {
-        fprintf(f, "| %s |", any->scheme[s]);
+    const char *rows[64 * CMP_MAX_SCHEMES]; /* every ranked scheme once, in the order first met */
+    int n_rows = 0;
+    for (int i = 0; i < n && i < 64; i++) {
+        if (!in_matrix(&res[i])) continue;
+        matrix_ranks(&res[i], summary_len(&res[i], res[i].p->ref), rin[i]);
+        matrix_ranks(&res[i], summary_len(&res[i], res[i].p->past), rout[i]);
+        for (int s = 0; s < res[i].c->n_schemes; s++) {
+            int seen = 0;
+            for (int r = 0; r < n_rows && !seen; r++) seen = strcmp(rows[r], res[i].c->scheme[s]) == 0;
+            if (!seen) rows[n_rows++] = res[i].c->scheme[s];
+        }
+    }
+    for (int r = 0; r < n_rows; r++) {
+        fprintf(f, "| %s |", rows[r]);
         for (int i = 0; i < n && i < 64; i++) {
-            if (!res[i].c) continue;
+            if (!in_matrix(&res[i])) continue;
+            int s = 0;
+            while (s < res[i].c->n_schemes && strcmp(res[i].c->scheme[s], rows[r]) != 0) s++;
             char a[16] = "—", b[16] = "—";
-            if (rin[i][s]) snprintf(a, sizeof a, "%d", rin[i][s]);
-            if (rout[i][s]) snprintf(b, sizeof b, "%d", rout[i][s]);
-            fprintf(f, " %s / %s |", a, b);
+            if (s == res[i].c->n_schemes) a[0] = b[0] = 0; /* not trained here */
+            else if (rin[i][s]) snprintf(a, sizeof a, "%d", rin[i][s]);
+            if (s < res[i].c->n_schemes && rout[i][s]) snprintf(b, sizeof b, "%d", rout[i][s]);
+            fprintf(f, s == res[i].c->n_schemes ? "  |" : " %s / %s |", a, b);
         }
         fprintf(f, "\n");
     }
+    if (!n_rows) fprintf(f, "| (no ranking protocol ran) |\n");
 }
 
 /* the claims' verdicts into the report and DIR/claims.csv; counts[outcome] */
-static void write_claims(FILE *f, const char *dir, const ClaimList *cl, const SuiteResult *res, int n, int *counts) {
+static void write_claims(FILE *f, const char *dir, int setting, const ClaimList *cl, const SuiteResult *res, int n,
+                         int *counts) {
     char path[1200];
     snprintf(path, sizeof path, "%s/claims.csv", dir);
     FILE *csv = fopen(path, "w");
     if (!csv) pelab_die("suite: cannot open %s: %s", path, strerror(errno));
     fprintf(csv, "id,paper,protocol,at,series,relation,outcome,figures\n");
     fprintf(f, "\n## Published claims\n\nEach claim is judged from the protocol's runs: `better:B` by the pair's "
-               "test in the protocol's verdict (Holm-adjusted); `flat:TOL` / `degrades:TOL` by the 95%% interval of "
+               "test in the protocol's verdict (Holm-adjusted); `learns:B` by Welch's t between the two schemes' "
+               "in-distribution exact match over every seed, gate or not; `flat:TOL` / `degrades:TOL` by the 95%% interval of "
                "how much worse the series is at that length than at the protocol's in-distribution length, paired "
                "over seeds, against the tolerance. Computed, never typed; the claims are docs/claims.txt.\n\n"
                "| claim | paper | statement | test | verdict | figures |\n|---|---|---|---|---|---|\n");
@@ -170,7 +182,12 @@ static void write_claims(FILE *f, const char *dir, const ClaimList *cl, const Su
         for (int j = 0; j < n; j++)
             if (strcmp(res[j].p->name, c->protocol) == 0) r = &res[j];
         StrBuf why = {0};
-        int o = suite_claim_judge(c, r ? r->c : NULL, r ? r->a : NULL, r ? r->p->ref : 0, &why);
+        const SuiteProtocol *sp = c->untestable[0] ? NULL : suite_protocol(c->protocol);
+        int o = CLAIM_INCONCLUSIVE;
+        if (!r && sp && sp->not_quick && setting == SUITE_QUICK)
+            sb_printf(&why, "protocol %s is not in quick (%s); `suite full`, or `--protocols %s`", sp->name, sp->not_quick,
+                      sp->name);
+        else o = suite_claim_judge(c, r ? r->c : NULL, r ? r->a : NULL, r ? r->p->ref : 0, &why);
         counts[o]++;
         char rel[200] = "-", test[400] = "—";
         if (!c->untestable[0]) {
@@ -222,9 +239,15 @@ static void write_report(const char *dir, const SuiteRun *run, const char *cmdli
             suite_setting_names[run->setting], SUITE_VERSION, cmdline, run->schemes, any->n_seeds, corpus,
             fallback ? " (**no tinyshakespeare in ../shared/data: the built-in synthetic stories instead; loss "
                        "figures are not comparable with a real-corpus suite**)" : "");
-    write_matrix(f, res, n, any);
-    write_claims(f, dir, cl, res, n, counts);
+    write_matrix(f, res, n);
+    write_claims(f, dir, run->setting, cl, res, n, counts);
     fprintf(f, "\n## Protocols\n");
+    for (int i = 0; i < suite_n_protocols && run->setting == SUITE_QUICK; i++) {
+        int ran = 0;
+        for (int j = 0; j < n; j++) ran |= res[j].p == &suite_protocols[i];
+        if (!ran && suite_protocols[i].not_quick)
+            fprintf(f, "\nNot in quick: %s (%s).\n", suite_protocols[i].name, suite_protocols[i].not_quick);
+    }
     for (int i = 0; i < n; i++) {
         if (!res[i].c) continue;
         fprintf(f, "\n### %s\n\n%s; L = %d, %ld steps, batch %d, dim 64, 2 layers, 4 heads. Full report: "
@@ -245,8 +268,9 @@ static void append_file(FILE *out, const char *path) {
     free(buf);
 }
 
-/* the protocols of --protocols "a,b" (NULL: all), in the table's order, into res; their count */
-static int select_protocols(const char *list, SuiteResult *res) {
+/* the protocols of --protocols "a,b" (NULL: all, less those quick leaves out), in the table's order,
+ * into res; their count */
+static int select_protocols(const char *list, int setting, SuiteResult *res) {
     int want[64] = {0};
     for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
         char name[64];
@@ -261,7 +285,8 @@ static int select_protocols(const char *list, SuiteResult *res) {
     }
     int n = 0;
     for (int i = 0; i < suite_n_protocols; i++)
-        if (!list || want[i]) res[n++] = (SuiteResult){&suite_protocols[i], NULL, NULL, 0};
+        if (list ? want[i] : setting != SUITE_QUICK || !suite_protocols[i].not_quick)
+            res[n++] = (SuiteResult){&suite_protocols[i], NULL, NULL, 0};
     return n;
 }
 
@@ -300,7 +325,7 @@ int cmd_suite(int argc, char **argv) {
     if (strlen(run.dir) > 900) pelab_die("suite: --dir: at most 900 bytes");
     StrBuf list = {0};
     scheme_list(schemes, with, &list);
-    run.schemes = sb_str(&list);
+    run.schemes = sb_str(&list), run.baselines = schemes == NULL, run.with = with;
     char corpus_buf[1200], claims_buf[1200];
     int fallback;
     run.data = find_corpus(data, corpus_buf, sizeof corpus_buf, &fallback);
@@ -309,7 +334,7 @@ int cmd_suite(int argc, char **argv) {
 
     /* the protocols to run, checked before anything trains */
     SuiteResult res[64];
-    int n = select_protocols(protocols, res);
+    int n = select_protocols(protocols, run.setting, res);
     for (int i = 0; i < cl.n; i++)
         if (!cl.c[i].untestable[0] && !suite_protocol(cl.c[i].protocol))
             pelab_die("suite: claims line %d: protocol '%s' is not in suite version %d", cl.c[i].line, cl.c[i].protocol,
@@ -317,12 +342,18 @@ int cmd_suite(int argc, char **argv) {
     if (fallback) fprintf(stderr, "suite: no ../shared/data/tinyshakespeare/input.txt: lm runs on synth:stories\n");
 
     double total = 0;
-    for (int i = 0; i < n; i++) total += expected_seconds(res[i].p, &run, count_schemes(run.schemes));
+    int models = 0, seeds = run.seeds > 0 ? run.seeds : suite_seeds[run.setting];
+    for (int i = 0; i < n; i++) {
+        StrBuf ps = {0};
+        suite_protocol_schemes(res[i].p, &run, &ps);
+        total += expected_seconds(res[i].p, &run, suite_count_schemes(sb_str(&ps)));
+        models += suite_count_schemes(sb_str(&ps)) * seeds;
+        sb_free(&ps);
+    }
     if (!jobs && !collect)
-        printf("suite %s (version %d): %d protocols x %d schemes x %d seeds; expected about %.0f min on %d thread%s "
-               "(a quiet machine)\n", suite_setting_names[run.setting], SUITE_VERSION, n, count_schemes(run.schemes),
-               run.seeds > 0 ? run.seeds : suite_seeds[run.setting], total / 60, run.threads > 0 ? run.threads : 1,
-               run.threads > 1 ? "s" : "");
+        printf("suite %s (version %d): %d protocols, %d models (%d seeds each); expected about %.0f min on %d thread%s "
+               "(a quiet machine)\n", suite_setting_names[run.setting], SUITE_VERSION, n, models, seeds, total / 60,
+               run.threads > 0 ? run.threads : 1, run.threads > 1 ? "s" : "");
     fflush(stdout);
     if (make_dirs(run.dir) != 0) pelab_die("suite: %s", pelab_errmsg);
     FILE *jobs_out = jobs ? fopen(jobs, "w") : NULL;
@@ -353,7 +384,8 @@ int cmd_suite(int argc, char **argv) {
         GenAgg *g = calloc(1, sizeof *g);
         if (!g || compare_aggregate(c, a, g) != 0) pelab_die("suite: %s: %s", res[i].p->name, g ? pelab_errmsg : "out of memory");
         free(g); /* the matrix and the claims read the loss and task figures only */
-        res[i].c = c, res[i].a = a, any = c;
+        res[i].c = c, res[i].a = a;
+        if (!res[i].p->schemes) any = c;
     }
     sb_free(&words);
     if (jobs) {
@@ -367,6 +399,9 @@ int cmd_suite(int argc, char **argv) {
     StrBuf cmdline = {0};
     sb_puts(&cmdline, "pelab");
     for (int i = 0; i < argc; i++) sb_printf(&cmdline, " %s", argv[i]);
+    if (!any) /* only fixed-scheme protocols ran: their seeds for the header */
+        for (int i = 0; i < n; i++)
+            if (res[i].c) any = res[i].c;
     if (any) write_report(run.dir, &run, sb_str(&cmdline), run.data, fallback, &cl, res, n, any, counts);
     printf("suite: claims: %d reproduced, %d contradicted, %d inconclusive, %d untestable at this scale\n",
            counts[CLAIM_REPRODUCED], counts[CLAIM_CONTRADICTED], counts[CLAIM_INCONCLUSIVE], counts[CLAIM_UNTESTABLE]);

@@ -97,6 +97,51 @@ static int judge_trend(const Claim *cl, const Compare *c, const Agg *a, const Me
     return CLAIM_INCONCLUSIVE;
 }
 
+/* the gate figures of scheme (as trained) label, every seed that ran, pass or fail; its index or -1 */
+static int gate_figures(const Compare *c, const Agg *a, const char *label, double *v, int *n) {
+    *n = 0;
+    for (int s = 0; s < c->n_schemes; s++) {
+        if (strcmp(c->scheme[s], label) != 0) continue;
+        for (int k = 0; k < c->n_seeds; k++)
+            if (a->gate[s][k] != RUN_MISSING && !isnan(a->gate_val[s][k])) v[(*n)++] = a->gate_val[s][k];
+        return s;
+    }
+    return -1;
+}
+
+/* learns:B: A's gate figure (in-distribution exact match) against B's over all their seeds, Welch */
+static int judge_learns(const Claim *cl, const Compare *c, const Agg *a, StrBuf *why) {
+    if (!c->task) {
+        sb_printf(why, "learns: needs a task protocol (the gate figure is exact match)");
+        return CLAIM_INCONCLUSIVE;
+    }
+    double va[CMP_MAX_SEEDS], vb[CMP_MAX_SEEDS];
+    int na = 0, nb = 0;
+    const char *missing = gate_figures(c, a, cl->a, va, &na) < 0 ? cl->a : gate_figures(c, a, cl->b, vb, &nb) < 0 ? cl->b : NULL;
+    if (missing) {
+        sb_printf(why, "scheme %s was not trained here (learns: compares schemes as trained; add it to --schemes)", missing);
+        return CLAIM_INCONCLUSIVE;
+    }
+    for (int i = 0; i < 2; i++) {
+        const double *v = i ? vb : va;
+        int n = i ? nb : na;
+        sb_printf(why, "%s%s in distribution:", i ? "; " : "", i ? cl->b : cl->a);
+        for (int k = 0; k < n; k++) sb_printf(why, "%s%.1f", k ? ", " : " ", 100 * v[k]);
+        if (!n) sb_puts(why, " no run");
+        sb_printf(why, " %% exact match (%d seed%s)", n, n == 1 ? "" : "s");
+    }
+    if (na < 2 || nb < 2) {
+        sb_puts(why, "; too few seeds for a test (2 each needed)");
+        return CLAIM_INCONCLUSIVE;
+    }
+    StatTest t = stats_welch(va, na, vb, nb);
+    sb_printf(why, "; %s higher by %+.3g points [95%% %.3g, %.3g], Welch t, p %.2g", cl->a, 100 * t.diff, 100 * t.ci_lo,
+              100 * t.ci_hi, t.p);
+    if (t.p < c->alpha) return t.diff > 0 ? CLAIM_REPRODUCED : CLAIM_CONTRADICTED;
+    sb_printf(why, " (>= %g: no difference shown)", c->alpha);
+    return CLAIM_INCONCLUSIVE;
+}
+
 int suite_claim_judge(const Claim *cl, const Compare *c, const Agg *a, double ref, StrBuf *why) {
     if (cl->untestable[0]) {
         sb_puts(why, cl->untestable);
@@ -116,6 +161,7 @@ int suite_claim_judge(const Claim *cl, const Compare *c, const Agg *a, double re
         sb_printf(why, "length %g%s is not among the protocol's lengths", cl->at, cl->at_is_mult ? "L" : "");
         return CLAIM_INCONCLUSIVE;
     }
+    if (cl->relation == CLAIM_LEARNS) return judge_learns(cl, c, a, why);
     int ia = series_index(a, cl->a);
     if (ia < 0) {
         sb_printf(why, "series %s was not run here (add its scheme to --schemes)", cl->a);

@@ -6,7 +6,9 @@
  * other contradicted, else inconclusive. flat:TOL / degrades:TOL take A at that length against A
  * at the protocol's reference length, paired over the seeds that have both: the 95% interval of
  * how much worse it is, all below TOL (flat) or all above (degrades) decides, an interval across
- * TOL is inconclusive. */
+ * TOL is inconclusive. learns:B (tasks) takes the gate figures (exact match inside the trained
+ * lengths) of schemes A and B as trained over every seed, passed or failed, Welch's t: a claim
+ * about learning the task, which the gate would otherwise take out of the data. */
 #ifndef PELAB_SUITE_CLAIMS_H
 #define PELAB_SUITE_CLAIMS_H
 

@@ -1,13 +1,14 @@
 /* suite_plan.h: the standard suite's protocols (`pelab suite`), a fixed table with a version
  * number: each protocol is one `pelab compare` (language modelling on a real corpus, or a task)
- * with a recipe per setting (quick: 3 seeds, tiny models; full: 5 seeds, longer budgets). Changing
- * any recipe changes SUITE_VERSION, which every report carries. */
+ * with a recipe per setting (quick: 3 seeds, each task protocol trained to its gate but, with the
+ * default baselines, only for those its claims compare; full: 5 seeds, every scheme everywhere,
+ * longer budgets). Changing any recipe changes SUITE_VERSION, which every report carries. */
 #ifndef PELAB_SUITE_PLAN_H
 #define PELAB_SUITE_PLAN_H
 
 #include "../core/strbuf.h"
 
-#define SUITE_VERSION 1
+#define SUITE_VERSION 2
 /* the default schemes: the baselines */
 #define SUITE_BASELINES "nope,learned,sinusoidal,rope,alibi,t5,kerple"
 
@@ -24,6 +25,13 @@ typedef struct {
     int steps[SUITE_SETTINGS];
     int batch;
     const char *extra;     /* further compare flags, space-separated */
+    const char *schemes;   /* a protocol about one method, not a ranking: its fixed schemes (NULL: the
+                            * run's); such a protocol is left out of the summary matrix */
+    const char *quick_baselines; /* quick with the default baselines: only these (plus --with); NULL: all.
+                                  * A task trains to its gate in thousands of steps: quick affords a few
+                                  * schemes, those its claims compare */
+    const char *also;      /* schemes every run of the protocol adds (a claim's series), or NULL */
+    const char *not_quick; /* why quick leaves the protocol out (it runs when --protocols names it), or NULL */
 } SuiteProtocol;
 
 extern const SuiteProtocol suite_protocols[];
@@ -37,11 +45,18 @@ const SuiteProtocol *suite_protocol(const char *name);
 /* what one run of the suite may change in the table (0 / NULL: the recipe's own) */
 typedef struct {
     int setting;            /* SUITE_QUICK or SUITE_FULL */
-    const char *schemes;    /* "rope,alibi" */
+    const char *schemes;    /* "rope,alibi": --schemes or the baselines, then --with */
+    int baselines;          /* 1: no --schemes (the default baselines) */
+    const char *with;       /* --with, or NULL */
     const char *dir;        /* DIR: DIR/PROTOCOL is each protocol's compare directory */
     const char *data;       /* the corpus of language modelling */
     int seeds, steps, task_n, eval_tokens, threads;
 } SuiteRun;
+
+/* the schemes protocol p trains in run r (suite_protocol's schemes, quick_baselines, also) into out */
+void suite_protocol_schemes(const SuiteProtocol *p, const SuiteRun *r, StrBuf *out);
+/* the schemes of a --schemes list ("sinusoidal:scale=1,tokens=sqrt_dim" is one: compare's rule) */
+int suite_count_schemes(const char *list);
 
 /* the compare command line of protocol p (argv[0] = "compare") as words into argv[max] backed by
  * buf; extra words (e.g. "--collect") appended; the word count, or -1 when max is too small */
