@@ -1,0 +1,24 @@
+/* claim_stat.h: the one figure a pre-registered claim's test stands on (suite_claims.h computes it
+ * from a protocol's runs, claim_family.h decides a family of claims from it). Every relation
+ * (better, learns, flat, degrades, ...) reduces to an effect in the claim's stated direction with
+ * a t-distributed standard error, so that one sequential rule and one multiple-testing family
+ * serve them all. */
+#ifndef PELAB_CLAIM_STAT_H
+#define PELAB_CLAIM_STAT_H
+
+enum { CSTAT_NONE, CSTAT_TEST, CSTAT_FLOOR };
+
+typedef struct {
+    int status;     /* CSTAT_TEST; CSTAT_NONE: no test possible (the caller's why says why); CSTAT_FLOOR:
+                     * every figure of both series sits at the same bound of the metric (0% or 100%), so
+                     * no number of seeds can move the comparison */
+    double effect;  /* in the claim's unit (nats, points), > 0 in the claimed direction; flat / degrades:
+                     * by how much the change clears the tolerance (TOL - worse, worse - TOL) */
+    double se, df;  /* the effect's standard error and degrees of freedom (Student's t); se 0: exact */
+    double margin;  /* equivalence margin in the unit: |true effect| < margin is "no effect" (0: the
+                     * relation has no such outcome) */
+    int n_a, n_b;   /* seeds behind it (paired: n_a = n_b, the common seeds) */
+    int paired;     /* 1: paired t over seeds, 0: Welch */
+} ClaimStat;
+
+#endif
