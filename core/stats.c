@@ -4,6 +4,7 @@
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rng.h"
 
@@ -149,3 +150,117 @@ int stats_seeds_needed(double diff, double sd, double alpha, double power) {
     }
     return 100000;
 }
+
+void stats_t_onesided(double est, double se, double df, double shift, double *upper, double *lower) {
+    if (!isfinite(est) || !(se >= 0) || (se > 0 && !(df > 0))) {
+        *upper = *lower = NAN;
+        return;
+    }
+    if (se == 0) { /* exact: the estimate is the location */
+        *upper = est > shift ? 0 : 1, *lower = est < shift ? 0 : 1;
+        return;
+    }
+    double t = (est - shift) / se;
+    *upper = gsl_cdf_tdist_Q(t, df), *lower = gsl_cdf_tdist_P(t, df);
+}
+
+/* Welch's statistic of a group of n values with sum s and sum of squares q against the rest of the
+ * pool (total n_all, s_all, q_all); the variances are floored so that two constant groups still
+ * order by their means */
+static double welch_stat(int n, double s, double q, int n_all, double s_all, double q_all, double floor_var) {
+    int m = n_all - n;
+    double ma = s / n, mb = (s_all - s) / m;
+    double va = n > 1 ? (q - s * ma) / (n - 1) : 0, vb = m > 1 ? (q_all - q - (s_all - s) * mb) / (m - 1) : 0;
+    if (va < floor_var) va = floor_var;
+    if (vb < floor_var) vb = floor_var;
+    return (ma - mb) / sqrt(va / n + vb / m);
+}
+
+/* C(n, k) as a double (exact for the sizes used here) */
+static double choose(int n, int k) {
+    double c = 1;
+    for (int i = 1; i <= k; i++) c = c * (n - k + i) / i;
+    return c;
+}
+
+void stats_perm_onesided(const double *a, int na, const double *b, int nb, double shift, double *upper, double *lower) {
+    *upper = *lower = NAN;
+    int n = na + nb;
+    if (na < 1 || nb < 1 || n > 64) return;
+    double pool[64], s_all = 0, q_all = 0, scale = 0;
+    for (int i = 0; i < n; i++) {
+        pool[i] = i < na ? a[i] - shift : b[i - na];
+        if (!isfinite(pool[i])) return;
+        s_all += pool[i], q_all += pool[i] * pool[i];
+        scale = fmax(scale, fabs(pool[i]));
+    }
+    /* a variance floor far below any real spread: constant groups compare by their means alone */
+    double floor_var = 1e-24 * (1 + scale * scale);
+    double sa = 0, qa = 0;
+    for (int i = 0; i < na; i++) sa += pool[i], qa += pool[i] * pool[i];
+    double t_obs = welch_stat(na, sa, qa, n, s_all, q_all, floor_var);
+    double eps = 1e-9 * (1 + fabs(t_obs)); /* rounding between equal splits counts as a tie */
+    long long hi = 0, lo = 0, total = 0;
+    if (n <= 62 && choose(n, na) <= STATS_PERM_DRAWS) {
+        /* every subset of na of the n pooled values, as a bit mask (Gosper's hack) */
+        unsigned long long mask = (1ULL << na) - 1, end = 1ULL << n;
+        while (mask < end) {
+            double s = 0, q = 0;
+            for (int i = 0; i < n; i++)
+                if (mask >> i & 1) s += pool[i], q += pool[i] * pool[i];
+            double t = welch_stat(na, s, q, n, s_all, q_all, floor_var);
+            hi += t >= t_obs - eps, lo += t <= t_obs + eps, total++;
+            unsigned long long c = mask & -mask, r = mask + c;
+            mask = (((r ^ mask) >> 2) / c) | r;
+        }
+        *upper = (double)hi / total, *lower = (double)lo / total;
+        return;
+    }
+    Rng rng;
+    rng_seed(&rng, 0x9e3779b97f4a7c15ULL);
+    double perm[64];
+    for (int d = 0; d < STATS_PERM_DRAWS; d++) {
+        memcpy(perm, pool, sizeof(double) * n);
+        double s = 0, q = 0;
+        for (int i = 0; i < na; i++) { /* the first na of a partial Fisher-Yates shuffle */
+            int j = i + (int)rng_below(&rng, (uint64_t)(n - i));
+            double t = perm[i];
+            perm[i] = perm[j], perm[j] = t;
+            s += perm[i], q += perm[i] * perm[i];
+        }
+        double t = welch_stat(na, s, q, n, s_all, q_all, floor_var);
+        hi += t >= t_obs - eps, lo += t <= t_obs + eps;
+    }
+    *upper = (1.0 + hi) / (1.0 + STATS_PERM_DRAWS), *lower = (1.0 + lo) / (1.0 + STATS_PERM_DRAWS);
+}
+
+void stats_signflip_onesided(const double *d, int n, double shift, double *upper, double *lower) {
+    *upper = *lower = NAN;
+    if (n < 1 || n > 24) return;
+    double x[24], obs = 0, scale = 0;
+    for (int i = 0; i < n; i++) {
+        x[i] = d[i] - shift;
+        if (!isfinite(x[i])) return;
+        obs += x[i], scale += fabs(x[i]);
+    }
+    /* with the sum of squares fixed by the flips, the paired t statistic orders as the sum does */
+    double eps = 1e-12 * (1 + scale);
+    long long hi = 0, lo = 0, total = 1LL << n;
+    for (long long m = 0; m < total; m++) {
+        double s = 0;
+        for (int i = 0; i < n; i++) s += (m >> i & 1) ? -x[i] : x[i];
+        hi += s >= obs - eps, lo += s <= obs + eps;
+    }
+    *upper = (double)hi / total, *lower = (double)lo / total;
+}
+
+double stats_perm_min_p(int na, int nb) {
+    if (na < 1 || nb < 1) return 1;
+    double p = 2 / choose(na + nb, na);
+    if (na + nb > 62 || choose(na + nb, na) > STATS_PERM_DRAWS) p = fmax(p, 2.0 / (1 + STATS_PERM_DRAWS));
+    return p > 1 ? 1 : p;
+}
+
+double stats_signflip_min_p(int n) { return n < 1 ? 1 : fmin(1, 2 / ldexp(1, n)); }
+
+double stats_t_quantile(double q, double df) { return gsl_cdf_tdist_Pinv(q, df); }

@@ -52,4 +52,27 @@ int stats_bootstrap_ratio(const double *value, const double *weight, size_t n, i
  * -1 when diff is 0 (or not finite), 2 at least; capped at 100000. */
 int stats_seeds_needed(double diff, double sd, double alpha, double power);
 
+/* One-sided p values of the claim that a location exceeds `shift` (upper: H0 location <= shift)
+ * and that it falls below it (lower: H0 location >= shift); each is a valid p value on its own, so
+ * a two-sided test is 2 min(upper, lower) and an equivalence test (TOST) takes one of each.
+ *   stats_t_onesided: from an estimate, its standard error and df (Student's t); se 0: exact.
+ *   stats_perm_onesided: exact randomization test of mean(a) - mean(b) against shift by Welch's
+ *     statistic over every split of the pooled values (a - shift, b) into groups of na and nb,
+ *     Monte Carlo (PERM_DRAWS draws from a fixed seed, p = (1 + hits) / (1 + draws)) when there are
+ *     more splits than that; valid for any common distribution (bimodal "learned / did not learn"
+ *     figures included), robust to unequal spreads at equal group sizes. na, nb >= 1.
+ *   stats_signflip_onesided: exact sign-flip test of mean(d) against shift over all 2^n signs of
+ *     d - shift (valid when the differences are symmetric about shift under H0); n <= 24.
+ * Both permutation tests count ties as hits: p is never below 1 / (number of arrangements). */
+enum { STATS_PERM_DRAWS = 20000 };
+void stats_t_onesided(double est, double se, double df, double shift, double *upper, double *lower);
+void stats_perm_onesided(const double *a, int na, const double *b, int nb, double shift, double *upper, double *lower);
+void stats_signflip_onesided(const double *d, int n, double shift, double *upper, double *lower);
+/* the q-quantile of Student's t with df degrees of freedom */
+double stats_t_quantile(double q, double df);
+/* the smallest two-sided p a two-sample randomization test can give with na and nb values, and a
+ * sign-flip test with n: 2 / C(na + nb, na), 2 / 2^n (both capped at 1) */
+double stats_perm_min_p(int na, int nb);
+double stats_signflip_min_p(int n);
+
 #endif

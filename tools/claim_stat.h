@@ -7,6 +7,12 @@
 #define PELAB_CLAIM_STAT_H
 
 enum { CSTAT_NONE, CSTAT_TEST, CSTAT_FLOOR };
+/* how the p values are taken: Student's t from effect, se and df (loss figures: runs that passed
+ * the divergence gate spread unimodally); or, for task accuracies, whose seeds are often bimodal
+ * ("learned / did not learn") and where a t-test at a few seeds is far from its nominal level,
+ * an exact randomization test of the values themselves (core/stats.h) */
+enum { CTEST_T, CTEST_PERMUTE, CTEST_SIGNFLIP };
+enum { CLAIM_MAX_SEEDS = 16 };
 
 typedef struct {
     int status;     /* CSTAT_TEST; CSTAT_NONE: no test possible (the caller's why says why); CSTAT_FLOOR:
@@ -18,7 +24,14 @@ typedef struct {
     double margin;  /* equivalence margin in the unit: |true effect| < margin is "no effect" (0: the
                      * relation has no such outcome) */
     int n_a, n_b;   /* seeds behind it (paired: n_a = n_b, the common seeds) */
-    int paired;     /* 1: paired t over seeds, 0: Welch */
+    int paired;     /* 1: paired over seeds, 0: two independent samples */
+    int method;     /* CTEST_T: effect, se, df; CTEST_PERMUTE: x[n_a] against y[n_b], both signed so that
+                     * effect = mean(x) - mean(y); CTEST_SIGNFLIP: the per-seed effects x[n_a] */
+    double x[CLAIM_MAX_SEEDS], y[CLAIM_MAX_SEEDS];
 } ClaimStat;
+
+/* the one-sided p values of the effect against shift (upper: H0 effect <= shift; lower: H0 effect
+ * >= shift) by the statistic's method; NAN when status is not CSTAT_TEST */
+void claim_stat_onesided(const ClaimStat *st, double shift, double *upper, double *lower);
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../core/error.h"
+#include "../core/stats.h"
 #include "../core/files.h"
 #include "../core/strbuf.h"
 #include "../core/sys.h"
@@ -21,6 +22,7 @@
 #include "compare.h"
 #include "report.h"
 #include "report_agg.h"
+#include "claim_family.h"
 #include "suite_claims.h"
 #include "suite_plan.h"
 #include "verdict.h"
@@ -35,8 +37,12 @@ typedef struct {
     const SuiteProtocol *p;
     Compare *c; /* NULL: not run */
     Agg *a;
-    double seconds;
+    double seconds; /* training and evaluation here, every look */
+    int models;     /* runs trained here */
+    int seeds;      /* the seeds per series of the latest look read back */
 } SuiteResult;
+
+enum { LOOK_TRAIN, LOOK_COLLECT, LOOK_JOBS };
 
 /* the corpus: --data, else tinyshakespeare from ../shared/data (beside the binary or the working
  * directory), else the built-in synthetic stories with a note */
@@ -162,32 +168,179 @@ static void write_matrix(FILE *f, const SuiteResult *res, int n) {
     if (!n_rows) fprintf(f, "| (no ranking protocol ran) |\n");
 }
 
+/* --jobs: the protocols' per-run commands, one file */
+static void append_file(FILE *out, const char *path) {
+    unsigned char *buf;
+    size_t len;
+    if (read_file(path, &buf, &len) != 0) pelab_die("suite: %s", pelab_errmsg);
+    if (fwrite(buf, 1, len, out) != len) pelab_die("suite: --jobs: write failed");
+    free(buf);
+}
+
+/* the schemes of protocol r that the claims still undecided read, as a --schemes list, into out */
+static void needed_schemes(const SuiteResult *r, const ClaimList *cl, const ClaimTrack *tracks, StrBuf *out) {
+    if (!r->c) return;
+    int want[CMP_MAX_SCHEMES] = {0};
+    for (int i = 0; i < cl->n; i++) {
+        if (!tracks[i].in_family || claim_decided(&tracks[i]) || strcmp(cl->c[i].protocol, r->p->name) != 0) continue;
+        int s[2], k = suite_claim_schemes(&cl->c[i], r->c, r->a, s);
+        for (int j = 0; j < k; j++) want[s[j]] = 1;
+    }
+    for (int s = 0; s < r->c->n_schemes; s++)
+        if (want[s]) sb_printf(out, "%s%s", out->len ? "," : "", r->c->scheme[s]);
+}
+
+/* runs of (c, a) among schemes (a --schemes list; NULL: all) with seed index < seeds that did not finish */
+static int missing_runs(const Compare *c, const Agg *a, const char *schemes, int seeds) {
+    int missing = 0;
+    for (int s = 0; s < c->n_schemes; s++) {
+        if (schemes) { /* the list's entries are compare's specs: find this one among them */
+            Compare tmp;
+            memset(&tmp, 0, sizeof tmp);
+            tmp.name = "suite";
+            compare_set_schemes(&tmp, schemes);
+            int in = 0;
+            for (int t = 0; t < tmp.n_schemes; t++) in |= strcmp(tmp.scheme[t], c->scheme[s]) == 0;
+            if (!in) continue;
+        }
+        for (int k = 0; k < seeds && k < c->n_seeds; k++) missing += a->gate[s][k] == RUN_MISSING;
+    }
+    return missing;
+}
+
+/* one protocol at one look: train the new seeds of `schemes` (NULL: every scheme), or write their
+ * commands (--jobs), then read every run back into r (the full scheme list at `seeds`). The runs of
+ * the look still missing (--jobs, --collect), 0 when it is complete. */
+static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *schemes, int mode, FILE *jobs_out) {
+    SuiteRun at = *run;
+    at.seeds = seeds;
+    StrBuf words = {0};
+    char jobs_path[1200];
+    snprintf(jobs_path, sizeof jobs_path, "%s/%s.jobs", run->dir, r->p->name);
+    char *cargv[96];
+    Compare *c = calloc(1, sizeof *c);
+    Agg *a = calloc(1, sizeof *a);
+    GenAgg *g = calloc(1, sizeof *g);
+    if (!c || !a || !g) pelab_die("suite: out of memory");
+    double t0 = now_seconds();
+    if (mode == LOOK_TRAIN) {
+        at.only_schemes = schemes;
+        int cargc = suite_compare_argv(r->p, &at, NULL, 0, &words, cargv, 96);
+        if (cargc < 0) pelab_die("suite: %s: too many compare flags", r->p->name);
+        compare_main(cargc, cargv, c);
+        sb_free(&c->cmdline);
+    }
+    /* every run of the protocol read back at this look's seeds */
+    at.only_schemes = NULL;
+    const char *collect[1] = {"--collect"};
+    int cargc = suite_compare_argv(r->p, &at, collect, 1, &words, cargv, 96);
+    if (cargc < 0) pelab_die("suite: %s: too many compare flags", r->p->name);
+    compare_main(cargc, cargv, c);
+    if (compare_aggregate(c, a, g) != 0) pelab_die("suite: %s: %s", r->p->name, pelab_errmsg);
+    free(g); /* the matrix and the claims read the loss and task figures only */
+    int missing = missing_runs(c, a, schemes, seeds);
+    if (mode == LOOK_JOBS && missing) {
+        at.only_schemes = schemes;
+        const char *extra[2] = {"--jobs", jobs_path};
+        cargc = suite_compare_argv(r->p, &at, extra, 2, &words, cargv, 96);
+        if (cargc < 0) pelab_die("suite: %s: too many compare flags", r->p->name);
+        Compare *jc = calloc(1, sizeof *jc);
+        if (!jc) pelab_die("suite: out of memory");
+        compare_main(cargc, cargv, jc);
+        sb_free(&jc->cmdline), free(jc);
+        append_file(jobs_out, jobs_path);
+    }
+    if (mode == LOOK_TRAIN) {
+        r->seconds += now_seconds() - t0;
+        int before = r->c ? r->seeds : 0, added = 0;
+        for (int s = 0; s < c->n_schemes; s++)
+            for (int k = before; k < seeds; k++) added += a->gate[s][k] != RUN_MISSING;
+        r->models += added;
+    }
+    if (r->c) sb_free(&r->c->cmdline), free(r->c), free(r->a);
+    r->c = c, r->a = a, r->seeds = seeds;
+    sb_free(&words);
+    return mode == LOOK_TRAIN ? 0 : missing;
+}
+
+/* the suite's sequential plan and where it stopped, for the report */
+typedef struct {
+    SeqPlan plan;
+    int looks_done;     /* looks whose runs all finished and were judged */
+    const char *stop;   /* why no further look ran: "every claim decided", "the seed cap", "the time budget ..." */
+    char stop_buf[160];
+    int n_family;       /* claims in the family (Holm's m) */
+    char looks[64];     /* "3, 5, 8" */
+} SuiteSeq;
+
+static const SuiteResult *claim_result(const Claim *c, const SuiteResult *res, int n) {
+    for (int j = 0; j < n; j++)
+        if (strcmp(res[j].p->name, c->protocol) == 0 && res[j].c) return &res[j];
+    return NULL;
+}
+
+/* the sentence of claim i's figures, at the look behind its outcome, into why */
+static void claim_why(const Claim *c, const ClaimTrack *t, const SuiteSeq *seq, int setting, const SuiteResult *res,
+                      int n, StrBuf *why) {
+    const SuiteProtocol *sp = c->untestable[0] ? NULL : suite_protocol(c->protocol);
+    const SuiteResult *r = claim_result(c, res, n);
+    if (!r && sp && sp->not_quick && setting == SUITE_QUICK) {
+        sb_printf(why, "protocol %s is not in quick (%s); `suite full`, or `--protocols %s`", sp->name, sp->not_quick,
+                  sp->name);
+        return;
+    }
+    const ClaimStat *st = claim_track_stat(t);
+    int k = st ? (int)(st - t->st) : -1;
+    ClaimStat again;
+    suite_claim_stat(c, r ? r->c : NULL, r ? r->a : NULL, r ? r->p->ref : 0, k >= 0 ? seq->plan.seeds[k] : 0, &again, why);
+    if (!t->in_family) return;
+    if (t->look_diff < 0) {
+        sb_puts(why, "; no test: it counts in the family with p = 1");
+        return;
+    }
+    sb_printf(why, "; sequential p %.2g (look %d of %d, at %d seeds), Holm p %.2g", t->seq_diff, t->look_diff + 1,
+              seq->plan.n_looks, seq->plan.seeds[t->look_diff], t->holm_diff);
+    if (st && st->margin > 0) sb_printf(why, "; equivalence within ±%g: Holm p %.2g", st->margin, t->holm_eq);
+    if (t->outcome == CLAIM_INCONCLUSIVE && st) {
+        /* a last look at the family's strictest Holm level, with its share of alpha */
+        const SeqPlan *pl = &seq->plan;
+        double level = pl->alpha / (seq->n_family > 0 ? seq->n_family : 1) * pl->spend[pl->n_looks - 1];
+        int need = claim_seeds_needed(t, level), have = st->n_a < st->n_b ? st->n_a : st->n_b;
+        if (need >= 100000)
+            sb_puts(why, "; the observed effect is too small against its spread for any practical number of seeds");
+        else if (need > have)
+            sb_printf(why, "; with the observed effect and spread, about %d seeds per series would decide it (80%% power "
+                           "at level %.2g: the family's strictest Holm step times the last look's share)", need, level);
+    }
+}
+
 /* the claims' verdicts into the report and DIR/claims.csv; counts[outcome] */
-static void write_claims(FILE *f, const char *dir, int setting, const ClaimList *cl, const SuiteResult *res, int n,
-                         int *counts) {
+static void write_claims(FILE *f, const char *dir, int setting, const ClaimList *cl, const ClaimTrack *tracks,
+                         const SuiteSeq *seq, const SuiteResult *res, int n, int *counts) {
     char path[1200];
     snprintf(path, sizeof path, "%s/claims.csv", dir);
     FILE *csv = fopen(path, "w");
     if (!csv) pelab_die("suite: cannot open %s: %s", path, strerror(errno));
-    fprintf(csv, "id,paper,protocol,at,series,relation,outcome,figures\n");
-    fprintf(f, "\n## Published claims\n\nEach claim is judged from the protocol's runs: `better:B` by the pair's "
-               "test in the protocol's verdict (Holm-adjusted); `learns:B` by Welch's t between the two schemes' "
-               "in-distribution exact match over every seed, gate or not; `flat:TOL` / `degrades:TOL` by the 95%% interval of "
-               "how much worse the series is at that length than at the protocol's in-distribution length, paired "
-               "over seeds, against the tolerance. Computed, never typed; the claims are docs/claims.txt.\n\n"
-               "| claim | paper | statement | test | verdict | figures |\n|---|---|---|---|---|---|\n");
+    fprintf(csv, "id,paper,protocol,at,series,relation,outcome,seeds,effect,ci_lo,ci_hi,test,p_seq,p_holm,p_eq_holm,figures\n");
+    fprintf(f, "\n## Published claims\n\nEach claim is one hypothesis registered before any run (docs/claims.txt), "
+               "tested in its stated direction: significant that way is **reproduced**, significant the other way "
+               "**contradicted**, a difference shown to lie within the claim's margin (two one-sided tests) **no "
+               "effect**, both series at the same bound of an accuracy in every seed **floor**. The family is the %d "
+               "testable claims of the protocols that ran: Holm's step-down over the claims keeps the chance of any "
+               "false reproduced or contradicted at or below %g, and the same for no effect. Seeds come in looks (%s "
+               "per series), added only to the claims still undecided; each look spends the share of alpha of the "
+               "seeds it adds, and a claim's sequential p value is the smallest p / share over its looks, so "
+               "looking again costs no error rate (tools/claim_family.h; its simulation: docs/CLAIMS.md). Losses "
+               "are tested by Welch's or the paired t, task accuracies by exact randomization tests.\n\n",
+            seq->n_family, seq->plan.alpha, seq->looks);
+    fprintf(f, "Looks run: %d of %d; %s.\n\n", seq->looks_done, seq->plan.n_looks, seq->stop ? seq->stop : "");
+    fprintf(f, "| claim | paper | statement | test | verdict | figures |\n|---|---|---|---|---|---|\n");
     for (int i = 0; i < cl->n; i++) {
         const Claim *c = &cl->c[i];
-        const SuiteResult *r = NULL;
-        for (int j = 0; j < n; j++)
-            if (strcmp(res[j].p->name, c->protocol) == 0) r = &res[j];
+        const ClaimTrack *t = &tracks[i];
         StrBuf why = {0};
-        const SuiteProtocol *sp = c->untestable[0] ? NULL : suite_protocol(c->protocol);
-        int o = CLAIM_INCONCLUSIVE;
-        if (!r && sp && sp->not_quick && setting == SUITE_QUICK)
-            sb_printf(&why, "protocol %s is not in quick (%s); `suite full`, or `--protocols %s`", sp->name, sp->not_quick,
-                      sp->name);
-        else o = suite_claim_judge(c, r ? r->c : NULL, r ? r->a : NULL, r ? r->p->ref : 0, &why);
+        claim_why(c, t, seq, setting, res, n, &why);
+        int o = t->outcome;
         counts[o]++;
         char rel[200] = "-", test[400] = "—";
         if (!c->untestable[0]) {
@@ -200,6 +353,17 @@ static void write_claims(FILE *f, const char *dir, int setting, const ClaimList 
         if (c->untestable[0]) fprintf(csv, "-,");
         else fprintf(csv, "%g%s,", c->at, c->at_is_mult ? "L" : "");
         results_csv_field(csv, c->a, ','), results_csv_field(csv, rel, ','), results_csv_field(csv, claim_outcome_names[o], ',');
+        const ClaimStat *st = claim_track_stat(t);
+        if (st && st->status == CSTAT_TEST) {
+            double q = st->se > 0 ? stats_t_quantile(0.975, st->df) : 0;
+            fprintf(csv, "%d,%.6g,%.6g,%.6g,%s,%.4g,%.4g,%.4g,", st->n_a, st->effect, st->effect - q * st->se,
+                    st->effect + q * st->se,
+                    st->method == CTEST_PERMUTE ? "randomization" : st->method == CTEST_SIGNFLIP ? "sign-flip"
+                    : st->paired ? "paired-t" : "welch",
+                    t->seq_diff, t->holm_diff, t->holm_eq);
+        } else {
+            fprintf(csv, "%d,,,,,,,,", st ? st->n_a : 0);
+        }
         results_csv_field(csv, sb_str(&why), '\n');
         sb_free(&why);
     }
@@ -230,17 +394,20 @@ static void copy_verdict_section(FILE *f, const char *dir, const char *proto) {
 }
 
 static void write_report(const char *dir, const SuiteRun *run, const char *cmdline, const char *corpus, int fallback,
-                         const ClaimList *cl, const SuiteResult *res, int n, const Compare *any, int *counts) {
+                         const ClaimList *cl, const ClaimTrack *tracks, const SuiteSeq *seq, const SuiteResult *res,
+                         int n, int *counts) {
     char path[1200];
     snprintf(path, sizeof path, "%s/suite.md", dir);
     FILE *f = fopen(path, "w");
     if (!f) pelab_die("suite: cannot open %s: %s", path, strerror(errno));
-    fprintf(f, "# pelab suite %s (suite version %d)\n\n`%s`\n\nSchemes: %s. Seeds: %d per scheme. Corpus of `lm`: %s%s\n\n",
-            suite_setting_names[run->setting], SUITE_VERSION, cmdline, run->schemes, any->n_seeds, corpus,
+    fprintf(f, "# pelab suite %s (suite version %d)\n\n`%s`\n\nSchemes: %s. Seeds: looks at %s per series, "
+               "%d run%s. Corpus of `lm`: %s%s\n\n",
+            suite_setting_names[run->setting], SUITE_VERSION, cmdline, run->schemes, seq->looks, seq->looks_done,
+            seq->looks_done == 1 ? "" : "s", corpus,
             fallback ? " (**no tinyshakespeare in ../shared/data: the built-in synthetic stories instead; loss "
                        "figures are not comparable with a real-corpus suite**)" : "");
     write_matrix(f, res, n);
-    write_claims(f, dir, run->setting, cl, res, n, counts);
+    write_claims(f, dir, run->setting, cl, tracks, seq, res, n, counts);
     fprintf(f, "\n## Protocols\n");
     for (int i = 0; i < suite_n_protocols && run->setting == SUITE_QUICK; i++) {
         int ran = 0;
@@ -250,22 +417,14 @@ static void write_report(const char *dir, const SuiteRun *run, const char *cmdli
     }
     for (int i = 0; i < n; i++) {
         if (!res[i].c) continue;
-        fprintf(f, "\n### %s\n\n%s; L = %d, %ld steps, batch %d, dim 64, 2 layers, 4 heads. Full report: "
-                   "%s/report.md%s\n\n", res[i].p->name, res[i].p->what, res[i].p->train_len, res[i].c->base.steps,
-                res[i].p->batch, res[i].p->name, res[i].seconds > 0 ? "" : " (read back, nothing trained here)");
+        fprintf(f, "\n### %s\n\n%s; L = %d, %ld steps, batch %d, dim 64, 2 layers, 4 heads; up to %d seeds per "
+                   "series. Full report: %s/report.md%s\n\n", res[i].p->name, res[i].p->what, res[i].p->train_len,
+                res[i].c->base.steps, res[i].p->batch, res[i].seeds, res[i].p->name,
+                res[i].seconds > 0 ? "" : " (read back, nothing trained here)");
         if (res[i].seconds > 0) fprintf(f, "Wall time of this protocol: %.0f s.\n\n", res[i].seconds);
         copy_verdict_section(f, dir, res[i].p->name);
     }
     if (fclose(f) != 0) pelab_die("suite: cannot write %s: %s", path, strerror(errno));
-}
-
-/* --jobs: the protocols' per-run commands, one file */
-static void append_file(FILE *out, const char *path) {
-    unsigned char *buf;
-    size_t len;
-    if (read_file(path, &buf, &len) != 0) pelab_die("suite: %s", pelab_errmsg);
-    if (fwrite(buf, 1, len, out) != len) pelab_die("suite: --jobs: write failed");
-    free(buf);
 }
 
 /* the protocols of --protocols "a,b" (NULL: all, less those quick leaves out), in the table's order,
@@ -286,7 +445,7 @@ static int select_protocols(const char *list, int setting, SuiteResult *res) {
     int n = 0;
     for (int i = 0; i < suite_n_protocols; i++)
         if (list ? want[i] : setting != SUITE_QUICK || !suite_protocols[i].not_quick)
-            res[n++] = (SuiteResult){&suite_protocols[i], NULL, NULL, 0};
+            res[n++] = (SuiteResult){.p = &suite_protocols[i]};
     return n;
 }
 
@@ -295,6 +454,8 @@ int cmd_suite(int argc, char **argv) {
     const char *schemes = NULL, *with = NULL, *protocols = NULL, *claims_path = NULL, *jobs = NULL, *data = NULL;
     const char *pos[1] = {NULL};
     int n_pos = 0, collect = 0;
+    const char *looks_text = NULL;
+    float budget = -1;
     run.dir = NULL;
     const OptSpec opts[] = {
         {"--schemes", OPT_STR, &schemes, 0, 0, "schemes to run (default: the baselines " SUITE_BASELINES ")"},
@@ -304,7 +465,13 @@ int cmd_suite(int argc, char **argv) {
         {"--protocols", OPT_STR, &protocols, 0, 0, "only these protocols (default: all)"},
         {"--data", OPT_STR, &data, 0, 0, "corpus of the lm protocol (default: ../shared/data/tinyshakespeare)"},
         {"--claims", OPT_STR, &claims_path, 0, 0, "claims file (default: docs/claims.txt beside the binary)"},
-        {"--seeds", OPT_INT, &run.seeds, 0, 16, "seeds per scheme (0: the setting's, quick 3, full 5)"},
+        {"--seeds", OPT_INT, &run.seeds, 0, 16, "one look at this many seeds per series, no sequential looks (0: --looks)"},
+        {"--looks", OPT_STR, &looks_text, 0, 0, "seeds per series at each look: every claim is judged at the first, "
+                                                "seeds are added to the undecided ones at the next (default quick "
+                                                SUITE_LOOKS_QUICK ", full " SUITE_LOOKS_FULL ")"},
+        {"--budget", OPT_FLOAT, &budget, 0, 1e6, "minutes: no further look starts when it is expected to end past this "
+                                                 "(default quick 30, full 0: none)"},
+        {"--alpha", OPT_FLOAT, &run.alpha, 1e-6, 0.5, "the family's false-verdict rate (Holm over the claims; default 0.05)"},
         {"--steps", OPT_INT, &run.steps, 0, 1 << 30, "training steps of every protocol (0: each recipe's)"},
         {"--task-n", OPT_INT, &run.task_n, 0, 1 << 20, "examples per task length (0: compare's 100)"},
         {"--eval-tokens", OPT_INT, &run.eval_tokens, 0, 1 << 30, "held-out tokens per length of lm (0: quick 8192, "
@@ -341,8 +508,16 @@ int cmd_suite(int argc, char **argv) {
                       SUITE_VERSION);
     if (fallback) fprintf(stderr, "suite: no ../shared/data/tinyshakespeare/input.txt: lm runs on synth:stories\n");
 
+    int looks[SEQ_MAX_LOOKS], n_looks = 1;
+    if (run.seeds > 0) looks[0] = run.seeds;
+    else if ((n_looks = seq_plan_parse(looks_text ? looks_text : run.setting == SUITE_QUICK ? SUITE_LOOKS_QUICK
+                                                                                             : SUITE_LOOKS_FULL,
+                                       looks, SEQ_MAX_LOOKS)) < 0)
+        pelab_die("suite: --looks: %s", pelab_errmsg);
+    if (budget < 0) budget = run.setting == SUITE_QUICK ? 30 : 0;
     double total = 0;
-    int models = 0, seeds = run.seeds > 0 ? run.seeds : suite_seeds[run.setting];
+    int models = 0, seeds = looks[0];
+    run.seeds = seeds; /* the first look's, for the estimate */
     for (int i = 0; i < n; i++) {
         StrBuf ps = {0};
         suite_protocol_schemes(res[i].p, &run, &ps);
@@ -351,63 +526,109 @@ int cmd_suite(int argc, char **argv) {
         sb_free(&ps);
     }
     if (!jobs && !collect)
-        printf("suite %s (version %d): %d protocols, %d models (%d seeds each); expected about %.0f min on %d thread%s "
-               "(a quiet machine)\n", suite_setting_names[run.setting], SUITE_VERSION, n, models, seeds, total / 60,
-               run.threads > 0 ? run.threads : 1, run.threads > 1 ? "s" : "");
+        printf("suite %s (version %d): %d protocols, %d models (%d seeds each) at the first look of %d; expected about "
+               "%.0f min on %d thread%s (a quiet machine), then seeds for the claims still undecided%s\n",
+               suite_setting_names[run.setting], SUITE_VERSION, n, models, seeds, n_looks, total / 60,
+               run.threads > 0 ? run.threads : 1, run.threads > 1 ? "s" : "", budget > 0 ? " within --budget" : "");
     fflush(stdout);
     if (make_dirs(run.dir) != 0) pelab_die("suite: %s", pelab_errmsg);
     FILE *jobs_out = jobs ? fopen(jobs, "w") : NULL;
     if (jobs && !jobs_out) pelab_die("suite: cannot open %s: %s", jobs, strerror(errno));
 
-    StrBuf words = {0};
-    const Compare *any = NULL;
-    for (int i = 0; i < n; i++) {
-        char jobs_path[1200];
-        snprintf(jobs_path, sizeof jobs_path, "%s/%s.jobs", run.dir, res[i].p->name);
-        const char *extra[2] = {collect ? "--collect" : "--jobs", jobs_path};
-        char *cargv[96];
-        int cargc = suite_compare_argv(res[i].p, &run, extra, jobs ? 2 : collect ? 1 : 0, &words, cargv, 96);
-        if (cargc < 0) pelab_die("suite: %s: too many compare flags", res[i].p->name);
-        printf("suite: [%d/%d] %s\n", i + 1, n, res[i].p->name);
-        fflush(stdout);
-        Compare *c = calloc(1, sizeof *c);
-        Agg *a = calloc(1, sizeof *a);
-        if (!c || !a) pelab_die("suite: out of memory");
-        double t0 = now_seconds();
-        compare_main(cargc, cargv, c);
-        if (jobs) {
-            append_file(jobs_out, jobs_path);
-            sb_free(&c->cmdline), free(c), free(a);
-            continue;
-        }
-        res[i].seconds = collect ? 0 : now_seconds() - t0;
-        GenAgg *g = calloc(1, sizeof *g);
-        if (!g || compare_aggregate(c, a, g) != 0) pelab_die("suite: %s: %s", res[i].p->name, g ? pelab_errmsg : "out of memory");
-        free(g); /* the matrix and the claims read the loss and task figures only */
-        res[i].c = c, res[i].a = a;
-        if (!res[i].p->schemes) any = c;
+    SuiteSeq seq;
+    memset(&seq, 0, sizeof seq);
+    if (seq_plan_make(&seq.plan, looks, n_looks, run.alpha > 0 ? run.alpha : 0.05) != 0) pelab_die("suite: --looks: %s", pelab_errmsg);
+    for (int k = 0; k < n_looks; k++)
+        snprintf(seq.looks + strlen(seq.looks), sizeof seq.looks - strlen(seq.looks), "%s%d", k ? ", " : "", looks[k]);
+    ClaimTrack *tracks = calloc(cl.n + 1, sizeof *tracks);
+    if (!tracks) pelab_die("suite: out of memory");
+    for (int i = 0; i < cl.n; i++) {
+        int ran = 0;
+        for (int j = 0; j < n; j++) ran |= strcmp(res[j].p->name, cl.c[i].protocol) == 0;
+        claim_track_init(&tracks[i], !cl.c[i].untestable[0] && ran);
+        if (cl.c[i].untestable[0]) tracks[i].outcome = CLAIM_UNTESTABLE;
+        seq.n_family += tracks[i].in_family;
     }
-    sb_free(&words);
+    int mode = jobs ? LOOK_JOBS : collect ? LOOK_COLLECT : LOOK_TRAIN;
+    double t_start = now_seconds();
+    seq.stop = "the last look ran";
+    for (int k = 0; k < seq.plan.n_looks; k++) {
+        int seeds_k = seq.plan.seeds[k], pending = 0;
+        StrBuf need[64];
+        memset(need, 0, sizeof need);
+        int any_need = 0;
+        double expect = 0;
+        for (int i = 0; i < n; i++) {
+            if (k == 0) continue;
+            needed_schemes(&res[i], &cl, tracks, &need[i]);
+            any_need |= need[i].len > 0;
+            if (need[i].len && res[i].models > 0)
+                expect += res[i].seconds / res[i].models * suite_count_schemes(sb_str(&need[i])) *
+                          (seeds_k - seq.plan.seeds[k - 1]);
+        }
+        if (k > 0 && !any_need) {
+            seq.stop = "every claim was decided";
+            for (int i = 0; i < n; i++) sb_free(&need[i]);
+            break;
+        }
+        if (k > 0 && mode == LOOK_TRAIN && budget > 0 && now_seconds() - t_start + expect > budget * 60) {
+            snprintf(seq.stop_buf, sizeof seq.stop_buf, "the time budget (--budget %g min) stopped it before the look at "
+                     "%d seeds, expected to take %.0f min more", budget, seeds_k, expect / 60);
+            seq.stop = seq.stop_buf;
+            for (int i = 0; i < n; i++) sb_free(&need[i]);
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            if (k > 0 && !need[i].len) continue;
+            printf("suite: [look %d/%d, %d seeds; %d/%d] %s%s%s\n", k + 1, seq.plan.n_looks, seeds_k, i + 1, n,
+                   res[i].p->name, k ? ": more seeds for " : "", k ? sb_str(&need[i]) : "");
+            fflush(stdout);
+            pending += run_look(&res[i], &run, seeds_k, k ? sb_str(&need[i]) : NULL, mode, jobs_out);
+        }
+        for (int i = 0; i < n; i++) sb_free(&need[i]);
+        if (pending) { /* --jobs or --collect: this look's runs are not all there */
+            snprintf(seq.stop_buf, sizeof seq.stop_buf, "the look at %d seeds waits for %d run%s (%s)", seeds_k, pending,
+                     pending == 1 ? "" : "s", jobs ? "their commands are in the --jobs file" : "not finished");
+            seq.stop = seq.stop_buf;
+            break;
+        }
+        for (int i = 0; i < cl.n; i++) {
+            if (!tracks[i].in_family || claim_decided(&tracks[i])) continue;
+            const SuiteResult *r = claim_result(&cl.c[i], res, n);
+            ClaimStat st;
+            StrBuf why = {0};
+            suite_claim_stat(&cl.c[i], r ? r->c : NULL, r ? r->a : NULL, r ? r->p->ref : 0, seeds_k, &st, &why);
+            sb_free(&why);
+            claim_track_look(&tracks[i], &seq.plan, k, &st);
+        }
+        claim_family_decide(tracks, cl.n, seq.plan.alpha);
+        seq.looks_done = k + 1;
+    }
     if (jobs) {
         if (fclose(jobs_out) != 0) pelab_die("suite: cannot write %s: %s", jobs, strerror(errno));
-        printf("suite: wrote the runs' commands to %s; run them (e.g. parallel -j4 < %s), then the same suite "
-               "command with --collect\n", jobs, jobs);
-        claims_free(&cl), sb_free(&list);
+        if (seq.looks_done == seq.plan.n_looks || strncmp(seq.stop, "every", 5) == 0)
+            printf("suite: every look's runs are finished; the report: the same suite command with --collect\n");
+        else
+            printf("suite: wrote the runs' commands of the next look to %s; run them (e.g. parallel -j4 < %s), then the "
+                   "same suite command with --jobs again (the look after, if any claim is still undecided) or "
+                   "--collect\n", jobs, jobs);
+        claims_free(&cl), sb_free(&list), free(tracks);
         return 0;
     }
     int counts[CLAIM_OUTCOMES] = {0};
     StrBuf cmdline = {0};
     sb_puts(&cmdline, "pelab");
     for (int i = 0; i < argc; i++) sb_printf(&cmdline, " %s", argv[i]);
-    if (!any) /* only fixed-scheme protocols ran: their seeds for the header */
-        for (int i = 0; i < n; i++)
-            if (res[i].c) any = res[i].c;
-    if (any) write_report(run.dir, &run, sb_str(&cmdline), run.data, fallback, &cl, res, n, any, counts);
-    printf("suite: claims: %d reproduced, %d contradicted, %d inconclusive, %d untestable at this scale\n",
-           counts[CLAIM_REPRODUCED], counts[CLAIM_CONTRADICTED], counts[CLAIM_INCONCLUSIVE], counts[CLAIM_UNTESTABLE]);
+    int any = 0;
+    for (int i = 0; i < n; i++) any |= res[i].c != NULL;
+    if (any) write_report(run.dir, &run, sb_str(&cmdline), run.data, fallback, &cl, tracks, &seq, res, n, counts);
+    printf("suite: claims: %d reproduced, %d contradicted, %d no effect, %d floor, %d inconclusive, %d untestable at "
+           "this scale (looks: %d of %d; %s)\n",
+           counts[CLAIM_REPRODUCED], counts[CLAIM_CONTRADICTED], counts[CLAIM_NO_EFFECT], counts[CLAIM_FLOOR],
+           counts[CLAIM_INCONCLUSIVE], counts[CLAIM_UNTESTABLE], seq.looks_done, seq.plan.n_looks, seq.stop);
     printf("suite: report in %s/suite.md, claims in %s/claims.csv\n", run.dir, run.dir);
     for (int i = 0; i < n; i++)
         if (res[i].c) sb_free(&res[i].c->cmdline), free(res[i].c), free(res[i].a);
-    claims_free(&cl), sb_free(&list), sb_free(&cmdline);
+    claims_free(&cl), sb_free(&list), sb_free(&cmdline), free(tracks);
     return 0;
 }

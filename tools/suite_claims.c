@@ -1,4 +1,4 @@
-/* suite_claims.c: a claim's verdict from a protocol's runs (suite_claims.h). */
+/* suite_claims.c: a claim's statistic from a protocol's runs (suite_claims.h). */
 #include "suite_claims.h"
 
 #include <math.h>
@@ -8,9 +8,6 @@
 #include "../core/stats.h"
 #include "../io/results.h"
 #include "report_verdict.h"
-#include "verdict.h"
-
-const char *const claim_outcome_names[CLAIM_OUTCOMES] = {"reproduced", "contradicted", "inconclusive", "untestable"};
 
 /* a claim's length in the protocol's units: a task length, or a multiple of L in tokens */
 static int claim_length(const Compare *c, double at, int is_mult) {
@@ -23,104 +20,162 @@ static int series_index(const Agg *a, const char *label) {
     return -1;
 }
 
-/* "mean ± sd (n seeds)" of series i at l, or "no value (why)" */
-static void figure(const Compare *c, const Agg *a, const Metric *m, int i, int l, StrBuf *out) {
+/* the counted values of series i, metric m, length l among the first `seeds` seeds (0: all) */
+static int values(const Agg *a, int i, const Metric *m, int l, int seeds, double *v, int *seed) {
+    double all[CMP_MAX_SEEDS];
+    int idx[CMP_MAX_SEEDS], n = 0, got = report_values(a, &a->s[i], m->p, l, all, idx);
+    for (int j = 0; j < got; j++)
+        if (seeds <= 0 || idx[j] < seeds) v[n] = all[j], seed[n] = idx[j], n++;
+    return n;
+}
+
+/* "mean ± sd (n seeds)" of v[n] at len, or "no value (why)" */
+static void figure(const Compare *c, const Agg *a, const Metric *m, int i, int l, const double *v, int n, StrBuf *out) {
     const Series *s = &a->s[i];
-    int n = report_values(a, s, m->p, l, NULL, NULL);
     if (n == 0) {
         char why[96] = "no run passed the gate";
         if (s->status[l] != RES_OK) result_status_str(s->status[l], s->limit[l], why, sizeof why);
         sb_printf(out, "%s at %d: no value (%s)", s->label, c->lens[l], why);
         return;
     }
-    sb_printf(out, "%s at %d: %.4g ± %.2g %s (%d seed%s)", s->label, c->lens[l], report_mean(a, s, m->p, l) * m->scale,
-              report_std(a, s, m->p, l) * m->scale, m->unit, n, n == 1 ? "" : "s");
+    StatSummary sm = stats_summary(v, n);
+    sb_printf(out, "%s at %d: %.4g ± %.2g %s (%d seed%s)", s->label, c->lens[l], sm.mean * m->scale, sm.sd * m->scale,
+              m->unit, n, n == 1 ? "" : "s");
 }
 
-static int judge_better(const Claim *cl, const Compare *c, const Agg *a, const Metric *m, int l, int ia, StrBuf *why) {
+/* 1 if every value of both groups sits at the same bound of an accuracy (0 or 1) */
+static int at_floor(const Metric *m, const double *x, int nx, const double *y, int ny) {
+    if (m->scale == 1 || nx < 1 || ny < 1) return 0; /* losses have no bound */
+    double b = x[0];
+    if (b != 0 && b != 1) return 0;
+    for (int i = 0; i < nx; i++)
+        if (x[i] != b) return 0;
+    for (int i = 0; i < ny; i++)
+        if (y[i] != b) return 0;
+    return 1;
+}
+
+/* st from two samples x[nx], y[ny] in metric units, already signed (x - y > 0: as claimed);
+ * paired: x[i], y[i] belong together */
+static void two_samples(ClaimStat *st, const Metric *m, const double *x, int nx, const double *y, int ny, int paired) {
+    st->paired = paired, st->n_a = nx, st->n_b = ny;
+    if (nx < 2 || ny < 2) return;
+    StatTest t = paired ? stats_paired(x, y, nx) : stats_welch(x, nx, y, ny);
+    st->status = CSTAT_TEST;
+    st->effect = t.diff, st->df = t.df;
+    st->se = isfinite(t.t) && t.t != 0 ? fabs(t.diff / t.t) : t.ci_hi > t.ci_lo ? (t.ci_hi - t.ci_lo) / 2 / 1.96 : 0;
+    if (m->scale == 1) return; /* losses: Student's t */
+    if (paired) {
+        st->method = CTEST_SIGNFLIP;
+        for (int i = 0; i < nx; i++) st->x[i] = x[i] - y[i];
+    } else {
+        st->method = CTEST_PERMUTE;
+        memcpy(st->x, x, sizeof(double) * nx), memcpy(st->y, y, sizeof(double) * ny);
+    }
+}
+
+static void report_stat(const ClaimStat *st, const char *what, const char *unit, StrBuf *why) {
+    if (st->status != CSTAT_TEST) return;
+    double q = st->se > 0 ? stats_t_quantile(0.975, st->df) : 0;
+    sb_printf(why, "; %s %+.3g %s [95%% %.3g, %.3g], %s", what, st->effect, unit, st->effect - q * st->se,
+              st->effect + q * st->se,
+              st->method == CTEST_PERMUTE ? "randomization test" : st->method == CTEST_SIGNFLIP ? "sign-flip test"
+              : st->paired                ? "paired t"
+                                          : "Welch t");
+}
+
+static void stat_better(const Claim *cl, const Compare *c, const Agg *a, const Metric *m, int l, int ia, int seeds,
+                        ClaimStat *st, StrBuf *why) {
     int ib = series_index(a, cl->b);
     if (ib < 0) {
         sb_printf(why, "series %s was not run here (add its scheme to --schemes)", cl->b);
-        return CLAIM_INCONCLUSIVE;
+        return;
     }
-    static LengthVerdict lv; /* large: not on the stack */
-    report_verdict_at(a, m, l, c->alpha, &lv);
-    const VerdictPair *p = verdict_pair(&lv.v, ia, ib);
-    figure(c, a, m, ia, l, why);
+    double va[CMP_MAX_SEEDS], vb[CMP_MAX_SEEDS], x[CMP_MAX_SEEDS], y[CMP_MAX_SEEDS];
+    int sa[CMP_MAX_SEEDS], sb[CMP_MAX_SEEDS];
+    int na = values(a, ia, m, l, seeds, va, sa), nb = values(a, ib, m, l, seeds, vb, sb);
+    figure(c, a, m, ia, l, va, na, why);
     sb_puts(why, "; ");
-    figure(c, a, m, ib, l, why);
-    int outcome = CLAIM_INCONCLUSIVE;
-    if (!p || isnan(p->p_holm)) {
-        sb_puts(why, "; too few seeds for a test (2 each needed)");
+    figure(c, a, m, ib, l, vb, nb, why);
+    double sign = (m->higher_better ? 1 : -1) * m->scale; /* into "better by", in the unit */
+    int paired = a->s[ia].scheme == a->s[ib].scheme, nx = 0, ny = 0;
+    if (paired) { /* the same checkpoints: the seeds both have */
+        for (int i = 0; i < na; i++)
+            for (int j = 0; j < nb; j++)
+                if (sa[i] == sb[j]) x[nx] = sign * va[i], y[ny] = sign * vb[j], nx++, ny++;
     } else {
-        double sign = (p->a == ia ? 1 : -1) * (m->higher_better ? 1 : -1); /* > 0: A better */
-        double d = sign * p->t.diff * m->scale, lo = sign * (sign > 0 ? p->t.ci_lo : p->t.ci_hi) * m->scale,
-               hi = sign * (sign > 0 ? p->t.ci_hi : p->t.ci_lo) * m->scale;
-        sb_printf(why, "; %s better by %+.3g %s [95%% %.3g, %.3g], %s t, Holm p %.2g", cl->a, d, m->unit, lo, hi,
-                  p->paired ? "paired" : "Welch", p->p_holm);
-        if (p->p_holm < c->alpha) outcome = d > 0 ? CLAIM_REPRODUCED : CLAIM_CONTRADICTED;
-        else sb_printf(why, " (>= %g: no difference shown)", c->alpha);
+        for (int i = 0; i < na; i++) x[nx++] = sign * va[i];
+        for (int j = 0; j < nb; j++) y[ny++] = sign * vb[j];
     }
-    verdict_free(&lv.v);
-    return outcome;
+    st->margin = m->scale == 1 ? CLAIM_MARGIN_NATS : CLAIM_MARGIN_POINTS;
+    if (at_floor(m, va, na, vb, nb) && !(na < 2 || nb < 2)) {
+        st->status = CSTAT_FLOOR, st->n_a = na, st->n_b = nb;
+        sb_printf(why, "; both at %g %s in every seed: a floor, no number of seeds can move it", va[0] * m->scale, m->unit);
+        return;
+    }
+    two_samples(st, m, x, nx, y, ny, paired);
+    if (st->status != CSTAT_TEST) sb_puts(why, "; too few seeds for a test (2 each needed)");
+    char what[160];
+    snprintf(what, sizeof what, "%s better by", cl->a);
+    report_stat(st, what, m->unit, why);
 }
 
-static int judge_trend(const Claim *cl, const Compare *c, const Agg *a, const Metric *m, int l, int ia, double ref,
-                       StrBuf *why) {
+static void stat_trend(const Claim *cl, const Compare *c, const Agg *a, const Metric *m, int l, int ia, double ref,
+                       int seeds, ClaimStat *st, StrBuf *why) {
     int lref = report_length_index(c, claim_length(c, ref, !c->task));
     if (lref < 0) {
         sb_printf(why, "the reference length is not evaluated");
-        return CLAIM_INCONCLUSIVE;
+        return;
     }
-    double at[CMP_MAX_SEEDS], base[CMP_MAX_SEEDS], v1[CMP_MAX_SEEDS], v0[CMP_MAX_SEEDS];
+    double v1[CMP_MAX_SEEDS], v0[CMP_MAX_SEEDS], x[CMP_MAX_SEEDS], y[CMP_MAX_SEEDS];
     int s1[CMP_MAX_SEEDS], s0[CMP_MAX_SEEDS], n = 0;
-    int n1 = report_values(a, &a->s[ia], m->p, l, v1, s1), n0 = report_values(a, &a->s[ia], m->p, lref, v0, s0);
+    int n1 = values(a, ia, m, l, seeds, v1, s1), n0 = values(a, ia, m, lref, seeds, v0, s0);
+    /* worse at l than at the reference, in the unit; the effect clears the tolerance by */
+    double sign = (m->higher_better ? -1 : 1) * m->scale, dir = cl->relation == CLAIM_DEGRADES ? 1 : -1;
     for (int i = 0; i < n1; i++)
         for (int j = 0; j < n0; j++)
-            if (s1[i] == s0[j]) at[n] = v1[i], base[n] = v0[j], n++;
-    figure(c, a, m, ia, lref, why);
+            if (s1[i] == s0[j]) x[n] = dir * (sign * (v1[i] - v0[j]) - cl->tol), y[n] = 0, n++;
+    figure(c, a, m, ia, lref, v0, n0, why);
     sb_puts(why, "; ");
-    figure(c, a, m, ia, l, why);
+    figure(c, a, m, ia, l, v1, n1, why);
     if (n < 2) {
-        sb_printf(why, "; %d seed%s with both lengths: too few for an interval", n, n == 1 ? "" : "s");
-        return CLAIM_INCONCLUSIVE;
+        sb_printf(why, "; %d seed%s with both lengths: too few for a test", n, n == 1 ? "" : "s");
+        return;
     }
-    StatTest t = stats_paired(at, base, n);
-    double sign = m->higher_better ? -1 : 1; /* how much worse at l than at the reference */
-    double d = sign * t.diff * m->scale, lo = sign * (sign > 0 ? t.ci_lo : t.ci_hi) * m->scale,
-           hi = sign * (sign > 0 ? t.ci_hi : t.ci_lo) * m->scale;
-    sb_printf(why, "; worse by %+.3g %s [95%% %.3g, %.3g] over %d paired seeds, tolerance %g", d, m->unit, lo, hi, n,
-              cl->tol);
-    if (lo > cl->tol) return cl->relation == CLAIM_DEGRADES ? CLAIM_REPRODUCED : CLAIM_CONTRADICTED;
-    if (hi < cl->tol) return cl->relation == CLAIM_FLAT ? CLAIM_REPRODUCED : CLAIM_CONTRADICTED;
-    sb_puts(why, " (the interval spans it)");
-    return CLAIM_INCONCLUSIVE;
+    two_samples(st, m, x, n, y, n, 1);
+    double worse = dir * st->effect + cl->tol;
+    double q = st->se > 0 ? stats_t_quantile(0.975, st->df) : 0;
+    sb_printf(why, "; worse by %+.3g %s [95%% %.3g, %.3g] over %d paired seeds, tolerance %g, %s", worse, m->unit,
+              worse - q * st->se, worse + q * st->se, n, cl->tol,
+              st->method == CTEST_SIGNFLIP ? "sign-flip test" : "paired t");
 }
 
-/* the gate figures of scheme (as trained) label, every seed that ran, pass or fail; its index or -1 */
-static int gate_figures(const Compare *c, const Agg *a, const char *label, double *v, int *n) {
+/* the gate figures of scheme (as trained) label among the first `seeds` seeds, pass or fail; its index or -1 */
+static int gate_figures(const Compare *c, const Agg *a, const char *label, int seeds, double *v, int *n) {
     *n = 0;
     for (int s = 0; s < c->n_schemes; s++) {
         if (strcmp(c->scheme[s], label) != 0) continue;
-        for (int k = 0; k < c->n_seeds; k++)
+        for (int k = 0; k < c->n_seeds && (seeds <= 0 || k < seeds); k++)
             if (a->gate[s][k] != RUN_MISSING && !isnan(a->gate_val[s][k])) v[(*n)++] = a->gate_val[s][k];
         return s;
     }
     return -1;
 }
 
-/* learns:B: A's gate figure (in-distribution exact match) against B's over all their seeds, Welch */
-static int judge_learns(const Claim *cl, const Compare *c, const Agg *a, StrBuf *why) {
+/* learns:B: A's gate figure (in-distribution exact match) against B's over all their seeds */
+static void stat_learns(const Claim *cl, const Compare *c, const Agg *a, int seeds, ClaimStat *st, StrBuf *why) {
     if (!c->task) {
         sb_printf(why, "learns: needs a task protocol (the gate figure is exact match)");
-        return CLAIM_INCONCLUSIVE;
+        return;
     }
     double va[CMP_MAX_SEEDS], vb[CMP_MAX_SEEDS];
     int na = 0, nb = 0;
-    const char *missing = gate_figures(c, a, cl->a, va, &na) < 0 ? cl->a : gate_figures(c, a, cl->b, vb, &nb) < 0 ? cl->b : NULL;
+    const char *missing = gate_figures(c, a, cl->a, seeds, va, &na) < 0   ? cl->a
+                        : gate_figures(c, a, cl->b, seeds, vb, &nb) < 0 ? cl->b
+                                                                        : NULL;
     if (missing) {
         sb_printf(why, "scheme %s was not trained here (learns: compares schemes as trained; add it to --schemes)", missing);
-        return CLAIM_INCONCLUSIVE;
+        return;
     }
     for (int i = 0; i < 2; i++) {
         const double *v = i ? vb : va;
@@ -130,45 +185,77 @@ static int judge_learns(const Claim *cl, const Compare *c, const Agg *a, StrBuf 
         if (!n) sb_puts(why, " no run");
         sb_printf(why, " %% exact match (%d seed%s)", n, n == 1 ? "" : "s");
     }
-    if (na < 2 || nb < 2) {
-        sb_puts(why, "; too few seeds for a test (2 each needed)");
-        return CLAIM_INCONCLUSIVE;
+    Metric m = {TASK_EXACT, "exact match (%)", "points", 100, 1};
+    st->margin = CLAIM_MARGIN_POINTS;
+    if (at_floor(&m, va, na, vb, nb) && na >= 2 && nb >= 2) {
+        st->status = CSTAT_FLOOR, st->n_a = na, st->n_b = nb;
+        sb_printf(why, "; both at %g points in every seed: a floor", 100 * va[0]);
+        return;
     }
-    StatTest t = stats_welch(va, na, vb, nb);
-    sb_printf(why, "; %s higher by %+.3g points [95%% %.3g, %.3g], Welch t, p %.2g", cl->a, 100 * t.diff, 100 * t.ci_lo,
-              100 * t.ci_hi, t.p);
-    if (t.p < c->alpha) return t.diff > 0 ? CLAIM_REPRODUCED : CLAIM_CONTRADICTED;
-    sb_printf(why, " (>= %g: no difference shown)", c->alpha);
-    return CLAIM_INCONCLUSIVE;
+    double x[CMP_MAX_SEEDS], y[CMP_MAX_SEEDS];
+    for (int i = 0; i < na; i++) x[i] = 100 * va[i];
+    for (int i = 0; i < nb; i++) y[i] = 100 * vb[i];
+    two_samples(st, &m, x, na, y, nb, 0);
+    if (st->status != CSTAT_TEST) sb_puts(why, "; too few seeds for a test (2 each needed)");
+    char what[160];
+    snprintf(what, sizeof what, "%s higher by", cl->a);
+    report_stat(st, what, "points", why);
 }
 
-int suite_claim_judge(const Claim *cl, const Compare *c, const Agg *a, double ref, StrBuf *why) {
-    if (cl->untestable[0]) {
-        sb_puts(why, cl->untestable);
-        return CLAIM_UNTESTABLE;
-    }
-    if (!c || !a) {
-        sb_printf(why, "protocol %s did not run (suite --protocols)", cl->protocol);
-        return CLAIM_INCONCLUSIVE;
-    }
+/* the claim's length index in c, or -1 with why */
+static int claim_length_index(const Claim *cl, const Compare *c, StrBuf *why) {
     if (cl->at_is_mult == (c->task != NULL)) {
         sb_printf(why, "length %g%s: protocol %s takes %s", cl->at, cl->at_is_mult ? "L" : "", cl->protocol,
                   c->task ? "task lengths (\"12\")" : "multiples of L (\"4L\")");
-        return CLAIM_INCONCLUSIVE;
+        return -1;
     }
     int l = report_length_index(c, claim_length(c, cl->at, cl->at_is_mult));
-    if (l < 0) {
-        sb_printf(why, "length %g%s is not among the protocol's lengths", cl->at, cl->at_is_mult ? "L" : "");
-        return CLAIM_INCONCLUSIVE;
+    if (l < 0) sb_printf(why, "length %g%s is not among the protocol's lengths", cl->at, cl->at_is_mult ? "L" : "");
+    return l;
+}
+
+void suite_claim_stat(const Claim *cl, const Compare *c, const Agg *a, double ref, int seeds, ClaimStat *st,
+                      StrBuf *why) {
+    memset(st, 0, sizeof *st);
+    st->status = CSTAT_NONE;
+    if (cl->untestable[0]) {
+        sb_puts(why, cl->untestable);
+        return;
     }
-    if (cl->relation == CLAIM_LEARNS) return judge_learns(cl, c, a, why);
+    if (!c || !a) {
+        sb_printf(why, "protocol %s did not run (suite --protocols)", cl->protocol);
+        return;
+    }
+    int l = claim_length_index(cl, c, why);
+    if (l < 0) return;
+    if (cl->relation == CLAIM_LEARNS) {
+        stat_learns(cl, c, a, seeds, st, why);
+        return;
+    }
     int ia = series_index(a, cl->a);
     if (ia < 0) {
         sb_printf(why, "series %s was not run here (add its scheme to --schemes)", cl->a);
-        return CLAIM_INCONCLUSIVE;
+        return;
     }
     Metric m[4];
     report_metrics(c, a, m);
-    if (cl->relation == CLAIM_BETTER) return judge_better(cl, c, a, &m[0], l, ia, why);
-    return judge_trend(cl, c, a, &m[0], l, ia, ref, why);
+    if (cl->relation == CLAIM_BETTER) stat_better(cl, c, a, &m[0], l, ia, seeds, st, why);
+    else stat_trend(cl, c, a, &m[0], l, ia, ref, seeds, st, why);
+}
+
+int suite_claim_schemes(const Claim *cl, const Compare *c, const Agg *a, int *s) {
+    if (cl->untestable[0] || !c || !a) return 0;
+    int n = 0;
+    for (int i = 0; i < 2; i++) {
+        const char *label = i ? cl->b : cl->a;
+        if (i && (cl->relation == CLAIM_FLAT || cl->relation == CLAIM_DEGRADES)) break;
+        if (cl->relation == CLAIM_LEARNS) {
+            for (int k = 0; k < c->n_schemes; k++)
+                if (strcmp(c->scheme[k], label) == 0) s[n++] = k;
+            continue;
+        }
+        int j = series_index(a, label);
+        if (j >= 0 && (n == 0 || s[0] != a->s[j].scheme)) s[n++] = a->s[j].scheme;
+    }
+    return n;
 }

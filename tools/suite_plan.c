@@ -50,6 +50,10 @@ const SuiteProtocol *suite_protocol(const char *name) {
 }
 
 void suite_protocol_schemes(const SuiteProtocol *p, const SuiteRun *r, StrBuf *out) {
+    if (r->only_schemes) {
+        sb_puts(out, r->only_schemes);
+        return;
+    }
     if (p->schemes) {
         sb_puts(out, p->schemes);
         return;

@@ -11,6 +11,9 @@
 #define SUITE_VERSION 2
 /* the default schemes: the baselines */
 #define SUITE_BASELINES "nope,learned,sinusoidal,rope,alibi,t5,kerple"
+/* the looks of the sequential rule (claim_family.h): seeds per series at each */
+#define SUITE_LOOKS_QUICK "3,5,8"
+#define SUITE_LOOKS_FULL "5,8,12"
 
 enum { SUITE_QUICK, SUITE_FULL, SUITE_SETTINGS };
 
@@ -51,6 +54,8 @@ typedef struct {
     const char *dir;        /* DIR: DIR/PROTOCOL is each protocol's compare directory */
     const char *data;       /* the corpus of language modelling */
     int seeds, steps, task_n, eval_tokens, threads;
+    float alpha;              /* the claims' family-wise level (0: 0.05) */
+    const char *only_schemes; /* a look that adds seeds: exactly these schemes (NULL: the protocol's) */
 } SuiteRun;
 
 /* the schemes protocol p trains in run r (suite_protocol's schemes, quick_baselines, also) into out */
