@@ -10,7 +10,8 @@ enum { CSTAT_NONE, CSTAT_TEST, CSTAT_FLOOR };
 /* how the p values are taken: Student's t from effect, se and df (loss figures: runs that passed
  * the divergence gate spread unimodally); or, for task accuracies, whose seeds are often bimodal
  * ("learned / did not learn") and where a t-test at a few seeds is far from its nominal level,
- * an exact randomization test of the values themselves (core/stats.h) */
+ * an exact randomization test of the values themselves (core/stats.h); two samples take the larger p
+ * of it and the conservative Welch t, valid for a common bimodal distribution and for unequal spreads */
 enum { CTEST_T, CTEST_PERMUTE, CTEST_SIGNFLIP };
 enum { CLAIM_MAX_SEEDS = 16 };
 

@@ -4,6 +4,7 @@
  * when it is installed. */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -61,7 +62,7 @@ static void put_status(Series *s, int l, const ResultRow *r) { s->status[l] = r-
 static long cell_or_0(long long v) { return v == RES_NONE ? 0 : (long)v; }
 
 /* one row of run (scheme si, seed k) into the aggregate */
-static void take_row(const Compare *c, Agg *a, GenAgg *g, int si, int k, const ResultRow *r) {
+void report_take_row(const Compare *c, Agg *a, GenAgg *g, int si, int k, const ResultRow *r) {
     if (strcmp(r->kind, "gate") == 0) { /* --task: exact match inside the trained lengths */
         if (!isnan(r->value)) a->gate_sum[si][k] += r->value;
         a->gate_rows[si][k]++; /* a refused gate length counts as not learned */
@@ -105,7 +106,7 @@ static int read_run(const Compare *c, Agg *a, GenAgg *g, int si, int k, FILE *f,
     }
     ResultRow r;
     int got;
-    while ((got = results_reader_next(&rd, &r)) == 1) take_row(c, a, g, si, k, &r);
+    while ((got = results_reader_next(&rd, &r)) == 1) report_take_row(c, a, g, si, k, &r);
     results_reader_close(&rd);
     return got;
 }
@@ -339,10 +340,16 @@ static int read_csv(const Compare *c, Agg *a, GenAgg *g, int s, int k, const cha
 
 /* every run's CSV (and fine-tunes') into series (the gen, jump and keyppl rows into g), in a fixed
  * row order: scheme, its rules, its fine-tunes; -1 with the message of a CSV that does not read */
-int compare_aggregate(const Compare *c, Agg *a, GenAgg *g) {
-    memset(a, 0, sizeof *a);
-    memset(g, 0, sizeof *g);
+void report_agg_begin(const Compare *c, Agg *a) {
+    /* everything but the series, which series_get clears as it opens them: an Agg is megabytes */
+    memset(a, 0, offsetof(Agg, s));
+    memset((char *)a + offsetof(Agg, missing), 0, sizeof *a - offsetof(Agg, missing));
     for (int l = 0; l < c->n_lengths; l++) a->lmax = c->lens[l] > a->lmax ? c->lens[l] : a->lmax;
+}
+
+int compare_aggregate(const Compare *c, Agg *a, GenAgg *g) {
+    report_agg_begin(c, a);
+    memset(g, 0, sizeof *g);
     for (int s = 0; s < c->n_schemes; s++) {
         for (int r = 0; r <= c->n_rules; r++)
             if (r == 0 || compare_takes_rule(c, s, r - 1)) series_get(a, s, r ? c->rule[r - 1] : "none", c);

@@ -23,6 +23,7 @@
 #include "report.h"
 #include "report_agg.h"
 #include "claim_family.h"
+#include "claim_sim.h"
 #include "suite_claims.h"
 #include "suite_plan.h"
 #include "verdict.h"
@@ -449,12 +450,39 @@ static int select_protocols(const char *list, int setting, SuiteResult *res) {
     return n;
 }
 
+/* --simulate N: every scenario of claim_sim.h, a markdown table on stdout */
+static int simulate_suites(int suites, const int *looks, int n_looks, double alpha) {
+    SeqPlan plan;
+    if (seq_plan_make(&plan, looks, n_looks, alpha) != 0) pelab_die("suite: --looks: %s", pelab_errmsg);
+    printf("Simulated suites of %d claims (shaped as docs/claims.txt's), looks at", CLAIM_SIM_CLAIMS);
+    for (int k = 0; k < n_looks; k++) printf("%s %d", k ? "," : "", looks[k]);
+    printf(" seeds per series, family alpha %g; %d suites per scenario.\n\n", alpha, suites);
+    printf("| scenario | false verdicts (suites with any) | 95%% Wilson | false no effect | reproduced | contradicted "
+           "| no effect | floor | inconclusive | seeds at the last look (mean) |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < claim_sim_n_scenarios; i++) {
+        SimResult r;
+        double t0 = now_seconds();
+        if (claim_sim_run(&claim_sim_scenarios[i], &plan, suites, 1000 + i, &r) != 0) pelab_die("suite: %s", pelab_errmsg);
+        double n = r.claims > 0 ? r.claims : 1;
+        printf("| %s | %.2f%% (%d of %d) | %.2f%%–%.2f%% | %.2f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f |\n",
+               claim_sim_scenarios[i].name, 100.0 * r.false_suites / r.suites, r.false_suites, r.suites,
+               100 * r.wilson_lo, 100 * r.wilson_hi, 100.0 * r.false_no_effect_suites / r.suites,
+               100 * r.outcome[CLAIM_REPRODUCED] / n, 100 * r.outcome[CLAIM_CONTRADICTED] / n,
+               100 * r.outcome[CLAIM_NO_EFFECT] / n, 100 * r.outcome[CLAIM_FLOOR] / n,
+               100 * r.outcome[CLAIM_INCONCLUSIVE] / n, r.seeds / n);
+        fprintf(stderr, "suite: simulated %s in %.1f s\n", claim_sim_scenarios[i].name, now_seconds() - t0);
+        fflush(stdout);
+    }
+    return 0;
+}
+
 int cmd_suite(int argc, char **argv) {
     SuiteRun run = {0};
     const char *schemes = NULL, *with = NULL, *protocols = NULL, *claims_path = NULL, *jobs = NULL, *data = NULL;
     const char *pos[1] = {NULL};
     int n_pos = 0, collect = 0;
     const char *looks_text = NULL;
+    int simulate = 0;
     float budget = -1;
     run.dir = NULL;
     const OptSpec opts[] = {
@@ -479,6 +507,8 @@ int cmd_suite(int argc, char **argv) {
         {"--jobs", OPT_OUT_FILE, &jobs, 0, 0, "write every protocol's per-run commands to this file instead of "
                                               "running; then run them and `pelab suite ... --collect`"},
         {"--collect", OPT_FLAG, &collect, 0, 0, "the report from the finished runs, no training"},
+        {"--simulate", OPT_INT, &simulate, 0, 1 << 24, "no runs: N simulated suites per scenario through the verdict "
+                                                       "rule (false-verdict rate and power, tools/claim_sim.h)"},
         OPT_THREADS_ROW(&run.threads),
     };
     args_parse("suite", "[quick|full] [--schemes a,b] [--with mine] [--dir DIR] [--jobs FILE | --collect] [flags]",
@@ -515,6 +545,7 @@ int cmd_suite(int argc, char **argv) {
                                        looks, SEQ_MAX_LOOKS)) < 0)
         pelab_die("suite: --looks: %s", pelab_errmsg);
     if (budget < 0) budget = run.setting == SUITE_QUICK ? 30 : 0;
+    if (simulate) return simulate_suites(simulate, looks, n_looks, run.alpha > 0 ? run.alpha : 0.05);
     double total = 0;
     int models = 0, seeds = looks[0];
     run.seeds = seeds; /* the first look's, for the estimate */
