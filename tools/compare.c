@@ -453,7 +453,9 @@ static void setup_finetune(Compare *c, double smax) {
     } else if (c->finetune_steps != 0 && !(c->finetune_scale > 1)) {
         pelab_die("compare: --finetune-scale %g: expected a factor above 1 (or --finetune-steps 0)", c->finetune_scale);
     }
-    if (c->finetune_steps < 0) c->finetune_steps = c->base.steps / 10 > 0 ? (int)(c->base.steps / 10) : 1;
+    /* with --converge: of the floor every run trains, not of a cap that few reach */
+    long budget = c->base.converge && c->base.min_steps > 0 ? c->base.min_steps : c->base.steps;
+    if (c->finetune_steps < 0) c->finetune_steps = budget / 10 > 0 ? (int)(budget / 10) : 1;
     /* lower than training's, as in the PI recipe: of lr, lr/3 and lr/10, lr/3 recovered best (synth, L 64, pi:4) */
     if (c->finetune_lr <= 0) c->finetune_lr = c->base.lr / 3;
     compare_set_finetune(c);
@@ -508,7 +510,8 @@ int compare_main(int argc, char **argv, Compare *c) {
                                                       "warmup, then a linear cooldown of a quarter of the steps so far "
                                                       "(train --converge); the report flags a run whose rule had not "
                                                       "held when its cooldown began"},
-        {"--min-steps", OPT_INT, &min_steps, 0, 1 << 30, "with --converge: the rule is not checked before this step"},
+        {"--min-steps", OPT_INT, &min_steps, 0, 1 << 30, "with --converge: the rule is not checked before this step "
+                                                         "(at most --steps: a larger floor is --steps)"},
         {"--seeds", OPT_STR, &seeds, 0, 0, "N: seeds 1..N (default 5); or a list A,B,C or a range A-B (init, batches, "
                                            "synthetic corpus); a finished compare rerun with more seeds trains only "
                                            "the new ones"},
@@ -533,7 +536,8 @@ int compare_main(int argc, char **argv, Compare *c) {
                                            "rerope:W, leaky-rerope:W:K for the rotary schemes, stream:S:W for all "
                                            "but learned and sinusoidal)"},
         {"--finetune-steps", OPT_INT, &c->finetune_steps, -1, 1 << 30, "PI fine-tune of each run that takes rules: steps at F x L "
-                                                                       "(-1: 10% of --steps; 0: no fine-tune)"},
+                                                                       "(-1: 10% of --steps, with --converge of "
+                                                                       "--min-steps when given; 0: no fine-tune)"},
         {"--finetune-scale", OPT_FLOAT, &c->finetune_scale, -1, 1 << 10, "its factor F: pi:F at length F x L (-1: min(4, "
                                                                          "largest mult); 0: no fine-tune)"},
         {"--finetune-lr", OPT_FLOAT, &c->finetune_lr, 0, 10, "its peak learning rate (0: --lr / 3)"},
@@ -584,9 +588,8 @@ int compare_main(int argc, char **argv, Compare *c) {
     set_threads(threads);
     if (precision && precision_parse(precision, &b->precision) != 0) pelab_die("compare: %s", pelab_errmsg);
     b->steps = steps, b->synth_bytes = synth_bytes, b->data = c->data, b->passkey_frac = c->passkey_frac;
-    if (min_steps > steps) pelab_die("compare: --min-steps %d: expected at most --steps %d", min_steps, steps);
     if (min_steps && !b->converge) pelab_die("compare: --min-steps %d: needs --converge", min_steps);
-    b->min_steps = min_steps;
+    b->min_steps = min_steps < steps ? min_steps : steps; /* a recipe's floor under a shorter --steps (suite --steps) */
     compare_set_converge(c);
     c->finetune_kinds = finetune_kinds(finetune);
 

@@ -305,10 +305,13 @@ int report_verdict_write(FILE *f, const Compare *c, const Agg *a) {
         if (n > most) most = n;
     }
     fprintf(f, "## Verdict\n\n");
-    if (most < 2)
+    if (most < 2 && c->n_seeds < 2)
         fprintf(f, "**One seed per scheme: no verdict is possible.** The ranks below order the means only; a "
                    "difference between one run of each scheme cannot be told from seed-to-seed variation. Rerun with "
                    "`--seeds 5` (runs already done are kept).\n");
+    else if (most < 2)
+        fprintf(f, "**No scheme has 2 seeds that passed the gate: no verdict is possible.** The ranks below order "
+                   "the means only (Gate, below).\n");
     else
         fprintf(f, "Up to %d seeds per scheme, %s; seeds are the unit of every test (how: below the tables).\n", most,
                 c->base.converge ? "each run trained until its validation loss converged (Convergence, below)"
