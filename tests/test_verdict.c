@@ -41,6 +41,13 @@ static char *collect_report(const char *args, const char *dir, char *out, size_t
     return slurp(path);
 }
 
+/* the same with flags common + extra + "--out dir" */
+static char *collect_flags(const char *common, const char *extra, const char *dir, char *out, size_t cap, int *rc) {
+    char args[1024];
+    snprintf(args, sizeof args, "%s %s --out %s", common, extra, dir);
+    return collect_report(args, dir, out, cap, rc);
+}
+
 /* DIR/runs/TAG_sSEED.csv with the header; the caller writes the rows */
 static FILE *run_csv(const char *dir, const char *tag, int seed) {
     char path[600];
@@ -214,9 +221,8 @@ static void lm_gate(const char *tmp) {
         }
         const char *common = "--schemes rope --seeds 3 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
                              "--gen-tokens 0 --keyppl-tokens 0";
-        snprintf(args, sizeof args, "%s --out %s", common, dir);
         int rc;
-        char *rep = collect_report(args, dir, out, sizeof out, &rc);
+        char *rep = collect_flags(common, "", dir, out, sizeof out, &rc);
         if (with_unigram)
             CHECK(rc == 0 && rep && strstr(rep, "- rope: 2 of 3 seeds passed the gate; left out: seed 3") &&
                       strstr(rep, "| rope | none | 1.5500 ± 0.0707 |") && strstr(rep, "unigram loss") &&
@@ -228,8 +234,7 @@ static void lm_gate(const char *tmp) {
                   "without unigram rows only a non-finite loss fails (exit %d): %s", rc, rep ? rep : out);
         free(rep);
         if (!with_unigram) break;
-        snprintf(args, sizeof args, "%s --gate-loss 1.55 --out %s", common, dir);
-        rep = collect_report(args, dir, out, sizeof out, &rc);
+        rep = collect_flags(common, "--gate-loss 1.55", dir, out, sizeof out, &rc);
         CHECK(rc == 0 && rep && strstr(rep, "- rope: 1 of 3 seeds passed the gate; left out: seeds 2, 3"),
               "--gate-loss 1.55 leaves seed 2 out too (exit %d)", rc);
         free(rep);
@@ -242,7 +247,7 @@ static void lm_gate(const char *tmp) {
  * lr), as training did: a flat stable phase then a cooldown drop is converged; the same curve
  * judged as a fixed-budget run is still improving; a stable phase still falling is flagged */
 static void converge_curves(const char *tmp) {
-    char dir[512], args[1024], path[600];
+    char dir[512], path[600];
     static char out[1 << 14];
     snprintf(dir, sizeof dir, "%s/verdict-wsd", tmp);
     for (int k = 1; k <= 2; k++) {
@@ -263,16 +268,14 @@ static void converge_curves(const char *tmp) {
     }
     const char *common = "--schemes rope --seeds 1,2 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
                          "--gen-tokens 0 --keyppl-tokens 0 --steps 200";
-    snprintf(args, sizeof args, "%s --converge --out %s", common, dir);
     int rc;
-    char *rep = collect_report(args, dir, out, sizeof out, &rc);
+    char *rep = collect_flags(common, "--converge", dir, out, sizeof out, &rc);
     /* seed 1: 2.020 at step 80 -> 2.000 at 100 (1%, 0.02 nats: converged); seed 2: 2.2 -> 2.0 (9%) */
     CHECK(rc == 0 && rep && strstr(rep, "**1 of 2 runs still improving**: rope_s2 (2.2000 -> 2.0000)") &&
               strstr(rep, "| rope_s1 | 1.5000 | pass | 2.0200 -> 2.0000 at step 100; 1.7500 at 125 |"),
           "--converge: judged where the cooldown began (exit %d): %s", rc, rep ? rep : out);
     free(rep);
-    snprintf(args, sizeof args, "%s --out %s", common, dir);
-    rep = collect_report(args, dir, out, sizeof out, &rc);
+    rep = collect_flags(common, "", dir, out, sizeof out, &rc);
     CHECK(rc == 0 && rep && strstr(rep, "**2 of 2 runs still improving**"),
           "the same curves as fixed budgets: the cooldown's fall counts (exit %d)", rc);
     free(rep);
