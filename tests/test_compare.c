@@ -124,7 +124,7 @@ static void check_gen_rows(const char *dir) {
 static void check_demo(const char *dir) {
     static char out[1 << 16], args[1024], path[512];
     snprintf(args, sizeof args, "--steps 3 --seq-len 8 --dim 16 --layers 1 --synth-bytes 20000 --schemes rope,learned "
-             "--threads 1 --out %s/demo", dir);
+             "--seeds 2 --threads 1 --out %s/demo", dir);
     int rc = run_sub("PELAB_NO_GNUPLOT=1", "demo", args, out, sizeof out);
     snprintf(path, sizeof path, "report: %s/demo/report.md", dir);
     const char *stdout_needles[] = {"1L=8", "8L=64", "\nrope ", "\nlearned ", "past table", path,
@@ -137,12 +137,15 @@ static void check_demo(const char *dir) {
     const char *rep = slurp(path);
     const char *report_needles[] = {"# pelab demo report", "pelab demo --steps 3 --seq-len 8", "| 8 (=L) |",
                                     "| rope | none |", "| learned | none |", "n/a (past table of 8)",
-                                    "runs: 2 of 2 finished", "gnuplot not found", "- rope: reliable length"};
+                                    "runs: 4 of 4 finished", "gnuplot not found", "- rope: reliable length",
+                                    "Verdicts, exploratory (all pairs at this length, Holm):", "Convergence: each run "
+                                    "trained until its validation loss fell by at most 1%", "at most 3 steps"};
     check_all_in(rep, "demo report.md", report_needles, sizeof report_needles / sizeof report_needles[0]);
     CHECK(rep && !strstr(rep, "sliding windows\n"), "the demo report has the non-overlapping table only");
-    CHECK(rep && strncmp(rep, "# pelab demo report\n\n## Verdict", 31) == 0 &&
-              strstr(rep, "**One seed per scheme: no verdict is possible.**"),
-          "the demo report opens with the verdict, which says one seed decides nothing");
+    /* 3 steps learn nothing: every run is at the unigram bound, and the verdict says why there is none */
+    CHECK(rep && strncmp(rep, "# pelab demo report\n\n## Verdict\n\n**No scheme has 2 seeds that passed the gate", 60) == 0 &&
+              !strstr(rep, "One seed per scheme") && strstr(rep, "- rope: 0 of 2 seeds passed the gate; left out: seeds 1, 2"),
+          "the demo report opens with the verdict on its seeds: %.300s", rep ? rep : "");
     snprintf(path, sizeof path, "%s/demo/runs/rope_s1.csv", dir);
     CHECK(mtime_ns(path) > 0, "the demo keeps its CSV (%s)", path);
     snprintf(path, sizeof path, "%s/demo/plots/plots.gp", dir);

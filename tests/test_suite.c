@@ -217,12 +217,12 @@ static void micro(const char *tmp) {
                         "--threads 1";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick %s --dir %s/suite-micro", flags, tmp);
     int rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "suite quick (version 2): 2 protocols, 10 models (2 seeds each); expected about") &&
+    CHECK(rc == 0 && strstr(out, "suite quick (version 3): 2 protocols, 10 models (2 seeds each); expected about") &&
               strstr(out, "suite: [1/2] lm") && strstr(out, "suite: [2/2] copy") && strstr(out, "training rope, 2 seeds side by side"),
           "the micro suite runs both protocols, seeds side by side (exit %d): %.2000s", rc, out);
     snprintf(path, sizeof path, "%s/suite-micro/suite.md", tmp);
     char *rep = slurp(path);
-    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 2)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
+    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 3)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
               strstr(rep, "| rope |") && strstr(rep, "## Published claims") && strstr(rep, "### lm") &&
               strstr(rep, "### copy") && strstr(rep, "#### loss, non-overlapping"),
           "suite.md: matrix, claims, each protocol's verdict section: %.3000s", rep ? rep : "(missing)");

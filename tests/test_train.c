@@ -1,6 +1,7 @@
 /* test_train.c: training end to end: the loss falls on the synthetic corpus; a run stopped and
  * resumed has exactly the loss curve of an uninterrupted one; resume refuses changed flags;
- * a NaN stops the run naming the last good checkpoint; AdamW and the schedule by hand. */
+ * a NaN stops the run naming the last good checkpoint; AdamW and the schedule by hand; --converge
+ * stops by its rule, resumes bit-identically and is forced by its cap. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -426,6 +427,103 @@ static int same_file(const char *a, const char *b) {
 /* train --seeds: every seed's checkpoint bit-identical to training that seed alone at the same
  * thread count, with a batch (4 rows: sharded, model.h) and with 1 row (one shard); and the
  * sharded training the same on 1 and 2 threads (the shards, not the threads, fix the sums) */
+/* --converge: a tiny model on a tiny corpus converges long before its cap of 2000 steps, by the
+ * rule as curve_judge states it, then cools down for a quarter of its steps to lr x min_lr_frac;
+ * stopped in the stable phase or in the cooldown and resumed it equals the uninterrupted run bit for
+ * bit; a run that cannot converge is cooled down at 80% of its cap; resume refuses another rule and
+ * a missing curve */
+static void converge_config(TrainConfig *tc, const char *out) {
+    small_config(tc, out);
+    tc->dim = 16, tc->layers = 1, tc->seq_len = 16, tc->synth_bytes = 20000;
+    tc->steps = 2000, tc->eval_every = 10, tc->log_every = 1000, tc->converge = 1;
+}
+
+static void converge_stops(void) {
+    char a[256], b[256], ca[300], cb[300];
+    snprintf(a, sizeof a, "%s/conv_full.safetensors", test_tmpdir());
+    TrainConfig tc;
+    TrainResult r;
+    converge_config(&tc, a);
+    CHECK(train_run(&tc, &r) == 0, "converge: %s", pelab_errmsg);
+    long s0 = r.cooldown_start;
+    CHECK(r.plateaued && s0 > 0 && s0 % 10 == 0 && r.step == s0 + (s0 + 3) / 4 && r.step < 2000,
+          "converge: the rule held at step %ld, cooled down to %ld, before the cap", s0, r.step);
+    curve_path(a, ca, sizeof ca);
+    FILE *f = fopen(ca, "r");
+    long step[400];
+    double val[400], lr[400];
+    int n = 0;
+    char line[256];
+    if (f) {
+        if (fgets(line, sizeof line, f)) {}
+        while (n < 400 && fgets(line, sizeof line, f)) {
+            char *p = line;
+            step[n] = strtol(p, &p, 10);
+            p = strchr(p + 1, ',') + 1; /* past tokens */
+            lr[n] = strtod(p, &p);
+            p = strchr(p + 1, ',') + 1; /* past train_loss */
+            if (*p != '\n') val[n] = strtod(p, NULL), n++;
+        }
+        fclose(f);
+    }
+    int at = -1, early;
+    for (int i = 0; i < n; i++)
+        if (step[i] == s0) at = i;
+    CHECK(at > 0 && curve_judge(step, val, at + 1, 0.01, 0.01, &early) == CURVE_CONVERGED &&
+              curve_judge(step, val, at, 0.01, 0.01, &early) == CURVE_IMPROVING,
+          "converge: the rule holds at step %ld on the curve as written, not at the validation before", s0);
+    CHECK(at > 0 && fabs(lr[at] - tc.lr) < 1e-9 && fabs(lr[n - 1] - tc.lr * tc.min_lr_frac) < 1e-7 && lr[at + 1] < lr[at],
+          "converge: constant lr to the cooldown, then down to lr x min_lr_frac (%g at the end)", n ? lr[n - 1] : -1);
+    /* interrupted in the stable phase and in the cooldown: resumed, the same run */
+    long stops[2] = {s0 / 20 * 10, s0 + 10}; /* validations: a stop elsewhere adds a row (curve.h) */
+    for (int i = 0; i < 2; i++) {
+        snprintf(b, sizeof b, "%s/conv_split%d.safetensors", test_tmpdir(), i);
+        remove(b);
+        converge_config(&tc, b);
+        tc.stop_after = stops[i];
+        CHECK(train_run(&tc, &r) == 0 && r.interrupted && r.step == stops[i], "converge: stopped at %ld", stops[i]);
+        tc.stop_after = 0, tc.resume = 1;
+        CHECK(train_run(&tc, &r) == 0 && r.cooldown_start == s0 && r.plateaued, "converge: resumed from %ld: %s",
+              stops[i], pelab_errmsg);
+        curve_path(b, cb, sizeof cb);
+        CHECK(same_file(a, b) && same_file(ca, cb), "converge: stopped at %ld and resumed, checkpoint and curve "
+                                                     "bit-identical to the uninterrupted run", stops[i]);
+    }
+    /* resume refuses another rule, and a stable phase without its curve */
+    converge_config(&tc, b);
+    tc.converge_frac = 0.02f, tc.resume = 1;
+    CHECK(train_run(&tc, &r) == -1 && strstr(pelab_errmsg, "train.converge"), "another rule refused: %s", pelab_errmsg);
+    snprintf(b, sizeof b, "%s/conv_nocurve.safetensors", test_tmpdir());
+    remove(b);
+    converge_config(&tc, b);
+    tc.stop_after = 25;
+    CHECK(train_run(&tc, &r) == 0 && r.interrupted, "converge: stopped at 25");
+    curve_path(b, cb, sizeof cb);
+    remove(cb);
+    tc.stop_after = 0, tc.resume = 1;
+    CHECK(train_run(&tc, &r) == -1 && strstr(pelab_errmsg, "lacks the validation at step 20"),
+          "a --converge resume without its curve refused: %s", pelab_errmsg);
+    /* forty steps of a larger model: still falling, the cooldown forced at 32 so that it ends at the cap */
+    snprintf(b, sizeof b, "%s/conv_cap.safetensors", test_tmpdir());
+    small_config(&tc, b);
+    tc.steps = 40, tc.eval_every = 4, tc.converge = 1;
+    CHECK(train_run(&tc, &r) == 0 && r.step == 40 && r.cooldown_start == 32 && !r.plateaued,
+          "converge: the cap forces the cooldown at 32 (%ld), not converged (%d)", r.cooldown_start, r.plateaued);
+    /* the schedule by hand: warmup, constant, linear to the floor at the last step */
+    CHECK(fabsf(lr_wsd(0, 4, -1, -1, 1, 0.1f) - 0.25f) < 1e-7f && lr_wsd(50, 4, -1, -1, 1, 0.1f) == 1 &&
+              lr_wsd(59, 4, 60, 70, 1, 0.1f) == 1 && fabsf(lr_wsd(60, 4, 60, 70, 1, 0.1f) - 0.91f) < 1e-6f &&
+              fabsf(lr_wsd(69, 4, 60, 70, 1, 0.1f) - 0.1f) < 1e-6f,
+          "lr_wsd: warmup, stable, linear cooldown");
+    /* the rule: a fall of more than 1% and 0.01 nats since the last validation at or before 80% */
+    long st[4] = {10, 20, 40, 50};
+    double fall[4] = {3, 2.5, 2.1, 2.0}, flat[4] = {3, 2.5, 2.01, 2.0};
+    CHECK(curve_judge(st, fall, 4, 0.01, 0.01, &early) == CURVE_IMPROVING && early == 2 &&
+              curve_judge(st, flat, 4, 0.01, 0.01, &early) == CURVE_CONVERGED &&
+              curve_judge(st, fall, 4, 0.01, 0.2, &early) == CURVE_CONVERGED &&
+              curve_judge(st, fall, 1, 0.01, 0.01, &early) == CURVE_UNKNOWN,
+          "curve_judge: improving, flat, under the nats floor, too short");
+}
+
 static void seeds_identical(void) {
     int saved = omp_get_max_threads();
     unsigned long long seeds[3] = {3, 1, 7};
@@ -490,4 +588,5 @@ void test_train(void) {
     poisoned_weights_not_saved();
     resume_longer();
     loss_falls();
+    converge_stops();
 }

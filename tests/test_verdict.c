@@ -2,8 +2,9 @@
  * winner gets its sentence with the Welch p value the test gives; identical schemes share a rank;
  * a bimodal scheme whose failed seeds miss the gate is judged on the rest ("4 of 5 seeds learned
  * the task"), its mean taken over them; a rule against the same checkpoints is tested paired; a
- * run still improving at its end is flagged; a language model's loss at L far above its other seeds'
- * (or above --gate-loss) leaves it out; one seed says no verdict is possible; --seeds N is a
+ * run still improving at its end is flagged (with --converge: where its cooldown began); a language
+ * model's loss at L not below its unigram bound (or above --gate-loss) leaves it out, a few percent
+ * worse than its siblings does not; one seed says no verdict is possible; --seeds N is a
  * count and a rerun with more seeds trains only the new ones. tools/verdict.h, tools/report_verdict.h. */
 #include <math.h>
 #include <stdio.h>
@@ -38,6 +39,13 @@ static char *collect_report(const char *args, const char *dir, char *out, size_t
     *rc = collect(args, out, cap);
     snprintf(path, sizeof path, "%s/report.md", dir);
     return slurp(path);
+}
+
+/* the same with flags common + extra + "--out dir" */
+static char *collect_flags(const char *common, const char *extra, const char *dir, char *out, size_t cap, int *rc) {
+    char args[1024];
+    snprintf(args, sizeof args, "%s %s --out %s", common, extra, dir);
+    return collect_report(args, dir, out, cap, rc);
 }
 
 /* DIR/runs/TAG_sSEED.csv with the header; the caller writes the rows */
@@ -112,7 +120,8 @@ static void clear_winner(const char *tmp) {
           rep && strstr(rep, "Rules and") ? strstr(rep, "Rules and") : "");
     const char *rules = rep ? strstr(rep, "| rope+yarn:4 | +0 (p 1) | -0.03 (p ") : NULL;
     CHECK(rules && strchr(rules, '\n') && memchr(rules, '*', (size_t)(strchr(rules, '\n') - rules)), "marked significant");
-    CHECK(strstr(out, "verdicts (loss, non-overlapping") && strstr(out, "**alibi** is best"),
+    CHECK(strstr(out, "Verdicts, exploratory (all pairs at this length, Holm); loss, non-overlapping") &&
+              strstr(out, "**alibi** is best"),
           "the terminal prints the verdicts: %s", out);
     free(rep), free(csv);
 }
@@ -194,33 +203,81 @@ static void convergence(const char *tmp) {
     free(rep);
 }
 
-/* language modelling: a run 5% above the median of its scheme's other seeds at L fails the gate,
- * and so does one above --gate-loss; the means are over the rest */
+/* language modelling: the gate fails a run that diverged or learned nothing from context (its loss
+ * at L not below its unigram row), not one a few percent worse than its siblings; --gate-loss adds
+ * a bound; CSVs without the unigram row fail nothing finite */
 static void lm_gate(const char *tmp) {
     char dir[512], args[1024];
     static char out[1 << 14];
     snprintf(dir, sizeof dir, "%s/verdict-lmgate", tmp);
-    const double at_l[3] = {1.50, 1.52, 1.80};
-    for (int k = 1; k <= 3; k++) {
+    const double at_l[3] = {1.50, 1.60, 3.31};
+    for (int with_unigram = 1; with_unigram >= 0; with_unigram--) {
+        for (int k = 1; k <= 3; k++) {
+            FILE *f = run_csv(dir, "rope", k);
+            if (!f) return;
+            loss_row(f, "rope", k, "none", 16, at_l[k - 1]);
+            if (with_unigram) fprintf(f, "gate,rope,%d,none,16,16,unigram,3.300000,ok,,,,5000,-1,-1,,\n", k);
+            fclose(f);
+        }
+        const char *common = "--schemes rope --seeds 3 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
+                             "--gen-tokens 0 --keyppl-tokens 0";
+        int rc;
+        char *rep = collect_flags(common, "", dir, out, sizeof out, &rc);
+        if (with_unigram)
+            CHECK(rc == 0 && rep && strstr(rep, "- rope: 2 of 3 seeds passed the gate; left out: seed 3") &&
+                      strstr(rep, "| rope | none | 1.5500 ± 0.0707 |") && strstr(rep, "unigram loss") &&
+                      strstr(rep, ": 3.3000 nats here"),
+                  "3.31 at L against the unigram 3.30 fails; 1.60, 7%% above 1.50, passes (exit %d): %s", rc,
+                  rep ? rep : out);
+        else
+            CHECK(rc == 0 && rep && strstr(rep, "- rope: 3 of 3 seeds passed the gate") && strstr(rep, "no unigram row"),
+                  "without unigram rows only a non-finite loss fails (exit %d): %s", rc, rep ? rep : out);
+        free(rep);
+        if (!with_unigram) break;
+        rep = collect_flags(common, "--gate-loss 1.55", dir, out, sizeof out, &rc);
+        CHECK(rc == 0 && rep && strstr(rep, "- rope: 1 of 3 seeds passed the gate; left out: seeds 2, 3"),
+              "--gate-loss 1.55 leaves seed 2 out too (exit %d)", rc);
+        free(rep);
+    }
+    snprintf(args, sizeof args, "./pelab compare --gate-rel 0.05 --out %s", dir);
+    CHECK(run_pelab(args, out, sizeof out) != 0 && strstr(out, "--gate-rel"), "--gate-rel is gone: %s", out);
+}
+
+/* --converge: the report judges a run where its cooldown began (the last validation at the peak
+ * lr), as training did: a flat stable phase then a cooldown drop is converged; the same curve
+ * judged as a fixed-budget run is still improving; a stable phase still falling is flagged */
+static void converge_curves(const char *tmp) {
+    char dir[512], path[600];
+    static char out[1 << 14];
+    snprintf(dir, sizeof dir, "%s/verdict-wsd", tmp);
+    for (int k = 1; k <= 2; k++) {
         FILE *f = run_csv(dir, "rope", k);
         if (!f) return;
-        loss_row(f, "rope", k, "none", 16, at_l[k - 1]);
+        loss_row(f, "rope", k, "none", 16, 1.5);
+        fclose(f);
+        snprintf(path, sizeof path, "%s/runs/rope_s%d.curve.csv", dir, k);
+        f = fopen(path, "w");
+        fprintf(f, "step,tokens,lr,train_loss,val_loss\n");
+        for (int step = 10; step <= 125; step += 5) { /* warmup to 10, stable to 100, cooldown to 125 */
+            double lr = step <= 100 ? 0.003 : 0.003 * (1 - 0.9 * (step - 100) / 25.0);
+            double v = k == 1 ? (step <= 100 ? 2.0 + 0.001 * (100 - step) : 2.0 - 0.01 * (step - 100))
+                              : (step <= 100 ? 3.0 - 0.01 * step : 2.0 - 0.01 * (step - 100));
+            fprintf(f, "%d,%d,%g,%.4f,%.4f\n", step, step * 256, lr, v + 0.1, v);
+        }
         fclose(f);
     }
-    const char *common = "--schemes rope --seeds 3 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
-                         "--gen-tokens 0 --keyppl-tokens 0";
-    snprintf(args, sizeof args, "%s --out %s", common, dir);
+    const char *common = "--schemes rope --seeds 1,2 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
+                         "--gen-tokens 0 --keyppl-tokens 0 --steps 200";
     int rc;
-    char *rep = collect_report(args, dir, out, sizeof out, &rc);
-    CHECK(rc == 0 && rep && strstr(rep, "- rope: 2 of 3 seeds passed the gate; left out: seed 3") &&
-              strstr(rep, "| rope | none | 1.5100 ± 0.0141 |"),
-          "1.80 against the others' median 1.51 fails the gate; the mean is the other two's (exit %d): %s", rc,
-          rep ? rep : out);
+    char *rep = collect_flags(common, "--converge", dir, out, sizeof out, &rc);
+    /* seed 1: 2.020 at step 80 -> 2.000 at 100 (1%, 0.02 nats: converged); seed 2: 2.2 -> 2.0 (9%) */
+    CHECK(rc == 0 && rep && strstr(rep, "**1 of 2 runs still improving**: rope_s2 (2.2000 -> 2.0000)") &&
+              strstr(rep, "| rope_s1 | 1.5000 | pass | 2.0200 -> 2.0000 at step 100; 1.7500 at 125 |"),
+          "--converge: judged where the cooldown began (exit %d): %s", rc, rep ? rep : out);
     free(rep);
-    snprintf(args, sizeof args, "%s --gate-loss 1.51 --out %s", common, dir);
-    rep = collect_report(args, dir, out, sizeof out, &rc);
-    CHECK(rc == 0 && rep && strstr(rep, "- rope: 1 of 3 seeds passed the gate; left out: seeds 2, 3"),
-          "--gate-loss 1.51 leaves seed 2 out too (exit %d)", rc);
+    rep = collect_flags(common, "", dir, out, sizeof out, &rc);
+    CHECK(rc == 0 && rep && strstr(rep, "**2 of 2 runs still improving**"),
+          "the same curves as fixed budgets: the cooldown's fall counts (exit %d)", rc);
     free(rep);
 }
 
@@ -258,5 +315,6 @@ void test_verdict(void) {
     bimodal_gate(tmp);
     convergence(tmp);
     lm_gate(tmp);
+    converge_curves(tmp);
     seeds_flag(tmp);
 }

@@ -92,6 +92,27 @@ static void evaluate_model(const Compare *c, int s, int k, Model *m, const char 
     }
 }
 
+/* The language-modelling gate's bound (README: verdicts), a row of kind gate, protocol unigram:
+ * the cross-entropy of the evaluated held-out tokens under the training split's token frequencies
+ * (add-one smoothed), what a model that reads no context can reach. A run whose loss at L is not
+ * below it diverged or learned nothing from its context. */
+static void unigram_row(const Compare *c, int s, int k, const Model *m, const Dataset *d, const int *held,
+                        size_t n_held, FILE *f) {
+    double *count = xcalloc((size_t)d->vocab_size, sizeof(double)), total = 0;
+    for (size_t i = 0; i < d->n_train; i++)
+        if (d->tokens[i] >= 0 && d->tokens[i] < d->vocab_size) count[d->tokens[i]]++;
+    double norm = (double)d->n_train + d->vocab_size;
+    size_t n = 0;
+    for (size_t i = 0; i < n_held; i++)
+        if (held[i] >= 0 && held[i] < d->vocab_size) total -= log((count[held[i]] + 1) / norm), n++;
+    free(count);
+    CmpRow w;
+    compare_row(&w, c, m, "gate", s, k, "none", c->base.seq_len, "unigram");
+    if (n) w.r.value = total / (double)n, w.r.n = (long long)n;
+    else w.r.status = RES_NA;
+    compare_row_write(f, &w);
+}
+
 /* One checkpoint into the CSV: a trained model (ft_label NULL) as stored and under each post-hoc
  * rule (when its scheme takes rules), or a fine-tuned one as stored (its rule is in the
  * checkpoint), labelled ft_label. */
@@ -121,6 +142,7 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, const
             pelab_die("%s: %s: rule %s: %s", c->name, ckpt, rule, pelab_errmsg);
         if (c->task) compare_task_rows(c, s, k, &m, rule, f);
         else evaluate_model(c, s, k, &m, ft_label ? ft_label : rule, held, n_held, f);
+        if (!c->task && !ft_label && r == 0) unigram_row(c, s, k, &m, &d, held, n_held, f);
         if (gen) compare_gen_rows(c, s, k, &m, ft_label ? ft_label : rule, held, n_held, key, n_key_tokens, f);
         model_free(&m);
     }
@@ -151,8 +173,11 @@ static void train_and_evaluate(const Compare *c, int s, int k, const TrainConfig
     results_csv_header(f, &RES_COMPARE_CSV);
     evaluate_run(c, s, k, tc->out, ft_label, f);
     if (fclose(f) != 0 || rename(tmp, csv) != 0) pelab_die("%s: cannot write %s: %s", c->name, csv, strerror(errno));
-    char val[64] = "checkpoint reused"; /* a finished fine-tune resumed: no step, no validation */
+    char val[160] = "checkpoint reused"; /* a finished fine-tune resumed: no step, no validation */
     if (!isnan(tr.val_loss)) snprintf(val, sizeof val, "val_loss %.4f", tr.val_loss);
+    if (!isnan(tr.val_loss) && tc->converge && tr.cooldown_start >= 0)
+        snprintf(val + strlen(val), sizeof val - strlen(val), ", %ld steps: %s at step %ld", tr.step,
+                 tr.plateaued ? "converged" : "still improving at the cap's cooldown", tr.cooldown_start);
     fprintf(stderr, "%s: [%d/%d] %s seed %llu: %s %.1f s (%s), eval %.1f s -> %s\n", c->name, idx, total, c->scheme[s],
             c->seed[k], what, t1 - t0, val, now_seconds() - t1, csv);
 }
@@ -186,6 +211,7 @@ static void finetune_one(const Compare *c, int kind, int s, int k, const char *b
     tc.steps = compare_finetune_steps(c, kind); /* same batch: fewer rows recovered worse */
     tc.eval_every = tc.steps / 20 > 0 ? (int)(tc.steps / 20) : 1, tc.log_every = tc.eval_every; /* its curve */
     tc.lr = c->finetune_lr, tc.warmup = -1; /* 5% of the fine-tune, whatever the base run's warmup */
+    tc.converge = 0, tc.min_steps = 0;      /* a fixed budget: its recipe's, whatever the run's rule */
     tc.resume = 1; /* a fine-tune checkpoint without its CSV (stopped during the evaluation) is reused */
     train_and_evaluate(c, s, k, &tc, kind == FT_POSE ? "PoSE fine-tune" : "fine-tune", c->finetune_label[kind], csv,
                        idx, total, NULL);
@@ -427,7 +453,9 @@ static void setup_finetune(Compare *c, double smax) {
     } else if (c->finetune_steps != 0 && !(c->finetune_scale > 1)) {
         pelab_die("compare: --finetune-scale %g: expected a factor above 1 (or --finetune-steps 0)", c->finetune_scale);
     }
-    if (c->finetune_steps < 0) c->finetune_steps = c->base.steps / 10 > 0 ? (int)(c->base.steps / 10) : 1;
+    /* with --converge: of the floor every run trains, not of a cap that few reach */
+    long budget = c->base.converge && c->base.min_steps > 0 ? c->base.min_steps : c->base.steps;
+    if (c->finetune_steps < 0) c->finetune_steps = budget / 10 > 0 ? (int)(budget / 10) : 1;
     /* lower than training's, as in the PI recipe: of lr, lr/3 and lr/10, lr/3 recovered best (synth, L 64, pi:4) */
     if (c->finetune_lr <= 0) c->finetune_lr = c->base.lr / 3;
     compare_set_finetune(c);
@@ -464,7 +492,7 @@ int compare_main(int argc, char **argv, Compare *c) {
     pos_list(all_schemes, sizeof all_schemes);
     const char *schemes = NULL, *seeds = "5", *rules = NULL, *jobs = NULL, *only = NULL, *task_lens = NULL;
     const char *precision = NULL, *finetune = "pi";
-    int collect = 0, unaligned = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes;
+    int collect = 0, unaligned = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes, min_steps = 0;
     /* the defaults by identity: with --task, a --mult or --data given is refused, not ignored */
     static const char default_mult[] = "0.5,1,2,4,8,16", default_data[] = "synth:stories";
     c->name = "compare", c->data = default_data, c->mult = default_mult, c->eval_tokens = 32768;
@@ -475,19 +503,28 @@ int compare_main(int argc, char **argv, Compare *c) {
         {"--schemes", OPT_STR, &schemes, 0, 0, "comma-separated position schemes (default: every registered scheme)"},
         {"--data", OPT_STR, &c->data, 0, 0, "text file or synth:NAME (the held-out tail is the evaluation text)"},
         {"--train-len", OPT_INT, &b->seq_len, 2, 1 << 16, "training length L"},
-        {"--steps", OPT_INT, &steps, 1, 1 << 30, "training steps per run"},
+        {"--steps", OPT_INT, &steps, 1, 1 << 30, "training steps per run (with --converge: the most a run may take)"},
+        {"--converge", OPT_FLAG, &b->converge, 0, 0, "train each run until its validation loss converges (the "
+                                                      "--converge-frac / --converge-abs rule, checked at each of "
+                                                      "--steps / 50 validations) or --steps: constant lr after the "
+                                                      "warmup, then a linear cooldown of a quarter of the steps so far "
+                                                      "(train --converge); the report flags a run whose rule had not "
+                                                      "held when its cooldown began"},
+        {"--min-steps", OPT_INT, &min_steps, 0, 1 << 30, "with --converge: the rule is not checked before this step "
+                                                         "(at most --steps: a larger floor is --steps)"},
         {"--seeds", OPT_STR, &seeds, 0, 0, "N: seeds 1..N (default 5); or a list A,B,C or a range A-B (init, batches, "
                                            "synthetic corpus); a finished compare rerun with more seeds trains only "
                                            "the new ones"},
         {"--gate", OPT_FLOAT, &c->gate, 0, 1, "with --task: a run learned the task when its exact match inside the "
                                              "trained lengths is at least this; runs below are left out of means and "
                                              "verdicts"},
-        {"--gate-loss", OPT_FLOAT, &c->gate_loss, 0, 1e6, "language modelling: a run whose loss at L is above this "
-                                                          "failed the gate (0: no bound)"},
-        {"--gate-rel", OPT_FLOAT, &c->gate_rel, 0, 100, "language modelling: ... or above (1 + this) x the median of its "
-                                                       "scheme's other seeds (needs 2 others)"},
-        {"--converge-frac", OPT_FLOAT, &c->converge_frac, 0, 1, "flag a run still improving: validation loss fell by "
-                                                               "more than this fraction over its last 20% of steps"},
+        {"--gate-loss", OPT_FLOAT, &c->gate_loss, 0, 1e6, "language modelling: a run also fails the gate when its loss "
+                                                          "at L is above this (0: no bound; the gate's own bound is "
+                                                          "the unigram loss of its evaluation text)"},
+        {"--converge-frac", OPT_FLOAT, &c->converge_frac, 0, 0.999, "the convergence rule: a run is still improving "
+                                                                    "while its validation loss fell by more than this "
+                                                                    "fraction over its last 20% of steps (before its "
+                                                                    "cooldown with --converge)"},
         {"--converge-abs", OPT_FLOAT, &c->converge_abs, 0, 100, "... and by more than this many nats (a loss near 0 "
                                                                "falls by large fractions of almost nothing)"},
         {"--alpha", OPT_FLOAT, &c->alpha, 1e-6, 0.5, "significance level of the verdicts (Holm-adjusted)"},
@@ -499,7 +536,8 @@ int compare_main(int argc, char **argv, Compare *c) {
                                            "rerope:W, leaky-rerope:W:K for the rotary schemes, stream:S:W for all "
                                            "but learned and sinusoidal)"},
         {"--finetune-steps", OPT_INT, &c->finetune_steps, -1, 1 << 30, "PI fine-tune of each run that takes rules: steps at F x L "
-                                                                       "(-1: 10% of --steps; 0: no fine-tune)"},
+                                                                       "(-1: 10% of --steps, with --converge of "
+                                                                       "--min-steps when given; 0: no fine-tune)"},
         {"--finetune-scale", OPT_FLOAT, &c->finetune_scale, -1, 1 << 10, "its factor F: pi:F at length F x L (-1: min(4, "
                                                                          "largest mult); 0: no fine-tune)"},
         {"--finetune-lr", OPT_FLOAT, &c->finetune_lr, 0, 10, "its peak learning rate (0: --lr / 3)"},
@@ -549,9 +587,10 @@ int compare_main(int argc, char **argv, Compare *c) {
     }
     set_threads(threads);
     if (precision && precision_parse(precision, &b->precision) != 0) pelab_die("compare: %s", pelab_errmsg);
-    /* twenty validations per run: the loss curve the report checks for convergence */
-    b->eval_every = steps / 20 > 0 ? steps / 20 : 1, b->log_every = b->eval_every;
     b->steps = steps, b->synth_bytes = synth_bytes, b->data = c->data, b->passkey_frac = c->passkey_frac;
+    if (min_steps && !b->converge) pelab_die("compare: --min-steps %d: needs --converge", min_steps);
+    b->min_steps = min_steps < steps ? min_steps : steps; /* a recipe's floor under a shorter --steps (suite --steps) */
+    compare_set_converge(c);
     c->finetune_kinds = finetune_kinds(finetune);
 
     compare_set_schemes(c, schemes);

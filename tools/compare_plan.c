@@ -54,7 +54,14 @@ void compare_row(CmpRow *w, const Compare *c, const Model *m, const char *kind, 
 void compare_row_write(FILE *f, const CmpRow *w) { results_csv_row(f, &RES_COMPARE_CSV, &w->r); }
 
 void compare_verdict_defaults(Compare *c) {
-    c->gate = 0.9f, c->gate_loss = 0, c->gate_rel = 0.05f, c->converge_frac = 0.01f, c->converge_abs = 0.01f, c->alpha = 0.05f;
+    c->gate = 0.9f, c->gate_loss = 0, c->converge_frac = 0.01f, c->converge_abs = 0.01f, c->alpha = 0.05f;
+}
+
+void compare_set_converge(Compare *c) {
+    TrainConfig *b = &c->base;
+    long every = b->steps / (b->converge ? 50 : 20);
+    b->eval_every = every > 0 ? (int)every : 1, b->log_every = b->eval_every;
+    b->converge_frac = c->converge_frac, b->converge_abs = c->converge_abs;
 }
 
 /* the training stream is drawn from the run's seed itself */

@@ -52,10 +52,11 @@ typedef struct {
     const char *key_evaluator;            /* the checkpoint that picks key tokens for every run (NULL: each run's own) */
     float gate;                           /* --task: a run learned the task when its exact match inside the trained
                                            * lengths is at least this (default 0.9) */
-    float gate_loss;                      /* language modelling: a run whose loss at L is above this failed (0: none) */
-    float gate_rel;                       /* ... or above (1 + this) x the median of its scheme's other seeds (>= 2) */
-    float converge_frac;                  /* a run still improving: validation loss fell by more than this fraction
-                                           * over the last 20% of its steps */
+    float gate_loss;                      /* language modelling: a run whose loss at L is above this failed (0: none);
+                                           * the gate's own bound is the unigram loss of the run's evaluation text */
+    float converge_frac;                  /* the convergence rule (curve_judge): a run still improving, its validation
+                                           * loss fell by more than this fraction over the last 20% of its steps
+                                           * (with base.converge: of its steps before its cooldown) */
     float converge_abs;                   /* ... and by more than this many nats */
     float alpha;                          /* the verdicts' significance level, after Holm's correction */
     StrBuf cmdline;                       /* this invocation, shell-quoted */
@@ -92,9 +93,12 @@ void compare_row(CmpRow *w, const Compare *c, const Model *m, const char *kind, 
                  const char *protocol);
 /* the row as a line of DIR/runs/NAME.csv (CMP_CSV_COLUMNS) */
 void compare_row_write(FILE *f, const CmpRow *w);
-/* the verdict defaults: gate 0.9, no loss bound, 5% over the median, 1% and 0.01 nats still improving,
- * alpha 0.05 */
+/* the verdict defaults: gate 0.9, no loss bound, 1% and 0.01 nats still improving, alpha 0.05 */
 void compare_verdict_defaults(Compare *c);
+/* base's validations and the rule, once base.steps and base.converge are set: twenty validations a
+ * run (the curve the report judges), fifty with base.converge (the rule decides when to cool down,
+ * at a validation: finer steps end a run nearer its plateau), the rule's thresholds as the report's */
+void compare_set_converge(Compare *c);
 /* the seed of a run's task evaluation examples: not its training stream's, the same for every scheme */
 unsigned long long compare_task_seed(const Compare *c, int seed);
 

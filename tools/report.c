@@ -334,7 +334,7 @@ static int read_csv(const Compare *c, Agg *a, GenAgg *g, int s, int k, const cha
     if (rc != 0) return -1;
     a->n_found[slot]++;
     if (slot == 0) a->gate[s][k] = RUN_UNGATED; /* found; report_gates judges it */
-    report_read_curve(c, csv, &a->curve[s][k][slot]);
+    report_read_curve(c, csv, slot == 0 && c->base.converge, &a->curve[s][k][slot]); /* fine-tunes: fixed budgets */
     return 0;
 }
 

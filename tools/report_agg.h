@@ -29,8 +29,11 @@ typedef struct {
 
 typedef struct {
     int status;                 /* CONV_* */
-    double v_early, v_end;      /* validation loss at 80% of the steps and at the end */
+    double v_early, v_end;      /* validation loss at 80% of the steps and at the end: of the steps before the
+                                 * cooldown, for a run trained with --converge */
     long step_early, step_end;
+    double v_final;             /* the last validation (--converge: after the cooldown) */
+    long step_final;
 } RunCurve;
 
 typedef struct {

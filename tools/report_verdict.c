@@ -17,7 +17,7 @@
 
 /* --- gates and curves --- */
 
-void report_read_curve(const Compare *c, const char *csv, RunCurve *rc) {
+void report_read_curve(const Compare *c, const char *csv, int converge, RunCurve *rc) {
     memset(rc, 0, sizeof *rc);
     rc->status = CONV_UNKNOWN;
     char path[1300];
@@ -26,36 +26,38 @@ void report_read_curve(const Compare *c, const char *csv, RunCurve *rc) {
     if (!f) return;
     enum { MAX_POINTS = 4096 };
     static long step[MAX_POINTS];
-    static double val[MAX_POINTS];
+    static double val[MAX_POINTS], lr[MAX_POINTS];
     int n = 0;
     ResultReader rd;
     ResultRow row;
     if (results_reader_open(&rd, f, path) == 0) {
         /* a damaged curve ends the reading: the rows before it still judge convergence */
         while (n < MAX_POINTS && results_reader_next(&rd, &row) == 1)
-            if (row.step != RES_NONE && !isnan(row.value2)) step[n] = (long)row.step, val[n] = row.value2, n++;
+            if (row.step != RES_NONE && !isnan(row.value2))
+                step[n] = (long)row.step, val[n] = row.value2, lr[n] = row.lr, n++;
         results_reader_close(&rd);
     }
     pelab_errmsg[0] = 0;
     fclose(f);
-    if (n < 2) return;
+    if (n < 1) return;
+    rc->step_final = step[n - 1], rc->v_final = val[n - 1];
+    if (converge) { /* the cooldown began after the last validation at the peak rate (lr_wsd) */
+        double peak = 0;
+        for (int i = 0; i < n; i++) peak = fmax(peak, lr[i]);
+        int stable = n - 1;
+        while (stable > 0 && !(lr[stable] >= peak * (1 - 1e-5))) stable--;
+        n = stable + 1;
+    }
     rc->step_end = step[n - 1], rc->v_end = val[n - 1];
-    int early = -1; /* the last validation at or before 80% of the run */
-    for (int i = 0; i < n - 1; i++)
-        if (step[i] <= 0.8 * step[n - 1]) early = i;
-    if (early < 0) return;
+    int early, rule = curve_judge(step, val, n, c->converge_frac, c->converge_abs, &early);
+    if (rule == CURVE_UNKNOWN) return;
     rc->step_early = step[early], rc->v_early = val[early];
-    double drop = rc->v_early - rc->v_end;
-    rc->status = drop > c->converge_frac * rc->v_early && drop > c->converge_abs ? CONV_IMPROVING : CONV_DONE;
+    rc->status = rule == CURVE_IMPROVING ? CONV_IMPROVING : CONV_DONE;
 }
 
-/* the median of the scheme's other seeds' loss at L (NAN with fewer than 2) */
-static double others_median(const Compare *c, const Series *s, int l, int k) {
-    double v[CMP_MAX_SEEDS];
-    int n = 0;
-    for (int j = 0; j < c->n_seeds; j++)
-        if (j != k && s->has[EVAL_NONOVERLAP][l][j]) v[n++] = s->val[EVAL_NONOVERLAP][l][j];
-    return n < 2 ? NAN : stats_median(v, n);
+/* language modelling: the run's unigram bound (its gate row), NAN for a CSV written before it */
+static double unigram_bound(const Agg *a, int s, int k) {
+    return a->gate_rows[s][k] ? a->gate_sum[s][k] / a->gate_rows[s][k] : NAN;
 }
 
 void report_gates(const Compare *c, Agg *a) {
@@ -72,15 +74,21 @@ void report_gates(const Compare *c, Agg *a) {
                 continue;
             }
             if (!none || L < 0 || !none->has[EVAL_NONOVERLAP][L][k]) continue;
-            double v = none->val[EVAL_NONOVERLAP][L][k], med = others_median(c, none, L, k);
+            /* diverged or learned nothing from context: a model that reads no context reaches the unigram
+             * loss; a run a few percent worse than its siblings is data, not a failure */
+            double v = none->val[EVAL_NONOVERLAP][L][k], unigram = unigram_bound(a, s, k);
             a->gate_val[s][k] = v;
-            int fail = (c->gate_loss > 0 && v > c->gate_loss) || (!isnan(med) && v > (1 + c->gate_rel) * med);
+            int fail = !isfinite(v) || (!isnan(unigram) && !(v < unigram)) || (c->gate_loss > 0 && v > c->gate_loss);
             a->gate[s][k] = fail ? RUN_FAIL : RUN_PASS;
         }
     }
 }
 
 /* --- the verdict tables --- */
+
+/* what the verdict sentences are: every pair of series at one length is tested and adjusted
+ * together, not a pre-registered claim (pelab suite's claims are those) */
+#define VERDICT_LABEL "Verdicts, exploratory (all pairs at this length, Holm)"
 
 int report_metrics(const Compare *c, const Agg *a, Metric *m) {
     int n = 0;
@@ -140,7 +148,18 @@ static void metric_section(FILE *f, FILE *csv, const Compare *c, const Agg *a, c
         report_verdict_at(a, m, l, c->alpha, &lv[l]);
         pairs_csv(csv, c, m, l, &lv[l].v, lv[l].vs);
     }
-    fprintf(f, "\n### %s%s\n\n| series |", primary ? "" : "Also: ", m->name);
+    fprintf(f, "\n### %s%s\n\n%s:\n\n", primary ? "" : "Also: ", m->name, VERDICT_LABEL);
+    for (int l = 0; l < c->n_lengths; l++) {
+        char name[64];
+        length_name(c, l, name, sizeof name);
+        char where[80];
+        snprintf(where, sizeof where, "At %s", name);
+        StrBuf sb = {0};
+        verdict_sentence(&lv[l].v, lv[l].vs, where, m->unit, m->scale, &sb);
+        fprintf(f, "- %s\n", sb_str(&sb));
+        sb_free(&sb);
+    }
+    fprintf(f, "\n| series |");
     for (int l = 0; l < c->n_lengths; l++) {
         char name[48];
         length_name(c, l, name, sizeof name);
@@ -164,17 +183,7 @@ static void metric_section(FILE *f, FILE *csv, const Compare *c, const Agg *a, c
         fprintf(f, "\n");
     }
     fprintf(f, "\nRank: mean over the seeds that passed the gate; series that do not differ significantly "
-               "(Holm-adjusted p >= %g) from the best of a rank share it.\n\n", c->alpha);
-    for (int l = 0; l < c->n_lengths; l++) {
-        char name[64];
-        length_name(c, l, name, sizeof name);
-        char where[80];
-        snprintf(where, sizeof where, "At %s", name);
-        StrBuf sb = {0};
-        verdict_sentence(&lv[l].v, lv[l].vs, where, m->unit, m->scale, &sb);
-        fprintf(f, "- %s\n", sb_str(&sb));
-        sb_free(&sb);
-    }
+               "(Holm-adjusted p >= %g) from the best of a rank share it.\n", c->alpha);
     /* rule and fine-tune vs the same checkpoints as trained: paired over seeds */
     int any = 0;
     for (int i = 0; i < a->n_series; i++) any |= strcmp(a->s[i].rule, "none") != 0;
@@ -213,10 +222,20 @@ static void gate_lines(FILE *f, const Compare *c, const Agg *a) {
                    "and middle) is at least %g%%; runs below are left out of every mean, table and verdict (their rows "
                    "stay in the CSVs).\n\n", 100 * c->gate);
     else {
-        fprintf(f, "\nGate: a run fails when its loss at L is more than %g%% above the median of its scheme's other "
-                   "seeds (with at least 2 others)", 100 * c->gate_rel);
-        if (c->gate_loss > 0) fprintf(f, " or above %g nats", c->gate_loss);
-        fprintf(f, "; failed runs are left out of every mean, table and verdict (their rows stay in the CSVs).\n\n");
+        double lo = INFINITY, hi = -INFINITY;
+        for (int s = 0; s < c->n_schemes; s++)
+            for (int k = 0; k < c->n_seeds; k++)
+                if (a->gate[s][k] != RUN_MISSING && !isnan(unigram_bound(a, s, k)))
+                    lo = fmin(lo, unigram_bound(a, s, k)), hi = fmax(hi, unigram_bound(a, s, k));
+        fprintf(f, "\nGate: a run fails when it diverged or learned nothing from context: its loss at L is not finite or "
+                   "not below the unigram loss of its evaluation text (the held-out tokens' cross-entropy under the "
+                   "training split's token frequencies, what a model that reads no context reaches");
+        if (lo <= hi) fprintf(f, lo < hi ? ": %.4f to %.4f nats here" : ": %.4f nats here", lo, hi);
+        else fprintf(f, "; these CSVs have no unigram row: only a non-finite loss fails");
+        fprintf(f, ")");
+        if (c->gate_loss > 0) fprintf(f, ", or above %g nats (--gate-loss)", c->gate_loss);
+        fprintf(f, ". A run worse than its siblings is not failed for it. Failed runs are left out of every mean, table "
+                   "and verdict (their rows stay in the CSVs).\n\n");
     }
     for (int s = 0; s < c->n_schemes; s++) {
         int found = 0, passed = 0, ungated = 0;
@@ -233,7 +252,7 @@ static void gate_lines(FILE *f, const Compare *c, const Agg *a) {
         }
         fprintf(f, "- %s: %d of %d seeds %s", c->scheme[s], passed + ungated, found,
                 c->task ? "learned the task" : "passed the gate");
-        if (ungated) fprintf(f, " (%d not gated: %s)", ungated, c->task ? "no gate rows" : "no loss at L, or too few seeds");
+        if (ungated) fprintf(f, " (%d not gated: %s)", ungated, c->task ? "no gate rows" : "no loss at L");
         if (failed[0]) fprintf(f, "; left out: seed%s %s", strchr(failed, ',') ? "s" : "", failed);
         fprintf(f, "\n");
     }
@@ -256,8 +275,16 @@ static void convergence_lines(FILE *f, const Compare *c, const Agg *a) {
                 sb_printf(&names, "%s%s_s%llu%s (%.4f -> %.4f)", names.len ? ", " : "", c->tag[s], c->seed[k],
                           slot == 0 ? "" : slot == 1 + FT_PI ? " PI fine-tune" : " PoSE fine-tune", rc->v_early, rc->v_end);
             }
-    fprintf(f, "\nConvergence: a run is flagged *still improving* when its validation loss fell by more than %g%% "
-               "and by more than %g nats over the last 20%% of its steps. ", 100 * c->converge_frac, c->converge_abs);
+    if (c->base.converge)
+        fprintf(f, "\nConvergence: each run trained until its validation loss fell by at most %g%% or at most %g nats "
+                   "over the last 20%% of its steps (checked at each validation), at most %ld steps, then cooled down "
+                   "(lr linear to %g x its peak over a quarter of the steps so far, or to the cap). A run is flagged "
+                   "*still improving* when the rule had not held where its cooldown began (the cap came first); its "
+                   "fine-tunes, a fixed budget, when their loss fell by more over their last 20%%. ",
+                100 * c->converge_frac, c->converge_abs, c->base.steps, c->base.min_lr_frac);
+    else
+        fprintf(f, "\nConvergence: a run is flagged *still improving* when its validation loss fell by more than %g%% "
+                   "and by more than %g nats over the last 20%% of its steps. ", 100 * c->converge_frac, c->converge_abs);
     if (improving) fprintf(f, "**%d of %d runs still improving**: %s. Their figures may change with more steps.\n",
                            improving, total, sb_str(&names));
     else fprintf(f, "None of %d runs is still improving.\n", total);
@@ -277,15 +304,18 @@ int report_verdict_write(FILE *f, const Compare *c, const Agg *a) {
         for (int k = 0; k < c->n_seeds; k++) n += a->gate[s][k] == RUN_PASS || a->gate[s][k] == RUN_UNGATED;
         if (n > most) most = n;
     }
-    fprintf(f, "## Verdict\n\nSeeds are the unit: two schemes are compared by Welch's t-test over their seeds (runs "
-               "trained independently; unequal spreads allowed); a rule or fine-tune against the same checkpoints "
-               "by the paired t-test over the seeds both have. The p values of all pairs at one length and metric "
-               "are adjusted together (Holm). Every pair is in verdicts.csv; each run's figure with its bootstrap "
-               "interval over evaluation windows or examples is under Runs.\n");
-    if (most < 2)
-        fprintf(f, "\n**One seed per scheme: no verdict is possible.** The ranks below order the means only; a "
+    fprintf(f, "## Verdict\n\n");
+    if (most < 2 && c->n_seeds < 2)
+        fprintf(f, "**One seed per scheme: no verdict is possible.** The ranks below order the means only; a "
                    "difference between one run of each scheme cannot be told from seed-to-seed variation. Rerun with "
                    "`--seeds 5` (runs already done are kept).\n");
+    else if (most < 2)
+        fprintf(f, "**No scheme has 2 seeds that passed the gate: no verdict is possible.** The ranks below order "
+                   "the means only (Gate, below).\n");
+    else
+        fprintf(f, "Up to %d seeds per scheme, %s; seeds are the unit of every test (how: below the tables).\n", most,
+                c->base.converge ? "each run trained until its validation loss converged (Convergence, below)"
+                                 : "each run trained for the same steps");
     Metric m[4];
     int n_metrics = report_metrics(c, a, m);
     for (int i = 0; i < n_metrics; i++) {
@@ -294,6 +324,12 @@ int report_verdict_write(FILE *f, const Compare *c, const Agg *a) {
             for (int l = 0; l < c->n_lengths && !any; l++) any = report_values(a, &a->s[j], m[i].p, l, NULL, NULL) > 0;
         if (any || i == 0) metric_section(f, csv, c, a, &m[i], i == 0);
     }
+    fprintf(f, "\nHow: seeds are the unit. Two schemes are compared by Welch's t-test over their seeds (runs trained "
+               "independently; unequal spreads allowed); a rule or fine-tune against the same checkpoints by the "
+               "paired t-test over the seeds both have. The p values of all pairs at one length and metric are "
+               "adjusted together (Holm): the verdicts are exploratory, every pair tested, no pair chosen in advance. "
+               "Every pair is in verdicts.csv; each run's figure with its bootstrap interval over evaluation windows "
+               "or examples is under Runs.\n");
     gate_lines(f, c, a);
     convergence_lines(f, c, a);
     if (fclose(csv) != 0) return pelab_fail("cannot write %s: %s", path, strerror(errno));
@@ -304,7 +340,7 @@ void report_verdict_print(FILE *out, const Compare *c, const Agg *a) {
     Metric m[4];
     report_metrics(c, a, m);
     static LengthVerdict lv; /* large: not on the stack */
-    fprintf(out, "\nverdicts (%s):\n", m[0].name);
+    fprintf(out, "\n%s; %s:\n", VERDICT_LABEL, m[0].name);
     for (int l = 0; l < c->n_lengths; l++) {
         report_verdict_at(a, &m[0], l, c->alpha, &lv);
         char name[64], where[80];
@@ -391,19 +427,27 @@ int report_runs_write(FILE *f, const Compare *c, const Agg *a, int have_gp) {
     if (c->task) lo_l = 0;
     if (lo_l < 0) lo_l = 0;
     fprintf(f, "\n## Runs\n\nEach run as trained (rule none): its gate figure (%s), whether it passed, its validation "
-               "loss at 80%% of its steps and at the end, and its %s at the first and last length reported here "
-               "with the 95%% bootstrap interval over %s.\n\n| run | gate figure | gate | validation loss (80%% -> end) "
+               "loss %s, and its %s at the first and last length reported here "
+               "with the 95%% bootstrap interval over %s.\n\n| run | gate figure | gate | validation loss (%s) "
                "| %d | %d |\n|---|---:|---|---|---:|---:|\n",
-            c->task ? "exact match inside the trained lengths, %" : "loss at L", m[0].name,
-            c->task ? "its examples" : "its evaluation windows", c->lens[lo_l], c->lens[hi_l]);
+            c->task ? "exact match inside the trained lengths, %" : "loss at L",
+            c->base.converge ? "at 80% of its steps before the cooldown and where the cooldown began, then at the end"
+                             : "at 80% of its steps and at the end",
+            m[0].name,
+            c->task ? "its examples" : "its evaluation windows",
+            c->base.converge ? "80% -> cooldown; end" : "80% -> end", c->lens[lo_l], c->lens[hi_l]);
     for (int s = 0; s < c->n_schemes; s++) {
         const Series *none = report_series(a, s, "none");
         for (int k = 0; k < c->n_seeds; k++) {
             if (a->gate[s][k] == RUN_MISSING) continue;
             const RunCurve *rc = &a->curve[s][k][0];
-            char gv[32] = "—", conv[96] = "—";
+            char gv[32] = "—", conv[160] = "—";
             if (!isnan(a->gate_val[s][k])) snprintf(gv, sizeof gv, c->task ? "%.1f" : "%.4f", (c->task ? 100 : 1) * a->gate_val[s][k]);
-            if (rc->status != CONV_UNKNOWN)
+            if (rc->status != CONV_UNKNOWN && c->base.converge)
+                snprintf(conv, sizeof conv, "%.4f -> %.4f at step %ld%s; %.4f at %ld", rc->v_early, rc->v_end,
+                         rc->step_end, rc->status == CONV_IMPROVING ? " **still improving**" : "", rc->v_final,
+                         rc->step_final);
+            else if (rc->status != CONV_UNKNOWN)
                 snprintf(conv, sizeof conv, "%.4f -> %.4f%s", rc->v_early, rc->v_end,
                          rc->status == CONV_IMPROVING ? " **still improving**" : "");
             fprintf(f, "| %s_s%llu | %s | %s | %s |", c->tag[s], c->seed[k], gv, gate_word(a->gate[s][k]), conv);

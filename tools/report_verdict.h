@@ -1,6 +1,6 @@
 /* report_verdict.h: the verdict parts of a compare report (report.c reads the runs, this file
- * judges them): each run's gate (did it learn the task / is its loss at L in line with its other
- * seeds) and convergence (its loss curve), then per metric and length a ranking in which series
+ * judges them): each run's gate (did it learn the task / did its loss at L beat the unigram bound)
+ * and convergence (its loss curve), then per metric and length a ranking in which series
  * not significantly different share a rank, one sentence per length, the paired rule and
  * fine-tune comparisons, the runs with their bootstrap intervals, DIR/verdicts.csv (every pair)
  * and the loss-curve plots. Tests and methods: tools/verdict.h. */
@@ -34,9 +34,13 @@ int report_metrics(const Compare *c, const Agg *a, Metric *m);
 /* the verdict of metric m at length l over every series, into lv (free lv->v with verdict_free) */
 void report_verdict_at(const Agg *a, const Metric *m, int l, double alpha, LengthVerdict *lv);
 
-/* the loss curve beside a run's CSV (DIR/runs/NAME.curve.csv) into rc (CONV_UNKNOWN without one) */
-void report_read_curve(const Compare *c, const char *csv, RunCurve *rc);
-/* every found run's gate (a->gate), from its gate rows (--task) or its loss at L */
+/* the loss curve beside a run's CSV (DIR/runs/NAME.curve.csv) into rc (CONV_UNKNOWN without one),
+ * judged by the convergence rule (curve_judge) at its end, or with converge (a run trained with
+ * --converge) where its cooldown began: its last validation at the peak learning rate, the point
+ * at which training judged it */
+void report_read_curve(const Compare *c, const char *csv, int converge, RunCurve *rc);
+/* every found run's gate (a->gate), from its gate rows (--task) or its loss at L against its unigram
+ * row (language modelling: not finite, or no better than the unigram loss, fails) */
 void report_gates(const Compare *c, Agg *a);
 /* "## Verdict": rankings and sentences of every metric, the paired rules, the gate and the
  * flags; writes DIR/verdicts.csv. -1 with pelab_errmsg when that file cannot be written */

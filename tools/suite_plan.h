@@ -1,6 +1,7 @@
 /* suite_plan.h: the standard suite's protocols (`pelab suite`), a fixed table with a version
  * number: each protocol is one `pelab compare` (language modelling on a real corpus, or a task)
- * with a recipe per setting (quick: 3 seeds, each task protocol trained to its gate but, with the
+ * with a recipe per setting (steps: a fixed budget, or with --converge in extra the cap of a run
+ * trained until its validation loss converges; quick: 3 seeds, each task protocol trained to its gate but, with the
  * default baselines, only for those its claims compare; full: 5 seeds, every scheme everywhere,
  * longer budgets). Changing any recipe changes SUITE_VERSION, which every report carries. */
 #ifndef PELAB_SUITE_PLAN_H
@@ -8,7 +9,7 @@
 
 #include "../core/strbuf.h"
 
-#define SUITE_VERSION 2
+#define SUITE_VERSION 3
 /* the default schemes: the baselines */
 #define SUITE_BASELINES "nope,learned,sinusoidal,rope,alibi,t5,kerple"
 /* the looks of the sequential rule (claim_family.h): seeds per series at each */

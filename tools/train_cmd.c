@@ -56,6 +56,7 @@ int cmd_train(int argc, char **argv) {
     const char *precision = NULL, *pos_layers = NULL, *seeds = NULL;
     int steps = (int)tc.steps, synth_bytes = (int)tc.synth_bytes, stop_after = 0, threads = 0, untied = 0;
     int pose_chunks = 0; /* 0: not given */
+    int min_steps = 0;
     /* every scheme's options from its table; args_usage appends " (default rope)" on a line of its own */
     char schemes[8192], pos_flag_help[8400];
     pos_help(schemes, sizeof schemes, "                       ");
@@ -92,6 +93,18 @@ int cmd_train(int argc, char **argv) {
         {"--lr", OPT_FLOAT, &tc.lr, 0, 10, "peak learning rate"},
         {"--min-lr-frac", OPT_FLOAT, &tc.min_lr_frac, 0, 1, "final lr as a fraction of --lr (cosine decay)"},
         {"--warmup", OPT_INT, &tc.warmup, -1, 1 << 30, "linear warmup steps (-1: 5% of --steps)"},
+        {"--converge", OPT_FLAG, &tc.converge, 0, 0, "train until the validation loss converges, --steps at most: "
+                                                     "constant lr after the warmup until the loss fell by at most "
+                                                     "--converge-frac or --converge-abs over the last 20% of the "
+                                                     "steps (checked at each validation), then a linear cooldown "
+                                                     "to --min-lr-frac for a quarter of the steps so far; it "
+                                                     "begins earlier when it would otherwise pass --steps"},
+        {"--converge-frac", OPT_FLOAT, &tc.converge_frac, 0, 0.999, "with --converge: the largest relative fall "
+                                                                    "that counts as converged (default 0.01)"},
+        {"--converge-abs", OPT_FLOAT, &tc.converge_abs, 0, 100, "with --converge: ... or the largest fall in nats "
+                                                                "(default 0.01)"},
+        {"--min-steps", OPT_INT, &min_steps, 0, 1 << 30, "with --converge: the rule is not checked before this "
+                                                        "step (a task's plateau before it learns)"},
         {"--wd", OPT_FLOAT, &tc.wd, 0, 10, "AdamW weight decay (matrices and embeddings only)"},
         {"--clip", OPT_FLOAT, &tc.clip, 0, 1e9, "global gradient-norm clip (0: off)"},
         {"--beta1", OPT_FLOAT, &tc.beta1, 0, 0.999999, "AdamW beta1"},
@@ -115,6 +128,8 @@ int cmd_train(int argc, char **argv) {
     tc.steps = steps;
     tc.synth_bytes = synth_bytes;
     tc.stop_after = stop_after;
+    tc.min_steps = min_steps;
+    if (min_steps && !tc.converge) pelab_die("train: --min-steps %d: needs --converge", min_steps);
     tc.tied = !untied;
     if (pose_chunks && !tc.pose) pelab_die("train: --pose-chunks %d: needs --pose TARGET_LEN", pose_chunks);
     if (pose_chunks) tc.pose_chunks = pose_chunks;
@@ -134,6 +149,9 @@ int cmd_train(int argc, char **argv) {
     if (train_run(&tc, &res) != 0) pelab_die("train: %s", pelab_errmsg);
     printf("step %ld  train_loss %.4f  val_loss %.4f  tokens/s %.0f  checkpoint %s\n", res.step, res.train_loss,
            res.val_loss, res.tokens_per_s, tc.out);
+    if (tc.converge && res.cooldown_start >= 0)
+        printf("cooldown from step %ld: %s\n", res.cooldown_start,
+               res.plateaued ? "the validation loss had converged" : "forced by --steps, the loss still falling");
     /* the shell's convention, 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM */
     return res.interrupted && res.signal && res.step < tc.steps ? 128 + res.signal : 0;
 }

@@ -65,3 +65,11 @@ float lr_schedule(long step, long total, long warmup, float lr, float min_frac) 
     double cosine = 0.5 * (1.0 + cos(M_PI * progress));
     return lr * (float)(min_frac + (1.0 - min_frac) * cosine);
 }
+
+float lr_wsd(long step, long warmup, long cooldown_start, long cooldown_end, float lr, float min_frac) {
+    if (step < warmup) return lr * (float)(step + 1) / (float)warmup;
+    if (cooldown_start < 0 || step < cooldown_start || cooldown_end <= cooldown_start) return lr;
+    double done = (double)(step - cooldown_start + 1) / (double)(cooldown_end - cooldown_start);
+    if (done > 1.0) done = 1.0;
+    return lr * (float)(1.0 - (1.0 - min_frac) * done);
+}

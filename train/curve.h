@@ -17,16 +17,31 @@ typedef struct {
     FILE *f;
     double loss_sum; /* training losses since the last row */
     long loss_n;
+    /* every validation so far, its loss as the file holds it (6 decimals): what the convergence rule
+     * reads during training, after a resume (the kept rows) and in the report alike */
+    long *val_step;
+    double *val;
+    int n_val, cap_val;
 } LossCurve;
+
+/* The convergence rule, judged at the last of n validations (step[] increasing): the run is still
+ * improving when its validation loss fell, since the last validation at or before 80% of that
+ * step, by more than frac of the earlier value and by more than abs nats (a loss near 0 falls by
+ * large fractions of almost nothing); else it has converged. CURVE_UNKNOWN with no such earlier
+ * validation. *early: that validation's index (-1 when unknown). */
+enum { CURVE_UNKNOWN = -1, CURVE_CONVERGED, CURVE_IMPROVING };
+int curve_judge(const long *step, const double *val, int n, double frac, double abs_nats, int *early);
 
 /* the curve's path for checkpoint path ckpt */
 void curve_path(const char *ckpt, char *buf, size_t n);
-/* opens the curve of ckpt: new (resume_step 0), or kept up to resume_step. -1 with pelab_errmsg */
+/* opens the curve of ckpt: new (resume_step 0), or kept up to resume_step, its validations read
+ * back into val_step[], val[]. -1 with pelab_errmsg */
 int curve_open(LossCurve *c, const char *ckpt, long resume_step);
 /* one training step's loss into the running mean */
 void curve_add_loss(LossCurve *c, float loss);
 /* a row at step (val_loss NaN: none); -1 with pelab_errmsg on a write error */
 int curve_row(LossCurve *c, long step, long tokens, float lr, float val_loss);
+/* closes the file and frees the validations */
 void curve_close(LossCurve *c);
 
 #endif

@@ -51,6 +51,8 @@ void train_config_defaults(TrainConfig *tc) {
     tc->eval_windows = 64;
     tc->ckpt_every = 500;
     tc->log_every = 50;
+    tc->converge_frac = 0.01f;
+    tc->converge_abs = 0.01f;
 }
 
 static void nan_message(const char *what, float value, long step, const char *path, long last_good_step) {
@@ -145,6 +147,10 @@ static void write_train_meta(CkptMeta *meta, const TrainConfig *tc, const Datase
     meta_set(meta, "train.align_examples", "%d", tc->align_examples);
     meta_set(meta, "train.sink_token", "%d", tc->sink_token);
     meta_set(meta, "train.precision", "%s", precision_name(tc->precision));
+    if (tc->converge) /* the rule decides the schedule: a resume must keep it */
+        meta_set(meta, "train.converge", "frac %.9g abs %.9g from %ld", tc->converge_frac, tc->converge_abs,
+                 tc->min_steps);
+    else meta_set(meta, "train.converge", "off");
 }
 
 /* on resume every stored training key must equal this run's (train.steps may grow) */
@@ -160,6 +166,7 @@ static int check_resume_meta(const CkptMeta *stored, const TrainConfig *tc, cons
         if (!old && strcmp(key, "train.pose") == 0) old = "0";
         if (!old && strcmp(key, "train.sink_token") == 0) old = "-1";
         if (!old && strcmp(key, "train.pose_chunks") == 0) old = "2";
+        if (!old && strcmp(key, "train.converge") == 0) old = "off";
         if (!old) return pelab_fail("%s: cannot resume: the checkpoint has no '%s' (not written by pelab train)", path, key);
         if (strcmp(old, now.e[i].val) != 0)
             return pelab_fail("%s: cannot resume: %s is %s in the checkpoint but %s now; pass the same flags as the "
@@ -206,16 +213,19 @@ static int file_exists(const char *path) {
     return stat(path, &st) == 0;
 }
 
-static int save(const char *path, Model *m, const TrainConfig *tc, const Dataset *d, const float *am, const float *av,
-                long step, const Rng *rng, float train_loss, float val_loss) {
+static int save(const Trainer *tr) {
+    const TrainConfig *tc = &tr->cfg;
+    const Dataset *d = &tr->data;
     CkptMeta meta = {0};
     write_train_meta(&meta, tc, d);
-    meta_set(&meta, "step", "%ld", step);
-    meta_set(&meta, "data_rng", "%llu", (unsigned long long)rng->state);
-    meta_set(&meta, "train_loss", "%.9g", train_loss);
-    meta_set(&meta, "val_loss", "%.9g", val_loss);
+    meta_set(&meta, "step", "%ld", tr->step);
+    meta_set(&meta, "data_rng", "%llu", (unsigned long long)tr->data_rng.state);
+    meta_set(&meta, "train_loss", "%.9g", tr->train_loss);
+    meta_set(&meta, "val_loss", "%.9g", tr->val_loss);
+    if (tr->cooldown_start >= 0) /* --converge: where the schedule turned, for a resume */
+        meta_set(&meta, "cooldown", "%ld %ld %s", tr->cooldown_start, tr->cooldown_end, tr->plateaued ? "plateau" : "cap");
     if (d->tok && d->tok->image) meta.tokenizer_image = d->tok->image, meta.tokenizer_len = d->tok->image_len;
-    return checkpoint_save(path, m, &meta, am, av);
+    return checkpoint_save(tc->out, &tr->model, &meta, tr->adam_m, tr->adam_v);
 }
 
 /* --tokenizer FILE; else the tokenizer of the checkpoint being resumed or fine-tuned; else bytes */
@@ -294,6 +304,14 @@ static int check_run_flags(const TrainConfig *tc) {
         return pelab_fail("--align-examples: needs --data task:SPEC (a stream of examples), got %s", tc->data);
     if (!(tc->passkey_frac >= 0.0f && tc->passkey_frac <= 1.0f))
         return pelab_fail("--passkey-frac %g: expected a share from 0 to 1", tc->passkey_frac);
+    if (tc->converge && !(tc->converge_frac >= 0.0f && tc->converge_frac < 1.0f))
+        return pelab_fail("--converge-frac %g: expected a fraction from 0 to below 1", tc->converge_frac);
+    if (tc->converge && !(tc->converge_abs >= 0.0f))
+        return pelab_fail("--converge-abs %g: expected 0 or more nats", tc->converge_abs);
+    if (tc->min_steps < 0 || tc->min_steps > tc->steps)
+        return pelab_fail("--min-steps %ld: expected 0 to --steps %ld", tc->min_steps, tc->steps);
+    if (tc->converge && tc->eval_every < 1)
+        return pelab_fail("--converge: needs --eval-every of at least 1 (the rule reads the validations)");
     return 0;
 }
 
@@ -346,8 +364,29 @@ static int resume_model(Trainer *tr) {
     const char *tl = meta_get(&meta, "train_loss"), *vl = meta_get(&meta, "val_loss");
     if (tl) tr->train_loss = strtof(tl, NULL); /* a finished run resumed reports its losses */
     if (vl) tr->val_loss = strtof(vl, NULL);
+    const char *cd = meta_get(&meta, "cooldown");
+    char why[16] = "";
+    if (cd && (sscanf(cd, "%ld %ld %15s", &tr->cooldown_start, &tr->cooldown_end, why) != 3 ||
+               tr->cooldown_end < tr->cooldown_start || tr->cooldown_start < 0))
+        return pelab_fail("%s: cannot resume: cooldown metadata '%s' does not read", tc->out, cd);
+    tr->plateaued = strcmp(why, "plateau") == 0;
     if (!tc->quiet) fprintf(stderr, "resuming %s at step %ld\n", tc->out, tr->step);
     return 0;
+}
+
+/* --converge resumed in its stable phase: the rule will read the validations before the resumed
+ * step, kept in the curve beside the checkpoint; without them it would judge other numbers than
+ * the run uninterrupted */
+static int check_resume_curve(const Trainer *tr) {
+    const TrainConfig *tc = &tr->cfg;
+    if (!tc->converge || tr->cooldown_start >= 0 || tr->step < tc->eval_every) return 0;
+    long due = tr->step - tr->step % tc->eval_every;
+    const LossCurve *c = &tr->curve;
+    if (c->n_val > 0 && c->val_step[c->n_val - 1] == due) return 0;
+    char path[4200];
+    curve_path(tc->out, path, sizeof path);
+    return pelab_fail("%s: cannot resume --converge: its loss curve %s lacks the validation at step %ld (the "
+                      "convergence rule reads the validations so far)", tc->out, path, due);
 }
 
 /* fine-tuning: cfg.init's weights and scheme, with the --scale rule and the new training length */
@@ -419,6 +458,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
     tokenizer_init_byte(&tr->tok);
     tr->train_loss = tr->val_loss = NAN;
     tr->last_good_step = -1;
+    tr->cooldown_start = tr->cooldown_end = -1;
     TrainConfig *tc = &tr->cfg;
     *tc = *tc_in;
     if (tc->kv_heads == 0) tc->kv_heads = tc->heads;
@@ -453,6 +493,8 @@ int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
     tr->opt = (AdamWConfig){.beta1 = tc->beta1, .beta2 = tc->beta2, .eps = 1e-8f, .weight_decay = tc->wd};
     progress_init(&tr->prog, tr->step, tc->steps, tc->log_every);
     if (curve_open(&tr->curve, tc->out, resuming ? tr->step : 0) != 0) return -1;
+    if (resuming && check_resume_curve(tr) != 0) return -1;
+    if (tr->cooldown_start >= 0) tr->prog.total = tr->cooldown_end;
     tr->t0 = now_seconds();
     return 0;
 }
@@ -499,7 +541,8 @@ int trainer_step(Trainer *tr) {
         nan_message("gradient norm", grad_norm, tr->step + 1, tc->out, tr->last_good_step);
         return -1;
     }
-    tr->opt.lr = lr_schedule(tr->step, tc->steps, tr->warmup, tc->lr, tc->min_lr_frac);
+    tr->opt.lr = tc->converge ? lr_wsd(tr->step, tr->warmup, tr->cooldown_start, tr->cooldown_end, tc->lr, tc->min_lr_frac)
+                              : lr_schedule(tr->step, tc->steps, tr->warmup, tc->lr, tc->min_lr_frac);
     adamw_update(m, tr->adam_m, tr->adam_v, &tr->opt, tr->step + 1);
     if (m->pos.scheme->after_update && m->tensors[T_POS].numel) m->pos.scheme->after_update(&m->pos, m->params.pos);
     model_sync_bf16(m); /* the next step's products see this step's weights, rounded once */
@@ -526,9 +569,7 @@ int trainer_checkpoint(Trainer *tr) {
         nan_message("a weight", m->params_mem[bad], tr->step, tc->out, tr->last_good_step);
         return -1;
     }
-    if (save(tc->out, &tr->model, tc, &tr->data, tr->adam_m, tr->adam_v, tr->step, &tr->data_rng, tr->train_loss,
-             tr->val_loss) != 0)
-        return -1;
+    if (save(tr) != 0) return -1;
     tr->last_good_step = tr->step;
     if (!tc->quiet) progress_note(&tr->prog, "step %ld: checkpoint written to %s", tr->step, tc->out);
     return 0;
@@ -553,20 +594,50 @@ static void restore_signals(const struct sigaction old[2]) {
     sigaction(SIGTERM, &old[1], NULL);
 }
 
-/* one step of a run and what falls due after it (validation, checkpoint, a requested stop):
- * 1 when the run is over, 0 when it goes on, -1 with pelab_errmsg */
+long trainer_end_step(const Trainer *tr) { return tr->cooldown_start >= 0 ? tr->cooldown_end : tr->cfg.steps; }
+
+/* --converge: a cooldown of a quarter of the steps so far, a fifth of the run (Hagele et al. 2024:
+ * a cooldown of 20% matches a cosine schedule of the same length) */
+static long cooldown_steps(long step) { return (step + 3) / 4; }
+
+/* --converge, in the stable phase: the cooldown must begin now, or it would run past cfg.steps */
+static int cooldown_forced(const Trainer *tr) {
+    return tr->cfg.converge && tr->cooldown_start < 0 && tr->step + cooldown_steps(tr->step) >= tr->cfg.steps;
+}
+
+/* --converge, after a validation in the stable phase: the cooldown begins when the rule holds (past
+ * the warmup and --min-steps), or when it is forced */
+static void maybe_cool_down(Trainer *tr) {
+    const TrainConfig *tc = &tr->cfg;
+    const LossCurve *c = &tr->curve;
+    if (!tc->converge || tr->cooldown_start >= 0) return;
+    int early, rule = curve_judge(c->val_step, c->val, c->n_val, tc->converge_frac, tc->converge_abs, &early);
+    int plateau = rule == CURVE_CONVERGED && tr->step >= tc->min_steps && c->val_step[early] >= tr->warmup;
+    if (!plateau && !cooldown_forced(tr)) return;
+    long end = tr->step + cooldown_steps(tr->step);
+    tr->cooldown_start = tr->step, tr->cooldown_end = end < tc->steps ? end : tc->steps, tr->plateaued = plateau;
+    tr->prog.total = tr->cooldown_end;
+    if (!tc->quiet)
+        progress_note(&tr->prog, "step %ld: %s; cooling down to step %ld", tr->step,
+                      plateau ? "validation loss converged (the rule holds)" : "no convergence before the cap",
+                      tr->cooldown_end);
+}
+
+/* one step of a run and what falls due after it (validation, the convergence rule, checkpoint, a
+ * requested stop): 1 when the run is over, 0 when it goes on, -1 with pelab_errmsg */
 static int run_step(Trainer *tr, TrainResult *res) {
     const TrainConfig *tc = &tr->cfg;
-    if (tr->step >= tc->steps) return 1; /* a finished run resumed */
+    if (tr->step >= trainer_end_step(tr)) return 1; /* a finished run resumed */
     if (trainer_step(tr) != 0) return -1;
-    int last = tr->step == tc->steps;
     int stopping = stop_requested || (tc->stop_after > 0 && tr->steps_this_run >= tc->stop_after);
-    int validated = due(tr->step, tc->eval_every) || last;
+    int validated = due(tr->step, tc->eval_every) || tr->step == trainer_end_step(tr) || cooldown_forced(tr);
     if (validated) trainer_evaluate(tr);
     if ((validated || due(tr->step, tc->log_every) || stopping) &&
         curve_row(&tr->curve, tr->step, tr->step * (long)tc->batch * tc->seq_len, tr->opt.lr,
                   validated ? tr->val_loss : NAN) != 0)
         return -1;
+    if (validated) maybe_cool_down(tr);
+    int last = tr->step == trainer_end_step(tr);
     if ((due(tr->step, tc->ckpt_every) || last || stopping) && trainer_checkpoint(tr) != 0) return -1;
     if (stopping) {
         res->interrupted = 1;
@@ -629,6 +700,8 @@ static void fill_result(const Trainer *tr, TrainResult *res) {
     res->train_loss = tr->train_loss;
     res->val_loss = tr->val_loss;
     res->tokens_per_s = tr->tokens_per_s;
+    res->cooldown_start = tr->cooldown_start;
+    res->plateaued = tr->plateaued;
 }
 
 int train_run_many(const TrainConfig *tcs, int n, TrainResult *res) {

@@ -28,8 +28,16 @@ typedef struct {
                          * (StreamingLLM's pre-training with a sink token); -1: off */
     Precision precision; /* the weight products: fp32, or bf16 with fp32 accumulation (model.h) */
     int dim, layers, heads, kv_heads, hidden, seq_len, batch, tied;
-    long steps;
+    long steps;         /* the run's steps; with converge, the most it may take */
     int warmup;
+    /* converge: train until the convergence rule (curve_judge) holds at a validation, at
+     * converge_frac and converge_abs, from step min_steps on, then cool down (lr_wsd) for a quarter of
+     * the steps so far (a fifth of the run), or until steps when that would pass it. The cooldown
+     * also begins when a quarter of the steps so far would reach steps: the run then ends at steps,
+     * the rule perhaps not met. 0: cosine over exactly steps */
+    int converge;
+    float converge_frac, converge_abs;
+    long min_steps;
     float lr, min_lr_frac, wd, clip, beta1, beta2;
     unsigned long long seed;
     float val_frac;
@@ -46,6 +54,8 @@ typedef struct {
     float train_loss;   /* last step's */
     float val_loss;     /* last validation (NaN if none) */
     double tokens_per_s;
+    long cooldown_start; /* converge: the step the cooldown began (-1: none) */
+    int plateaued;      /* ... 1: the rule held there; 0: the cap forced it */
     int interrupted;    /* Ctrl-C, SIGTERM or stop_after */
     int signal;         /* SIGINT or SIGTERM when one stopped the run, else 0 */
 } TrainResult;
@@ -84,6 +94,8 @@ typedef struct {
     long step;               /* steps completed (resume: counted from the checkpoint's) */
     long steps_this_run;
     long last_good_step;     /* step of the last checkpoint written or resumed, -1 if none */
+    long cooldown_start, cooldown_end; /* converge: the cooldown's steps [start, end); -1 before it */
+    int plateaued;           /* converge: the rule held when the cooldown began */
     float train_loss;        /* last step's (resume of a finished run: the stored one) */
     float val_loss;          /* last validation, NaN if none */
     double t0;               /* when this run's first step began */
@@ -96,6 +108,8 @@ typedef struct {
  * tokenizer, the data, and the model (resumed from cfg.out, fine-tuned from cfg.init, or new).
  * Free with trainer_free whether it succeeds or not. -1 with pelab_errmsg. */
 int trainer_setup(Trainer *tr, const TrainConfig *tc);
+/* the step the run ends at: cfg.steps, or with converge the cooldown's end once it began */
+long trainer_end_step(const Trainer *tr);
 /* one optimizer step on a fresh batch; -1 (naming the step and the last good checkpoint) on a
  * non-finite loss or gradient norm */
 int trainer_step(Trainer *tr);
