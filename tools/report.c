@@ -372,9 +372,10 @@ static void write_config(FILE *f, const Compare *c, const Agg *a) {
                                   : "training windows cut anywhere in the stream (--unaligned)");
         for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d", c->lens[l]);
         fprintf(f, "\n");
-        if (b->rand_pos > 0)
-            fprintf(f, "- randomized positions (Ruoss et al. 2023): every training row and every evaluated example at "
-                       "sorted distinct position ids drawn from [0, %d)\n", b->rand_pos);
+        for (int s = 0; s < c->n_schemes; s++)
+            if (c->rand_pos[s] > 0)
+                fprintf(f, "- randomized positions (Ruoss et al. 2023), %s: every training row and every evaluated "
+                           "example at sorted distinct position ids drawn from [0, %d)\n", c->scheme[s], c->rand_pos[s]);
     } else {
         fprintf(f, "- data: `%s`", c->data);
         if (strncmp(c->data, "synth:", 6) == 0)
