@@ -67,7 +67,7 @@ static void take_row(const Compare *c, Agg *a, GenAgg *g, int si, int k, const R
         a->gate_rows[si][k]++; /* a refused gate length counts as not learned */
         return;
     }
-    if (report_gen_row(g, c, si, r)) return; /* gen, jump, keyppl: report_gen.c */
+    if (report_gen_row(g, c, si, k, r)) return; /* gen, jump, keyppl: report_gen.c */
     int l = r->length == RES_NONE ? -1 : report_length_index(c, (int)r->length);
     if (l < 0) return; /* a length this report does not show */
     Series *s = series_get(a, si, r->rule, c);
