@@ -46,6 +46,21 @@ static int bad_tail(const char *fmt, ...) {
     return -1;
 }
 
+/* the relations that name another series, and their words */
+static const struct {
+    const char *word;
+    int relation;
+} pair_relations[] = {{"better", CLAIM_BETTER}, {"learns", CLAIM_LEARNS}, {"keygap", CLAIM_KEYGAP}};
+enum { N_PAIR_RELATIONS = sizeof pair_relations / sizeof pair_relations[0] };
+#define RELATIONS "better:SERIES, learns:SCHEME, keygap:SERIES, flat:TOL or degrades:TOL"
+
+/* the index in pair_relations of word, or -1 */
+static int pair_relation(const char *word) {
+    for (int i = 0; i < N_PAIR_RELATIONS; i++)
+        if (strcmp(word, pair_relations[i].word) == 0) return i;
+    return -1;
+}
+
 /* one line's fields into c; -1 with the message */
 static int parse_line(const char *s, size_t len, const char *name, int line, Claim *c) {
     static const char *series_chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:+=,@-";
@@ -88,20 +103,21 @@ static int parse_line(const char *s, size_t len, const char *name, int line, Cla
     if (!only_chars(f[5], series_chars)) return BAD(5, "'%s': expected a scheme or SCHEME+RULE", f[5]);
     memcpy(c->a, f[5], strlen(f[5]) + 1);
     char *colon = strchr(f[6], ':');
-    if (!colon) return BAD(6, "'%s': expected better:SERIES, learns:SCHEME, flat:TOL or degrades:TOL", f[6]);
+    if (!colon) return BAD(6, "'%s': expected " RELATIONS, f[6]);
     *colon = 0;
     const char *arg = colon + 1;
-    if (strcmp(f[6], "better") == 0 || strcmp(f[6], "learns") == 0) {
+    int pair = pair_relation(f[6]);
+    if (pair >= 0) {
         if (!only_chars(arg, series_chars) || strlen(arg) >= sizeof c->b) return BAD(6, "%s:'%s': expected a series", f[6], arg);
         if (strcmp(arg, c->a) == 0) return BAD(6, "%s:%s: a series against itself", f[6], arg);
-        c->relation = f[6][0] == 'b' ? CLAIM_BETTER : CLAIM_LEARNS;
+        c->relation = pair_relations[pair].relation;
         memcpy(c->b, arg, strlen(arg) + 1);
     } else if (strcmp(f[6], "flat") == 0 || strcmp(f[6], "degrades") == 0) {
         c->relation = f[6][0] == 'f' ? CLAIM_FLAT : CLAIM_DEGRADES;
         if (number(arg, &c->tol) != 0 || !(c->tol >= 0) || c->tol > 1e6)
             return BAD(6, "%s:'%s': expected a tolerance >= 0", f[6], arg);
     } else {
-        return BAD(6, "'%s': expected better:SERIES, learns:SCHEME, flat:TOL or degrades:TOL", f[6]);
+        return BAD(6, "'%s': expected " RELATIONS, f[6]);
     }
     return 0;
 }
@@ -164,13 +180,15 @@ void claims_free(ClaimList *l) {
 }
 
 void claim_relation_str(const Claim *c, char *buf, size_t n) {
-    if (c->relation == CLAIM_BETTER || c->relation == CLAIM_LEARNS)
-        snprintf(buf, n, "%s:%s", c->relation == CLAIM_BETTER ? "better" : "learns", c->b);
-    else { /* the shortest form that reads back as the same number */
-        const char *word = c->relation == CLAIM_FLAT ? "flat" : "degrades";
-        char num[40];
-        snprintf(num, sizeof num, "%g", c->tol);
-        if (strtod(num, NULL) != c->tol) snprintf(num, sizeof num, "%.17g", c->tol);
-        snprintf(buf, n, "%s:%s", word, num);
-    }
+    for (int i = 0; i < N_PAIR_RELATIONS; i++)
+        if (c->relation == pair_relations[i].relation) {
+            snprintf(buf, n, "%s:%s", pair_relations[i].word, c->b);
+            return;
+        }
+    /* flat, degrades: the shortest form that reads back as the same number */
+    const char *word = c->relation == CLAIM_FLAT ? "flat" : "degrades";
+    char num[40];
+    snprintf(num, sizeof num, "%g", c->tol);
+    if (strtod(num, NULL) != c->tol) snprintf(num, sizeof num, "%.17g", c->tol);
+    snprintf(buf, n, "%s:%s", word, num);
 }

@@ -19,6 +19,9 @@
  *             flat:TOL    A at AT is worse than A at the protocol's reference length by less than
  *                         TOL (nats, or accuracy points)
  *             degrades:TOL  ... by more than TOL
+ *             keygap:B    (language modelling) A's advantage over series B at AT is larger on the
+ *                         key tokens than on all tokens (LongPPL, Fang et al. 2024): per seed,
+ *                         (B - A) in key-token loss minus (B - A) in the same tokens' loss, > 0
  *   WHY_UNTESTABLE  empty, or why the toy scale cannot test the claim (then PROTOCOL, AT, A and
  *             RELATION may be "-")
  *
@@ -28,7 +31,7 @@
 
 #include <stddef.h>
 
-enum { CLAIM_BETTER, CLAIM_FLAT, CLAIM_DEGRADES, CLAIM_LEARNS };
+enum { CLAIM_BETTER, CLAIM_FLAT, CLAIM_DEGRADES, CLAIM_LEARNS, CLAIM_KEYGAP };
 
 typedef struct {
     char id[48];
@@ -39,7 +42,7 @@ typedef struct {
     int at_is_mult;
     char a[128];
     int relation;        /* CLAIM_* */
-    char b[128];         /* better, learns: the other series */
+    char b[128];         /* better, learns, keygap: the other series */
     double tol;          /* flat, degrades: the tolerance */
     char untestable[256]; /* "" when testable */
     int line;            /* where it stands in the file */
@@ -56,7 +59,7 @@ int claims_parse(const char *text, size_t n, const char *name, ClaimList *out);
 /* reads and parses path */
 int claims_load(const char *path, ClaimList *out);
 void claims_free(ClaimList *l);
-/* the relation as written ("better:rope", "flat:0.1") into buf */
+/* the relation as written ("better:rope", "flat:0.1", "keygap:rope") into buf */
 void claim_relation_str(const Claim *c, char *buf, size_t n);
 
 #endif

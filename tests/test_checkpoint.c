@@ -453,6 +453,7 @@ void test_checkpoint(void) {
     roundtrip("rope", 0, 1);
     roundtrip("learned", 0, 1);
     roundtrip("learned", 1, 1);
+    roundtrip("learned:max_len=16", 0, 1); /* a table past L: its rows and size come back */
     roundtrip("rope:base=500000,layout=half", 1, 1);
     roundtrip("nope", 0, 0);
     /* the newer schemes: learned tables and MLPs in pos.weight, SSMax's s, a NoPE layer, HoPE's cut */

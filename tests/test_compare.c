@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 
 #include "../core/error.h"
+#include "../io/checkpoint.h"
 #include "../model/pos/pos.h"
 #include "../tools/compare.h"
 #include "../tools/compare_plan.h"
@@ -217,6 +218,34 @@ static void rules_follow_capability(void) {
               strcmp(c.scheme[2], "alibi+temp:floor=2+nope@0,3") == 0 && strcmp(c.tag[1], "rope-nope-1-2") == 0,
           "--schemes keeps a layer list whole (%d: %s | %s | tag %s)", c.n_schemes, c.scheme[1], c.scheme[2], c.tag[1]);
     expect_pelab_error("./pelab compare --schemes scale=2,rope --out /tmp/pelab-unused", "no scheme before it");
+    /* "+randpos[:N]" anywhere among the "+" parts: the label keeps it, the --pos spec drops it; no N: 4 L */
+    c.task = "copy", c.base.seq_len = 16, c.base.rand_pos = 0;
+    compare_set_schemes(&c, "rope,rope+randpos:256,alibi+temp:floor=2+randpos+nope@0");
+    CHECK(c.n_schemes == 3 && strcmp(c.pos[0], "rope") == 0 && c.rand_pos[0] == 0 &&
+              strcmp(c.scheme[1], "rope+randpos:256") == 0 && strcmp(c.pos[1], "rope") == 0 && c.rand_pos[1] == 256 &&
+              strcmp(c.tag[1], "rope-randpos-256") == 0 && strcmp(c.pos[2], "alibi+temp:floor=2+nope@0") == 0 &&
+              c.rand_pos[2] == 64,
+          "+randpos per scheme: %s -> %s (%d), %s -> %s (%d)", c.scheme[1], c.pos[1], c.rand_pos[1], c.scheme[2],
+          c.pos[2], c.rand_pos[2]);
+    c.base.rand_pos = 128; /* --rand-pos: every scheme */
+    compare_set_schemes(&c, "rope,alibi");
+    CHECK(c.rand_pos[0] == 128 && c.rand_pos[1] == 128 && strcmp(c.pos[1], "alibi") == 0,
+          "--rand-pos 128 reaches every scheme (%d, %d)", c.rand_pos[0], c.rand_pos[1]);
+    c.task = NULL, c.base.rand_pos = 0;
+    static const char *const bad_randpos[][2] = {
+        {"--schemes rope+randpos:64 --train-len 16", "randomized positions need --task"},
+        {"--task copy --schemes rope+randpos:x", "expected +randpos or +randpos:N"},
+        {"--task copy --schemes rope+randpos:64x", "expected +randpos or +randpos:N"},
+        {"--task copy --schemes rope+randpos:0", "expected +randpos or +randpos:N"},
+        {"--task copy --train-len 16 --schemes rope+randpos:8", "+randpos:8: expected at least --train-len 16"},
+        {"--task copy --rand-pos 128 --schemes rope,rope+randpos:64", "and --rand-pos 128: give one"},
+        {"--task copy --schemes rope+randpos:64+randpos:65", "+randpos given twice"},
+    };
+    for (size_t i = 0; i < sizeof bad_randpos / sizeof bad_randpos[0]; i++) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "./pelab compare %s --out /tmp/pelab-unused", bad_randpos[i][0]);
+        expect_pelab_error(cmd, bad_randpos[i][1]);
+    }
     /* end to end without training (--collect): xPos gets the rule rows and its fine-tune, FoPE none */
     static char out[1 << 16], args[1024];
     snprintf(args, sizeof args,
@@ -300,6 +329,36 @@ static void check_compare_task(const char *dir) {
     const char *rp = slurp(path);
     CHECK(rc == 0 && rp && strstr(rp, "drawn from [0, 64)") && strstr(rp, "n/a (longer than rand_pos 64)"),
           "compare --task --rand-pos: said in the report, a too-long example n/a (exit %d): %s", rc, rp ? rp : out);
+    /* +randpos per scheme: rope beside rope+randpos:64 in one compare; only the latter's runs are
+     * randomized (trained so: the checkpoint says it) and its too-long example is n/a */
+    snprintf(args, sizeof args, "--task copy:len=2-4,vocab=8 --task-lens 2,40 --task-n 3 --schemes rope,rope+randpos:64 "
+             "--seeds 1 --dim 16 --layers 1 --heads 2 --train-len 16 --steps 2 --synth-bytes 20000 --batch 4 --threads 1 "
+             "--out %s/cmpt-rp1", dir);
+    rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
+    snprintf(path, sizeof path, "%s/cmpt-rp1/report.md", dir);
+    rp = slurp(path);
+    char *report_rp = rp ? strdup(rp) : NULL, csv_plain[600], csv_rand[600];
+    snprintf(csv_plain, sizeof csv_plain, "%s/cmpt-rp1/runs/rope_s1.csv", dir);
+    snprintf(csv_rand, sizeof csv_rand, "%s/cmpt-rp1/runs/rope-randpos-64_s1.csv", dir);
+    char *plain = slurp(csv_plain) ? strdup(slurp(csv_plain)) : NULL, *rand = slurp(csv_rand);
+    CHECK(rc == 0 && report_rp && strstr(report_rp, "rope+randpos:64: every training row") &&
+              !strstr(report_rp, ", rope: every") && plain &&
+              rand && strstr(rand, "task,rope+randpos:64,1,none,16,40,exact,,n/a (longer than rand_pos 64)") &&
+              strstr(plain, "task,rope,1,none,16,40,exact,") && !strstr(plain, "rand_pos"),
+          "compare rope,rope+randpos:64: randomized runs for the one only (exit %d): %s", rc,
+          report_rp ? report_rp : out);
+    free(report_rp), free(plain);
+    for (int i = 0; i < 2; i++) { /* the checkpoints: trained at randomized positions, or not; --pos without +randpos */
+        snprintf(path, sizeof path, "%s/cmpt-rp1/runs/%s_s1.safetensors", dir, i ? "rope-randpos-64" : "rope");
+        Model m;
+        CkptMeta meta;
+        int loaded = checkpoint_load(path, &m, &meta, NULL, NULL) == 0;
+        const char *got = loaded ? meta_get(&meta, "train.rand_pos") : NULL;
+        CHECK(loaded && got && strcmp(got, i ? "64" : "0") == 0 && strncmp(meta_get(&meta, "pos"), "rope:", 5) == 0,
+              "%s: train.rand_pos %s, pos %s (%s)", path, got ? got : "-", loaded ? meta_get(&meta, "pos") : "-",
+              loaded ? "" : pelab_errmsg);
+        if (loaded) model_free(&m);
+    }
     snprintf(args, sizeof args, "--rand-pos 64 --out %s/cmpt2", dir);
     rc = run_compare("", args, out, sizeof out);
     CHECK(rc == 1 && strstr(out, "--rand-pos needs --task"), "--rand-pos without --task refused: %s", out);

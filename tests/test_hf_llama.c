@@ -71,6 +71,7 @@ static void refusals(void) {
     } no[] = {
         {"alibi", "RoPE only"},
         {"xpos", "RoPE only"},
+        {"learned:max_len=16", "RoPE only"}, /* GPT-2's table past L: not a Llama */
         {"rope:fraction=0.5", "partial rotary"},
         {"rope:keep=0.5", "p-RoPE"},
         {"rope:max_period=4", "HoPE"},

@@ -54,8 +54,9 @@ static double loss_at(Model *m, const int *in, const int *tg, const int *pos, in
  * value, which must then match that side's derivative; a wrong backward, off by O(1), matches no
  * side. Only for those schemes: a smooth loss's one-sided differences differ by its curvature,
  * which must not loosen its check.
- * mask_every > 0: every mask_every-th target is -1 (a prompt token of a task: no loss). */
-static void gradcheck_masked(const char *spec, int n_kv_heads, int tied, int mask_every, int window) {
+ * mask_every > 0: every mask_every-th target is -1 (a prompt token of a task: no loss).
+ * Row 0 is at positions first_pos.., row 1 two further (first_pos > 0: past the training length). */
+static void gradcheck_masked(const char *spec, int n_kv_heads, int tied, int mask_every, int window, int first_pos) {
     Model m;
     if (tiny_model(&m, spec, n_kv_heads, tied, 42) != 0) {
         CHECK(0, "gradcheck %s: model_create failed: %s", spec, pelab_errmsg);
@@ -69,7 +70,7 @@ static void gradcheck_masked(const char *spec, int n_kv_heads, int tied, int mas
     for (int i = 0; i < B * T; i++) {
         in[i] = (int)rng_below(&rng, 13);
         tg[i] = mask_every > 0 && i % mask_every == 0 ? -1 : (int)rng_below(&rng, 13);
-        pos[i] = (i % T) + (i / T) * 2; /* row 1 starts at position 2: explicit ids matter */
+        pos[i] = first_pos + (i % T) + (i / T) * 2; /* row 1 starts 2 further: explicit ids matter */
     }
     model_alloc_train(&m, B, T);
     model_zero_grad(&m);
@@ -125,8 +126,8 @@ static void gradcheck_masked(const char *spec, int n_kv_heads, int tied, int mas
     model_free(&m);
 }
 
-void gradcheck(const char *spec, int n_kv_heads, int tied) { gradcheck_masked(spec, n_kv_heads, tied, 0, 0); }
-void gradcheck_window(const char *spec, int window) { gradcheck_masked(spec, 2, 0, 0, window); }
+void gradcheck(const char *spec, int n_kv_heads, int tied) { gradcheck_masked(spec, n_kv_heads, tied, 0, 0, 0); }
+void gradcheck_window(const char *spec, int window) { gradcheck_masked(spec, 2, 0, 0, window, 0); }
 
 /* Training on answers only: targets < 0 carry no loss and no gradient, and the mean is over the
  * counted tokens. The masked loss equals the mean of the unmasked run's per-token losses over the
@@ -162,8 +163,8 @@ static void masked_loss_check(void) {
     CHECK(m.mean_loss == 0.0f && worst == 0.0f, "all targets masked: loss %g, largest gradient %g (both 0)",
           m.mean_loss, worst);
     model_free(&m);
-    gradcheck_masked("rope", 2, 0, 3, 0);
-    gradcheck_masked("alibi", 4, 1, 3, 0);
+    gradcheck_masked("rope", 2, 0, 3, 0, 0);
+    gradcheck_masked("alibi", 4, 1, 3, 0, 0);
 }
 
 /* KV-cache decoding in several chunkings equals the full (training) forward at every position */
@@ -249,26 +250,38 @@ void causality_check(const char *spec) {
     model_free(&m);
 }
 
-static void learned_limit_check(void) {
+/* a learned table of `rows` rows (the training length 8, or longer): positions up to rows - 1 are
+ * accepted in the forward and the cached decoder, position rows is an error naming it */
+static void learned_table_limit(const char *spec, int rows) {
     Model m;
-    tiny_model(&m, "learned", 2, 1, 1); /* table of seq_len = 8 rows */
-    int in[9] = {0}, pos[9];
-    for (int i = 0; i < 9; i++) pos[i] = i;
-    model_alloc_train(&m, 1, 9);
-    CHECK(model_forward(&m, in, NULL, pos, 1, 8) == 0, "learned: positions 0..7 accepted");
+    tiny_model(&m, spec, 2, 1, 1);
+    int in[17] = {0}, pos[17];
+    for (int i = 0; i <= rows; i++) pos[i] = i;
+    model_alloc_train(&m, 1, rows + 1);
+    CHECK(model_forward(&m, in, NULL, pos, 1, rows) == 0, "%s: positions 0..%d accepted: %s", spec, rows - 1,
+          pelab_errmsg);
     pelab_errmsg[0] = 0;
-    CHECK(model_forward(&m, in, NULL, pos, 1, 9) == -1 && strstr(pelab_errmsg, "position 8 is past the end"),
-          "learned: position 8 rejected with a clear message (got '%s')", pelab_errmsg);
+    char past[64];
+    snprintf(past, sizeof past, "position %d is past the end", rows);
+    CHECK(model_forward(&m, in, NULL, pos, 1, rows + 1) == -1 && strstr(pelab_errmsg, past),
+          "%s: position %d rejected with a clear message (got '%s')", spec, rows, pelab_errmsg);
     KVCache kv;
-    kvcache_init(&kv, &m, 16, 4);
+    kvcache_init(&kv, &m, 32, 4);
     float logits[13];
-    CHECK(decode_forward(&m, &kv, in, pos, 8, logits, 0) == 0, "learned decode within table");
-    CHECK(decode_forward(&m, &kv, in, pos + 8, 1, logits, 0) == -1 && strstr(pelab_errmsg, "learned"),
-          "learned decode past table rejected: '%s'", pelab_errmsg);
+    CHECK(decode_forward(&m, &kv, in, pos, rows, logits, 0) == 0, "%s: decode within the table", spec);
+    CHECK(decode_forward(&m, &kv, in, pos + rows, 1, logits, 0) == -1 && strstr(pelab_errmsg, "learned"),
+          "%s: decode past the table rejected: '%s'", spec, pelab_errmsg);
     int neg = -1;
-    CHECK(decode_forward(&m, &kv, in, &neg, 1, logits, 0) == -1, "negative position rejected");
+    CHECK(decode_forward(&m, &kv, in, &neg, 1, logits, 0) == -1, "%s: negative position rejected", spec);
     kvcache_free(&kv);
     model_free(&m);
+}
+
+static void learned_limit_check(void) {
+    learned_table_limit("learned", 8); /* table of seq_len = 8 rows */
+    learned_table_limit("learned:max_len=16", 16); /* GPT-2's setting: rows past L */
+    /* the gradient of rows past L, reached by positions 6..13 (the training length is 8) */
+    gradcheck_masked("learned:max_len=16", 2, 0, 0, 0, 6);
 }
 
 /* targets are validated; the score-gradient scratch follows the thread count */

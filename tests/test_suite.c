@@ -217,7 +217,7 @@ static void micro(const char *tmp) {
                         "--threads 1";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick %s --dir %s/suite-micro", flags, tmp);
     int rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "suite quick (version 3): 2 protocols, 10 models (2 seeds each); expected about") &&
+    CHECK(rc == 0 && strstr(out, "suite quick (version 3): 2 protocols, 14 models (2 seeds each); expected about") &&
               strstr(out, "suite: [1/2] lm") && strstr(out, "suite: [2/2] copy") && strstr(out, "training rope, 2 seeds side by side"),
           "the micro suite runs both protocols, seeds side by side (exit %d): %.2000s", rc, out);
     snprintf(path, sizeof path, "%s/suite-micro/suite.md", tmp);
@@ -243,9 +243,11 @@ static void micro(const char *tmp) {
     char *jobs = slurp(path);
     int lines = 0;
     for (const char *p = jobs; p && *p; p++) lines += *p == '\n';
-    CHECK(rc == 0 && lines == 10 && strstr(jobs, " compare ") && strstr(jobs, "--only alibi_s2") && strstr(jobs, "--task copy") &&
-              strstr(jobs, "--only sinusoidal-scale-1-tokens-sqrt-dim_s2"),
-          "--jobs: one command per run of every protocol, lm's fairseq sinusoidal too (10; exit %d): %s", rc,
+    CHECK(rc == 0 && lines == 14 && strstr(jobs, " compare ") && strstr(jobs, "--only alibi_s2") && strstr(jobs, "--task copy") &&
+              strstr(jobs, "--only sinusoidal-scale-1-tokens-sqrt-dim_s2") && strstr(jobs, "--only learned-max-len-1024_s2") &&
+              strstr(jobs, "--only rope-randpos-256_s1"),
+          "--jobs: one command per run of every protocol, the claims' series too (lm: fairseq's sinusoidal and "
+          "learned:max_len=1024, copy: rope+randpos:256; 14; exit %d): %s", rc,
           jobs ? jobs : out);
     free(rep), free(jobs);
     /* quick with the default baselines: each task protocol trains the baselines its claims compare,
@@ -256,10 +258,12 @@ static void micro(const char *tmp) {
         {"", {"/sinks --schemes rope ", "/passkey --schemes nope,learned,sinusoidal,rope,alibi,t5,kerple ",
               "/selcopy --schemes rope,cope ", "/mqar --schemes alibi,rope ", NULL},
          {"/copy ", "/flipflop ", NULL}},
-        {"--with fire", {"/lm --schemes nope,learned,sinusoidal,rope,alibi,t5,kerple,fire,sinusoidal:scale=1,tokens=sqrt_dim ",
+        {"--with fire", {"/lm --schemes nope,learned,sinusoidal,rope,alibi,t5,kerple,fire,sinusoidal:scale=1,tokens=sqrt_dim,"
+                         "learned:max_len=1024 ",
                          "/selcopy --schemes rope,fire,cope ", "/sinks --schemes rope ", NULL},
          {"/copy ", NULL, NULL}},
-        {"--schemes fire,rope --protocols copy,mqar", {"/copy --schemes fire,rope ", "/mqar --schemes fire,rope ", NULL, NULL},
+        {"--schemes fire,rope --protocols copy,mqar",
+         {"/copy --schemes fire,rope,rope+randpos:256 ", "/mqar --schemes fire,rope ", NULL, NULL},
          {"/lm ", "/passkey ", NULL}},
     };
     snprintf(path, sizeof path, "%s/plan.jobs", tmp);

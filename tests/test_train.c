@@ -11,6 +11,8 @@
 #include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/rng.h"
+#include "../data/dataset.h"
+#include "../infer/eval.h"
 #include "../io/checkpoint.h"
 #include "../train/adamw.h"
 #include "../train/curve.h"
@@ -572,6 +574,49 @@ static void seeds_identical(void) {
           "a seed that cannot start is named: %s", pelab_errmsg);
 }
 
+/* a learned table longer than L (GPT-2's): training at L = 32 never reaches rows 32..127, so they
+ * keep their initialization bit for bit while rows 0..31 are trained; the loss past L is then
+ * computable up to the table's 128 rows, and a length past it is refused (n/a, never a read past
+ * the array) */
+static void learned_table_past_len(void) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/learned_long.safetensors", test_tmpdir());
+    TrainConfig tc;
+    TrainResult r;
+    small_config(&tc, path);
+    tc.pos = "learned:max_len=128";
+    CHECK(train_run(&tc, &r) == 0 && isfinite(r.val_loss), "training learned:max_len=128 at L 32: %s", pelab_errmsg);
+    Model m, init;
+    Dataset d;
+    if (checkpoint_load(path, &m, NULL, NULL, NULL) != 0 || model_create(&init, &m.cfg, tc.pos) != 0) {
+        CHECK(0, "reload the learned:max_len=128 run: %s", pelab_errmsg);
+        return;
+    }
+    model_init_weights(&init, tc.seed);
+    const TensorInfo *ti = &m.tensors[T_POS];
+    size_t row = (size_t)m.cfg.dim, trained = (size_t)tc.seq_len * row;
+    const float *p = m.params_mem + ti->offset, *p0 = init.params_mem + ti->offset;
+    CHECK(ti->numel == 128 * row && memcmp(p + trained, p0 + trained, (ti->numel - trained) * sizeof(float)) == 0 &&
+              memcmp(p, p0, trained * sizeof(float)) != 0,
+          "rows 32..127 keep their initialization, rows 0..31 are trained (%zu values)", ti->numel);
+    if (dataset_load(&d, tc.data, tc.val_frac, tc.seed, (size_t)tc.synth_bytes, tc.seq_len) == 0) {
+        const int *held = d.tokens + d.n_train;
+        size_t n_held = d.n - d.n_train;
+        EvalLength e4, e5;
+        int rc4 = eval_length(&m, held, n_held, 128, 0, DYNAMIC_WINDOW, 4, &e4);
+        int rc5 = eval_length(&m, held, n_held, 160, 0, DYNAMIC_WINDOW, 4, &e5);
+        CHECK(rc4 == 0 && e4.status == EVAL_OK && isfinite(eval_mean(&e4.proto[EVAL_NONOVERLAP])) && rc5 == 0 &&
+                  e5.status == EVAL_PAST_TABLE && e5.limit == 128,
+              "loss at 4L = 128 computed (%g), at 160 past the table of 128 (status %d, limit %ld): %s",
+              rc4 == 0 ? eval_mean(&e4.proto[EVAL_NONOVERLAP]) : NAN, (int)e5.status, e5.limit, pelab_errmsg);
+        if (rc4 == 0) eval_length_free(&e4);
+        if (rc5 == 0) eval_length_free(&e5);
+        dataset_free(&d);
+    } else CHECK(0, "dataset of the learned:max_len=128 run: %s", pelab_errmsg);
+    model_free(&init);
+    model_free(&m);
+}
+
 void test_train(void) {
     seeds_identical();
     flags_checked_first();
@@ -589,4 +634,5 @@ void test_train(void) {
     resume_longer();
     loss_falls();
     converge_stops();
+    learned_table_past_len();
 }

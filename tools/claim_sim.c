@@ -203,7 +203,7 @@ int claim_sim_run(const SimScenario *sc, const SeqPlan *plan, int suites, uint64
                 sim_aggregate(&claims[i], &draws[i], plan->seeds[k], a, g);
                 ClaimStat st;
                 StrBuf why = {0};
-                suite_claim_stat(&claims[i].cl, &claims[i].c, a, claims[i].ref, plan->seeds[k], &st, &why);
+                suite_claim_stat(&claims[i].cl, &claims[i].c, a, g, claims[i].ref, plan->seeds[k], &st, &why);
                 sb_free(&why);
                 claim_track_look(&tracks[i], plan, k, &st);
             }

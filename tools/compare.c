@@ -204,7 +204,7 @@ static void finetune_one(const Compare *c, int kind, int s, int k, const char *b
         pelab_die("%s: cannot fine-tune %s_s%llu: %s is missing (remove its CSV to retrain the run)", c->name,
                   c->tag[s], c->seed[k], base_ckpt);
     TrainConfig tc = c->base;
-    tc.pos = c->scheme[s], tc.seed = c->seed[k], tc.out = ckpt;
+    tc.pos = c->pos[s], tc.rand_pos = c->rand_pos[s], tc.seed = c->seed[k], tc.out = ckpt;
     tc.init = base_ckpt, tc.scale = c->finetune_rule;
     tc.seq_len = kind == FT_POSE ? c->base.seq_len : compare_finetune_len(c);
     tc.pose = kind == FT_POSE ? compare_finetune_len(c) : 0;
@@ -226,7 +226,7 @@ static void run_one(const Compare *c, int s, int k, int idx, int total, const Tr
     int trained = 0;
     if (done || c->fresh || !skip_finished(csv)) {
         TrainConfig tc = c->base;
-        tc.pos = c->scheme[s], tc.seed = c->seed[k], tc.out = ckpt;
+        tc.pos = c->pos[s], tc.rand_pos = c->rand_pos[s], tc.seed = c->seed[k], tc.out = ckpt;
         train_and_evaluate(c, s, k, &tc, "train", NULL, csv, idx, total, done);
         trained = 1;
     }
@@ -257,7 +257,7 @@ static void train_scheme_seeds(const Compare *c, int s, TrainResult *done, int *
         if (!c->fresh && access(csv, F_OK) == 0) continue;
         compare_run_path(c, s, k, ".safetensors", ckpt[n], sizeof ckpt[n]);
         tcs[n] = c->base;
-        tcs[n].pos = c->scheme[s], tcs[n].seed = c->seed[k], tcs[n].out = ckpt[n];
+        tcs[n].pos = c->pos[s], tcs[n].rand_pos = c->rand_pos[s], tcs[n].seed = c->seed[k], tcs[n].out = ckpt[n];
         tcs[n].quiet = c->base.quiet || n > 0; /* one progress line: the first seed's */
         ks[n++] = k;
     }
@@ -384,6 +384,39 @@ static int split_schemes(Compare *c, const char *list) {
     return n;
 }
 
+/* "SCHEME+randpos[:N]" (anywhere among the spec's "+" parts): that scheme's runs train, and are scored,
+ * at randomized positions (Ruoss et al. 2023: sorted distinct ids from [0, N), default 4 L), beside
+ * the same scheme at positions 0, 1, 2, ... in one compare. The label keeps the suffix; c->pos[i],
+ * what training reads, drops it. A scheme without it takes --rand-pos (0: off). */
+static void take_randpos(Compare *c, int i) {
+    const char *spec = c->scheme[i], *at = strstr(spec, "+randpos");
+    while (at && at[8] && at[8] != ':' && at[8] != '+') at = strstr(at + 1, "+randpos");
+    c->rand_pos[i] = c->base.rand_pos;
+    snprintf(c->pos[i], sizeof c->pos[i], "%s", spec);
+    if (!at) return;
+    const char *arg = at + 8, *end = arg + strcspn(arg, "+");
+    long n = 4L * c->base.seq_len;
+    if (*arg == ':') {
+        char *stop;
+        n = strtol(arg + 1, &stop, 10);
+        if (stop == arg + 1 || stop != end || n < 1 || n > 1 << 30)
+            pelab_die("%s: --schemes %s: '+randpos%.*s': expected +randpos or +randpos:N (ids drawn from [0, N))",
+                      c->name, spec, (int)(end - arg), arg);
+    }
+    if (!c->task)
+        pelab_die("%s: --schemes %s: randomized positions need --task SPEC (loss lengths are measured at positions 0..)",
+                  c->name, spec);
+    if (c->base.rand_pos)
+        pelab_die("%s: --schemes %s and --rand-pos %d: give one (--rand-pos randomizes every scheme)", c->name, spec,
+                  c->base.rand_pos);
+    snprintf(c->pos[i], sizeof c->pos[i], "%.*s%s", (int)(at - spec), spec, end);
+    if (strstr(c->pos[i], "+randpos")) pelab_die("%s: --schemes %s: +randpos given twice", c->name, spec);
+    if (n < c->base.seq_len)
+        pelab_die("%s: --schemes %s: +randpos:%ld: expected at least --train-len %d distinct positions", c->name, spec,
+                  n, c->base.seq_len);
+    c->rand_pos[i] = (int)n;
+}
+
 void compare_set_schemes(Compare *c, const char *list) {
     char known[512];
     pos_list(known, sizeof known);
@@ -400,6 +433,7 @@ void compare_set_schemes(Compare *c, const char *list) {
         memcpy(c->tag[i], c->scheme[i], sizeof c->tag[i]); /* same size; snprintf here trips -Wrestrict */
         for (; *t; t++)
             if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-", *t)) *t = '-';
+        take_randpos(c, i);
     }
 }
 
@@ -550,7 +584,8 @@ int compare_main(int argc, char **argv, Compare *c) {
         {"--task-lens", OPT_STR, &task_lens, 0, 0, "task lengths to score (default: the spec's lo, hi, then 2, 4, 8, 16 x hi)"},
         {"--task-n", OPT_INT, &c->task_n, 1, 1 << 20, "examples per task length"},
         {"--rand-pos", OPT_INT, &b->rand_pos, 0, 1 << 30, "with --task: randomized positions (Ruoss et al.), sorted "
-                                                       "distinct ids from [0, N) in training and in the task evaluation"},
+                                                       "distinct ids from [0, N) in training and in the task evaluation, "
+                                                       "every scheme (one scheme: SCHEME+randpos:N in --schemes)"},
         {"--unaligned", OPT_FLAG, &unaligned, 0, 0, "with --task: training windows cut anywhere in the example stream "
                                                    "(default: each starts at an example, as evaluation prompts do)"},
         {"--eval-tokens", OPT_INT, &c->eval_tokens, 0, 1 << 30, "held-out tokens evaluated per length (0: all)"},

@@ -28,6 +28,10 @@ typedef struct {
     int n_schemes, n_seeds, n_rules, n_lengths;
     char scheme[CMP_MAX_SCHEMES][128];    /* specs as given ("rope", "alibi", "rope:base=500") */
     char tag[CMP_MAX_SCHEMES][128];       /* file-name form of the spec */
+    char pos[CMP_MAX_SCHEMES][128];       /* the --pos spec each scheme trains with: scheme[] less "+randpos[:N]" */
+    int rand_pos[CMP_MAX_SCHEMES];        /* its randomized positions (Ruoss et al. 2023), sorted distinct ids from
+                                           * [0, N) in training and in the task evaluation: "+randpos:N", or
+                                           * --rand-pos N for every scheme (0: positions 0, 1, 2, ...) */
     unsigned long long seed[CMP_MAX_SEEDS];
     char rule[CMP_MAX_RULES][64];         /* post-hoc rules for the models that take them (rope, xpos) */
     int lens[CMP_MAX_LENGTHS];            /* evaluation lengths, mult x L */

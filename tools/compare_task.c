@@ -55,7 +55,7 @@ static void length_rows(const Compare *c, int s, int k, Model *m, const char *ru
     TaskScore sc;
     /* a learned table refuses what lies past its end: n/a, as the loss rows say it (the
      * longest draw is a guide; the evaluation itself is the judge) */
-    int rand_pos = c->base.rand_pos, refused = accepted >= 0 && need > accepted;
+    int rand_pos = c->rand_pos[s], refused = accepted >= 0 && need > accepted;
     ResStatus why = RES_PAST_TABLE;
     long limit = accepted;
     if (rand_pos > 0 && need > rand_pos) { /* randomized positions are drawn from [0, rand_pos) */

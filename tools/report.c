@@ -68,7 +68,7 @@ void report_take_row(const Compare *c, Agg *a, GenAgg *g, int si, int k, const R
         a->gate_rows[si][k]++; /* a refused gate length counts as not learned */
         return;
     }
-    if (report_gen_row(g, c, si, r)) return; /* gen, jump, keyppl: report_gen.c */
+    if (report_gen_row(g, c, si, k, r)) return; /* gen, jump, keyppl: report_gen.c */
     int l = r->length == RES_NONE ? -1 : report_length_index(c, (int)r->length);
     if (l < 0) return; /* a length this report does not show */
     Series *s = series_get(a, si, r->rule, c);
@@ -379,9 +379,10 @@ static void write_config(FILE *f, const Compare *c, const Agg *a) {
                                   : "training windows cut anywhere in the stream (--unaligned)");
         for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d", c->lens[l]);
         fprintf(f, "\n");
-        if (b->rand_pos > 0)
-            fprintf(f, "- randomized positions (Ruoss et al. 2023): every training row and every evaluated example at "
-                       "sorted distinct position ids drawn from [0, %d)\n", b->rand_pos);
+        for (int s = 0; s < c->n_schemes; s++)
+            if (c->rand_pos[s] > 0)
+                fprintf(f, "- randomized positions (Ruoss et al. 2023), %s: every training row and every evaluated "
+                           "example at sorted distinct position ids drawn from [0, %d)\n", c->scheme[s], c->rand_pos[s]);
     } else {
         fprintf(f, "- data: `%s`", c->data);
         if (strncmp(c->data, "synth:", 6) == 0)

@@ -10,7 +10,6 @@
 #include "compare_gen.h"
 #include "report_agg.h"
 
-enum { KEY = 0, ALL = 1 };
 static const char *const GEN_METRICS[GEN_METRICS_N] = {"rep4", "distinct4", "ownloss"};
 
 static GenSeries *series(GenAgg *agg, int scheme, const char *rule) {
@@ -27,9 +26,18 @@ static GenSeries *series(GenAgg *agg, int scheme, const char *rule) {
 static void add(double *v, int *n, int cap, double x) {
     if (*n < cap) v[(*n)++] = x;
 }
-static void add_stat(GenStat *st, double x) { add(st->v, &st->n, CMP_MAX_SEEDS, x); }
+static void add_stat(GenStat *st, double x, int k) {
+    if (st->n < CMP_MAX_SEEDS) st->seed[st->n] = k;
+    add(st->v, &st->n, CMP_MAX_SEEDS, x);
+}
 
-int report_gen_row(GenAgg *agg, const Compare *c, int s, const ResultRow *r) {
+double report_gen_seed(const GenStat *st, int k) {
+    for (int i = 0; i < st->n; i++)
+        if (st->seed[i] == k) return st->v[i];
+    return NAN;
+}
+
+int report_gen_row(GenAgg *agg, const Compare *c, int s, int k, const ResultRow *r) {
     int gen = strcmp(r->kind, "gen") == 0, jump = strcmp(r->kind, "jump") == 0, key = strcmp(r->kind, "keyppl") == 0;
     if (!gen && !jump && !key) return 0;
     GenSeries *g = series(agg, s, r->rule);
@@ -49,16 +57,16 @@ int report_gen_row(GenAgg *agg, const Compare *c, int s, const ResultRow *r) {
         int q = 0;
         while (q < GEN_METRICS_N && strcmp(r->protocol, GEN_METRICS[q]) != 0) q++;
         if (q == GEN_METRICS_N || bucket < 0 || bucket >= GEN_MAX_BUCKETS) return 1;
-        add_stat(&g->gen[q][bucket], v);
+        add_stat(&g->gen[q][bucket], v, k);
         agg->lo[bucket] = (int)r->pos_lo, agg->hi[bucket] = (int)r->pos_hi, agg->has_gen = 1;
         if (bucket >= agg->n_buckets) agg->n_buckets = bucket + 1;
     } else if (jump) {
-        add_stat(&g->jump, v), agg->has_jump = 1;
+        add_stat(&g->jump, v, k), agg->has_jump = 1;
     } else if (strcmp(r->protocol, "share") == 0) {
-        add_stat(&g->share, v);
+        add_stat(&g->share, v, k);
     } else {
         int l = r->length == RES_NONE ? -1 : report_length_index(c, (int)r->length);
-        if (l >= 0) add_stat(&g->key[strcmp(r->protocol, "key") == 0 ? KEY : ALL][l], v), agg->has_key = 1;
+        if (l >= 0) add_stat(&g->key[strcmp(r->protocol, "key") == 0 ? GEN_KEY : GEN_ALL][l], v, k), agg->has_key = 1;
     }
     return 1;
 }
@@ -136,9 +144,9 @@ static void write_jump(FILE *f, const Compare *c, const GenAgg *agg) {
 static void key_table(FILE *f, const Compare *c, const GenAgg *agg, int which) {
     fprintf(f, "| scheme | rule |");
     for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d%s |", c->lens[l], c->lens[l] == c->base.seq_len ? " (=L)" : "");
-    if (which == KEY) fprintf(f, " key share |");
+    if (which == GEN_KEY) fprintf(f, " key share |");
     fprintf(f, "\n|---|---|");
-    for (int l = 0; l < c->n_lengths + (which == KEY); l++) fprintf(f, "---:|");
+    for (int l = 0; l < c->n_lengths + (which == GEN_KEY); l++) fprintf(f, "---:|");
     fprintf(f, "\n");
     for (int i = 0; i < agg->n; i++) {
         char buf[64];
@@ -147,7 +155,7 @@ static void key_table(FILE *f, const Compare *c, const GenAgg *agg, int which) {
             stat_cell(&agg->s[i].key[which][l], buf, sizeof buf);
             fprintf(f, " %s |", buf);
         }
-        if (which == KEY) stat_cell(&agg->s[i].share, buf, sizeof buf), fprintf(f, " %s |", buf);
+        if (which == GEN_KEY) stat_cell(&agg->s[i].share, buf, sizeof buf), fprintf(f, " %s |", buf);
         fprintf(f, "\n");
     }
 }
@@ -160,9 +168,9 @@ static void write_key(FILE *f, const Compare *c, const GenAgg *agg) {
                "rules and lengths of a run (a fine-tune: those of its base run). Loss in nats over non-overlapping "
                "windows (perplexity = exp(loss)); \"—\": no key token or the length is refused.\n\n",
             c->key_gain, c->key_evaluator ? c->key_evaluator : "each run's own trained model", c->keyppl_tokens);
-    key_table(f, c, agg, KEY);
+    key_table(f, c, agg, GEN_KEY);
     fprintf(f, "\nThe same tokens, every one (ordinary loss, for comparison):\n\n");
-    key_table(f, c, agg, ALL);
+    key_table(f, c, agg, GEN_ALL);
 }
 
 void report_gen_write(FILE *f, const Compare *c, const GenAgg *agg) {

@@ -27,7 +27,7 @@ static int wavelength_picture(FILE *f, const Compare *c, int i, const char *dir)
         if (compare_takes_rule(c, i, r) && rope_rule_parse(c->rule[r], &rule) == 0) /* not an extension method */
             strcat(strcat(scales, ","), c->rule[r]);
     }
-    ShowRotary r = {.pos = c->scheme[i], .train_len = c->base.seq_len, .dim = c->base.dim, .heads = c->base.heads,
+    ShowRotary r = {.pos = c->pos[i], .train_len = c->base.seq_len, .dim = c->base.dim, .heads = c->base.heads,
                     .layers = c->base.layers};
     int drawn = show_rotary_series(&r, scales, NULL, 0, NULL) == 0 ? show_plot_wavelength(dir, &r, NULL) : -1;
     show_rotary_free(&r);
@@ -51,12 +51,12 @@ static int bias_picture(FILE *f, const Compare *c, int i, const char *dir) {
     int trained = !(stat(ckpt, &st) != 0 && errno == ENOENT);
     if (trained && checkpoint_load(ckpt, &m, NULL, NULL, NULL) != 0) return pelab_fail("bias picture: %s", pelab_errmsg);
     if (trained) pc = &m.pos;
-    else if (show_scheme_init(&own, c->scheme[i], c->base.dim, c->base.heads, c->base.layers, c->base.seq_len,
+    else if (show_scheme_init(&own, c->pos[i], c->base.dim, c->base.heads, c->base.layers, c->base.seq_len,
                                    &params) != 0) return -1;
     int T = c->base.seq_len < 64 ? c->base.seq_len : 64, H = pc->n_heads, drawn = 0;
     float *maps = xmalloc(sizeof(float) * (size_t)H * T * T);
     for (int h = 0; h < H && drawn == 0; h++) drawn = show_bias_map(pc, T, h, 0, maps + (size_t)h * T * T);
-    if (drawn == 0) drawn = show_plot_bias(dir, c->scheme[i], 0, maps, H, T, NULL);
+    if (drawn == 0) drawn = show_plot_bias(dir, c->pos[i], 0, maps, H, T, NULL);
     free(maps), free(params);
     if (trained) model_free(&m);
     else pos_free(&own);

@@ -38,6 +38,7 @@ typedef struct {
     const SuiteProtocol *p;
     Compare *c; /* NULL: not run */
     Agg *a;
+    GenAgg *g;      /* the gen, jump and keyppl figures (keygap claims) */
     double seconds; /* training and evaluation here, every look */
     int models;     /* runs trained here */
     int seeds;      /* the seeds per series of the latest look read back */
@@ -209,15 +210,15 @@ static int missing_runs(const Compare *c, const Agg *a, const char *schemes, int
     return missing;
 }
 
-/* one protocol at one look: train the new seeds of `schemes` (NULL: every scheme), or write their
- * commands (--jobs), then read every run back into r (the full scheme list at `seeds`). The runs of
- * the look still missing (--jobs, --collect), 0 when it is complete. */
-static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *schemes, int mode, FILE *jobs_out) {
+/* one protocol at one look: train the new seeds of `schemes` (NULL: every scheme), then read every
+ * run back into r (the full scheme list at `seeds`); with --jobs, the commands of the look's runs
+ * that the claims still undecided need and that have not finished. Those runs' count (0: the look
+ * is complete; training always completes it). */
+static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *schemes, int mode, FILE *jobs_out,
+                    const ClaimList *cl, const ClaimTrack *tracks) {
     SuiteRun at = *run;
     at.seeds = seeds;
     StrBuf words = {0};
-    char jobs_path[1200];
-    snprintf(jobs_path, sizeof jobs_path, "%s/%s.jobs", run->dir, r->p->name);
     char *cargv[96];
     Compare *c = calloc(1, sizeof *c);
     Agg *a = calloc(1, sizeof *a);
@@ -238,9 +239,24 @@ static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *
     if (cargc < 0) pelab_die("suite: %s: too many compare flags", r->p->name);
     compare_main(cargc, cargv, c);
     if (compare_aggregate(c, a, g) != 0) pelab_die("suite: %s: %s", r->p->name, pelab_errmsg);
-    free(g); /* the matrix and the claims read the loss and task figures only */
-    int missing = missing_runs(c, a, schemes, seeds);
+    if (mode == LOOK_TRAIN) {
+        r->seconds += now_seconds() - t0;
+        int before = r->c ? r->seeds : 0;
+        for (int s = 0; s < c->n_schemes; s++)
+            for (int k = before; k < seeds; k++) r->models += a->gate[s][k] != RUN_MISSING;
+    }
+    if (r->c) sb_free(&r->c->cmdline), free(r->c), free(r->a), free(r->g);
+    r->c = c, r->a = a, r->g = g, r->seeds = seeds;
+    int missing = 0;
+    if (mode != LOOK_TRAIN) { /* the runs the undecided claims read */
+        StrBuf need = {0};
+        needed_schemes(r, cl, tracks, &need);
+        if (need.len) missing = missing_runs(c, a, sb_str(&need), seeds);
+        sb_free(&need);
+    }
     if (mode == LOOK_JOBS && missing) {
+        char jobs_path[1200];
+        snprintf(jobs_path, sizeof jobs_path, "%s/%s.jobs", run->dir, r->p->name);
         at.only_schemes = schemes;
         const char *extra[2] = {"--jobs", jobs_path};
         cargc = suite_compare_argv(r->p, &at, extra, 2, &words, cargv, 96);
@@ -251,17 +267,8 @@ static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *
         sb_free(&jc->cmdline), free(jc);
         append_file(jobs_out, jobs_path);
     }
-    if (mode == LOOK_TRAIN) {
-        r->seconds += now_seconds() - t0;
-        int before = r->c ? r->seeds : 0, added = 0;
-        for (int s = 0; s < c->n_schemes; s++)
-            for (int k = before; k < seeds; k++) added += a->gate[s][k] != RUN_MISSING;
-        r->models += added;
-    }
-    if (r->c) sb_free(&r->c->cmdline), free(r->c), free(r->a);
-    r->c = c, r->a = a, r->seeds = seeds;
     sb_free(&words);
-    return mode == LOOK_TRAIN ? 0 : missing;
+    return missing;
 }
 
 /* the suite's sequential plan and where it stopped, for the report */
@@ -293,7 +300,7 @@ static void claim_why(const Claim *c, const ClaimTrack *t, const SuiteSeq *seq, 
     const ClaimStat *st = claim_track_stat(t);
     int k = st ? (int)(st - t->st) : -1;
     ClaimStat again;
-    suite_claim_stat(c, r ? r->c : NULL, r ? r->a : NULL, r ? r->p->ref : 0, k >= 0 ? seq->plan.seeds[k] : 0, &again, why);
+    suite_claim_stat(c, r ? r->c : NULL, r ? r->a : NULL, r ? r->g : NULL, r ? r->p->ref : 0, k >= 0 ? seq->plan.seeds[k] : 0, &again, why);
     if (!t->in_family) return;
     if (t->look_diff < 0) {
         sb_puts(why, "; no test: it counts in the family with p = 1");
@@ -614,7 +621,7 @@ int cmd_suite(int argc, char **argv) {
             printf("suite: [look %d/%d, %d seeds; %d/%d] %s%s%s\n", k + 1, seq.plan.n_looks, seeds_k, i + 1, n,
                    res[i].p->name, k ? ": more seeds for " : "", k ? sb_str(&need[i]) : "");
             fflush(stdout);
-            pending += run_look(&res[i], &run, seeds_k, k ? sb_str(&need[i]) : NULL, mode, jobs_out);
+            pending += run_look(&res[i], &run, seeds_k, k ? sb_str(&need[i]) : NULL, mode, jobs_out, &cl, tracks);
         }
         for (int i = 0; i < n; i++) sb_free(&need[i]);
         if (pending) { /* --jobs or --collect: this look's runs are not all there */
@@ -628,7 +635,7 @@ int cmd_suite(int argc, char **argv) {
             const SuiteResult *r = claim_result(&cl.c[i], res, n);
             ClaimStat st;
             StrBuf why = {0};
-            suite_claim_stat(&cl.c[i], r ? r->c : NULL, r ? r->a : NULL, r ? r->p->ref : 0, seeds_k, &st, &why);
+            suite_claim_stat(&cl.c[i], r ? r->c : NULL, r ? r->a : NULL, r ? r->g : NULL, r ? r->p->ref : 0, seeds_k, &st, &why);
             sb_free(&why);
             claim_track_look(&tracks[i], &seq.plan, k, &st);
         }
@@ -659,7 +666,7 @@ int cmd_suite(int argc, char **argv) {
            counts[CLAIM_INCONCLUSIVE], counts[CLAIM_UNTESTABLE], seq.looks_done, seq.plan.n_looks, seq.stop);
     printf("suite: report in %s/suite.md, claims in %s/claims.csv\n", run.dir, run.dir);
     for (int i = 0; i < n; i++)
-        if (res[i].c) sb_free(&res[i].c->cmdline), free(res[i].c), free(res[i].a);
+        if (res[i].c) sb_free(&res[i].c->cmdline), free(res[i].c), free(res[i].a), free(res[i].g);
     claims_free(&cl), sb_free(&list), sb_free(&cmdline), free(tracks);
     return 0;
 }

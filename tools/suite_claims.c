@@ -8,6 +8,7 @@
 #include "../core/stats.h"
 #include "../io/results.h"
 #include "report_verdict.h"
+#include "suite_keyppl.h"
 
 /* a claim's length in the protocol's units: a task length, or a multiple of L in tokens */
 static int claim_length(const Compare *c, double at, int is_mult) {
@@ -217,8 +218,8 @@ static int claim_length_index(const Claim *cl, const Compare *c, StrBuf *why) {
     return l;
 }
 
-void suite_claim_stat(const Claim *cl, const Compare *c, const Agg *a, double ref, int seeds, ClaimStat *st,
-                      StrBuf *why) {
+void suite_claim_stat(const Claim *cl, const Compare *c, const Agg *a, const GenAgg *g, double ref, int seeds,
+                      ClaimStat *st, StrBuf *why) {
     memset(st, 0, sizeof *st);
     st->status = CSTAT_NONE;
     if (cl->untestable[0]) {
@@ -233,6 +234,10 @@ void suite_claim_stat(const Claim *cl, const Compare *c, const Agg *a, double re
     if (l < 0) return;
     if (cl->relation == CLAIM_LEARNS) {
         stat_learns(cl, c, a, seeds, st, why);
+        return;
+    }
+    if (cl->relation == CLAIM_KEYGAP) {
+        suite_keyppl_stat(cl, c, a, g, seeds, st, why);
         return;
     }
     int ia = series_index(a, cl->a);

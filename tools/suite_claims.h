@@ -11,7 +11,8 @@
  * Loss figures are tested by Student's t (Welch or paired); task accuracies by exact randomization
  * tests (claim_stat.h says why). better:B and learns:B carry an equivalence margin (claim_margin):
  * a difference shown to lie inside it is "no effect". Both series at the same bound of an accuracy
- * (every seed 0%, or every seed 100%) is a floor: no number of seeds can move it. */
+ * (every seed 0%, or every seed 100%) is a floor: no number of seeds can move it. keygap:B (key-token
+ * perplexity, LongPPL) is tools/suite_keyppl.h's, from the keyppl rows (g). */
 #ifndef PELAB_SUITE_CLAIMS_H
 #define PELAB_SUITE_CLAIMS_H
 
@@ -20,6 +21,7 @@
 #include "claim_family.h"
 #include "claim_stat.h"
 #include "report_agg.h"
+#include "report_gen.h"
 
 /* the equivalence margins fixed before any run: loss 0.05 nats/token (about 5% in perplexity), task
  * accuracy 5 points; flat / degrades have none (their tolerance is the hypothesis) */
@@ -29,8 +31,8 @@
 /* claim cl's statistic from protocol runs (c, a) whose reference length is ref (a task length, or a
  * multiple of L), from the seeds of index < seeds (0: all) into st; the figures behind it, or why
  * there is no test, appended to why. c and a NULL: the protocol did not run. */
-void suite_claim_stat(const Claim *cl, const Compare *c, const Agg *a, double ref, int seeds, ClaimStat *st,
-                      StrBuf *why);
+void suite_claim_stat(const Claim *cl, const Compare *c, const Agg *a, const GenAgg *g, double ref, int seeds,
+                      ClaimStat *st, StrBuf *why);
 /* the schemes (indices into c->scheme) whose seeds the claim's statistic reads, into s[2]; their
  * count (0 when the claim cannot be judged from c) */
 int suite_claim_schemes(const Claim *cl, const Compare *c, const Agg *a, int *s);

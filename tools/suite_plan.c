@@ -18,7 +18,8 @@ const int suite_seeds[SUITE_SETTINGS] = {3, 5};
  * it (EXPERIMENTS.md 14.1), which the rule would take for convergence.
  * version 2: quick runs the task protocols whose recipe passed the gate (EXPERIMENTS.md section
  * 14.1), selcopy and mqar with only the baselines their claims compare; the sinks protocol; lm adds
- * fairseq's sinusoidal */
+ * fairseq's sinusoidal. Version 3: lm adds a learned table of 1024 rows (GPT-2's, rows past L
+ * untrained), copy adds rope at randomized positions (claims learned-fails, randpos-helps) */
 #define NOT_QUICK_COPY "its claims compare NoPE and learned positions, which do not learn copy at this scale " \
                        "(EXPERIMENTS.md 13.3: 0 of 5 seeds in 3,000 steps), and FIRE, not a baseline; the " \
                        "3,000 steps the others need would take half of quick's time"
@@ -31,14 +32,15 @@ const SuiteProtocol suite_protocols[] = {
      NULL, 64, "1,2,4,8,16", 1, 4, {1800, 8000}, 16,
      "--converge --min-steps 600 --rules pi:4,ntk:4,yarn:4,selfextend:4:32,rerope:32 --finetune-scale 4 "
      "--keyppl-tokens 4096 --gen-tokens 0",
-     .also = "sinusoidal:scale=1,tokens=sqrt_dim"},
+     .also = "sinusoidal:scale=1,tokens=sqrt_dim,learned:max_len=1024"},
     {"sinks", "StreamingLLM (Xiao et al. 2023): rope trained with a sink token (byte 0) opening every window, "
               "each evaluated window so opened, then window attention at 16L with 4 sinks and with none (a query sees "
               "L keys either way)",
      NULL, 64, "1,16", 1, 16, {1800, 8000}, 16,
      "--converge --min-steps 600 --sink-token 0 --rules stream:4:59,stream:0:63 --finetune-steps 0",
      .schemes = "rope"},
-    {"copy", "copy 2-8 symbols, scored to 16", "copy:len=2-8", 64, "2,5,8,12,16", 8, 12, {3000, 3000}, 16, "",
+    {"copy", "copy 2-8 symbols, scored to 16; rope also trained at randomized positions (Ruoss et al. 2023)",
+     "copy:len=2-8", 64, "2,5,8,12,16", 8, 12, {3000, 3000}, 16, "", .also = "rope+randpos:256",
      .not_quick = NOT_QUICK_COPY},
     {"passkey", "passkey in 48-64 bytes of filler, scored to 256", "passkey:len=48-64", 64, "48,56,64,128,256", 64,
      128, {2000, 3000}, 16, "", .schemes = NULL},

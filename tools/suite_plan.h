@@ -34,7 +34,8 @@ typedef struct {
     const char *quick_baselines; /* quick with the default baselines: only these (plus --with); NULL: all.
                                   * A task trains to its gate in thousands of steps: quick affords a few
                                   * schemes, those its claims compare */
-    const char *also;      /* schemes every run of the protocol adds (a claim's series), or NULL */
+    const char *also;      /* schemes every run of the protocol adds (its claims' series, as one --schemes list
+                            * appended whole), or NULL */
     const char *not_quick; /* why quick leaves the protocol out (it runs when --protocols names it), or NULL */
 } SuiteProtocol;
 

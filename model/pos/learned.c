@@ -1,6 +1,9 @@
 /* learned.c: learned absolute position embeddings (GPT-2): x[t] += P[pos[t]].
  * The table has max_len rows (default: the training length); a position past it is an error,
- * never a read past the array (checked by pos_check_positions through max_position). */
+ * never a read past the array (checked by pos_check_positions through max_position).
+ * max_len above the training length L is GPT-2's and the original Transformer's setting, the one
+ * the ALiBi paper tests: rows L.. get no gradient in training (pos.weight has no weight decay), so
+ * they keep their initialization, and evaluation past L reads those untrained rows. */
 #include "../../core/rng.h"
 #include "../../core/sys.h"
 #include "pos.h"
@@ -47,6 +50,7 @@ const PosScheme pos_learned = {
     .name = "learned",
     .caps = POS_CAP_LEARNED,
     POS_OPTIONS(learned_options),
+    .test_specs = {"learned:max_len=12"}, /* a table past the training length L = 8 */
     .state_size = sizeof(Learned),
     .param_shape = learned_param_shape,
     .init_params = learned_init_params,

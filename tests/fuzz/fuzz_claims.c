@@ -2,7 +2,7 @@
  *
  * Input: the file's bytes. A file that parses has at least one claim, each with an id of
  * [a-z0-9-] unique in the file, a non-empty paper and statement, and either a reason it cannot be
- * tested or a protocol, a positive finite length and a relation (better or learns with another series, or
+ * tested or a protocol, a positive finite length and a relation (better, learns or keygap with another series, or
  * a tolerance >= 0); its line numbers increase; every relation writes back (claim_relation_str)
  * to text that parses again on the same line. A file refused says why in one line naming the file.
  * Never a crash, a read past the input or a leak. */
@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (c->untestable[0] && !c->protocol[0]) continue;
         FUZZ_CHECK(c->protocol[0] && isfinite(c->at) && c->at > 0 && c->a[0], "claim %s: protocol, length or series",
                    c->id);
-        int pair = c->relation == CLAIM_BETTER || c->relation == CLAIM_LEARNS;
+        int pair = c->relation == CLAIM_BETTER || c->relation == CLAIM_LEARNS || c->relation == CLAIM_KEYGAP;
         FUZZ_CHECK(pair ? c->b[0] && strcmp(c->a, c->b) != 0 : isfinite(c->tol) && c->tol >= 0,
                    "claim %s: relation", c->id);
         /* the relation writes back to a line that parses to the same claim */

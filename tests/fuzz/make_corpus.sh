@@ -212,6 +212,7 @@ cp docs/claims.txt "$OUT/claims/claims.txt"
 printf 'a | P | w | lm | 4L | rope+yarn:4 | better:rope+pi:4 |\n' >"$OUT/claims/better"
 printf 'b | P | w | copy | 12 | nope | flat:5 |\r\nc | Q | w | - | - | - | - | why\n' >"$OUT/claims/flat"
 printf 'e | P | w | mqar | 8 | alibi | learns:rope |\n' >"$OUT/claims/learns"
+printf 'f | P | w | lm | 4L | rope+pi:4+ft | keygap:rope |\n' >"$OUT/claims/keygap"
 printf 'd | P | w | lm | 4L | rope | degrades:0.5 |\nd | P | w | lm | 4L | rope | flat:1 |\n' >"$OUT/claims/twice"
 
 if [ -d "$SHARED" ]; then
