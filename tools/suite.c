@@ -179,34 +179,30 @@ static void append_file(FILE *out, const char *path) {
     free(buf);
 }
 
-/* the schemes of protocol r that the claims still undecided read, as a --schemes list, into out */
-static void needed_schemes(const SuiteResult *r, const ClaimList *cl, const ClaimTrack *tracks, StrBuf *out) {
+/* the schemes of protocol r that the claims still undecided read, flagged in want[CMP_MAX_SCHEMES] */
+static void needed_mask(const SuiteResult *r, const ClaimList *cl, const ClaimTrack *tracks, int *want) {
+    memset(want, 0, sizeof(int) * CMP_MAX_SCHEMES);
     if (!r->c) return;
-    int want[CMP_MAX_SCHEMES] = {0};
     for (int i = 0; i < cl->n; i++) {
         if (!tracks[i].in_family || claim_decided(&tracks[i]) || strcmp(cl->c[i].protocol, r->p->name) != 0) continue;
         int s[2], k = suite_claim_schemes(&cl->c[i], r->c, r->a, s);
         for (int j = 0; j < k; j++) want[s[j]] = 1;
     }
-    for (int s = 0; s < r->c->n_schemes; s++)
+}
+
+/* ... as a --schemes list, into out */
+static void needed_schemes(const SuiteResult *r, const ClaimList *cl, const ClaimTrack *tracks, StrBuf *out) {
+    int want[CMP_MAX_SCHEMES];
+    needed_mask(r, cl, tracks, want);
+    for (int s = 0; r->c && s < r->c->n_schemes; s++)
         if (want[s]) sb_printf(out, "%s%s", out->len ? "," : "", r->c->scheme[s]);
 }
 
-/* runs of (c, a) among schemes (a --schemes list; NULL: all) with seed index < seeds that did not finish */
-static int missing_runs(const Compare *c, const Agg *a, const char *schemes, int seeds) {
+/* runs of (c, a) among the flagged schemes with seed index < seeds that did not finish */
+static int missing_runs(const Compare *c, const Agg *a, const int *want, int seeds) {
     int missing = 0;
-    for (int s = 0; s < c->n_schemes; s++) {
-        if (schemes) { /* the list's entries are compare's specs: find this one among them */
-            Compare tmp;
-            memset(&tmp, 0, sizeof tmp);
-            tmp.name = "suite";
-            compare_set_schemes(&tmp, schemes);
-            int in = 0;
-            for (int t = 0; t < tmp.n_schemes; t++) in |= strcmp(tmp.scheme[t], c->scheme[s]) == 0;
-            if (!in) continue;
-        }
-        for (int k = 0; k < seeds && k < c->n_seeds; k++) missing += a->gate[s][k] == RUN_MISSING;
-    }
+    for (int s = 0; s < c->n_schemes; s++)
+        for (int k = 0; want[s] && k < seeds && k < c->n_seeds; k++) missing += a->gate[s][k] == RUN_MISSING;
     return missing;
 }
 
@@ -249,10 +245,9 @@ static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *
     r->c = c, r->a = a, r->g = g, r->seeds = seeds;
     int missing = 0;
     if (mode != LOOK_TRAIN) { /* the runs the undecided claims read */
-        StrBuf need = {0};
-        needed_schemes(r, cl, tracks, &need);
-        if (need.len) missing = missing_runs(c, a, sb_str(&need), seeds);
-        sb_free(&need);
+        int want[CMP_MAX_SCHEMES];
+        needed_mask(r, cl, tracks, want);
+        missing = missing_runs(c, a, want, seeds);
     }
     if (mode == LOOK_JOBS && missing) {
         char jobs_path[1200];
