@@ -429,7 +429,37 @@ static void check_compare_sink(const char *dir) {
           out);
 }
 
+/* --seeds auto: looks of seeds until the pairs are decided; the decisions in DIR/sequential.md. A
+ * pair between alibi and itself under another name cannot differ; a second look trains only the
+ * schemes of undecided pairs, and what is decided trains no more */
+static void check_seeds_auto(const char *dir) {
+    static char out[1 << 16], args[2048], path[512];
+    snprintf(args, sizeof args, "--schemes rope,alibi --seeds auto --looks 2,3 --dim 16 --layers 1 --heads 2 "
+                                "--train-len 16 --steps 60 --lr 1e-2 --synth-bytes 20000 --batch 4 --mult 1,4 --rules none "
+                                "--finetune-steps 0 --eval-tokens 1000 --threads 1 --out %s/auto", dir);
+    int rc = run_compare("", args, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "--seeds auto: look 1 of 2, 2 seeds, 2 schemes") &&
+              strstr(out, "--seeds auto: 2 pairs: "),
+          "--seeds auto runs its looks (exit %d): %.3000s", rc, out);
+    snprintf(path, sizeof path, "%s/auto/sequential.md", dir);
+    char *seq = slurp(path);
+    CHECK(seq && strstr(seq, "Exploratory: the family is all 2 pairs") && strstr(seq, "| 4L | rope | alibi | **"),
+          "sequential.md: every pair at every length with its outcome: %s", seq ? seq : "(missing)");
+    int second = strstr(out, "look 2 of 2") != NULL;
+    snprintf(path, sizeof path, "%s/auto/runs/rope_s3.csv", dir);
+    FILE *f = fopen(path, "r");
+    CHECK(second == (f != NULL), "a third seed exactly when a second look ran (%d)", second);
+    if (f) fclose(f);
+    snprintf(args, sizeof args, "--schemes rope --seeds auto --collect --out %s/auto", dir);
+    CHECK(run_compare("", args, out, sizeof out) == 1 && strstr(out, "--seeds auto runs its own looks"),
+          "--seeds auto with --collect refused: %s", out);
+    snprintf(args, sizeof args, "--schemes rope --seeds auto --looks 5,3 --out %s/auto2", dir);
+    CHECK(run_compare("", args, out, sizeof out) == 1 && strstr(out, "--looks") && strstr(out, "increasing"),
+          "decreasing looks refused: %s", out);
+}
+
 void test_compare(void) {
+    check_seeds_auto(test_tmpdir());
     check_compare_sink(test_tmpdir());
     check_compare_task(test_tmpdir());
     check_compare_pose(test_tmpdir());

@@ -24,6 +24,7 @@
 #include "args.h"
 #include "commands.h"
 #include "compare.h"
+#include "compare_auto.h"
 #include "compare_gen.h"
 #include "compare_plan.h"
 #include "compare_task.h"
@@ -275,6 +276,10 @@ void compare_run_all(const Compare *c, const char *only) {
     for (int s = 0; s < c->n_schemes; s++) {
         TrainResult done[CMP_MAX_SEEDS];
         int trained[CMP_MAX_SEEDS] = {0};
+        if (c->skip_scheme[s]) { /* --seeds auto: its pairs are decided */
+            idx += c->n_seeds;
+            continue;
+        }
         if (!only) train_scheme_seeds(c, s, done, trained);
         for (int k = 0; k < c->n_seeds; k++) {
             idx++;
@@ -525,7 +530,8 @@ int compare_main(int argc, char **argv, Compare *c) {
     char all_schemes[512];
     pos_list(all_schemes, sizeof all_schemes);
     const char *schemes = NULL, *seeds = "5", *rules = NULL, *jobs = NULL, *only = NULL, *task_lens = NULL;
-    const char *precision = NULL, *finetune = "pi";
+    const char *precision = NULL, *finetune = "pi", *looks = NULL;
+    float budget = 0;
     int collect = 0, unaligned = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes, min_steps = 0;
     /* the defaults by identity: with --task, a --mult or --data given is refused, not ignored */
     static const char default_mult[] = "0.5,1,2,4,8,16", default_data[] = "synth:stories";
@@ -548,7 +554,12 @@ int compare_main(int argc, char **argv, Compare *c) {
                                                          "(at most --steps: a larger floor is --steps)"},
         {"--seeds", OPT_STR, &seeds, 0, 0, "N: seeds 1..N (default 5); or a list A,B,C or a range A-B (init, batches, "
                                            "synthetic corpus); a finished compare rerun with more seeds trains only "
-                                           "the new ones"},
+                                           "the new ones; auto: seeds in --looks until every pair is decided "
+                                           "(DIR/sequential.md)"},
+        {"--looks", OPT_STR, &looks, 0, 0, "with --seeds auto: seeds per series at each look (default "
+                                           COMPARE_AUTO_LOOKS ")"},
+        {"--budget", OPT_FLOAT, &budget, 0, 1e6, "with --seeds auto: minutes; no further look starts when it is expected "
+                                                 "to end past this (0: none)"},
         {"--gate", OPT_FLOAT, &c->gate, 0, 1, "with --task: a run learned the task when its exact match inside the "
                                              "trained lengths is at least this; runs below are left out of means and "
                                              "verdicts"},
@@ -629,7 +640,8 @@ int compare_main(int argc, char **argv, Compare *c) {
     c->finetune_kinds = finetune_kinds(finetune);
 
     compare_set_schemes(c, schemes);
-    parse_seeds(c, seeds);
+    int auto_seeds = strcmp(seeds, "auto") == 0;
+    parse_seeds(c, auto_seeds ? "1" : seeds);
     static char task_data[300];
     if (c->task) { /* task lengths, the task stream as data; rules only when asked, no fine-tune */
         if (c->mult != default_mult) pelab_die("compare: --mult sets loss lengths; with --task give --task-lens");
@@ -662,7 +674,10 @@ int compare_main(int argc, char **argv, Compare *c) {
         return 0;
     }
     if (collect) make_runs_dir(c); /* an empty report, if nothing ran yet: the directory may not exist */
-    if (!collect) {
+    if (auto_seeds && (collect || only)) pelab_die("compare: --seeds auto runs its own looks: no --collect or --only");
+    if (auto_seeds) {
+        compare_auto_run(c, looks ? looks : COMPARE_AUTO_LOOKS, budget);
+    } else if (!collect) {
         compare_run_all(c, only);
         if (only) return 0; /* parallel jobs: the report waits for --collect */
     }

@@ -39,6 +39,7 @@ typedef struct {
     int eval_tokens;                      /* held-out tokens per length (0: all) */
     int nonoverlap_only;                  /* skip the sliding-window protocol (the demo) */
     int fresh;                            /* retrain runs whose CSV exists (the demo) */
+    unsigned char skip_scheme[CMP_MAX_SCHEMES]; /* --seeds auto: schemes whose runs this look does not train */
     int finetune_steps;                   /* PI fine-tune of each run that takes rules (0: none) */
     float finetune_scale;                 /* its S: trained with pi:S at length S x L */
     float finetune_lr;                    /* its peak learning rate */
