@@ -452,6 +452,11 @@ static int select_protocols(const char *list, int setting, SuiteResult *res) {
     return n;
 }
 
+static void free_results(SuiteResult *res, int n) {
+    for (int i = 0; i < n; i++)
+        if (res[i].c) sb_free(&res[i].c->cmdline), free(res[i].c), free(res[i].a), free(res[i].g), res[i].c = NULL;
+}
+
 /* --simulate N: every scenario of claim_sim.h, a markdown table on stdout */
 static int simulate_suites(int suites, const int *looks, int n_looks, double alpha) {
     SeqPlan plan;
@@ -645,6 +650,7 @@ int cmd_suite(int argc, char **argv) {
             printf("suite: wrote the runs' commands of the next look to %s; run them (e.g. parallel -j4 < %s), then the "
                    "same suite command with --jobs again (the look after, if any claim is still undecided) or "
                    "--collect\n", jobs, jobs);
+        free_results(res, n);
         claims_free(&cl), sb_free(&list), free(tracks);
         return 0;
     }
@@ -660,8 +666,7 @@ int cmd_suite(int argc, char **argv) {
            counts[CLAIM_REPRODUCED], counts[CLAIM_CONTRADICTED], counts[CLAIM_NO_EFFECT], counts[CLAIM_FLOOR],
            counts[CLAIM_INCONCLUSIVE], counts[CLAIM_UNTESTABLE], seq.looks_done, seq.plan.n_looks, seq.stop);
     printf("suite: report in %s/suite.md, claims in %s/claims.csv\n", run.dir, run.dir);
-    for (int i = 0; i < n; i++)
-        if (res[i].c) sb_free(&res[i].c->cmdline), free(res[i].c), free(res[i].a), free(res[i].g);
+    free_results(res, n);
     claims_free(&cl), sb_free(&list), sb_free(&cmdline), free(tracks);
     return 0;
 }
