@@ -676,7 +676,7 @@ int compare_main(int argc, char **argv, Compare *c) {
     if (collect) make_runs_dir(c); /* an empty report, if nothing ran yet: the directory may not exist */
     if (auto_seeds && (collect || only)) pelab_die("compare: --seeds auto runs its own looks: no --collect or --only");
     if (auto_seeds) {
-        compare_auto_run(c, looks ? looks : COMPARE_AUTO_LOOKS, budget);
+        compare_auto_run(c, looks ? looks : COMPARE_AUTO_LOOKS, budget, compare_run_all);
     } else if (!collect) {
         compare_run_all(c, only);
         if (only) return 0; /* parallel jobs: the report waits for --collect */

@@ -12,7 +12,6 @@
 #include "../io/claims.h"
 #include "claim_family.h"
 #include "commands.h"
-#include "compare.h"
 #include "report.h"
 #include "suite_claims.h"
 
@@ -82,7 +81,7 @@ static void write_sequential(const Compare *c, const AutoPair *p, int n, const S
            counts[CLAIM_FLOOR], counts[CLAIM_INCONCLUSIVE], looks_done, plan->n_looks, stop, path);
 }
 
-void compare_auto_run(Compare *c, const char *looks_text, double budget_min) {
+void compare_auto_run(Compare *c, const char *looks_text, double budget_min, CompareTrainFn train) {
     int looks[SEQ_MAX_LOOKS], n_looks = seq_plan_parse(looks_text, looks, SEQ_MAX_LOOKS);
     SeqPlan plan;
     if (n_looks < 0 || seq_plan_make(&plan, looks, n_looks, c->alpha) != 0) pelab_die("compare: --looks: %s", pelab_errmsg);
@@ -117,7 +116,7 @@ void compare_auto_run(Compare *c, const char *looks_text, double budget_min) {
         printf("compare: --seeds auto: look %d of %d, %d seeds, %d scheme%s\n", k + 1, n_looks, looks[k], n_want,
                n_want == 1 ? "" : "s");
         fflush(stdout);
-        compare_run_all(c, NULL);
+        train(c, NULL);
         runs_trained += n_want * (looks[k] - (k ? looks[k - 1] : 0));
         per_run = (now_seconds() - t0) / runs_trained;
         memset(c->skip_scheme, 0, sizeof c->skip_scheme);
