@@ -145,9 +145,24 @@ static void simulation(void) {
     }
 }
 
+/* the command: `suite --simulate N` prints one row per scenario; a bad --looks is refused by name */
+static void command(void) {
+    static char out[1 << 15];
+    int rc = run_pelab("./pelab suite --simulate 3 --looks 2,4", out, sizeof out);
+    int rows = 0;
+    for (const char *p = strstr(out, "\n| "); p; p = strstr(p + 1, "\n| ")) rows++;
+    CHECK(rc == 0 && strstr(out, "looks at 2, 4 seeds per series") && strstr(out, "| null: bimodal task seeds") &&
+              rows == 1 + claim_sim_n_scenarios, /* the header, then the scenarios */
+          "suite --simulate: a header and one row per scenario (%d rows, exit %d): %.2000s", rows, rc, out);
+    CHECK(run_pelab("./pelab suite --simulate 3 --looks 4,2", out, sizeof out) == 1 && strstr(out, "--looks") &&
+              strstr(out, "increasing") && strchr(out, '\n') == out + strlen(out) - 1,
+          "decreasing looks refused in one line: %s", out);
+}
+
 void test_claim_sim(void) {
     randomization();
     plan();
     family();
     simulation();
+    command();
 }

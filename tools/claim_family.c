@@ -14,10 +14,10 @@ const char *const claim_outcome_names[CLAIM_OUTCOMES] = {"reproduced", "contradi
 
 int seq_plan_make(SeqPlan *p, const int *seeds, int n, double alpha) {
     memset(p, 0, sizeof *p);
-    if (n < 1 || n > SEQ_MAX_LOOKS) return pelab_fail("looks: expected 1 to %d", SEQ_MAX_LOOKS);
+    if (n < 1 || n > SEQ_MAX_LOOKS) return pelab_fail("expected 1 to %d looks", SEQ_MAX_LOOKS);
     for (int k = 0; k < n; k++) {
         if (seeds[k] < 2 || seeds[k] > CLAIM_MAX_SEEDS || (k && seeds[k] <= seeds[k - 1]))
-            return pelab_fail("looks: expected increasing seed counts from 2 to %d", CLAIM_MAX_SEEDS);
+            return pelab_fail("expected increasing seed counts from 2 to %d", CLAIM_MAX_SEEDS);
         p->seeds[k] = seeds[k];
         /* the first look spends as if it added its seeds to none before it */
         p->spend[k] = (double)(seeds[k] - (k ? seeds[k - 1] : 0)) / seeds[n - 1];
