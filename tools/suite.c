@@ -552,7 +552,10 @@ int cmd_suite(int argc, char **argv) {
                                        looks, SEQ_MAX_LOOKS)) < 0)
         pelab_die("suite: --looks: %s", pelab_errmsg);
     if (budget < 0) budget = run.setting == SUITE_QUICK ? 30 : 0;
-    if (simulate) return simulate_suites(simulate, looks, n_looks, run.alpha > 0 ? run.alpha : 0.05);
+    if (simulate) {
+        claims_free(&cl), sb_free(&list);
+        return simulate_suites(simulate, looks, n_looks, run.alpha > 0 ? run.alpha : 0.05);
+    }
     double total = 0;
     int models = 0, seeds = looks[0];
     run.seeds = seeds; /* the first look's, for the estimate */
