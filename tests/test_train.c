@@ -153,7 +153,8 @@ static void poisoned_weights_not_saved(void) {
     if (f) fclose(f);
 }
 
-/* --steps may grow on resume when --warmup was left at its default (5% of the steps) */
+/* --steps may grow on resume when --warmup was left at its default (5% of the steps), but for
+ * resume_exact (a sweep's run continues as planned) */
 static void resume_longer(void) {
     char path[256];
     snprintf(path, sizeof path, "%s/longer.safetensors", test_tmpdir());
@@ -166,7 +167,10 @@ static void resume_longer(void) {
     train_run(&tc, &r);
     small_config(&tc, path);
     tc.steps = 80;
-    tc.resume = 1;
+    tc.resume = 1, tc.resume_exact = 1;
+    CHECK(train_run(&tc, &r) == -1 && strstr(pelab_errmsg, "cannot resume: train.steps is 40 in the checkpoint but 80 now"),
+          "resume_exact refuses more --steps: %s", pelab_errmsg);
+    tc.resume_exact = 0;
     CHECK(train_run(&tc, &r) == 0 && r.step == 80, "resume with more --steps: %s", pelab_errmsg);
 }
 
