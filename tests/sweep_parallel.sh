@@ -6,6 +6,7 @@
 # reach a shell as code. The compare sweep is interrupted (Ctrl-C to parallel) once a run has a
 # checkpoint; `parallel --resume-failed` reruns the killed jobs, which resume from their checkpoints.
 # Usage: bash tests/sweep_parallel.sh ./pelab
+# shellcheck disable=SC2016,SC2054,SC2015  # names quoted on purpose; commas inside flag values; A && B || fail
 set -euo pipefail
 if ! command -v parallel >/dev/null 2>&1; then
     echo "sweep parallel: SKIP: GNU parallel is not installed (apt-get install parallel)"

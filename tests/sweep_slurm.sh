@@ -8,6 +8,7 @@
 # requeued mid-training (scontrol requeue: preemption's path): Slurm stops it (SIGTERM), runs it
 # again, and its run resumes from its checkpoint.
 # Usage: bash tests/sweep_slurm.sh ./pelab
+# shellcheck disable=SC2016,SC2054,SC2015  # names quoted on purpose; commas inside flag values; A && B || fail
 set -euo pipefail
 for tool in sbatch scontrol sinfo squeue slurmctld slurmd munged; do
     if ! command -v "$tool" >/dev/null 2>&1; then
