@@ -6,7 +6,6 @@
 # reach a shell as code. The compare sweep is interrupted (Ctrl-C to parallel) once a run has a
 # checkpoint; `parallel --resume-failed` reruns the killed jobs, which resume from their checkpoints.
 # Usage: bash tests/sweep_parallel.sh ./pelab
-# shellcheck disable=SC2016,SC2054,SC2015  # names quoted on purpose; commas inside flag values; A && B || fail
 set -euo pipefail
 if ! command -v parallel >/dev/null 2>&1; then
     echo "sweep parallel: SKIP: GNU parallel is not installed (apt-get install parallel)"
@@ -16,19 +15,18 @@ PELAB=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 tmp=$(mktemp -d /tmp/pelab-sweep-XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 fail() {
-    echo "sweep parallel: FAIL: $*"
+    echo "sweep parallel: FAIL: $*" >&2
     exit 1
 }
+# shellcheck source=tests/sweep_common.sh
+. "$(dirname "$0")/sweep_common.sh"
 export PELAB_NO_GNUPLOT=1 OMP_NUM_THREADS=1
-hostile='dir with spaces '\''single'\'' "double" $(touch pwned1) `touch pwned2` {} %s ;&|'
 work="$tmp/work $hostile"
 mkdir -p "$work"
 cd "$work"
 t0=$(date +%s)
 
-# --- compare: 2 schemes x 2 seeds, rope's PI fine-tune; about a second a run
-M=(--schemes rope,alibi --seeds 1,2 --dim 32 --layers 2 --heads 2 --train-len 32 --steps 300 --synth-bytes 30000
-   --batch 8 --mult 0.5,1,2 --rules pi:2 --finetune-steps 10 --eval-tokens 1000 --threads 1)
+# --- compare
 "$PELAB" compare "${M[@]}" --out ref >"$tmp/ref.log" 2>&1 || fail "in-process compare: $(tail -n 5 "$tmp/ref.log")"
 out="out $hostile"
 "$PELAB" compare "${M[@]}" --out "$out" --jobs "$out.jobs" >"$tmp/jobs.log" 2>&1 ||
@@ -46,27 +44,18 @@ done
 compgen -G "$out/runs/*.safetensors" >/dev/null || fail "no checkpoint appeared: $(cat "$tmp/par1.log")"
 kill -INT "$par"
 if wait "$par"; then fail "parallel was interrupted but every job succeeded: $(cat "$tmp/par1.log")"; fi
-grep -q 'stopped at step' "$tmp/par1.log" || echo "sweep parallel: note: no run reported its stop (killed before its handler ran)"
+grep -q 'stopped at step' "$tmp/par1.log" || echo "sweep parallel: note: the interrupted jobs' output has no 'stopped at step' line"
 parallel -j2 --joblog "$tmp/joblog" --resume-failed <"$out.jobs" >"$tmp/par2.log" 2>&1 ||
     fail "parallel --resume-failed: $(cat "$tmp/par2.log")"
-resumed=$(sed -n 's/.*resumed from its checkpoint at step \([0-9]*\).*/\1/p' "$tmp/par2.log" | head -n 1)
-[ -n "$resumed" ] && [ "$resumed" -gt 0 ] && [ "$resumed" -lt 300 ] ||
-    fail "the rerun did not resume a killed run mid-training: $(cat "$tmp/par2.log")"
+resumed=$(resumed_at "$tmp/par2.log")
 echo "sweep parallel: compare: interrupted, rerun by parallel --resume-failed, a run resumed at step $resumed of 300"
 
-"$PELAB" compare "${M[@]}" --out "$out" --collect >"$tmp/collect.log" 2>&1 || fail "--collect: $(cat "$tmp/collect.log")"
-n=0
-for f in ref/verdicts.csv ref/runs/*.csv; do
-    cmp -s "$f" "$out/${f#ref/}" || fail "compare: ${f#ref/} differs from the in-process sweep's"
-    n=$((n + 1))
-done
-"$PELAB" compare "${M[@]}" --out "$out" --jobs "$out.jobs" >"$tmp/jobs2.log" 2>&1 && [ ! -s "$out.jobs" ] &&
-    grep -q 'every run is finished' "$tmp/jobs2.log" || fail "--jobs after the sweep: not empty: $(cat "$tmp/jobs2.log")"
+n=$(same_compare "$out")
+"$PELAB" compare "${M[@]}" --out "$out" --jobs "$out.jobs" >"$tmp/jobs2.log" 2>&1 || fail "--jobs: $(cat "$tmp/jobs2.log")"
+[ ! -s "$out.jobs" ] || fail "--jobs after the sweep: not empty: $(cat "$out.jobs")"
 echo "sweep parallel: compare: verdicts.csv and $((n - 1)) CSVs of runs and loss curves equal the in-process sweep's"
 
-# --- suite: two protocols, two looks (2 then 3 seeds), jobs look by look until the file is empty
-S=(quick --schemes rope,alibi --protocols lm,copy --looks 2,3 --steps 4 --task-n 3 --eval-tokens 300 --threads 1
-   --data synth:stories)
+# --- suite: jobs look by look until the file is empty
 "$PELAB" suite "${S[@]}" --dir sref >"$tmp/sref.log" 2>&1 || fail "in-process suite: $(tail -n 5 "$tmp/sref.log")"
 sdir="suite $hostile"
 looks=0
@@ -77,12 +66,8 @@ while "$PELAB" suite "${S[@]}" --dir "$sdir" --jobs "$sdir.jobs" >"$tmp/sjobs.lo
 done
 grep -q "every look's runs are finished" "$tmp/sjobs.log" || fail "suite --jobs: $(tail -n 3 "$tmp/sjobs.log")"
 [ $looks -eq 2 ] || fail "suite --jobs: $looks looks ran, expected 2"
-"$PELAB" suite "${S[@]}" --dir "$sdir" --collect >"$tmp/scollect.log" 2>&1 || fail "suite --collect: $(tail -n 5 "$tmp/scollect.log")"
-for f in claims.csv lm/verdicts.csv copy/verdicts.csv; do
-    cmp -s "sref/$f" "$sdir/$f" || fail "suite: $f differs from the in-process suite's"
-done
+same_suite "$sdir"
 echo "sweep parallel: suite: 2 looks through parallel; claims.csv and both verdicts.csv equal the in-process suite's"
 
-found=$(find "$tmp" -name 'pwned*')
-[ -z "$found" ] || fail "a directory name ran as shell code: $found"
+no_injection
 echo "sweep parallel: ok ($(($(date +%s) - t0)) s)"

@@ -8,7 +8,6 @@
 # requeued mid-training (scontrol requeue: preemption's path): Slurm stops it (SIGTERM), runs it
 # again, and its run resumes from its checkpoint.
 # Usage: bash tests/sweep_slurm.sh ./pelab
-# shellcheck disable=SC2016,SC2054,SC2015  # names quoted on purpose; commas inside flag values; A && B || fail
 set -euo pipefail
 for tool in sbatch scontrol sinfo squeue slurmctld slurmd munged; do
     if ! command -v "$tool" >/dev/null 2>&1; then
@@ -21,6 +20,8 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 0
 fi
 PELAB=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+# shellcheck source=tests/sweep_common.sh
+. "$(dirname "$0")/sweep_common.sh"
 tmp=$(mktemp -d /tmp/pelab-slurm-XXXXXX)
 daemons=()
 teardown() {
@@ -31,8 +32,8 @@ teardown() {
 }
 trap teardown EXIT
 fail() {
-    echo "sweep slurm: FAIL: $*"
-    for f in "$tmp"/slurmctld.log "$tmp"/slurmd.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }; done
+    echo "sweep slurm: FAIL: $*" >&2
+    for f in "$tmp"/slurmctld.log "$tmp"/slurmd.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }; done >&2
     exit 1
 }
 t0=$(date +%s)
@@ -98,14 +99,11 @@ done
 echo "sweep slurm: node $host idle ($(nproc) CPUs, slurmctld port $ctld_port) after $(($(date +%s) - t0)) s"
 
 export PELAB_NO_GNUPLOT=1
-hostile='dir with spaces '\''single'\'' "double" $(touch pwned1) `touch pwned2` %s ;&|'
 work="$tmp/work $hostile"
 mkdir -p "$work"
 cd "$work"
 
-# --- compare: 2 schemes x 2 seeds as an array of 4; task 1 requeued once its run has a checkpoint
-M=(--schemes rope,alibi --seeds 1,2 --dim 32 --layers 2 --heads 2 --train-len 32 --steps 300 --synth-bytes 30000
-   --batch 8 --mult 0.5,1,2 --rules pi:2 --finetune-steps 10 --eval-tokens 1000 --threads 1)
+# --- compare: an array of 4; task 1 requeued once its run has a checkpoint
 OMP_NUM_THREADS=1 "$PELAB" compare "${M[@]}" --out ref >"$tmp/ref.log" 2>&1 ||
     fail "in-process compare: $(tail -n 5 "$tmp/ref.log")"
 out="out $hostile"
@@ -127,24 +125,16 @@ scontrol requeue "${job}_1" || fail "scontrol requeue ${job}_1"
 wait "$sb" || fail "sbatch --wait: $(cat "$tmp/sbatch.err") $(cat "$tmp"/logs/compare_*.out)"
 log1="$tmp/logs/compare_1.out"
 grep -q 'attempt 1' "$log1" || fail "task 1 did not run again after its requeue: $(cat "$log1")"
-resumed=$(sed -n 's/.*resumed from its checkpoint at step \([0-9]*\).*/\1/p' "$log1" | head -n 1)
-[ -n "$resumed" ] && [ "$resumed" -gt 0 ] && [ "$resumed" -lt 300 ] ||
-    fail "requeued task 1 did not resume its run mid-training: $(cat "$log1")"
+resumed=$(resumed_at "$log1")
 grep -q 'stopped at step' "$log1" || echo "sweep slurm: note: task 1's first attempt did not report its stop"
 echo "sweep slurm: compare: array of 4, task 1 requeued in training, resumed at step $resumed of 300 ($(($(date +%s) - t0)) s)"
-"$PELAB" compare "${M[@]}" --out "$out" --collect >"$tmp/collect.log" 2>&1 || fail "--collect: $(cat "$tmp/collect.log")"
-n=0
-for f in ref/verdicts.csv ref/runs/*.csv; do
-    cmp -s "$f" "$out/${f#ref/}" || fail "compare: ${f#ref/} differs from the in-process sweep's"
-    n=$((n + 1))
-done
-"$PELAB" compare "${M[@]}" --out "$out" --jobs "$out.sbatch" --jobs-format slurm >"$tmp/jobs2.log" 2>&1 &&
-    [ ! -s "$out.sbatch" ] || fail "--jobs after the sweep: not empty: $(cat "$tmp/jobs2.log")"
+n=$(same_compare "$out")
+"$PELAB" compare "${M[@]}" --out "$out" --jobs "$out.sbatch" --jobs-format slurm >"$tmp/jobs2.log" 2>&1 ||
+    fail "--jobs: $(cat "$tmp/jobs2.log")"
+[ ! -s "$out.sbatch" ] || fail "--jobs after the sweep: not empty: $(cat "$out.sbatch")"
 echo "sweep slurm: compare: verdicts.csv and $((n - 1)) CSVs of runs and loss curves equal the in-process sweep's"
 
-# --- suite: two protocols, two looks (2 then 3 seeds), one array per look until the file is empty
-S=(quick --schemes rope,alibi --protocols lm,copy --looks 2,3 --steps 4 --task-n 3 --eval-tokens 300 --threads 1
-   --data synth:stories)
+# --- suite: one array per look until the file is empty
 "$PELAB" suite "${S[@]}" --dir sref >"$tmp/sref.log" 2>&1 || fail "in-process suite: $(tail -n 5 "$tmp/sref.log")"
 t_sref=$(($(date +%s) - t0))
 t_looks=()
@@ -160,13 +150,9 @@ while "$PELAB" suite "${S[@]}" --dir "$sdir" --jobs "$sdir.sbatch" --jobs-format
 done
 grep -q "every look's runs are finished" "$tmp/sjobs.log" || fail "suite --jobs: $(tail -n 3 "$tmp/sjobs.log")"
 [ $looks -eq 2 ] || fail "suite --jobs: $looks looks ran, expected 2"
-"$PELAB" suite "${S[@]}" --dir "$sdir" --collect >"$tmp/scollect.log" 2>&1 || fail "suite --collect: $(tail -n 5 "$tmp/scollect.log")"
-for f in claims.csv lm/verdicts.csv copy/verdicts.csv; do
-    cmp -s "sref/$f" "$sdir/$f" || fail "suite: $f differs from the in-process suite's"
-done
+same_suite "$sdir"
 echo "sweep slurm: suite: in-process at $t_sref s, looks at ${t_looks[*]} s"
 echo "sweep slurm: suite: 2 looks as 2 arrays; claims.csv and both verdicts.csv equal the in-process suite's"
 
-found=$(find "$tmp" -name 'pwned*')
-[ -z "$found" ] || fail "a directory name ran as shell code: $found"
+no_injection
 echo "sweep slurm: ok ($(($(date +%s) - t0)) s)"

@@ -11,30 +11,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/files.h"
 #include "../core/strbuf.h"
 #include "../tools/jobs.h"
 #include "test.h"
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
+/* path's text until the next call; NULL when it does not read */
+static const char *slurp(const char *path) {
+    static unsigned char *buf;
+    free(buf), buf = NULL;
+    size_t n;
+    return read_file(path, &buf, &n) == 0 ? (const char *)buf : NULL;
 }
 
 static int same_file(const char *a, const char *b) {
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    int same = fa && fb;
-    while (same) {
-        int ca = fgetc(fa), cb = fgetc(fb);
-        same = ca == cb;
-        if (ca == EOF) break;
-    }
-    if (fa) fclose(fa);
-    if (fb) fclose(fb);
+    unsigned char *x = NULL, *y = NULL;
+    size_t nx = 0, ny = 0;
+    int same = read_file(a, &x, &nx) == 0 && read_file(b, &y, &ny) == 0 && nx == ny && memcmp(x, y, nx) == 0;
+    free(x), free(y);
     return same;
 }
 
