@@ -24,12 +24,13 @@ static const char *slurp(const char *path) {
     return read_file(path, &buf, &n) == 0 ? (const char *)buf : NULL;
 }
 
+/* cmp -s, the names quoted as the job files quote them */
 static int same_file(const char *a, const char *b) {
-    unsigned char *x = NULL, *y = NULL;
-    size_t nx = 0, ny = 0;
-    int same = read_file(a, &x, &nx) == 0 && read_file(b, &y, &ny) == 0 && nx == ny && memcmp(x, y, nx) == 0;
-    free(x), free(y);
-    return same;
+    StrBuf c = {0};
+    sb_puts(&c, "cmp -s "), shell_quote(&c, a), sb_puts(&c, " "), shell_quote(&c, b);
+    int rc = system(sb_str(&c));
+    sb_free(&c);
+    return rc == 0;
 }
 
 static long long mtime_ns(const char *path) {
