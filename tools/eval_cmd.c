@@ -10,6 +10,7 @@
 #include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/sys.h"
+#include "../data/corpus.h"
 #include "../data/tokenizer.h"
 #include "../infer/eval.h"
 #include "../io/results.h"
@@ -250,7 +251,7 @@ static void load_rules(Run *run, const char *scale) {
 /* the --data file through the checkpoint's tokenizer, after the --bos token when one is given
  * (bos >= 0), cut at max_tokens (0: all) */
 static void load_tokens(Run *run, int max_tokens, int bos) {
-    if (read_file(run->data_path, &run->text, &run->n_file) != 0) pelab_die("%s", pelab_errmsg);
+    if (corpus_read_file(run->data_path, &run->text, &run->n_file) != 0) pelab_die("%s", pelab_errmsg);
     run->tokenizer = tokenizer_kind_name(&run->tok);
     if (bos >= run->tok.vocab_size)
         pelab_die("eval: --bos %d: expected a token id below the vocabulary size %d", bos, run->tok.vocab_size);
