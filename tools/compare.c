@@ -28,6 +28,7 @@
 #include "compare_gen.h"
 #include "compare_plan.h"
 #include "compare_task.h"
+#include "gnuplot.h"
 #include "report.h"
 
 /* passkey accuracy at one length: exact match over a few depths (-1: not measurable) */
@@ -684,6 +685,9 @@ int compare_main(int argc, char **argv, Compare *c) {
     if (compare_report(c) != 0) pelab_die("compare: %s", pelab_errmsg);
     if (compare_print_table(c, stdout) != 0) pelab_die("compare: %s", pelab_errmsg);
     printf("compare: report in %s/report.md\n", c->out);
+    if (!gp_available())
+        printf("compare: no plots drawn: %s; to get them, %s, then the same command with --collect\n", gp_missing(),
+               GP_INSTALL_HINT);
     return 0;
 }
 

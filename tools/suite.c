@@ -21,6 +21,7 @@
 #include "args.h"
 #include "commands.h"
 #include "compare.h"
+#include "gnuplot.h"
 #include "report.h"
 #include "report_agg.h"
 #include "claim_family.h"
@@ -436,6 +437,10 @@ static void write_report(const char *dir, const SuiteRun *run, const char *cmdli
                "%d run%s. Corpus of the language-modelling protocols (lm, sinks): %s.\n\n",
             suite_setting_names[run->setting], SUITE_VERSION, cmdline, run->schemes, seq->looks, seq->looks_done,
             seq->looks_done == 1 ? "" : "s", corpus->what);
+    if (!gp_available())
+        fprintf(f, "> **No plots drawn**: %s. Each protocol's report (PROTOCOL/report.md) keeps its plot data and "
+                   "scripts; to get the pictures, %s, then the same suite command with `--collect`, which trains "
+                   "nothing.\n\n", gp_missing(), GP_INSTALL_HINT);
     write_matrix(f, res, n);
     write_claims(f, dir, run->setting, corpus, cl, tracks, seq, res, n, counts);
     fprintf(f, "\n## Protocols\n");
