@@ -18,6 +18,7 @@
 #include "../data/corpus.h"
 #include "../io/claims.h"
 #include "../io/results.h"
+#include "../train/progress.h"
 #include "args.h"
 #include "commands.h"
 #include "compare.h"
@@ -653,12 +654,36 @@ int cmd_suite(int argc, char **argv) {
             for (int i = 0; i < n; i++) sb_free(&need[i]);
             break;
         }
+        /* this look's models and expected seconds per protocol, for its progress line */
+        int look_models[64] = {0};
+        double look_expect[64] = {0}, all_expect = 0, done_expect = 0;
+        int all_models = 0, done_models = 0;
+        for (int i = 0; i < n; i++) {
+            if (k > 0 && !need[i].len) continue;
+            SuiteRun at = run;
+            at.seeds = seeds_k - (k ? seq.plan.seeds[k - 1] : 0);
+            StrBuf ps = {0};
+            if (k == 0) suite_protocol_schemes(res[i].p, &run, &ps);
+            int schemes_i = suite_count_schemes(k ? sb_str(&need[i]) : sb_str(&ps));
+            sb_free(&ps);
+            look_models[i] = schemes_i * at.seeds;
+            look_expect[i] = k && res[i].models > 0 ? res[i].seconds / res[i].models * look_models[i]
+                                                    : expected_seconds(res[i].p, &at, schemes_i);
+            all_models += look_models[i], all_expect += look_expect[i];
+        }
+        Progress look_progress;
+        progress_count_init(&look_progress, stderr, isatty(fileno(stderr)), "suite", "models", 1, all_models, 0, 0);
         for (int i = 0; i < n; i++) {
             if (k > 0 && !need[i].len) continue;
             printf("suite: [look %d/%d, %d seeds; %d/%d] %s%s%s\n", k + 1, seq.plan.n_looks, seeds_k, i + 1, n,
                    res[i].p->name, k ? ": more seeds for " : "", k ? sb_str(&need[i]) : "");
             fflush(stdout);
             pending += run_look(&res[i], &run, seeds_k, k ? sb_str(&need[i]) : NULL, mode, jobs_out, &cl, tracks);
+            if (mode != LOOK_TRAIN) continue;
+            done_models += look_models[i], done_expect += look_expect[i];
+            char what[160];
+            snprintf(what, sizeof what, "look %d/%d: %s done", k + 1, seq.plan.n_looks, res[i].p->name);
+            progress_count(&look_progress, done_models, all_expect > 0 ? done_expect / all_expect : -1, 1, what);
         }
         for (int i = 0; i < n; i++) sb_free(&need[i]);
         if (pending) { /* --jobs or --collect: this look's runs are not all there */

@@ -46,6 +46,8 @@ typedef struct {
     int resume;         /* continue from out if it exists */
     long stop_after;    /* > 0: checkpoint and stop after this many steps (an interruption on purpose) */
     int quiet;          /* no progress output */
+    int progress_line;  /* with quiet: still the step line, nothing else (compare on a terminal) */
+    const char *progress_prefix; /* text before "step" on that line (compare's runs so far), or NULL */
     float *loss_log;    /* optional [steps]: training loss of every step (tests) */
 } TrainConfig;
 
