@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/hash.h"
 #include "../data/corpus.h"
 #include "../data/dataset.h"
@@ -97,14 +98,14 @@ static void shipped_checks(void) {
     CHECK(stat(cmd, &st) != 0, "suite refused the corpus before making its directory");
 }
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    static char buf[1 << 17];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
+/* a file's text (read_file ends it with a NUL), the previous one freed; NULL when it does not read
+ * (and for path NULL) */
+static const char *text_of(const char *path) {
+    static unsigned char *buf;
+    size_t n;
+    free(buf);
+    if (!path || read_file(path, &buf, &n) != 0) buf = NULL;
+    return (const char *)buf;
 }
 
 /* suite --collect over no runs still writes its report: which corpus it names, default and --data */
@@ -116,7 +117,7 @@ static void suite_names_corpus(void) {
              dir);
     int rc = run_pelab(cmd, out, sizeof out);
     snprintf(path, sizeof path, "%s/suite-corpus/suite.md", dir);
-    const char *rep = slurp(path);
+    const char *rep = text_of(path);
     CHECK(rc == 0 && rep && strstr(rep, "Corpus of the language-modelling protocols (lm, sinks): `" CORPUS_DIR
                                         "/tinyshakespeare.txt`: tinyshakespeare, shipped in " CORPUS_DIR),
           "suite.md's headline names the shipped corpus (exit %d): %.600s", rc, rep ? rep : out);
@@ -126,7 +127,7 @@ static void suite_names_corpus(void) {
           "the claims' table names each claim's data");
     CHECK(rep && strstr(rep, "\nData: `" CORPUS_DIR "/tinyshakespeare.txt`"), "the lm section names it");
     snprintf(path, sizeof path, "%s/suite-corpus/claims.csv", dir);
-    const char *csv = slurp(path);
+    const char *csv = text_of(path);
     CHECK(csv && strstr(csv, ",figures,data\n") && strstr(csv, ",tinyshakespeare (shipped)\n"),
           "claims.csv has the data column");
     snprintf(cmd, sizeof cmd,
@@ -134,10 +135,11 @@ static void suite_names_corpus(void) {
              dir);
     rc = run_pelab(cmd, out, sizeof out);
     snprintf(path, sizeof path, "%s/suite-corpus/suite.md", dir);
-    rep = slurp(path);
+    rep = text_of(path);
     CHECK(rc == 0 && rep && strstr(rep, "`synth:stories`, by --data (**not the shipped tinyshakespeare") &&
               strstr(rep, "| synth:stories (--data) |"),
           "another corpus is named as not the shipped one: %.600s", rep ? rep : out);
+    text_of(NULL); /* frees the last */
 }
 
 void test_corpus(void) {

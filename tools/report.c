@@ -230,16 +230,16 @@ static void legend_make(const Compare *c, const Agg *a, int only_lmax, Legend *l
 static void legend_title(FILE *f, const Compare *c, const Agg *a, const Legend *lg, int i) {
     StrBuf b = {0};
     sb_puts(&b, a->s[i].label);
-    for (int k = 0, first = 1; k < lg->n; k++) {
+    int ranked = 0;
+    for (int k = 0; k < lg->n; k++) {
         if (!lg->rank[k][i]) continue;
         int len = c->lens[lg->l[k]];
-        sb_printf(&b, "%s%d at ", first ? " (rank " : ", ", lg->rank[k][i]);
+        sb_printf(&b, "%s%d at ", ranked++ ? ", " : " (rank ", lg->rank[k][i]);
         if (c->task) sb_printf(&b, "length %d", len);
         else if (len == c->base.seq_len) sb_puts(&b, "L");
         else sb_printf(&b, "%gL", (double)len / c->base.seq_len);
-        first = 0;
     }
-    if (strchr(sb_str(&b), '(')) sb_puts(&b, ")");
+    if (ranked) sb_puts(&b, ")");
     gp_string(f, sb_str(&b));
     sb_free(&b);
 }

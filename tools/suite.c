@@ -465,10 +465,14 @@ static void write_report(const char *dir, const SuiteRun *run, const char *cmdli
     snprintf(path, sizeof path, "%s/suite.md", dir);
     FILE *f = fopen(path, "w");
     if (!f) pelab_die("suite: cannot open %s: %s", path, strerror(errno));
+    StrBuf lm = {0}; /* the protocols that read the corpus: those without a task */
+    for (int i = 0; i < suite_n_protocols; i++)
+        if (!suite_protocols[i].task) sb_printf(&lm, "%s%s", lm.len ? ", " : "", suite_protocols[i].name);
     fprintf(f, "# pelab suite %s (suite version %d)\n\n`%s`\n\nSchemes: %s. Seeds: looks at %s per series, "
-               "%d run%s. Corpus of the language-modelling protocols (lm, sinks): %s.\n\n",
+               "%d run%s. Corpus of the language-modelling protocols (%s): %s.\n\n",
             suite_setting_names[run->setting], SUITE_VERSION, cmdline, run->schemes, seq->looks, seq->looks_done,
-            seq->looks_done == 1 ? "" : "s", corpus->what);
+            seq->looks_done == 1 ? "" : "s", sb_str(&lm), corpus->what);
+    sb_free(&lm);
     if (!gp_available())
         fprintf(f, "> **No plots drawn**: %s. Each protocol's report (PROTOCOL/report.md) keeps its plot data and "
                    "scripts; to get the pictures, %s, then the same suite command with `--collect`, which trains "
