@@ -75,8 +75,9 @@ static void shipped_checks(void) {
     snprintf(cmd, sizeof cmd, "%s/corpus-cut", dir);
     CHECK(write_copy(cmd, text, n, -1, n / 2, cut, sizeof cut) == 0, "write %s", cut);
     free(text);
+    text = NULL;
     CHECK(corpus_read_file(good, &text, &n) == 0, "an exact copy elsewhere passes: %s", pelab_errmsg);
-    if (n) free(text);
+    free(text);
     text = NULL;
     CHECK(corpus_read_file(bad, &text, &n) == -1 && !text && strstr(pelab_errmsg, bad) &&
               strstr(pelab_errmsg, c->sha256) && strstr(pelab_errmsg, "damaged or truncated") && !strchr(pelab_errmsg, '\n'),

@@ -124,7 +124,10 @@ static void show_twenty(void) {
         snprintf(also + strlen(also), sizeof also - strlen(also), "%srope:base=%d", k > 1 ? ";" : "", 100 * k);
     int rc = show_rotary_series(&r, "none", NULL, 0, also);
     CHECK(rc == 0 && r.n == 20, "20 variants: %s", rc ? pelab_errmsg : "");
-    if (rc != 0) return;
+    if (rc != 0) {
+        show_rotary_free(&r);
+        return;
+    }
     snprintf(dir, sizeof dir, "%s/plots-show", test_tmpdir());
     mkdir(dir, 0755);
     char *saved = no_gnuplot("1");
