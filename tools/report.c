@@ -78,7 +78,8 @@ void report_take_row(const Compare *c, Agg *a, GenAgg *g, int si, int k, const R
     if (strcmp(r->kind, "bucket") == 0) {
         long long b = r->bucket;
         if (c->lens[l] != a->lmax || b < 0 || b >= CMP_BUCKETS || !ok) return;
-        s->bsum[b] += r->value, s->bn[b]++, s->blo[b] = (int)cell_or_0(r->pos_lo), s->bhi[b] = (int)cell_or_0(r->pos_hi);
+        s->bval[b][k] = r->value, s->bhas[b][k] = 1;
+        s->blo[b] = (int)cell_or_0(r->pos_lo), s->bhi[b] = (int)cell_or_0(r->pos_hi);
         return;
     }
     if (strcmp(r->kind, "task") == 0) { /* exact match in slot 0, byte accuracy in 1 */
@@ -206,63 +207,165 @@ static void fmt_limit(long v, const char *none, char *buf, size_t n) {
     else snprintf(buf, n, "%ld", v);
 }
 
-/* plot data and one gnuplot script writing PNG and SVG of both plots */
+/* --- plots --- */
+
+/* the legends' verdict ranks: at L (the first length where L is not one) and at the largest length */
+typedef struct {
+    int n, l[2];
+    int rank[2][MAX_SERIES];
+} Legend;
+
+static void legend_make(const Compare *c, const Agg *a, int only_lmax, Legend *lg) {
+    int ref = only_lmax ? -1 : c->task ? 0 : report_length_index(c, c->base.seq_len), last = 0;
+    for (int l = 0; l < c->n_lengths; l++)
+        if (c->lens[l] > c->lens[last]) last = l;
+    if (ref < 0 && !only_lmax) ref = 0;
+    lg->n = 0;
+    if (ref >= 0 && ref != last) lg->l[lg->n++] = ref;
+    lg->l[lg->n++] = last;
+    for (int k = 0; k < lg->n; k++) report_ranks_at(c, a, lg->l[k], lg->rank[k]);
+}
+
+/* series i's key entry, its label and its ranks: "rope (rank 2 at L, 1 at 8L)" */
+static void legend_title(FILE *f, const Compare *c, const Agg *a, const Legend *lg, int i) {
+    StrBuf b = {0};
+    sb_puts(&b, a->s[i].label);
+    int ranked = 0;
+    for (int k = 0; k < lg->n; k++) {
+        if (!lg->rank[k][i]) continue;
+        int len = c->lens[lg->l[k]];
+        sb_printf(&b, "%s%d at ", ranked++ ? ", " : " (rank ", lg->rank[k][i]);
+        if (c->task) sb_printf(&b, "length %d", len);
+        else if (len == c->base.seq_len) sb_puts(&b, "L");
+        else sb_printf(&b, "%gL", (double)len / c->base.seq_len);
+    }
+    if (ranked) sb_puts(&b, ")");
+    gp_string(f, sb_str(&b));
+    sb_free(&b);
+}
+
+/* one series of a line plot: with more than one seed somewhere, its band of mean ± sample std
+ * (columns y, y + 1 of data), then its mean with its colour, marker and legend */
+static void plot_series(FILE *f, const char *data, int y, int band, int i, int *first, const Compare *c, const Agg *a,
+                        const Legend *lg) {
+    const char *colour;
+    int point;
+    gp_series_style(i, &colour, &point);
+    fprintf(f, "%s", *first ? "" : ", \\\n     ");
+    if (band)
+        fprintf(f, "'%s' using 1:($%d-$%d):($%d+$%d) with filledcurves fc rgb '%s' fs transparent solid 0.15 noborder "
+                   "notitle, \\\n     ", data, y, y + 1, y, y + 1, colour);
+    fprintf(f, "'%s' using 1:%d with linespoints ", data, y);
+    gp_series(f, i);
+    fprintf(f, " title ");
+    legend_title(f, c, a, lg, i);
+    *first = 0;
+}
+
+/* the plot command of a plot without a series ("plot" alone stops gnuplot): the axes and why they
+ * are empty */
+static void empty_plot(FILE *f, double x_lo, double x_hi) {
+    fprintf(f, "set label 1 'no series has a value: no run passed the gate, or none was computed' at graph 0.5, 0.5 "
+               "center\nplot [%g:%g] [0:1] NaN notitle\nunset label 1", x_lo, x_hi > x_lo ? x_hi : x_lo + 1);
+}
+
+/* bucket b of series s (loss by position at the largest length) over the seeds that passed the
+ * gate, as every mean of the report, into v; their count */
+static int bucket_values(const Agg *a, const Series *s, int b, double *v) {
+    int n = 0;
+    for (int k = 0; k < CMP_MAX_SEEDS; k++)
+        if (s->bhas[b][k] && a->gate[s->scheme][k] != RUN_FAIL) v[n++] = s->bval[b][k];
+    return n;
+}
+
+/* the series' columns of one row of a .dat: mean, sample std and seed count (NaN: none) */
+static void dat_columns(FILE *f, double mean, double sd, int n) {
+    if (n) fprintf(f, " %.6f %.6f %d", mean, n > 1 ? sd : 0.0, n);
+    else fprintf(f, " NaN NaN 0");
+}
+
+/* the header of a .dat: what it holds and each series' columns */
+static void dat_header(FILE *f, const Agg *a, const char *what, int first_col) {
+    fprintf(f, "# %s; per series three columns: mean, sample std over seeds (0 for one), seeds (NaN 0: none)\n", what);
+    for (int i = 0; i < a->n_series; i++)
+        fprintf(f, "# columns %d-%d: %s\n", first_col + 3 * i, first_col + 3 * i + 2, a->s[i].label);
+}
+
+/* plot data and one gnuplot script writing PNG and SVG of both plots: per series its mean over the
+ * seeds that passed the gate, with a band of ± one sample std where it has more than one seed, in its
+ * own colour and marker, its verdict ranks in the key */
 static int write_plots(const Compare *c, const Agg *a, const char *dir) {
     char path[1300];
     snprintf(path, sizeof path, "%s/loss_vs_length.dat", dir);
     FILE *f = fopen(path, "w");
     if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
-    fprintf(f, "# length, then mean non-overlapping loss per series (NaN: not computed)\n");
+    dat_header(f, a, "loss vs length: column 1 the evaluation length, then the non-overlapping loss (nats/token)", 2);
+    int band[2][MAX_SERIES] = {{0}}, any[2][MAX_SERIES] = {{0}};
     for (int l = 0; l < c->n_lengths; l++) {
         fprintf(f, "%d", c->lens[l]);
-        for (int i = 0; i < a->n_series; i++) fprintf(f, " %.6f", report_mean(a, &a->s[i], EVAL_NONOVERLAP, l));
+        for (int i = 0; i < a->n_series; i++) {
+            int n = n_of(a, &a->s[i], EVAL_NONOVERLAP, l);
+            dat_columns(f, report_mean(a, &a->s[i], EVAL_NONOVERLAP, l), report_std(a, &a->s[i], EVAL_NONOVERLAP, l), n);
+            band[0][i] |= n > 1, any[0][i] |= n > 0;
+        }
         fprintf(f, "\n");
     }
-    fclose(f);
+    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
     snprintf(path, sizeof path, "%s/loss_by_position.dat", dir);
     if (!(f = fopen(path, "w"))) return pelab_fail("cannot open %s: %s", path, strerror(errno));
-    fprintf(f, "# bucket centre position, then mean loss per series at length %d (NaN: none)\n", a->lmax);
+    char what[160];
+    snprintf(what, sizeof what, "loss by position at length %d: column 1 the bucket's centre position, then the loss", a->lmax);
+    dat_header(f, a, what, 2);
     for (int b = 0; b < CMP_BUCKETS; b++) {
-        int i0 = -1;
-        for (int i = 0; i < a->n_series && i0 < 0; i++)
-            if (a->s[i].bn[b]) i0 = i;
+        double v[MAX_SERIES][CMP_MAX_SEEDS];
+        int n[MAX_SERIES], i0 = -1;
+        for (int i = 0; i < a->n_series; i++)
+            if ((n[i] = bucket_values(a, &a->s[i], b, v[i])) > 0 && i0 < 0) i0 = i;
         if (i0 < 0) continue;
         fprintf(f, "%g", 0.5 * (a->s[i0].blo[b] + a->s[i0].bhi[b]));
-        for (int i = 0; i < a->n_series; i++)
-            fprintf(f, " %.6f", a->s[i].bn[b] ? a->s[i].bsum[b] / a->s[i].bn[b] : NAN);
+        for (int i = 0; i < a->n_series; i++) {
+            StatSummary st = stats_summary(v[i], n[i]);
+            dat_columns(f, st.mean, st.sd, n[i]);
+            band[1][i] |= n[i] > 1, any[1][i] |= n[i] > 0;
+        }
         fprintf(f, "\n");
     }
-    fclose(f);
+    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
     snprintf(path, sizeof path, "%s/plots.gp", dir);
     if (!(f = fopen(path, "w"))) return pelab_fail("cannot open %s: %s", path, strerror(errno));
     const char *names[2] = {"loss_vs_length", "loss_by_position"};
     fprintf(f, "# gnuplot plots.gp (in this directory): %s.{png,svg}, %s.{png,svg}\n", names[0], names[1]);
     gp_preamble(f);
     fprintf(f, "set ylabel 'held-out loss (nats/token)'\n");
+    static Legend lg[2];
+    legend_make(c, a, 0, &lg[0]);
+    legend_make(c, a, 1, &lg[1]);
     for (int g = 0; g < 2; g++) {
-        int L = c->base.seq_len;
+        int L = c->base.seq_len, bands = 0;
+        for (int i = 0; i < a->n_series; i++) bands |= band[g][i];
+        const char *spread = bands ? "; bands: mean ± sample std over seeds" : "";
+        /* double quotes: the \\n is a line break (no user text in these titles) */
         if (g == 0) fprintf(f, "set logscale x 2\nset xlabel 'evaluation length (tokens, log scale)'\n"
-                               "set title 'loss vs length (non-overlapping windows; dashed: training length L = %d)'\n", L);
+                               "set title \"loss vs length, non-overlapping windows\\ndashed: training length L = %d%s\"\n",
+                            L, spread);
         else fprintf(f, "unset logscale x\nunset arrow\nset xlabel 'position in the window'\n"
-                        "set title 'loss by position at length %d (dashed: L = %d)'\n", a->lmax, L);
+                        "set title \"loss by position at length %d\\ndashed: L = %d%s\"\n", a->lmax, L, spread);
         fprintf(f, "set arrow from %d, graph 0 to %d, graph 1 nohead dashtype 2 lc rgb 'gray40'\n", L, L);
         for (int t = 0; t < 2; t++) {
-            gp_output(f, names[g], t ? "svg" : "png", 1000, 600);
-            fprintf(f, "plot ");
-            for (int i = 0, first = 1; i < a->n_series; i++) {
-                int any = 0; /* a series without a point would only draw a gnuplot warning */
-                for (int l = 0; l < c->n_lengths && g == 0; l++) any |= n_of(a, &a->s[i], EVAL_NONOVERLAP, l) > 0;
-                for (int k = 0; k < CMP_BUCKETS && g == 1; k++) any |= a->s[i].bn[k] > 0;
-                if (!any) continue;
-                fprintf(f, "%s'%s.dat' using 1:%d with linespoints title ", first ? "" : ", \\\n     ", names[g],
-                        i + 2);
-                gp_string(f, a->s[i].label);
-                first = 0;
-            }
+            gp_output(f, names[g], t ? "svg" : "png", 1200, 600);
+            char data[64];
+            snprintf(data, sizeof data, "%s.dat", names[g]);
+            int first = 1;
+            for (int i = 0; i < a->n_series; i++)
+                if (any[g][i]) { /* a series without a point would only draw a gnuplot warning */
+                    if (first) fprintf(f, "plot ");
+                    plot_series(f, data, 2 + 3 * i, band[g][i], i, &first, c, a, &lg[g]);
+                }
+            if (first) empty_plot(f, g ? 0 : c->lens[0], a->lmax);
             fprintf(f, "\nset output\n");
         }
     }
-    fclose(f);
+    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
     return 0;
 }
 
@@ -301,18 +404,23 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
                    "set xlabel 'task length (dotted: the longest trained, %g; dashed: the last whose examples fit in "
                    "L = %d positions)'\n",
                 t.hi[t.def->len_opt], t.hi[t.def->len_opt], t.hi[t.def->len_opt], c->base.seq_len);
+    static Legend lg;
+    legend_make(c, a, 0, &lg);
     for (int t = 0; t < 2; t++) {
         gp_output(f, "accuracy_vs_length", t ? "svg" : "png", 1000, 600);
-        fprintf(f, "plot ");
-        for (int i = 0, first = 1; i < a->n_series; i++) {
+        int first = 1;
+        for (int i = 0; i < a->n_series; i++) {
             int any = 0;
             for (int l = 0; l < c->n_lengths; l++) any |= n_of(a, &a->s[i], TASK_EXACT, l) > 0;
             if (!any) continue;
-            fprintf(f, "%s'accuracy_vs_length.dat' using 1:%d:%d with yerrorlines title ", first ? "" : ", \\\n     ",
+            fprintf(f, "%s'accuracy_vs_length.dat' using 1:%d:%d with yerrorlines ", first ? "plot " : ", \\\n     ",
                     3 + 2 * i, 4 + 2 * i);
-            gp_string(f, a->s[i].label);
+            gp_series(f, i);
+            fprintf(f, " title ");
+            legend_title(f, c, a, &lg, i);
             first = 0;
         }
+        if (first) empty_plot(f, c->lens[0], c->lens[c->n_lengths - 1]);
         fprintf(f, "\nset output\n");
     }
     if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
@@ -461,6 +569,19 @@ static void write_task_results(FILE *f, const Compare *c, const Agg *a, int plot
                "- verdicts.csv: every pair of series at every length and metric\n", CMP_CSV_COLUMNS, CURVE_CSV_COLUMNS);
 }
 
+/* the report's first lines when its plots were not drawn: why, and how to get them */
+static void plots_note(FILE *f, const Compare *c, int plotted, int have_gp) {
+    if (plotted) return;
+    if (have_gp)
+        fprintf(f, "> **Plots failed**: gnuplot ran but stopped with an error (%s/plots/gnuplot.log); the plot data "
+                   "(plots/*.dat) and scripts (plots/*.gp) are kept.\n\n", c->out);
+    else
+        fprintf(f, "> **No plots drawn**: %s. To get them, %s, then draw the data and scripts this run wrote: `cd "
+                   "%s/plots && gnuplot plots.gp curves.gp` (and `gnuplot NAME.gp` in each plots/show_* folder)%s.\n\n",
+                gp_missing(), GP_INSTALL_HINT, c->out,
+                strcmp(c->name, "compare") == 0 ? ", or rerun the command with `--collect`, which trains nothing" : "");
+}
+
 int compare_report(const Compare *c) {
     static Agg a; /* large: not on the stack */
     static GenAgg g;
@@ -475,6 +596,7 @@ int compare_report(const Compare *c) {
     FILE *f = fopen(path, "w");
     if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
     fprintf(f, "# pelab %s report\n\n", c->name);
+    plots_note(f, c, plotted, have_gp);
     if (report_verdict_write(f, c, &a) != 0) {
         fclose(f);
         return -1;

@@ -23,8 +23,9 @@ typedef struct {
     ResStatus status[CMP_MAX_LENGTHS]; /* why a length was not computed (RES_OK if it was) */
     long limit[CMP_MAX_LENGTHS];        /* ... and where, for the RES_PAST_* */
     long accepted, computable;
-    double bsum[CMP_BUCKETS]; /* loss by position at the largest length, summed over seeds */
-    int bn[CMP_BUCKETS], blo[CMP_BUCKETS], bhi[CMP_BUCKETS];
+    double bval[CMP_BUCKETS][CMP_MAX_SEEDS]; /* loss by position at the largest length, per seed */
+    unsigned char bhas[CMP_BUCKETS][CMP_MAX_SEEDS];
+    int blo[CMP_BUCKETS], bhi[CMP_BUCKETS];  /* each bucket's positions */
 } Series;
 
 typedef struct {

@@ -112,6 +112,16 @@ void report_verdict_at(const Agg *a, const Metric *m, int l, double alpha, Lengt
     verdict_compute(lv->vs, a->n_series, m->higher_better, alpha, &lv->v);
 }
 
+void report_ranks_at(const Compare *c, const Agg *a, int l, int *rank) {
+    static LengthVerdict lv; /* large: not on the stack */
+    Metric m[4];
+    report_metrics(c, a, m);
+    report_verdict_at(a, &m[0], l, c->alpha, &lv);
+    for (int i = 0; i < a->n_series; i++) rank[i] = 0;
+    for (int j = 0; j < lv.v.n; j++) rank[lv.v.order[j]] = lv.v.rank[j];
+    verdict_free(&lv.v);
+}
+
 static void length_name(const Compare *c, int l, char *buf, size_t n) {
     if (c->task) snprintf(buf, n, "task length %d", c->lens[l]);
     else snprintf(buf, n, "%gL (%d)", (double)c->lens[l] / c->base.seq_len, c->lens[l]);
