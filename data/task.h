@@ -48,7 +48,7 @@
 #include "../core/rng.h"
 #include "../core/strbuf.h"
 
-#define TASK_MAX_OPTS 4
+#define TASK_MAX_OPTS 6
 
 typedef struct {
     const char *name;
@@ -57,6 +57,9 @@ typedef struct {
     int integer;           /* 0: a real number (depth) */
     int single;            /* 1: a range is refused (the oracle needs the one value) */
     const char *help;
+    /* NULL, or the option's values by name, '|'-separated ("noise|essay|needle"): the spec gives a
+     * name, which stands for its index (0, 1, ...; lo..hi is 0..count-1, one value only) */
+    const char *names;
 } TaskOpt;
 
 struct TaskSpec;
@@ -74,6 +77,9 @@ typedef struct TaskDef {
     /* 1: several answers per example (above): generate writes TASK_SLOT where each goes, and solve
      * answers the text before a slot (framed: after "NAME: "), without '\n' */
     int dense;
+    /* 1: the answer is a list of reference strings separated by spaces (RULER's tasks), scored
+     * also by task_recall: which of them the model wrote, in any order */
+    int listed;
 } TaskDef;
 
 #define TASK_SLOT '\x01' /* a dense generator's "an answer goes here" (never in a finished text) */
@@ -105,6 +111,8 @@ const char *task_names(void);
 int task_parse(TaskSpec *t, const char *spec);
 /* the canonical spec, every option written out: "copy:len=4-16,vocab=26" */
 void task_format(const TaskSpec *t, char *out, size_t cap);
+/* one value of option o as a spec writes it: "16", "0.25", or its name ("essay") */
+void task_opt_value_name(const TaskOpt *o, double v, char *out, size_t cap);
 
 /* One example; len = -1 draws the length from the spec's range, otherwise it is fixed (any value
  * the option accepts). Free with task_example_free. -1 with pelab_errmsg on a bad len. */
@@ -120,6 +128,15 @@ int task_solve(const TaskSpec *t, const char *prompt, size_t n, StrBuf *answer);
  * Dense tasks: answer is the model's bytes at the supervised positions, in order (task_answers
  * of them), checked against the oracle's answer to each slot given the example's text before it. */
 int task_check(const TaskSpec *t, const TaskExample *ex, const char *answer, size_t n, int *n_correct);
+
+/* RULER's score (string_match_all, Hsieh et al. 2024) for a listed task: the references are the
+ * oracle's answer split at its spaces; the prediction is the n bytes a model wrote after the
+ * prompt, up to its first '\n'. A reference counts when it is a whole word of the prediction
+ * (a maximal run of letters, digits and '-', compared case-insensitively; RULER matches
+ * substrings, which for 3-byte words would credit "abc" inside "xabcx"), each once, in any order,
+ * extra words costing nothing. Returns the fraction found (*found of *total); -1 with
+ * pelab_errmsg if the task is not listed or the oracle refuses the example. */
+double task_recall(const TaskSpec *t, const TaskExample *ex, const char *pred, size_t n, int *found, int *total);
 
 /* the supervised bytes of an example: answer_len, or a dense example's masked bytes */
 size_t task_answers(const TaskExample *ex);
