@@ -404,7 +404,7 @@ int ruler_solve_vt(const TaskSpec *t, const char *prompt, size_t n, StrBuf *ans)
 /* ---- common and frequent words ---- */
 
 /* "\ntop K:" */
-static int question_len(int top) { return 6 + (top >= 10) + (top >= 100); }
+static int question_len(int top) { return 7 + (top >= 10) + (top >= 100); }
 
 /* the list: each of n_words words (index into words) written "abc ", index -1 as RULER's noise
  * "..."; pad '.' bytes; then the question */

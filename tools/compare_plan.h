@@ -49,6 +49,8 @@ typedef struct {
     const char *task;                     /* --task SPEC: train on task:SPEC, evaluate task accuracy at
                                            * lens[] = task lengths (NULL: language modelling) */
     int task_n;                           /* examples per task length */
+    float effective_pct;                  /* --task: RULER's effective length at this score, in % (<= 0: 85.6) */
+    float effective_rel;                  /* > 0: at this fraction of the series' own score inside L instead */
     TrainConfig base;                     /* the shared training config (seq_len = L) */
     int gen_tokens;                       /* long generation: length of each text, prompt included (0: off) */
     int gen_prompts;                      /* texts per model, prompts from the held-out text */

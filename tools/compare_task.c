@@ -45,12 +45,12 @@ static long positions_needed(const TaskSpec *t, int len) {
     return most;
 }
 
-/* exact match and byte accuracy of one task length as rows of `kind` (task: both protocols; gate:
- * exact match only) */
+/* exact match and byte accuracy of one task length as rows of `kind` (task: both protocols and, for
+ * RULER's tasks, recall, their score; gate: exact match only) */
 static void length_rows(const Compare *c, int s, int k, Model *m, const char *rule, const TaskSpec *t, int len,
                         const char *kind, FILE *f) {
     long accepted = pos_max_position(&m->pos);
-    static const char *protocol[2] = {"exact", "bytes"};
+    static const char *protocol[3] = {"exact", "bytes", "recall"};
     long need = positions_needed(t, len);
     TaskScore sc;
     /* a learned table refuses what lies past its end: n/a, as the loss rows say it (the
@@ -68,15 +68,15 @@ static void length_rows(const Compare *c, int s, int k, Model *m, const char *ru
         refused = 1; /* an example longer than the draws that guided the checks above: say which limit */
         if (strstr(pelab_errmsg, "randomized positions")) why = RES_PAST_RAND_POS, limit = rand_pos;
     }
-    int n_protocols = strcmp(kind, "gate") == 0 ? 1 : 2;
+    int n_protocols = strcmp(kind, "gate") == 0 ? 1 : t->def->listed ? 3 : 2; /* recall: RULER's score */
     for (int p = 0; p < n_protocols; p++) {
         CmpRow w;
         compare_row(&w, c, m, kind, s, k, rule, len, protocol[p]);
         if (refused) {
             w.r.status = why, w.r.limit = limit, w.r.pos_hi = need, w.r.n = 0;
         } else {
-            const double *ci = p == 0 ? sc.exact_ci : sc.bytes_ci;
-            w.r.value = p == 0 ? (double)sc.exact / sc.n : (double)sc.correct_bytes / sc.answer_bytes;
+            const double *ci = p == 0 ? sc.exact_ci : p == 1 ? sc.bytes_ci : sc.recall_ci;
+            w.r.value = p == 0 ? (double)sc.exact / sc.n : p == 1 ? (double)sc.correct_bytes / sc.answer_bytes : sc.recall;
             w.r.pos_hi = sc.max_positions, w.r.n = sc.n, w.r.ci_lo = ci[0], w.r.ci_hi = ci[1];
         }
         compare_row_write(f, &w);

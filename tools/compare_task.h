@@ -13,7 +13,8 @@
 void compare_task_setup(Compare *c, const char *lens);
 /* the gate's task lengths: the trained range's ends and middle (1 to 3 of them) */
 void compare_task_gate_lengths(const Compare *c, int *lens, int *n);
-/* exact match and byte accuracy of model m (rule as labelled) at every task length into f; a
+/* exact match, byte accuracy (and a listed task's RULER score, protocol recall) of model m (rule as
+ * labelled) at every task length into f; a
  * length whose examples pass a learned table's end is a row with status n/a, not an error; under rule
  * none the gate rows first (compare_plan.h) */
 void compare_task_rows(const Compare *c, int scheme, int seed, Model *m, const char *rule, FILE *f);

@@ -10,7 +10,10 @@
 
 enum { MAX_SERIES = CMP_MAX_SCHEMES * (2 + CMP_MAX_RULES) }; /* + none and the fine-tune */
 enum { REPORT_METRICS = EVAL_N_PROTOCOLS + 1 };               /* nonoverlap, sliding, passkey */
-enum { TASK_EXACT, TASK_BYTES }; /* a --task report's two metrics, in the protocol slots of a Series */
+/* a --task report's metrics, in the protocol slots of a Series: exact match, byte accuracy and, for
+ * RULER's tasks (listed: rows of protocol recall), their score */
+enum { TASK_EXACT, TASK_BYTES, TASK_RECALL };
+_Static_assert((int)TASK_RECALL < (int)REPORT_METRICS, "a task metric past a Series' slots");
 enum { RUN_MISSING, RUN_PASS, RUN_FAIL, RUN_UNGATED };        /* a run's gate */
 enum { CONV_UNKNOWN, CONV_DONE, CONV_IMPROVING };             /* a run's loss curve */
 
@@ -38,6 +41,7 @@ typedef struct {
 
 typedef struct {
     int n_series, has_passkey, lmax;
+    int has_recall;              /* --task: rows of protocol recall (a RULER task's score) were read */
     long reach[CMP_MAX_LENGTHS]; /* --task: the positions each task length reached (the most over runs) */
     int n_found[1 + FT_KINDS], n_expected[1 + FT_KINDS]; /* runs, then fine-tunes by recipe (1 + FT_PI, ...) */
     Series s[MAX_SERIES];
