@@ -204,6 +204,8 @@ static int niah_generate(const char *task, const Niah *p, Rng *rng, StrBuf *out)
     size_t *at = xmalloc(sizeof(size_t) * n_real);
     for (int i = 0; i < n_real; i++) order[i] = i;
     shuffle(rng, order, n_real);
+    for (int i = 0; p->depth >= 0 && i < n_real; i++) /* the one at its depth first among needles at one place */
+        if (order[i] == 0) order[i] = order[0], order[0] = 0;
     for (int i = 0; i < n_real; i++) {
         int id = order[i]; /* key id / values, its value id % values */
         StrBuf b = {0};

@@ -594,6 +594,14 @@ int compare_main(int argc, char **argv, Compare *c) {
                                        "length instead of loss (no rules unless --rules, no fine-tune)"},
         {"--task-lens", OPT_STR, &task_lens, 0, 0, "task lengths to score (default: the spec's lo, hi, then 2, 4, 8, 16 x hi)"},
         {"--task-n", OPT_INT, &c->task_n, 1, 1 << 20, "examples per task length"},
+        {"--effective-threshold", OPT_FLOAT, &c->effective_pct, 0, 100, "with --task: RULER's effective length is the "
+                                                                        "longest task length whose score (RULER's "
+                                                                        "tasks: theirs; else exact match), and every "
+                                                                        "shorter one's, is at least this % (0: RULER's "
+                                                                        "85.6)"},
+        {"--effective-relative", OPT_FLOAT, &c->effective_rel, 0, 1, "with --task: instead, at least this fraction of "
+                                                                     "the series' own score at the longest length "
+                                                                     "inside L (0: off)"},
         {"--rand-pos", OPT_INT, &b->rand_pos, 0, 1 << 30, "with --task: randomized positions (Ruoss et al.), sorted "
                                                        "distinct ids from [0, N) in training and in the task evaluation, "
                                                        "every scheme (one scheme: SCHEME+randpos:N in --schemes)"},
@@ -655,8 +663,12 @@ int compare_main(int argc, char **argv, Compare *c) {
         c->finetune_steps = 0, c->finetune_scale = 0;
         setup_finetune(c, 1);
         setup_rules(c, rules ? rules : "none", 1);
+        if (c->effective_pct > 0 && c->effective_rel > 0)
+            pelab_die("compare: --effective-threshold and --effective-relative: give one");
     } else {
         if (task_lens) pelab_die("compare: --task-lens needs --task SPEC");
+        if (c->effective_pct > 0 || c->effective_rel > 0)
+            pelab_die("compare: --effective-threshold and --effective-relative need --task SPEC");
         if (unaligned) pelab_die("compare: --unaligned needs --task SPEC");
         if (b->rand_pos) pelab_die("compare: --rand-pos needs --task SPEC (loss lengths are measured at positions 0..)");
         if (b->sink_token >= 0 && c->passkey_frac > 0)
