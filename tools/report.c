@@ -44,6 +44,15 @@ const Series *report_series(const Agg *a, int scheme, const char *rule) {
     return NULL;
 }
 
+void report_length_order(const Compare *c, int *order) {
+    for (int l = 0; l < c->n_lengths; l++) order[l] = l;
+    for (int i = 1; i < c->n_lengths; i++)
+        for (int j = i; j > 0 && c->lens[order[j - 1]] > c->lens[order[j]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+}
+
 int report_length_index(const Compare *c, int len) {
     for (int l = 0; l < c->n_lengths; l++)
         if (c->lens[l] == len) return l;
@@ -208,6 +217,10 @@ static void fmt_limit(long v, const char *none, char *buf, size_t n) {
     else snprintf(buf, n, "%ld", v);
 }
 
+/* after "plot ": an empty frame when no series has a figure (every run failed the gate), where a
+ * bare "plot" would stop gnuplot with an error and leave every later plot of the script undrawn */
+static void plot_nothing(FILE *f) { fprintf(f, "[1:2] [0:1] NaN title 'no figures (no run passed the gate)'"); }
+
 /* plot data and one gnuplot script writing PNG and SVG of both plots */
 static int write_plots(const Compare *c, const Agg *a, const char *dir) {
     char path[1300];
@@ -251,7 +264,8 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
         for (int t = 0; t < 2; t++) {
             gp_output(f, names[g], t ? "svg" : "png", 1000, 600);
             fprintf(f, "plot ");
-            for (int i = 0, first = 1; i < a->n_series; i++) {
+            int first = 1;
+            for (int i = 0; i < a->n_series; i++) {
                 int any = 0; /* a series without a point would only draw a gnuplot warning */
                 for (int l = 0; l < c->n_lengths && g == 0; l++) any |= n_of(a, &a->s[i], EVAL_NONOVERLAP, l) > 0;
                 for (int k = 0; k < CMP_BUCKETS && g == 1; k++) any |= a->s[i].bn[k] > 0;
@@ -261,6 +275,7 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
                 gp_string(f, a->s[i].label);
                 first = 0;
             }
+            if (first) plot_nothing(f);
             fprintf(f, "\nset output\n");
         }
     }
@@ -279,8 +294,10 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
     FILE *f = fopen(path, "w");
     if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
     fprintf(f, "# task length, positions reached, then %s %% mean and std per series (NaN: not computed)\n", what);
-    int last_in = -1;
-    for (int l = 0; l < c->n_lengths; l++) {
+    int last_in = -1, order[CMP_MAX_LENGTHS];
+    report_length_order(c, order); /* the lines run by length, whatever order --task-lens gave */
+    for (int i = 0; i < c->n_lengths; i++) {
+        int l = order[i];
         if (a->reach[l] && a->reach[l] <= c->base.seq_len) last_in = l;
         fprintf(f, "%d %ld", c->lens[l], a->reach[l]);
         for (int i = 0; i < a->n_series; i++)
@@ -312,7 +329,8 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
     for (int t = 0; t < 2; t++) {
         gp_output(f, "accuracy_vs_length", t ? "svg" : "png", 1000, 600);
         fprintf(f, "plot ");
-        for (int i = 0, first = 1; i < a->n_series; i++) {
+        int first = 1;
+        for (int i = 0; i < a->n_series; i++) {
             int any = 0;
             for (int l = 0; l < c->n_lengths; l++) any |= n_of(a, &a->s[i], p, l) > 0;
             if (!any) continue;
@@ -321,6 +339,7 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
             gp_string(f, a->s[i].label);
             first = 0;
         }
+        if (first) plot_nothing(f);
         fprintf(f, "\nset output\n");
     }
     if (fclose(f) != 0) return pelab_fail("cannot write %s", path);

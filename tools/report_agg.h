@@ -56,6 +56,8 @@ typedef struct {
 
 /* the index of length len in c->lens, or -1 */
 int report_length_index(const Compare *c, int len);
+/* the indices of c->lens by increasing length into order[c->n_lengths] */
+void report_length_order(const Compare *c, int *order);
 /* the series of scheme s under rule ("none": as trained), or NULL */
 const Series *report_series(const Agg *a, int scheme, const char *rule);
 /* 1 if seed k of series s counts (it has the figure and its run passed the gate or had none) */

@@ -37,12 +37,7 @@ double report_effective_threshold(const Compare *c, const Agg *a, const Series *
 int report_effective_length(const Compare *c, const Agg *a, const Series *s, int p, double thr, int k) {
     int order[CMP_MAX_LENGTHS] = {0}, n = c->n_lengths;
     if (isnan(thr) || n <= 0 || n > CMP_MAX_LENGTHS) return -1;
-    for (int l = 0; l < n; l++) order[l] = l;
-    for (int i = 1; i < n; i++) /* by length (--task-lens may come in any order) */
-        for (int j = i; j > 0 && c->lens[order[j - 1]] > c->lens[order[j]]; j--) {
-            int t = order[j];
-            order[j] = order[j - 1], order[j - 1] = t;
-        }
+    report_length_order(c, order); /* by length (--task-lens may come in any order) */
     if (isnan(score_at(a, s, p, order[0], k))) return -1;
     int best = 0;
     for (int i = 0; i < n; i++) {
