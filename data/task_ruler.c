@@ -454,12 +454,11 @@ static double zeta(double a) {
     return s + pow(M, 1 - a) / (a - 1) + 0.5 * pow(M, -a) + a * pow(M, -a - 1) / 12;
 }
 
-/* RULER's counts: rank k of n words appears floor(n k^-alpha / zeta(alpha)) times, rank 1 being
+/* RULER's counts: rank k of n words appears floor(n k^-alpha / z) times, z = zeta(alpha), rank 1 being
  * the noise "..."; then each of ranks 2..top+1 strictly below the one before and every later rank
  * below rank top+1 (RULER leaves ties, harmless to its order-free score, but an answer in order
  * must be told apart). counts[0..*n_ranks) for ranks 2..; 0 when rank top+1 falls to 0. */
-static int fwe_counts(long n, double alpha, int top, int *counts, int cap, int *n_ranks) {
-    double z = zeta(alpha);
+static int fwe_counts(long n, double alpha, double z, int top, int *counts, int cap, int *n_ranks) {
     int r = 0;
     for (int k = 2; r < cap; k++) {
         long c = (long)floor((double)n * pow(k, -alpha) / z);
@@ -474,11 +473,11 @@ static int fwe_counts(long n, double alpha, int top, int *counts, int cap, int *
 
 int ruler_gen_fwe(const double *val, Rng *rng, StrBuf *out) {
     int len = (int)val[0], top = (int)val[2], wb = WORD_LEN + 1, counts[MAX_ITEMS], n_ranks;
-    double alpha = val[1];
+    double alpha = val[1], z = zeta(alpha);
     long fixed = question_len(top) + ((long)top * wb + 1), n = (len - fixed) / wb;
-    if (n < 0 || !fwe_counts(n, alpha, top, counts, MAX_ITEMS, &n_ranks)) {
+    if (n < 0 || !fwe_counts(n, alpha, z, top, counts, MAX_ITEMS, &n_ranks)) {
         long need = 1; /* the shortest list that tells the top words apart, for the message */
-        while (need < 1 << 20 && !fwe_counts(need, alpha, top, counts, MAX_ITEMS, &n_ranks)) need++;
+        while (need < 1 << 20 && !fwe_counts(need, alpha, z, top, counts, MAX_ITEMS, &n_ranks)) need++;
         return pelab_fail("task fwe: len %d is too short to tell %d words apart with alpha %g: expected at least %ld",
                           len, top, alpha, fixed + need * wb);
     }
@@ -538,13 +537,13 @@ int ruler_solve_top_words(const TaskSpec *t, const char *prompt, size_t n, StrBu
         i = j + 1;
     }
     /* the distinct words with their counts and first occurrences, most frequent first */
-    qsort(w, (size_t)nw, sizeof *w, by_text);
+    if (nw > 1) qsort(w, (size_t)nw, sizeof *w, by_text); /* (no words: w is NULL, which qsort may not get) */
     int nd = 0;
     for (int i = 0; i < nw; i++) {
         if (nd && w[nd - 1].len == w[i].len && memcmp(w[nd - 1].s, w[i].s, (size_t)w[i].len) == 0) w[nd - 1].count++;
         else w[nd++] = w[i];
     }
-    qsort(w, (size_t)nd, sizeof *w, by_count);
+    if (nd > 1) qsort(w, (size_t)nd, sizeof *w, by_count);
     int rc = 0;
     if (nd < top || (nd > top && w[top - 1].count == w[top].count))
         rc = malformed(name, "the K most frequent words told apart (the K-th more frequent than the next)");
