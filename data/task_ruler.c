@@ -385,8 +385,9 @@ int ruler_solve_vt(const TaskSpec *t, const char *prompt, size_t n, StrBuf *ans)
                 !(digits_only(rhs, nr) || (upper_word(rhs, nr) && (from = bound(b, nb, rhs, nr)))))
                 rc = malformed("vt", "each name assigned once, from a number or a name assigned before");
             else {
+                Binding add = {w, from ? from->value : rhs, nn, from ? from->nv : nr}; /* before b moves */
                 if (nb == cap) b = xrealloc(b, sizeof *b * (size_t)(cap = cap ? 2 * cap : 16));
-                b[nb++] = (Binding){w, from ? from->value : rhs, nn, from ? from->nv : nr};
+                b[nb++] = add;
             }
         }
         i = j + 1;
