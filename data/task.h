@@ -1,4 +1,4 @@
-/* task.h: synthetic tasks for length-generalization experiments (issue 12): each example is a
+/* task.h: synthetic tasks for length-generalization experiments: each example is a
  * prompt and an answer in printable ASCII, so the byte tokenizer (vocabulary 256) and the training
  * pipeline consume them as they are. Deterministic from the Rng; every task has an oracle that
  * answers any well-formed prompt, so a checker never trusts the generator.
@@ -32,6 +32,28 @@
  *                                                     '.' bytes) followed by its value, every value
  *                                                     supervised; the '\n' closes the example unsupervised
  *                                                     (nothing tells how many queries remain)
+ * RULER's synthetic tasks (Hsieh et al. 2024; data/task_ruler.c), listed (task_recall scores them as
+ * RULER does, each reference found in any order) and unframed, len counting every byte like passkey;
+ * keys, names and words are 3 letters, values 5 digits (value=uuid: "9f3a-07c2"), the haystack
+ * passkey's noise sentences, an essay, or (hay=needle) needles of other keys, cut to fit:
+ *   niah_single     The grass abc: 12345. is green.\nabc:| 12345\n        the needle at depth (RULER's
+ *                                                     niah_single_1; hay=essay: _2; value=uuid: _3)
+ *   niah_multikey   the same among needles of keys other than the one asked (RULER's multikey_1;
+ *                   hay=needle: _2, the haystack all needles)
+ *   niah_multivalue abc: 11111. x abc: 22222.\nabc:| 11111 22222\n   every value of the key, in text order
+ *   niah_multiquery abc: 11111. def: 22222.\ndef abc:| 22222 11111\n the values of every key asked, in order
+ *   vt              AB=12345. x CD=AB. y EF=CD.\n12345:| AB CD EF\n   variable tracking: every name bound
+ *                                                     to the value, in assignment order (other chains
+ *                                                     with other values: chains=N)
+ *   cwe             abc def abc ghi abc def def\ntop 2:| abc def\n    common words: the top words, each
+ *                                                     freq times, among others rare times; order of
+ *                                                     first appearance
+ *   fwe             ... abc ... def ... abc\ntop 2:| abc def\n        frequent words: Zipf counts
+ *                                                     (alpha), "..." the most frequent (noise, not
+ *                                                     counted); most frequent first
+ * An answer is determined by its prompt: the oracles refuse a key asked twice with other values, a
+ * name assigned twice, or a K-th word no more frequent than the next.
+ *
  * The generator writes TASK_SLOT where an answer goes; task_example asks the oracle for each one,
  * given everything before it, and marks its bytes in TaskExample.mask. A dense task's exact match
  * asks every supervised byte right, each predicted from the true text before it (teacher forcing:

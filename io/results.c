@@ -88,6 +88,7 @@ static const ResColumn COMPARE_CSV[] = {
     {"loss", RF_VALUE, 6, 0}, {"status", RF_STATUS, 0, 0}, {"bucket", RF_BUCKET, 0, 0}, {"pos_lo", RF_POS_LO, 0, 0},
     {"pos_hi", RF_POS_HI, 0, 0}, {"n", RF_N, 0, 0}, {"accepted", RF_ACCEPTED, 0, 0},
     {"computable", RF_COMPUTABLE, 0, 0}, {"ci_lo", RF_CI_LO, 6, 0}, {"ci_hi", RF_CI_HI, 6, 0},
+    {"depth", RF_DEPTH, 2, 0},
 };
 
 static const ResColumn PASSKEY_CSV[] = {

@@ -1,8 +1,9 @@
 /* test_ruler_report.c: RULER's figures in compare's --task report: the effective length of
  * constructed result rows (seed means and each seed, lengths in any order, a learned table's n/a,
  * an absolute and a relative threshold, a run that failed the gate left out), its section, and
- * compare --collect on constructed CSVs with recall rows (the RULER score table, the effective
- * lengths, the verdicts on the score); the flags refused where they mean nothing. */
+ * compare --collect on constructed CSVs with recall and grid rows (the RULER score table, the
+ * effective lengths, the verdicts on the score, the depth x length grid); a micro compare with
+ * --task-depths; the flags refused where they mean nothing. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,11 +175,15 @@ static void test_collect(void) {
                 }
                 fprintf(f, "task,%s,%d,none,64,%d,exact,%g,ok,,,%d,5,-1,-1\n", SCHEMES[s], k + 1, LENS[l], v, LENS[l]);
                 fprintf(f, "task,%s,%d,none,64,%d,recall,%g,ok,,,%d,5,-1,-1\n", SCHEMES[s], k + 1, LENS[l], v, LENS[l]);
+                /* the grid: the score at depth 0, half of it at depth 1, a depth not asked for (0.5) left out */
+                for (int d = 0; d < 3; d++)
+                    fprintf(f, "grid,%s,%d,none,64,%d,recall,%g,ok,,,%d,5,-1,-1,,,%s\n", SCHEMES[s], k + 1, LENS[l],
+                            d == 0 ? v : d == 1 ? v / 2 : 0.0, LENS[l], d == 0 ? "0.00" : d == 1 ? "1.00" : "0.50");
             }
             fclose(f);
         }
     const char *base = "compare --task niah_single:len=32-64 --task-lens 128,32,64,256 --schemes rope,alibi --seeds 1,2,3 "
-                       "--train-len 64 --collect";
+                       "--train-len 64 --task-depths 0,1 --collect";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab %s --out %s/ruler-cmp", base, dir);
     int rc = run_pelab(cmd, out, sizeof out);
     snprintf(path, sizeof path, "%s/ruler-cmp/report.md", dir);
@@ -191,6 +196,20 @@ static void test_collect(void) {
                              "| alibi | 85.6 | 128 | s1 0, s2 32, s3 256 | 96.0 (0-256) |", "RULER score (%)"};
     for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++)
         CHECK(rep && strstr(rep, needles[i]), "report.md has '%s'", needles[i]);
+    /* the grid by increasing length, the mean over seeds (alibi's seed 2 n/a past 32) */
+    const char *grid[] = {"### rope\n\n| depth | 32 | 64 | 128 | 256 |", "| 0.00 | 100.0 | 90.3 | 53.3 | 3.3 |",
+                          "| 1.00 | 50.0 | 45.2 | 26.7 | 1.7 |", "### alibi", "| 0.00 | 90.0 | 90.0 | 90.0 | 45.0 |",
+                          "![alibi depth x length](plots/grid_alibi.png)", "; needle depths of the grid (as trained): 0 1"};
+    for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++)
+        CHECK(rep && strstr(rep, grid[i]), "report.md's grid has '%s'", grid[i]);
+    snprintf(path, sizeof path, "%s/ruler-cmp/plots/grid_rope.dat", dir);
+    const char *dat = slurp(path);
+    CHECK(dat && strcmp(dat, "100.000 90.333 53.333 3.333\n50.000 45.167 26.667 1.667\n") == 0, "grid_rope.dat: %s",
+          dat ? dat : "(missing)");
+    snprintf(path, sizeof path, "%s/ruler-cmp/plots/grid.gp", dir);
+    const char *ggp = slurp(path);
+    CHECK(ggp && strstr(ggp, "set output 'grid_alibi.svg'") && strstr(ggp, "plot 'grid_rope.dat' matrix with image"),
+          "grid.gp draws each scheme's grid");
     snprintf(path, sizeof path, "%s/ruler-cmp/plots/plots.gp", dir);
     const char *gp = slurp(path);
     CHECK(gp && strstr(gp, "first 85.6 nohead dashtype 4") && strstr(gp, "RULER score (%), mean and std"),
@@ -208,9 +227,38 @@ static void test_collect(void) {
     expect_pelab_error(cmd, "--effective-threshold and --effective-relative need --task");
     snprintf(cmd, sizeof cmd, "./pelab %s --effective-threshold 101 --out %s/ruler-cmp", base, dir);
     expect_pelab_error(cmd, "--effective-threshold");
+    snprintf(cmd, sizeof cmd, "./pelab compare --task copy --task-depths 0.5 --out %s/ruler-cmp2", dir);
+    expect_pelab_error(cmd, "--task-depths: task copy has no depth option");
+    snprintf(cmd, sizeof cmd, "./pelab compare --task-depths 0.5 --out %s/ruler-cmp2", dir);
+    expect_pelab_error(cmd, "--task-depths needs --task");
+    snprintf(cmd, sizeof cmd, "./pelab compare --task niah_single --task-depths 0.5,1.5 --out %s/ruler-cmp2", dir);
+    expect_pelab_error(cmd, "--task-depths");
+}
+
+/* a micro compare with --task-depths: every run's grid rows (depths x lengths, rule none), a learned
+ * table's n/a past its end */
+static void test_grid_end_to_end(void) {
+    static char out[1 << 16], cmd[4096], path[600];
+    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab compare --task niah_single:len=24-40 --task-lens 24,40,80 "
+             "--task-depths 0,0.5,1 --task-n 3 --schemes rope,learned --seeds 1 --dim 16 --layers 1 --heads 2 "
+             "--train-len 40 --steps 3 --synth-bytes 20000 --batch 4 --threads 1 --gate 0 --out %s/ruler-grid",
+             test_tmpdir());
+    int rc = run_pelab(cmd, out, sizeof out);
+    snprintf(path, sizeof path, "%s/ruler-grid/runs/learned_s1.csv", test_tmpdir());
+    const char *csv = slurp(path);
+    int rows = 0;
+    for (const char *p = csv; p && (p = strstr(p, "\ngrid,learned,1,none,40,")); p++) rows++;
+    CHECK(rc == 0 && rows == 9 && strstr(csv, "\ngrid,learned,1,none,40,80,recall,,n/a (past table of 40),") &&
+              strstr(csv, ",0.50\n") && strstr(csv, "\ntask,learned,1,none,40,24,recall,"),
+          "compare --task-depths: 9 grid rows a run (exit %d, %d rows): %s", rc, rows, csv ? csv : out);
+    snprintf(path, sizeof path, "%s/ruler-grid/report.md", test_tmpdir());
+    const char *rep = slurp(path);
+    CHECK(rep && strstr(rep, "## Depth x length") && strstr(rep, "| 0.50 | 0.0 | 0.0 | — |"),
+          "the grid section of a run: %s", rep ? rep : "(missing)");
 }
 
 void test_ruler_report(void) {
     test_effective_rows();
     test_collect();
+    test_grid_end_to_end();
 }

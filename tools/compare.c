@@ -530,6 +530,7 @@ int compare_main(int argc, char **argv, Compare *c) {
     char all_schemes[512];
     pos_list(all_schemes, sizeof all_schemes);
     const char *schemes = NULL, *seeds = "5", *rules = NULL, *jobs = NULL, *only = NULL, *task_lens = NULL;
+    const char *task_depths = NULL;
     const char *precision = NULL, *finetune = "pi", *looks = NULL;
     float budget = 0;
     int collect = 0, unaligned = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes, min_steps = 0;
@@ -594,6 +595,10 @@ int compare_main(int argc, char **argv, Compare *c) {
                                        "length instead of loss (no rules unless --rules, no fine-tune)"},
         {"--task-lens", OPT_STR, &task_lens, 0, 0, "task lengths to score (default: the spec's lo, hi, then 2, 4, 8, 16 x hi)"},
         {"--task-n", OPT_INT, &c->task_n, 1, 1 << 20, "examples per task length"},
+        {"--task-depths", OPT_STR, &task_depths, 0, 0, "with --task of a task with a depth option (niah_single, "
+                                                       "niah_multikey, passkey): also each task length with the needle "
+                                                       "at each of these depths in [0, 1], the report's depth x "
+                                                       "length grid per scheme"},
         {"--effective-threshold", OPT_FLOAT, &c->effective_pct, 0, 100, "with --task: RULER's effective length is the "
                                                                         "longest task length whose score (RULER's "
                                                                         "tasks: theirs; else exact match), and every "
@@ -657,6 +662,7 @@ int compare_main(int argc, char **argv, Compare *c) {
         if (c->passkey_frac > 0) pelab_die("compare: --passkey-frac mixes passkey rows into text; with --task use --task passkey");
         if (b->sink_token >= 0) pelab_die("compare: --sink-token and --task: task prompts are scored from their own first byte");
         compare_task_setup(c, task_lens);
+        compare_task_depths(c, task_depths);
         snprintf(task_data, sizeof task_data, "task:%s", c->task);
         c->data = b->data = task_data;
         b->align_examples = !unaligned;
@@ -667,6 +673,7 @@ int compare_main(int argc, char **argv, Compare *c) {
             pelab_die("compare: --effective-threshold and --effective-relative: give one");
     } else {
         if (task_lens) pelab_die("compare: --task-lens needs --task SPEC");
+        if (task_depths) pelab_die("compare: --task-depths needs --task SPEC");
         if (c->effective_pct > 0 || c->effective_rel > 0)
             pelab_die("compare: --effective-threshold and --effective-relative need --task SPEC");
         if (unaligned) pelab_die("compare: --unaligned needs --task SPEC");

@@ -21,6 +21,7 @@
 #include "report.h"
 #include "report_agg.h"
 #include "report_effective.h"
+#include "report_grid.h"
 #include "report_verdict.h"
 #include "report_show.h"
 #include "report_gen.h"
@@ -73,6 +74,10 @@ static long cell_or_0(long long v) { return v == RES_NONE ? 0 : (long)v; }
 
 /* one row of run (scheme si, seed k) into the aggregate */
 void report_take_row(const Compare *c, Agg *a, GenAgg *g, int si, int k, const ResultRow *r) {
+    if (strcmp(r->kind, "grid") == 0) { /* --task-depths: report_grid.c */
+        report_grid_take(c, a, si, k, r);
+        return;
+    }
     if (strcmp(r->kind, "gate") == 0) { /* --task: exact match inside the trained lengths */
         if (!isnan(r->value)) a->gate_sum[si][k] += r->value;
         a->gate_rows[si][k]++; /* a refused gate length counts as not learned */
@@ -405,6 +410,8 @@ static void write_config(FILE *f, const Compare *c, const Agg *a) {
                 b->align_examples ? "every training window starts at an example, as evaluation prompts do"
                                   : "training windows cut anywhere in the stream (--unaligned)");
         for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d", c->lens[l]);
+        if (c->n_depths) fprintf(f, "; needle depths of the grid (as trained):");
+        for (int d = 0; d < c->n_depths; d++) fprintf(f, " %g", c->depths[d]);
         fprintf(f, "\n");
         for (int s = 0; s < c->n_schemes; s++)
             if (c->rand_pos[s] > 0)
@@ -470,7 +477,7 @@ static void write_reliable_lengths(FILE *f, const Compare *c, const Agg *a) {
 }
 
 /* --task: the accuracy tables, the plot and the files */
-static void write_task_results(FILE *f, const Compare *c, const Agg *a, int plotted, int have_gp) {
+static int write_task_results(FILE *f, const Compare *c, const Agg *a, int plotted, int have_gp) {
     fprintf(f, "\nGreedy answers to %d fresh examples per task length (seed 1000003 + the run's seed: the same examples "
                "for every scheme, none from training), in %%, mean ± sample std over seeds; (past L): the longest "
                "example reaches past the training length L = %d; n/a: a learned table refuses it; —: no data.\n\n"
@@ -485,6 +492,7 @@ static void write_task_results(FILE *f, const Compare *c, const Agg *a, int plot
         table(f, c, a, TASK_RECALL);
     }
     report_effective_write(f, c, a);
+    if (report_grid_write(f, c, a) != 0) return -1;
     fprintf(f, "\n## Plots\n\n");
     if (plotted)
         fprintf(f, "![%s vs task length](plots/accuracy_vs_length.png)\n\nSVG: plots/accuracy_vs_length.svg.\n",
@@ -495,6 +503,7 @@ static void write_task_results(FILE *f, const Compare *c, const Agg *a, int plot
                "- plots/accuracy_vs_length.dat, plots/plots.gp\n"
                "- runs/SCHEME_sSEED.curve.csv: each run's loss curve (%s); plots/curves_TAG.dat, plots/curves.gp\n"
                "- verdicts.csv: every pair of series at every length and metric\n", CMP_CSV_COLUMNS, CURVE_CSV_COLUMNS);
+    return 0;
 }
 
 int compare_report(const Compare *c) {
@@ -518,8 +527,7 @@ int compare_report(const Compare *c) {
     fprintf(f, "\n## Command\n\n```\n%s\n```\n\n## Configuration\n\n", sb_str(&c->cmdline));
     write_config(f, c, &a);
     if (c->task) {
-        write_task_results(f, c, &a, plotted, have_gp);
-        if (report_runs_write(f, c, &a, have_gp) != 0) {
+        if (write_task_results(f, c, &a, plotted, have_gp) != 0 || report_runs_write(f, c, &a, have_gp) != 0) {
             fclose(f);
             return -1;
         }

@@ -42,9 +42,14 @@ typedef struct {
 typedef struct {
     int n_series, has_passkey, lmax;
     int has_recall;              /* --task: rows of protocol recall (a RULER task's score) were read */
+    int grid_open[CMP_MAX_SCHEMES]; /* --task-depths: grid rows of the scheme read (its cells below cleared) */
     long reach[CMP_MAX_LENGTHS]; /* --task: the positions each task length reached (the most over runs) */
     int n_found[1 + FT_KINDS], n_expected[1 + FT_KINDS]; /* runs, then fine-tunes by recipe (1 + FT_PI, ...) */
     Series s[MAX_SERIES];
+    /* --task-depths: per scheme as trained, the grid's figure by depth, length and seed; not cleared
+     * with the rest (a scheme's when its first grid row comes: report_grid.c) */
+    double grid[CMP_MAX_SCHEMES][CMP_MAX_DEPTHS][CMP_MAX_LENGTHS][CMP_MAX_SEEDS];
+    unsigned char has_grid[CMP_MAX_SCHEMES][CMP_MAX_DEPTHS][CMP_MAX_LENGTHS][CMP_MAX_SEEDS];
     char missing[2048];
     /* per run (scheme, seed): the gate */
     int gate[CMP_MAX_SCHEMES][CMP_MAX_SEEDS];           /* RUN_* */

@@ -13,6 +13,7 @@
 #include "args.h"
 #include "commands.h"
 #include "gnuplot.h"
+#include "gp_grid.h"
 #include "load.h"
 
 static const char USAGE[] = "usage: pelab task SUBCOMMAND ...   (pelab task SUBCOMMAND --help for its flags)\n"
@@ -20,7 +21,8 @@ static const char USAGE[] = "usage: pelab task SUBCOMMAND ...   (pelab task SUBC
                             "  show SPEC [--seed N] [--n K] [--len N]  K examples, the answer in [[ ]]\n"
                             "  eval CKPT --task SPEC [--lens A,B,...] [--depths D,...] [--csv F] [--json F] [--plots DIR]\n"
                             "                                         greedy answers: exact match and byte accuracy\n"
-                            "                                         per length (and depth), table, files, plots\n";
+                            "                                         (RULER's tasks: their score) per length (and\n"
+                            "                                         depth), table, files, plots\n";
 
 static void print_range(double lo, double hi) {
     printf(lo == hi ? "%g" : "%g-%g", lo, hi);
@@ -181,11 +183,11 @@ static void write_plots(const TaskRun *r, const char *dir) {
     }
     if (fclose(f) != 0) pelab_die("%s: write failed", path);
     if (r->has_depth) {
+        static double grid[MAX_CELLS * MAX_CELLS];
+        for (int d = 0; d < r->n_depth; d++)
+            for (int i = 0; i < r->n_len; i++) grid[d * r->n_len + i] = grid_of(&r->cell[d][i]);
         snprintf(path, sizeof path, "%s/depth_x_length.dat", dir);
-        if (!(f = fopen(path, "w"))) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
-        for (int d = 0; d < r->n_depth; d++, fputc('\n', f)) /* a matrix: depth down, length across */
-            for (int i = 0; i < r->n_len; i++) fprintf(f, "%s%.3f", i ? " " : "", 100 * grid_of(&r->cell[d][i]));
-        if (fclose(f) != 0) pelab_die("%s: write failed", path);
+        if (gp_grid_dat(path, grid, r->n_depth, r->n_len) != 0) pelab_die("task eval: --plots: %s", pelab_errmsg);
     }
     snprintf(path, sizeof path, "%s/task_plots.gp", dir);
     if (!(f = fopen(path, "w"))) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
@@ -216,19 +218,13 @@ static void write_plots(const TaskRun *r, const char *dir) {
         fprintf(f, "\nset output\n");
     }
     if (r->has_depth) {
-        const char *what = listed ? "RULER score" : "exact match";
-        fprintf(f, "unset logscale x\nunset arrow\nunset grid\nset xlabel 'task length'\nset ylabel '%s depth'\n"
-                   "set cbrange [0:100]\nset cblabel '%s (%%)'\nset palette defined (0 '#ffffff', 1 '#0072b2')\n"
-                   "set yrange [*:*] reverse\nset xtics (", listed ? "needle" : "key", what);
-        for (int i = 0; i < r->n_len; i++) fprintf(f, "%s'%d' %d", i ? ", " : "", (int)r->len_value[i], i);
-        fprintf(f, ")\nset ytics (");
-        for (int d = 0; d < r->n_depth; d++) fprintf(f, "%s'%.2f' %d", d ? ", " : "", r->depth[d], d);
-        fprintf(f, ")\nset autoscale xfix\nset autoscale yfix\nset title '%s, depth x length'\n", what);
-        for (int t = 0; t < 2; t++) {
-            gp_output(f, "depth_x_length", t ? "svg" : "png", 900, 600);
-            fprintf(f, "plot 'depth_x_length.dat' matrix with image notitle, "
-                       "'' matrix using 1:2:(sprintf('%%.0f', $3)) with labels notitle\nset output\n");
-        }
+        const char *what = listed ? "RULER score (%)" : "exact match (%)";
+        int lens[MAX_CELLS];
+        for (int i = 0; i < r->n_len; i++) lens[i] = (int)r->len_value[i];
+        char title[64];
+        snprintf(title, sizeof title, "%s, depth x length", listed ? "RULER score" : "exact match");
+        gp_grid_plot(f, "depth_x_length", title, what, listed ? "needle depth" : "key depth", lens, r->n_len, r->depth,
+                     r->n_depth);
     }
     if (fclose(f) != 0) pelab_die("%s: write failed", path);
     int have_gp, drawn = gp_run(dir, "task_plots.gp", &have_gp);
