@@ -20,6 +20,16 @@ float max_abs_diff(const float *a, const float *b, int n) {
     return m;
 }
 
+char *test_slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
 const char *test_tmpdir(void) {
     static char dir[64];
     if (!dir[0]) {

@@ -140,15 +140,6 @@ static void test_effective_rows(void) {
           "a failed gate leaves the seed out: %d: %s", effective(&c, &a, 1, -1), sec);
 }
 
-static char *slurp(const char *path) {
-    static char buf[1 << 16];
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
 
 /* compare --collect over hand-made CSVs of a RULER task: the score's table, the effective length,
  * verdicts on the score, the plot's bar; the flags' refusals */
@@ -187,7 +178,7 @@ static void test_collect(void) {
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab %s --out %s/ruler-cmp", base, dir);
     int rc = run_pelab(cmd, out, sizeof out);
     snprintf(path, sizeof path, "%s/ruler-cmp/report.md", dir);
-    const char *rep = slurp(path);
+    const char *rep = test_slurp(path);
     CHECK(rc == 0 && strstr(out, "effective length (RULER score >= 85.6%): rope 64, alibi 128") &&
               strstr(out, "RULER score of greedy answers"),
           "compare --collect prints the effective lengths (exit %d): %s", rc, out);
@@ -203,19 +194,19 @@ static void test_collect(void) {
     for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++)
         CHECK(rep && strstr(rep, grid[i]), "report.md's grid has '%s'", grid[i]);
     snprintf(path, sizeof path, "%s/ruler-cmp/plots/grid_rope.dat", dir);
-    const char *dat = slurp(path);
+    const char *dat = test_slurp(path);
     CHECK(dat && strcmp(dat, "100.000 90.333 53.333 3.333\n50.000 45.167 26.667 1.667\n") == 0, "grid_rope.dat: %s",
           dat ? dat : "(missing)");
     snprintf(path, sizeof path, "%s/ruler-cmp/plots/grid.gp", dir);
-    const char *ggp = slurp(path);
+    const char *ggp = test_slurp(path);
     CHECK(ggp && strstr(ggp, "set output 'grid_alibi.svg'") && strstr(ggp, "plot 'grid_rope.dat' matrix with image"),
           "grid.gp draws each scheme's grid");
     snprintf(path, sizeof path, "%s/ruler-cmp/plots/plots.gp", dir);
-    const char *gp = slurp(path);
+    const char *gp = test_slurp(path);
     CHECK(gp && strstr(gp, "first 85.6 nohead dashtype 4") && strstr(gp, "RULER score (%), mean and std"),
           "the plot: RULER's score with the threshold's bar: %s", gp ? gp : "(missing)");
     snprintf(path, sizeof path, "%s/ruler-cmp/verdicts.csv", dir);
-    const char *v = slurp(path);
+    const char *v = test_slurp(path);
     CHECK(v && strstr(v, "\nrecall,"), "verdicts on the RULER score: %.300s", v ? v : "(missing)");
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab %s --effective-relative 0.9 --out %s/ruler-cmp", base, dir);
     rc = run_pelab(cmd, out, sizeof out);
@@ -245,14 +236,14 @@ static void test_grid_end_to_end(void) {
              test_tmpdir());
     int rc = run_pelab(cmd, out, sizeof out);
     snprintf(path, sizeof path, "%s/ruler-grid/runs/learned_s1.csv", test_tmpdir());
-    const char *csv = slurp(path);
+    const char *csv = test_slurp(path);
     int rows = 0;
     for (const char *p = csv; p && (p = strstr(p, "\ngrid,learned,1,none,40,")); p++) rows++;
     CHECK(rc == 0 && rows == 9 && strstr(csv, "\ngrid,learned,1,none,40,80,recall,,n/a (past table of 40),") &&
               strstr(csv, ",0.50\n") && strstr(csv, "\ntask,learned,1,none,40,24,recall,"),
           "compare --task-depths: 9 grid rows a run (exit %d, %d rows): %s", rc, rows, csv ? csv : out);
     snprintf(path, sizeof path, "%s/ruler-grid/report.md", test_tmpdir());
-    const char *rep = slurp(path);
+    const char *rep = test_slurp(path);
     CHECK(rep && strstr(rep, "## Depth x length") && strstr(rep, "| 0.50 | 0.0 | 0.0 | — |"),
           "the grid section of a run: %s", rep ? rep : "(missing)");
 }
