@@ -198,14 +198,14 @@ static int niah_generate(const char *task, const Niah *p, Rng *rng, StrBuf *out)
             sb_put(&h.text, &c, 1);
         }
     } else hay_text(&h, p->hay, fill, rng);
-    /* the needles in a random order, each at a random place (the first key's first at its depth) */
+    /* the needles in a random order, each at a random place (the first key's first at its depth);
+     * needles at one place stay in that order, the one at its depth not first among them: a short
+     * haystack has few places, and "the first needle" must not be the answer there */
     int order[MAX_ITEMS];
     char **items = xmalloc(sizeof(char *) * n_real);
     size_t *at = xmalloc(sizeof(size_t) * n_real);
     for (int i = 0; i < n_real; i++) order[i] = i;
     shuffle(rng, order, n_real);
-    for (int i = 0; p->depth >= 0 && i < n_real; i++) /* the one at its depth first among needles at one place */
-        if (order[i] == 0) order[i] = order[0], order[0] = 0;
     for (int i = 0; i < n_real; i++) {
         int id = order[i]; /* key id / values, its value id % values */
         StrBuf b = {0};

@@ -48,7 +48,7 @@ static void test_instances(void) {
     } CASES[] = {
         {"niah_single", 40, "The qvf: 60859. grass is gre\\nqvf:| 60859\\n"},
         {"niah_single:hay=essay,value=uuid", 48, "qvf: 0821-1846. quiet, and the m\\nqvf:| 0821-1846\\n"},
-        {"niah_multikey:hay=needle", 72, "qvf: 89284. oqa: 94436. qoh: 95614. yzi: 84439. rvs: 79743. \\nqvf:| 89284\\n"},
+        {"niah_multikey:hay=needle", 72, "yzi: 84439. qvf: 89284. qoh: 95614. oqa: 94436. rvs: 79743. \\nqvf:| 89284\\n"},
         {"niah_multivalue:values=2", 64, "on the ygm: 21201. ygm: 89015. rocks for fish.\\nygm:| 21201 89015\\n"},
         {"niah_multiquery:queries=2", 64, "ygm: 52018. on it fau: 60154. like a coin.\\nygm fau:| 52018 60154\\n"},
         {"vt:hops=2,chains=2", 80, "YGM=89015. FAU=YGM. OAQ=75270. VUU=OAQ. FZN=FAU. LPV=VUU. Th\\n89015:| YGM FAU FZN\\n"},
@@ -281,8 +281,9 @@ static void test_shortest(void) {
     }
 }
 
-/* depth 0: the needle opens the haystack; depth 1: no word of the haystack follows it; the needle
- * asked of a multi-key example is the one placed */
+/* depth 0: the needle opens the haystack (a multi-key example: only needles before it, the others
+ * placed there too); depth 1: no word of the haystack follows it; hay=needle, depth 0.5: at the
+ * needle boundary at or before half of the haystack */
 static void test_depth(void) {
     const char *specs[] = {"niah_single:depth=0", "niah_single:depth=1", "niah_multikey:depth=0,keys=5",
                            "niah_single:depth=0.5,hay=needle"};
@@ -300,7 +301,11 @@ static void test_depth(void) {
             (void)last;
             size_t at = needle ? (size_t)(needle - ex.text) : 0, end = needle ? at + 12 : 0; /* "abc: 12345. " */
             const char *nl = memchr(ex.text, '\n', ex.n);
-            if (s == 0 || s == 2) bad += at != 0;
+            int only_needles = at % 12 == 0; /* "abc: 12345. " each */
+            for (size_t o = 0; o < at && only_needles; o += 12)
+                only_needles = ex.text[o + 3] == ':' && ex.text[o + 10] == '.' && ex.text[o + 11] == ' ';
+            if (s == 0) bad += at != 0;
+            else if (s == 2) bad += !only_needles;
             else if (s == 1) bad += !(nl && (size_t)(nl - ex.text) >= end && !memchr(ex.text + end, ' ', (size_t)(nl - ex.text) - end));
             else { /* needle haystack: at half of it, to the needle (12 bytes) */
                 size_t hay = (size_t)(nl - ex.text) - 12;
