@@ -2,7 +2,7 @@
  * example exactly len bytes with its answer determined (keys, names and words distinct, the values
  * asked distinct, counts told apart; read back here by a parser of the test's own), the stated
  * shortest lengths, the depth of a needle, the oracles on hand-made prompts, RULER's score
- * (task_recall) and task eval's figures for it. */
+ * (task_recall), task eval's figures for it and training streams masked to the answers. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -457,6 +457,35 @@ static void test_eval_recall(void) {
     }
 }
 
+/* a training stream of each task: the loss mask is exactly every example's answer (its leading
+ * space to its '\n'), the examples those of the same seed */
+static void test_stream(void) {
+    const char *specs[] = {"niah_single", "niah_multivalue:values=2,len=60-90", "vt:hops=1,len=40-80", "cwe", "fwe"};
+    for (int s = 0; s < 5; s++) {
+        TaskSpec t;
+        if (!parse_ok(&t, specs[s])) continue;
+        Rng rng, again;
+        rng_seed(&rng, 5), rng_seed(&again, 5);
+        char *text;
+        unsigned char *mask;
+        if (task_stream(&t, &rng, 4000, &text, &mask, NULL) != 0) {
+            CHECK(0, "%s stream: %s", specs[s], pelab_errmsg);
+            continue;
+        }
+        int bad = 0, answers = 0;
+        for (size_t used = 0; used < 4000;) {
+            TaskExample ex;
+            if (task_example(&t, &again, -1, &ex) != 0) break;
+            for (size_t k = 0; k < ex.n && used < 4000; k++, used++)
+                bad += text[used] != ex.text[k] || mask[used] != (k >= ex.answer_start);
+            answers++;
+            task_example_free(&ex);
+        }
+        CHECK(bad == 0 && answers > 10, "%s stream: %d bytes disagree with its %d examples", specs[s], bad, answers);
+        free(text), free(mask);
+    }
+}
+
 static void test_ruler_cli(void) {
     static char out[1 << 14];
     int rc = run_pelab("./pelab task show niah_single --seed 1 --len 40 --n 1", out, sizeof out);
@@ -483,5 +512,6 @@ void test_ruler(void) {
     test_oracles();
     test_recall();
     test_eval_recall();
+    test_stream();
     test_ruler_cli();
 }
