@@ -616,6 +616,7 @@ int compare_main(int argc, char **argv, Compare *c) {
     char all_schemes[512];
     pos_list(all_schemes, sizeof all_schemes);
     const char *schemes = NULL, *seeds = "5", *rules = NULL, *jobs = NULL, *only = NULL, *task_lens = NULL;
+    const char *task_depths = NULL;
     const char *precision = NULL, *finetune = "pi", *looks = NULL;
     static const char default_format[] = "lines"; /* by identity: a --jobs-format given without --jobs is refused */
     const char *jobs_format = default_format;
@@ -682,6 +683,18 @@ int compare_main(int argc, char **argv, Compare *c) {
                                        "length instead of loss (no rules unless --rules, no fine-tune)"},
         {"--task-lens", OPT_STR, &task_lens, 0, 0, "task lengths to score (default: the spec's lo, hi, then 2, 4, 8, 16 x hi)"},
         {"--task-n", OPT_INT, &c->task_n, 1, 1 << 20, "examples per task length"},
+        {"--task-depths", OPT_STR, &task_depths, 0, 0, "with --task of a task with a depth option (niah_single, "
+                                                       "niah_multikey, passkey): also each task length with the needle "
+                                                       "at each of these depths in [0, 1], the report's depth x "
+                                                       "length grid per scheme"},
+        {"--effective-threshold", OPT_FLOAT, &c->effective_pct, 0, 100, "with --task: RULER's effective length is the "
+                                                                        "longest task length whose score (RULER's "
+                                                                        "tasks: theirs; else exact match), and every "
+                                                                        "shorter one's, is at least this % (0: RULER's "
+                                                                        "85.6)"},
+        {"--effective-relative", OPT_FLOAT, &c->effective_rel, 0, 1, "with --task: instead, at least this fraction of "
+                                                                     "the series' own score at the longest length "
+                                                                     "inside L (0: off)"},
         {"--rand-pos", OPT_INT, &b->rand_pos, 0, 1 << 30, "with --task: randomized positions (Ruoss et al.), sorted "
                                                        "distinct ids from [0, N) in training and in the task evaluation, "
                                                        "every scheme (one scheme: SCHEME+randpos:N in --schemes)"},
@@ -743,14 +756,20 @@ int compare_main(int argc, char **argv, Compare *c) {
         if (c->passkey_frac > 0) pelab_die("compare: --passkey-frac mixes passkey rows into text; with --task use --task passkey");
         if (b->sink_token >= 0) pelab_die("compare: --sink-token and --task: task prompts are scored from their own first byte");
         compare_task_setup(c, task_lens);
+        compare_task_depths(c, task_depths);
         snprintf(task_data, sizeof task_data, "task:%s", c->task);
         c->data = b->data = task_data;
         b->align_examples = !unaligned;
         c->finetune_steps = 0, c->finetune_scale = 0;
         setup_finetune(c, 1);
         setup_rules(c, rules ? rules : "none", 1);
+        if (c->effective_pct > 0 && c->effective_rel > 0)
+            pelab_die("compare: --effective-threshold and --effective-relative: give one");
     } else {
         if (task_lens) pelab_die("compare: --task-lens needs --task SPEC");
+        if (task_depths) pelab_die("compare: --task-depths needs --task SPEC");
+        if (c->effective_pct > 0 || c->effective_rel > 0)
+            pelab_die("compare: --effective-threshold and --effective-relative need --task SPEC");
         if (unaligned) pelab_die("compare: --unaligned needs --task SPEC");
         if (b->rand_pos) pelab_die("compare: --rand-pos needs --task SPEC (loss lengths are measured at positions 0..)");
         if (b->sink_token >= 0 && c->passkey_frac > 0)

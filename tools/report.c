@@ -20,6 +20,8 @@
 #include "gnuplot.h"
 #include "report.h"
 #include "report_agg.h"
+#include "report_effective.h"
+#include "report_grid.h"
 #include "report_verdict.h"
 #include "report_show.h"
 #include "report_gen.h"
@@ -43,6 +45,15 @@ const Series *report_series(const Agg *a, int scheme, const char *rule) {
     return NULL;
 }
 
+void report_length_order(const Compare *c, int *order) {
+    for (int l = 0; l < c->n_lengths; l++) order[l] = l;
+    for (int i = 1; i < c->n_lengths; i++)
+        for (int j = i; j > 0 && c->lens[order[j - 1]] > c->lens[order[j]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+}
+
 int report_length_index(const Compare *c, int len) {
     for (int l = 0; l < c->n_lengths; l++)
         if (c->lens[l] == len) return l;
@@ -63,6 +74,10 @@ static long cell_or_0(long long v) { return v == RES_NONE ? 0 : (long)v; }
 
 /* one row of run (scheme si, seed k) into the aggregate */
 void report_take_row(const Compare *c, Agg *a, GenAgg *g, int si, int k, const ResultRow *r) {
+    if (strcmp(r->kind, "grid") == 0) { /* --task-depths: report_grid.c */
+        report_grid_take(c, a, si, k, r);
+        return;
+    }
     if (strcmp(r->kind, "gate") == 0) { /* --task: exact match inside the trained lengths */
         if (!isnan(r->value)) a->gate_sum[si][k] += r->value;
         a->gate_rows[si][k]++; /* a refused gate length counts as not learned */
@@ -85,7 +100,8 @@ void report_take_row(const Compare *c, Agg *a, GenAgg *g, int si, int k, const R
     if (strcmp(r->kind, "task") == 0) { /* exact match in slot 0, byte accuracy in 1 */
         long reach = cell_or_0(r->pos_hi);
         if (reach > a->reach[l]) a->reach[l] = reach;
-        int t = strcmp(r->protocol, "exact") == 0 ? TASK_EXACT : TASK_BYTES;
+        int t = strcmp(r->protocol, "exact") == 0 ? TASK_EXACT : strcmp(r->protocol, "recall") == 0 ? TASK_RECALL : TASK_BYTES;
+        a->has_recall |= t == TASK_RECALL;
         if (ok) put_value(s, t, l, k, r);
         else put_status(s, l, r);
         return;
@@ -369,20 +385,25 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
     return 0;
 }
 
-/* --task: exact match (mean and std over seeds, %) vs task length per series, with error bars;
- * the dashed line at the last length whose examples fit in L */
+/* --task: exact match (RULER's tasks: their score; mean and std over seeds, %) vs task length per
+ * series, with error bars; the dashed line at the last length whose examples fit in L; for RULER's
+ * score, the effective length's absolute threshold dash-dotted */
 static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
     char path[1300];
+    int p = report_effective_metric(a);
+    const char *what = p == TASK_RECALL ? "RULER score" : "exact match";
     snprintf(path, sizeof path, "%s/accuracy_vs_length.dat", dir);
     FILE *f = fopen(path, "w");
     if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
-    fprintf(f, "# task length, positions reached, then exact match %% mean and std per series (NaN: not computed)\n");
-    int last_in = -1;
-    for (int l = 0; l < c->n_lengths; l++) {
+    fprintf(f, "# task length, positions reached, then %s %% mean and std per series (NaN: not computed)\n", what);
+    int last_in = -1, order[CMP_MAX_LENGTHS];
+    report_length_order(c, order); /* the lines run by length, whatever order --task-lens gave */
+    for (int i = 0; i < c->n_lengths; i++) {
+        int l = order[i];
         if (a->reach[l] && a->reach[l] <= c->base.seq_len) last_in = l;
         fprintf(f, "%d %ld", c->lens[l], a->reach[l]);
         for (int i = 0; i < a->n_series; i++)
-            fprintf(f, " %.3f %.3f", 100 * report_mean(a, &a->s[i], TASK_EXACT, l), 100 * report_std(a, &a->s[i], TASK_EXACT, l));
+            fprintf(f, " %.3f %.3f", 100 * report_mean(a, &a->s[i], p, l), 100 * report_std(a, &a->s[i], p, l));
         fprintf(f, "\n");
     }
     if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
@@ -390,14 +411,17 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
     if (!(f = fopen(path, "w"))) return pelab_fail("cannot open %s: %s", path, strerror(errno));
     fprintf(f, "# gnuplot plots.gp (in this directory): accuracy_vs_length.{png,svg}\n");
     gp_preamble(f);
-    fprintf(f, "set logscale x 2\nset yrange [-2:102]\nset ylabel 'exact match (%%), mean and std over seeds'\n"
+    fprintf(f, "set logscale x 2\nset yrange [-2:102]\nset ylabel '%s (%%), mean and std over seeds'\n"
                "set xlabel 'task length (dashed: the last whose examples fit in L = %d positions)'\nset title ",
-            c->base.seq_len);
+            what, c->base.seq_len);
     gp_string(f, c->task);
     fputc('\n', f);
     if (last_in >= 0)
         fprintf(f, "set arrow from %d, graph 0 to %d, graph 1 nohead dashtype 2 lc rgb 'gray40'\n", c->lens[last_in],
                 c->lens[last_in]);
+    if (c->effective_rel <= 0) /* the effective length's bar */
+        fprintf(f, "set arrow from graph 0, first %g to graph 1, first %g nohead dashtype 4 lc rgb 'gray40'\n",
+                c->effective_pct > 0 ? c->effective_pct : RULER_THRESHOLD, c->effective_pct > 0 ? c->effective_pct : RULER_THRESHOLD);
     TaskSpec t; /* and the longest task length trained on, dotted */
     if (task_parse(&t, c->task) == 0)
         fprintf(f, "set arrow from %g, graph 0 to %g, graph 1 nohead dashtype 3 lc rgb 'gray40'\n"
@@ -411,7 +435,7 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
         int first = 1;
         for (int i = 0; i < a->n_series; i++) {
             int any = 0;
-            for (int l = 0; l < c->n_lengths; l++) any |= n_of(a, &a->s[i], TASK_EXACT, l) > 0;
+            for (int l = 0; l < c->n_lengths; l++) any |= n_of(a, &a->s[i], p, l) > 0;
             if (!any) continue;
             fprintf(f, "%s'accuracy_vs_length.dat' using 1:%d:%d with yerrorlines ", first ? "plot " : ", \\\n     ",
                     3 + 2 * i, 4 + 2 * i);
@@ -486,6 +510,8 @@ static void write_config(FILE *f, const Compare *c, const Agg *a) {
                 b->align_examples ? "every training window starts at an example, as evaluation prompts do"
                                   : "training windows cut anywhere in the stream (--unaligned)");
         for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d", c->lens[l]);
+        if (c->n_depths) fprintf(f, "; needle depths of the grid (as trained):");
+        for (int d = 0; d < c->n_depths; d++) fprintf(f, " %g", c->depths[d]);
         fprintf(f, "\n");
         for (int s = 0; s < c->n_schemes; s++)
             if (c->rand_pos[s] > 0)
@@ -551,7 +577,7 @@ static void write_reliable_lengths(FILE *f, const Compare *c, const Agg *a) {
 }
 
 /* --task: the accuracy tables, the plot and the files */
-static void write_task_results(FILE *f, const Compare *c, const Agg *a, int plotted, int have_gp) {
+static int write_task_results(FILE *f, const Compare *c, const Agg *a, int plotted, int have_gp) {
     fprintf(f, "\nGreedy answers to %d fresh examples per task length (seed 1000003 + the run's seed: the same examples "
                "for every scheme, none from training), in %%, mean ± sample std over seeds; (past L): the longest "
                "example reaches past the training length L = %d; n/a: a learned table refuses it; —: no data.\n\n"
@@ -559,14 +585,25 @@ static void write_task_results(FILE *f, const Compare *c, const Agg *a, int plot
     table(f, c, a, TASK_EXACT);
     fprintf(f, "\n## Byte accuracy\n\nAnswer bytes right at their position.\n\n");
     table(f, c, a, TASK_BYTES);
+    if (a->has_recall) {
+        fprintf(f, "\n## RULER score\n\nRULER's string_match_all: of the references (the answer's values, names or "
+                   "words) the fraction the model wrote, as whole words in any order, before its end marker (up to 2 "
+                   "answer lengths; extra words cost nothing); the mean over examples.\n\n");
+        table(f, c, a, TASK_RECALL);
+    }
+    report_effective_write(f, c, a);
+    if (report_grid_write(f, c, a) != 0) return -1;
     fprintf(f, "\n## Plots\n\n");
-    if (plotted) fprintf(f, "![exact match vs task length](plots/accuracy_vs_length.png)\n\nSVG: plots/accuracy_vs_length.svg.\n");
+    if (plotted)
+        fprintf(f, "![%s vs task length](plots/accuracy_vs_length.png)\n\nSVG: plots/accuracy_vs_length.svg.\n",
+                a->has_recall ? "RULER score" : "exact match");
     else if (have_gp) fprintf(f, "gnuplot failed (see plots/gnuplot.log); the data and script are in plots/.\n");
     else fprintf(f, "gnuplot not found: no plots drawn. The data and script are kept: `cd plots && gnuplot plots.gp`.\n");
     fprintf(f, "\n## Files\n\n- runs/SCHEME_sSEED.safetensors, runs/SCHEME_sSEED.csv (columns: %s; rows of kind task)\n"
                "- plots/accuracy_vs_length.dat, plots/plots.gp\n"
                "- runs/SCHEME_sSEED.curve.csv: each run's loss curve (%s); plots/curves_TAG.dat, plots/curves.gp\n"
                "- verdicts.csv: every pair of series at every length and metric\n", CMP_CSV_COLUMNS, CURVE_CSV_COLUMNS);
+    return 0;
 }
 
 /* the report's first lines when its plots were not drawn: why, and how to get them */
@@ -604,8 +641,7 @@ int compare_report(const Compare *c) {
     fprintf(f, "\n## Command\n\n```\n%s\n```\n\n## Configuration\n\n", sb_str(&c->cmdline));
     write_config(f, c, &a);
     if (c->task) {
-        write_task_results(f, c, &a, plotted, have_gp);
-        if (report_runs_write(f, c, &a, have_gp) != 0) {
+        if (write_task_results(f, c, &a, plotted, have_gp) != 0 || report_runs_write(f, c, &a, have_gp) != 0) {
             fclose(f);
             return -1;
         }
@@ -651,7 +687,8 @@ int compare_report(const Compare *c) {
 
 /* a table cell's text: the mean, why a length was not computed, or "—" */
 static void text_cell(const Compare *c, const Agg *a, const Series *s, int l, char *buf, size_t n) {
-    if (c->task && n_of(a, s, TASK_EXACT, l)) snprintf(buf, n, "%.1f%%", 100 * report_mean(a, s, TASK_EXACT, l));
+    int p = report_effective_metric(a); /* a task's headline: exact match, or RULER's score */
+    if (c->task && n_of(a, s, p, l)) snprintf(buf, n, "%.1f%%", 100 * report_mean(a, s, p, l));
     else if (n_of(a, s, EVAL_NONOVERLAP, l)) snprintf(buf, n, "%.3f", report_mean(a, s, EVAL_NONOVERLAP, l));
     else if (s->status[l] == RES_PAST_TABLE || s->status[l] == RES_PAST_THE_TABLE) snprintf(buf, n, "past table");
     else if (s->status[l] != RES_OK) snprintf(buf, n, "past limit");
@@ -682,9 +719,11 @@ int compare_print_table(const Compare *c, FILE *out) {
         fprintf(out, "\n");
     }
     if (c->task) {
-        fprintf(out, "(%s: exact match of greedy answers, %d examples per length", c->task, c->task_n);
+        fprintf(out, "(%s: %s of greedy answers, %d examples per length", c->task,
+                a.has_recall ? "RULER score" : "exact match", c->task_n);
         if (c->n_seeds > 1) fprintf(out, ", mean over %d seeds", c->n_seeds);
         fprintf(out, "; *: examples reach past L = %d positions)\n", c->base.seq_len);
+        report_effective_print(out, c, &a);
         report_verdict_print(out, c, &a);
         return 0;
     }

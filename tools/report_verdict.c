@@ -95,6 +95,7 @@ int report_metrics(const Compare *c, const Agg *a, Metric *m) {
     if (c->task) {
         m[n++] = (Metric){TASK_EXACT, "exact match (%)", "points", 100, 1};
         m[n++] = (Metric){TASK_BYTES, "byte accuracy (%)", "points", 100, 1};
+        if (a->has_recall) m[n++] = (Metric){TASK_RECALL, "RULER score (%)", "points", 100, 1};
         return n;
     }
     m[n++] = (Metric){EVAL_NONOVERLAP, "loss, non-overlapping windows (nats/token)", "nats", 1, 0};
@@ -141,7 +142,7 @@ static void pairs_csv(FILE *f, const Compare *c, const Metric *m, int l, const V
             if (v->order[i] == p->b) rb = v->rank[i];
         }
         ResultRow w = result_row();
-        w.protocol = c->task ? (m->p == TASK_EXACT ? "exact" : "bytes")
+        w.protocol = c->task ? (m->p == TASK_EXACT ? "exact" : m->p == TASK_RECALL ? "recall" : "bytes")
                    : m->p == EVAL_N_PROTOCOLS ? "passkey" : eval_protocol_names[m->p];
         w.length = c->lens[l], w.scheme = vs[p->a].label, w.scheme_b = vs[p->b].label;
         w.test = p->paired ? "paired-t" : "welch", w.n = p->na, w.n_b = p->nb;
