@@ -167,7 +167,7 @@ for f in cmpt/report.md cmpt/*.csv; do [ -f "$f" ] && keep "cmpt_$(basename "$f"
 run demo demo --steps 3 --seeds 1 --seq-len 8 --dim 16 --layers 1 --synth-bytes 20000 --schemes rope,alibi \
     --gen-tokens 24 --gen-prompts 1 --out demo --threads 1
 [ -f demo/report.md ] && keep demo_report.md demo/report.md
-run suite_jobs suite --dir suite --jobs suite.jobs --steps 3
+run suite_jobs suite --dir suite --jobs suite.jobs --steps 3 --data synth:stories
 [ -f suite.jobs ] && keep suite.jobs suite.jobs
 
 for c in train sample score eval passkey info synth demo probe show longrope-search compare suite bench inspect \

@@ -35,13 +35,6 @@ int args_seeds(const char *cmd, const char *flag, const char *list, unsigned lon
 
 /* the most --threads accepted: a few times the online CPUs (more only slows every parallel region) */
 int threads_limit(void);
-/* the --scale flag's help, the same in every command that takes one */
-#define SCALE_RULE_HELP                                                                                    \
-    "scaling rule, for a scheme that takes one: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L], "    \
-    "dynatan-a[:L], longrope:PATH (JSON: an HF config or short_factor, long_factor); or an extension method: "   \
-    "selfextend:G:W (Self-Extend: exact within W, groups of G past it), rerope:W (relative position capped at W), " \
-    "leaky-rerope:W:K (slope 1/K past W), stream:S:W (StreamingLLM: S sink tokens and the W before the query "    \
-    "in a sliding cache, the query sees S + W + 1 keys, positions = cache slots)"
 /* one row of a command's table: --precision fp32|bf16 */
 #define OPT_PRECISION_ROW(dst)                                                                             \
     {"--precision", OPT_STR, (dst), 0, 0,                                                                  \

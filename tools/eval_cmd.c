@@ -312,15 +312,18 @@ int cmd_eval(int argc, char **argv) {
     const char *data = NULL, *lengths = NULL, *mult = NULL, *scale = "none", *csv_path = NULL,
                *json_path = NULL, *precision = NULL, *attn_scale = NULL, *dynamic_arg = "window";
     int stride = 0, buckets = 16, max_tokens = 65536, threads = 0, bos = -1;
+    char rules[1024], methods[1024], scale_help[2200];
+    rope_rule_list(rules, sizeof rules, ",", 0, 1);
+    extend_list(methods, sizeof methods, ",", 0);
+    snprintf(scale_help, sizeof scale_help, "scaling rules side by side: none (the stored scheme),%s and extension "
+             "methods %s (see --help of score)", rules, methods);
     EvalGenOpts gen = {.gen_tokens = 0, .gen_prompts = 3, .keyppl_tokens = 0, .key_gain = 2.0f};
     const OptSpec opts[] = {
         {"--data", OPT_STR, &data, 0, 0, "held-out text file (encoded by the checkpoint's tokenizer)"},
         {"--lengths", OPT_STR, &lengths, 0, 0, "evaluation lengths, e.g. 64,128,256"},
         {"--mult", OPT_STR, &mult, 0, 0, "lengths as multiples of the training length (default 0.5,1,2,4,8)"},
         {"--stride", OPT_INT, &stride, 0, 1 << 24, "sliding-window stride (0: L_eval/2; capped at L_eval)"},
-        {"--scale", OPT_STR, &scale, 0, 0, "scaling rules side by side: none (the stored scheme),pi:4,ntk:4,yarn:4,"
-                                             "longrope:PATH,... and extension methods selfextend:G:W,rerope:W,"
-                                             "leaky-rerope:W:K,stream:S:W (see --help of score)"},
+        {"--scale", OPT_STR, &scale, 0, 0, scale_help},
         {"--buckets", OPT_INT, &buckets, 1, 1 << 20, "position buckets per length (at most L_eval)"},
         {"--csv", OPT_OUT_FILE, &csv_path, 0, 0, "write every result row as CSV here"},
         {"--json", OPT_OUT_FILE, &json_path, 0, 0, "write every result row as JSON here"},

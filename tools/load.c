@@ -1,5 +1,6 @@
 #include "load.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../core/error.h"
@@ -8,6 +9,18 @@
 #include "../data/synth.h"
 #include "../io/checkpoint.h"
 #include "commands.h"
+
+const char *scale_flag_help(void) {
+    static char help[2200];
+    if (!help[0]) {
+        char rules[1024], methods[1024];
+        rope_rule_list(rules, sizeof rules, ", ", 1, 1);
+        extend_list(methods, sizeof methods, ", ", 1);
+        snprintf(help, sizeof help, "scaling rule, for a scheme that takes one: %s; or an extension method: %s", rules,
+                 methods);
+    }
+    return help;
+}
 
 void set_attn_scale_or_die(Model *m, const char *text) {
     if (text && pos_set_attn_scale(&m->pos, text) != 0) pelab_die("--attn-scale %s: %s", text, pelab_errmsg);

@@ -9,6 +9,9 @@
 /* scale: a RoPE scaling rule to apply (--scale), or NULL; precision: --precision (NULL: fp32; a
  * bf16 checkpoint under bf16 keeps its weights in bf16 alone, checkpoint_load_precision) */
 void load_model_or_die(const char *path, const char *scale, const char *precision, Model *m, Tokenizer *tok);
+/* the --scale flag's help, the same in every command that takes one: the scaling rules and the
+ * extension methods as their tables list them (rope_scaling.h, extend.h) */
+const char *scale_flag_help(void);
 /* --attn-scale logn[:len=N]|temp[:...]|none on a loaded model, or stop with one line (NULL: keep) */
 void set_attn_scale_or_die(Model *m, const char *text);
 /* --precision fp32|bf16 (NULL: fp32), or stop with one line */

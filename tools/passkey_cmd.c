@@ -38,7 +38,7 @@ int cmd_passkey(int argc, char **argv) {
         {"--mult", OPT_STR, &mult_s, 0, 0, "lengths as multiples of the training length (default 0.5,1,2,4,8)"},
         {"--depths", OPT_STR, &depths_s, 0, 0, "key depths in % of the filler"},
         {"--trials", OPT_INT, &trials, 1, 1 << 20, "random keys per (length, depth)"},
-        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
+        {"--scale", OPT_STR, &scale, 0, 0, scale_flag_help()},
         {"--seed", OPT_U64, &seed, 0, 1.8e19, "seed of the keys"},
         {"--csv", OPT_OUT_FILE, &csv_path, 0, 0, "also write model,pos,length,depth,trials,exact,accuracy,mean_rank rows here"},
         OPT_PRECISION_ROW(&precision),

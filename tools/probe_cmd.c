@@ -70,7 +70,7 @@ int cmd_probe(int argc, char **argv) {
         {"--windows", OPT_INT, &windows, 1, 1 << 20, "sinks: windows of --len tokens spread over the text"},
         {"--sink-token", OPT_INT, &sink_token, -1, 1 << 30,
          "sinks: each window's first token is this id (as train --sink-token; -1: the text's own)"},
-        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
+        {"--scale", OPT_STR, &scale, 0, 0, scale_flag_help()},
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[2];

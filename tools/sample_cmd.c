@@ -93,7 +93,7 @@ int cmd_sample(int argc, char **argv) {
          "a file of prompts, one per line, continued side by side in one batch (left-padded; each text as "
          "--prompt LINE with the same --seed gives)"},
         {"--batch", OPT_INT, &batch, 1, 4096, "with --prompts: texts side by side (memory: batch x KV cache)"},
-        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
+        {"--scale", OPT_STR, &scale, 0, 0, scale_flag_help()},
         OPT_PRECISION_ROW(&precision),
         {"--kv-cache", OPT_STR, &kv_cache, 0, 0,
          "fp32 | bf16: what the KV cache stores keys and values in (bf16: half the memory and half the bytes "

@@ -57,7 +57,7 @@ int cmd_score(int argc, char **argv) {
     const OptSpec opts[] = {
         {"--len", OPT_INT, &len, 0, 1 << 24, "window length (0: the model's training length)"},
         {"--per-token", OPT_OUT_FILE, &per_token_path, 0, 0, "write window,position,token,logprob CSV here"},
-        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
+        {"--scale", OPT_STR, &scale, 0, 0, scale_flag_help()},
         {"--lines", OPT_FLAG, &lines, 0, 0, "score every non-empty line as a text of its own, from position 0"},
         {"--batch", OPT_INT, &batch, 1, 4096, "with --lines: texts side by side (left-padded; the same log-probs)"},
         OPT_DYNAMIC_ROW(&dynamic_arg),

@@ -258,7 +258,7 @@ static int eval(int argc, char **argv) {
         {"--depths", OPT_STR, &depths, 0, 0, "depths in [0, 1] to test, comma-separated (tasks with a depth option)"},
         {"--n", OPT_INT, &r.n, 1, 1 << 20, "examples per cell"},
         {"--seed", OPT_U64, &r.seed, 0, 1.8e19, "example seed (different from training's: held-out examples)"},
-        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
+        {"--scale", OPT_STR, &scale, 0, 0, scale_flag_help()},
         {"--csv", OPT_OUT_FILE, &csv, 0, 0, "also write the cells as CSV"},
         {"--json", OPT_OUT_FILE, &json, 0, 0, "also write the cells as JSON"},
         {"--plots", OPT_OUT_DIR, &plots, 0, 0, "plot accuracy vs length (and the depth x length heatmap) into DIR"},

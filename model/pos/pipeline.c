@@ -144,23 +144,19 @@ void pos_score_row_backward(const PosCtx *pc, const PosHeadRows *h, int i, int f
         ps->content_backward(pc, drow, raw, h->q + (size_t)i * h->ldq, n, h->head, h->layer, dq, dpos);
 }
 
-PosCachePolicy pos_cache_policy(const PosCtx *pc) {
-    const PosExtend *e = &pc->extend;
-    if (e->kind != EXTEND_STREAM) return (PosCachePolicy){0};
-    /* constant memory: S sinks and W recent keys cached, and the query's own (StreamingLLM's
-     * start_size + recent_size cached, the new token appended before attention) */
-    return (PosCachePolicy){.capacity = e->sinks + e->window + 1, .keep_first = e->sinks, .slot_positions = 1,
-                            .one_sequence = 1};
-}
+PosCachePolicy pos_cache_policy(const PosCtx *pc) { return extend_cache_policy(&pc->extend); }
 
 int pos_cache_refuse_batch(const PosCtx *pc, int n_seq) {
-    return pelab_fail("stream:%d:%d: a streaming cache holds one sequence; decode these %d one at a time",
-                      pc->extend.sinks, pc->extend.window, n_seq);
+    char method[64];
+    extend_describe(&pc->extend, method, sizeof method);
+    return pelab_fail("%s: a streaming cache holds one sequence; decode these %d one at a time", method, n_seq);
 }
 
 int pos_check_full_forward(const PosCtx *pc) {
-    if (pc->extend.kind == EXTEND_STREAM)
-        return pelab_fail("stream:%d:%d works through the KV-cache decoder (sample, score, eval); a full forward has "
-                          "no cache to slide", pc->extend.sinks, pc->extend.window);
+    char method[64];
+    extend_describe(&pc->extend, method, sizeof method);
+    if (pc->extend.method && pc->extend.method->cache_only)
+        return pelab_fail("%s works through the KV-cache decoder (sample, score, eval); a full forward has no cache "
+                          "to slide", method);
     return 0;
 }

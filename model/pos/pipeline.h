@@ -82,15 +82,7 @@ int pos_score_has_grad(const PosCtx *pc);
 void pos_score_row_backward(const PosCtx *pc, const PosHeadRows *h, int i, int first, float *drow, int n, const float *raw,
                             float *dq, float *dpos);
 
-/* What a KV cache does for the model's extension method. */
-typedef struct {
-    int capacity;     /* 0: as the caller sizes it; else the most tokens it holds (StreamingLLM: S + W + 1) */
-    int keep_first;   /* a full cache evicts the token after its first keep_first (the sinks) */
-    int slot_positions; /* positions are the cache slots, not the caller's: cached keys are stored
-                         * unmapped and mapped again at every call (pos_map_keys) */
-    int one_sequence; /* the cache holds one sequence: batches go one text at a time */
-} PosCachePolicy;
-
+/* What a KV cache does for the model's extension method (PosCachePolicy, extend.h). */
 PosCachePolicy pos_cache_policy(const PosCtx *pc);
 /* -1 with one line: a one_sequence cache was asked for n_seq sequences */
 int pos_cache_refuse_batch(const PosCtx *pc, int n_seq);

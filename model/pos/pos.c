@@ -195,13 +195,14 @@ void pos_help(char *buf, size_t n, const char *indent) {
         put(buf, n, &used, "%s%s%-11s %s", i ? "\n" : "", indent, s->name, s->n_options ? "" : "no options");
         for (int k = 0; k < s->n_options; k++) {
             const PosOption *o = &s->options[k];
-            char kind[128], opt[160], def[64];
+            char kind[128], opt[160], def[64], rules[512] = "";
             value_kind(o, kind, sizeof kind);
             snprintf(opt, sizeof opt, "%s=%s", o->name, kind);
             default_text(o, def, sizeof def);
+            if (o->type == POS_OPT_RULE) rope_rule_list(rules, sizeof rules, ", ", 0, 0); /* the help names them all */
             /* the first option beside the name, the others under it */
-            put(buf, n, &used, "%s%-*s%-24s %s (default %s)", k ? "\n" : "", k ? (int)strlen(indent) + 12 : 0, "",
-                opt, o->help, def);
+            put(buf, n, &used, "%s%-*s%-24s %s%s%s (default %s)", k ? "\n" : "", k ? (int)strlen(indent) + 12 : 0, "",
+                opt, o->help, rules[0] ? ": " : "", rules, def);
         }
     }
     /* the modifier any scheme takes after a '+' (attn_scale.h) */
@@ -366,13 +367,12 @@ static int clone_with_rule(const PosCtx *pc, const RopeRule *r, PosCtx *out) {
 }
 
 const char *pos_extend_refusal(const PosScheme *s, const PosExtend *e) {
-    if (e->kind == EXTEND_STREAM && s->input_forward)
-        return "adds positions to the input, so a cached token's position cannot follow its slot as the cache "
-               "slides; stream needs positions inside attention (rotary, bias or none)";
+    const ExtendMethod *m = e->method;
+    if (!m) return NULL;
+    if (m->refuse_input && s->input_forward) return m->refuse_input;
     if (extend_two_branch(e) && !s->qk_forward)
         return "has no q/k map whose relative positions the method could remap (rotary schemes: rope, xpos, fope)";
-    if (e->kind == EXTEND_LEAKY_REROPE && !(s->caps & POS_CAP_RULES))
-        return "takes no scaling rule, and leaky-rerope divides the frequencies by K with one (pi:K)";
+    if (m->refuse_no_rules && !(s->caps & POS_CAP_RULES)) return m->refuse_no_rules;
     return NULL;
 }
 
@@ -389,13 +389,14 @@ int pos_set_extend(PosCtx *pc, const PosExtend *e) {
         if (e->window < 1) return pelab_fail("--scale %s: the window must be >= 1", name);
     }
     PosCtx *far = NULL;
-    if (e->kind == EXTEND_LEAKY_REROPE) { /* the same scheme and options under pi:K */
-        if (((const RopeRule *)field(pc, rule_option(s)))->kind != RULE_NONE)
-            return pelab_fail("--scale %s: brings its own pi:K in the far branch; this model already has a scaling "
-                              "rule", name);
-        RopeRule pi = {.kind = RULE_PI, .s = e->leak};
+    if (e->method && e->method->far_rule) { /* the same scheme and options under the method's own rule */
+        if (!rope_rule_is_none(field(pc, rule_option(s))))
+            return pelab_fail("--scale %s: brings its own %s in the far branch; this model already has a scaling "
+                              "rule", name, e->method->far_usage);
+        RopeRule far_rule;
+        e->method->far_rule(e, &far_rule);
         far = xmalloc(sizeof *far);
-        if (clone_with_rule(pc, &pi, far) != 0) {
+        if (clone_with_rule(pc, &far_rule, far) != 0) {
             free(far);
             return -1;
         }
@@ -474,7 +475,7 @@ int pos_set_rule(PosCtx *pc, const RopeRule *r) {
     const PosOption *ro = rule_option(s);
     if (!(s->caps & POS_CAP_RULES) || !ro) return pelab_fail("scaling rules apply to rotary schemes; this model uses %s",
                                                              s->name);
-    if (pc->extend.kind != EXTEND_NONE) /* leaky's far context was built under the old rule */
+    if (pc->extend.method) /* leaky's far context was built under the old rule */
         return pelab_fail("a scaling rule cannot be set on a model with an extension method: set the rule first");
     PosCtx fresh;
     if (clone_with_rule(pc, r, &fresh) != 0) return -1;
@@ -521,7 +522,7 @@ void pos_lengths(const PosCtx *pc, char *buf, size_t n) {
     if (comp < 0) snprintf(c, sizeof c, "unbounded");
     else snprintf(c, sizeof c, "%ld", comp);
     int used = snprintf(buf, n, "training %d; accepted %s; computable %s", pc->seq_len, a, c);
-    if (pc->extend.kind != EXTEND_NONE && used >= 0 && (size_t)used < n) { /* what --scale set at inference */
+    if (pc->extend.method && used >= 0 && (size_t)used < n) { /* what --scale set at inference */
         char method[64];
         extend_describe(&pc->extend, method, sizeof method);
         snprintf(buf + used, n - used, "; extension method %s", method);

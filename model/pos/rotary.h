@@ -47,9 +47,7 @@ typedef struct {
     POS_WORD("layout", T, core.layout.half_layout, 0, "pairs (2j, 2j+1) as llama2.c, or (j, j + rot_dim/2) as HF", \
              "interleaved", "half"),                                                                           \
     POS_DOUBLE("fraction", T, core.fraction, 1, 1e-9, 1, "share of each head's dims that rotate (partial rotary)"), \
-    POS_RULE("scale", T, core.rule,                                                                            \
-             "scaling rule: none, pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L], dynatan-a[:L], "    \
-             "longrope:PATH"),  \
+    POS_RULE("scale", T, core.rule, "scaling rule"), /* --help lists the rules (rope_scaling.h) */            \
     POS_INT("orig_len", T, core.orig_len, 0, 1, 1 << 30, "the rules' original length L", .flags = POS_OPT_TRAIN_LEN)
 
 int rotary_core_prepare(RotaryCore *c, const char *scheme, int head_dim, int train_len);
