@@ -5,10 +5,12 @@
  * and score / eval under --dynamic window and prefix. LongRoPE: test_longrope.c.
  * (The shared checks of each rule: test_schemes.c, from rope's test_specs.) */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/rng.h"
 #include "../infer/decode.h"
@@ -663,7 +665,79 @@ static void dynamic_score_modes(void) {
     }
 }
 
+/* the shared checks of every rule in the table (rope_scaling.c), whatever it is: its texts parse
+ * and read back, its frequencies are finite and positive at L and past it, its angle at position 0
+ * is 0, a static rule never changes with the length, an HF type maps back to the rule, and every
+ * list the user reads names it (the parse error, --help of score and of train, README's block) */
+static void every_rule_in_the_table(void) {
+    static char help[16384], train_help[65536], readme_block[16384];
+    char err[600];
+    run_pelab("./pelab score --help", help, sizeof help);
+    run_pelab("./pelab train --help", train_help, sizeof train_help);
+    RopeRule bogus;
+    CHECK(rope_rule_parse("no-such-rule", &bogus) == -1, "an unknown rule is refused");
+    snprintf(err, sizeof err, "%s", pelab_errmsg);
+    for (int i = 0; i < rope_rule_count(); i++) {
+        const RopeRuleDef *d = rope_rule_at(i);
+        CHECK(d->name && d->usage && d->title && d->summary && !strncmp(d->usage, d->name, strlen(d->name)),
+              "rule %d (%s): name, usage, title and summary, the usage starting with the name", i, d->name);
+        CHECK(rope_rule_find(d->name) == d && (!d->hf_type || rope_rule_find_hf(d->hf_type) == d),
+              "%s: found by its name and by its HF type %s", d->name, d->hf_type ? d->hf_type : "(none)");
+        CHECK(strstr(err, d->usage) != NULL, "%s: named by the unknown-rule message (%s)", d->usage, err);
+        CHECK(i == 0 || strstr(help, d->usage) != NULL, "%s: in score --help", d->usage);
+        CHECK(strstr(train_help, d->usage) != NULL, "%s: in train --help (the scale= option)", d->usage);
+        if (d->arg == ROPE_ARG_CUSTOM) continue; /* longrope: test_longrope.c, with its file */
+        const char *arg = d->arg == ROPE_ARG_NONE ? NULL : d->arg == ROPE_ARG_OPT_LENGTH ? "32" : "2.5";
+        for (int with = 0; with < 2; with++) {
+            if (with && !arg) break;
+            if (!with && d->arg == ROPE_ARG_FACTOR) {
+                RopeRule r;
+                CHECK(rope_rule_parse(d->name, &r) == -1 && strstr(pelab_errmsg, d->name),
+                      "%s without its factor is refused naming it (%s)", d->name, pelab_errmsg);
+                continue;
+            }
+            char text[64], back[64], again[64];
+            snprintf(text, sizeof text, "%s%s%s", d->name, with ? ":" : "", with ? arg : "");
+            RopeRule r, r2;
+            int rc = rope_rule_parse(text, &r);
+            rope_rule_describe(&r, back, sizeof back);
+            int rc2 = rope_rule_parse(back, &r2);
+            rope_rule_describe(&r2, again, sizeof again);
+            CHECK(rc == 0 && rc2 == 0 && r.def == d && r2.def == d && !strcmp(back, again),
+                  "%s parses (%d) and reads back: %s -> %s", text, rc, back, again);
+            double f[8], f_past[8], af, af_past;
+            rope_rule_freqs(&r, 16, 10000, 64, 64, f, &af);
+            rope_rule_freqs(&r, 16, 10000, 64, 1000, f_past, &af_past);
+            int ok = isfinite(af) && af > 0 && isfinite(af_past) && af_past > 0;
+            for (int j = 0; j < 8; j++) ok &= isfinite(f[j]) && f[j] > 0 && isfinite(f_past[j]) && f_past[j] > 0;
+            CHECK(ok, "%s: frequencies and attention factor finite and > 0 at L and past it", text);
+            CHECK(rope_rule_angle(&r, f[1], 0, 64) == 0, "%s: angle 0 at position 0", text);
+            if (!rope_rule_is_dynamic(&r))
+                CHECK(!rope_rule_changes(&r, 64, 64, 1000) && !memcmp(f, f_past, sizeof f) && af == af_past,
+                      "%s: a static rule's frequencies do not follow the length", text);
+        }
+    }
+    /* README's table is pelab info --rules, as make readme-lists writes it */
+    static char listed[16384];
+    int rc = run_pelab("./pelab info --rules", listed, sizeof listed);
+    unsigned char *readme;
+    size_t n;
+    if (read_file("README.md", &readme, &n) != 0) {
+        printf("  (README.md not found: its --scale table not checked)\n");
+        return;
+    }
+    const char *marker = "<!-- pelab info --rules -->\n", *begin = strstr((const char *)readme, marker);
+    const char *end = begin ? strstr(begin, "<!-- end -->") : NULL;
+    size_t len = begin && end ? (size_t)(end - begin) - strlen(marker) : 0;
+    if (begin && end && len < sizeof readme_block) memcpy(readme_block, begin + strlen(marker), len), readme_block[len] = 0;
+    CHECK(rc == 0 && begin && end && !strcmp(readme_block, listed),
+          "README.md's --scale table is what pelab info --rules prints (run make readme-lists): exit %d, %s", rc,
+          begin && end ? "the block differs" : "no block between <!-- pelab info --rules --> and <!-- end -->");
+    free(readme);
+}
+
 void test_rope_scaling(void) {
+    every_rule_in_the_table();
     freqs_section_6_7();
     dynatan_vectors();
     parsing();

@@ -14,19 +14,6 @@
 
 enum { MAX_LIST = 64 };
 
-/* "a,b,c" -> numbers; dies naming the flag on anything else */
-
-static void rule_of(const char *spec, char *out, size_t n) {
-    const char *r = strstr(spec, "scale=");
-    if (!r) {
-        snprintf(out, n, "none");
-        return;
-    }
-    r += 6;
-    size_t len = strcspn(r, ",");
-    snprintf(out, n, "%.*s", (int)len, r);
-}
-
 int cmd_passkey(int argc, char **argv) {
     const char *lengths_s = NULL, *mult_s = NULL, *depths_s = "0,10,20,30,40,50,60,70,80,90,100", *scale = NULL,
                *precision = NULL;
@@ -79,7 +66,7 @@ int cmd_passkey(int argc, char **argv) {
     char spec[512], lens[160], rule[64];
     pos_spec(&m.pos, spec, sizeof spec);
     pos_lengths(&m.pos, lens, sizeof lens);
-    rule_of(spec, rule, sizeof rule);
+    pos_rule_describe(&m.pos, rule, sizeof rule);
     printf("passkey  model %s  scheme %s  rule %s  pos %s  lengths: %s\n", pos_args[0], m.pos.scheme->name, rule,
            spec, lens);
     if (sub) {

@@ -37,7 +37,9 @@ static void selfextend_describe(const PosExtend *e, char *buf, size_t n) {
     snprintf(buf, n, "selfextend:%d:%d", e->group, e->window);
 }
 
-static int selfextend_far_qpos(const PosExtend *e, int pos) { return pos / e->group + e->window - e->window / e->group; }
+static int selfextend_far_qpos(const PosExtend *e, int pos) {
+    return pos / e->group + e->window - e->window / e->group;
+}
 static int selfextend_far_kpos(const PosExtend *e, int pos) { return pos / e->group; }
 
 static double selfextend_relative(const PosExtend *e, int i, int d) {
@@ -61,7 +63,7 @@ static int leaky_parse(const char *text, const char **p, PosExtend *e) {
     if (next_int(text, p, "W, the window", 1, 1 << 24, &e->window) != 0) return -1;
     char *end;
     e->leak = strtod(*p, &end);
-    if (end == *p || *end || !(e->leak > 1 && e->leak <= 1e6))
+    if (end == *p || (*end && *end != ':') || !(e->leak > 1 && e->leak <= 1e6))
         return pelab_fail("--scale %s: K, the inverse slope past W: expected a number in (1, 1e6]", text);
     double shift = e->window * (e->leak - 1);
     if (fabs(shift - floor(shift + 0.5)) > 1e-9)
@@ -71,7 +73,7 @@ static int leaky_parse(const char *text, const char **p, PosExtend *e) {
         return pelab_fail("--scale %s: W x (K - 1) = %g: at most %d (the far branch's query sits at i + W (K - "
                           "1), and the rotary tables grow to it); as K grows leaky-rerope approaches rerope:%d",
                           text, shift, EXTEND_MAX_SHIFT, e->window);
-    *p = end;
+    *p = *end ? end + 1 : end; /* past a ':': the generic check then says there is one argument too many */
     return 0;
 }
 
@@ -80,7 +82,10 @@ static void leaky_describe(const PosExtend *e, char *buf, size_t n) {
 }
 
 static int leaky_far_qpos(const PosExtend *e, int pos) { return pos + (int)floor(e->window * (e->leak - 1) + 0.5); }
-static double leaky_relative(const PosExtend *e, int i, int d) { (void)i; return e->window + (d - e->window) / e->leak; }
+static double leaky_relative(const PosExtend *e, int i, int d) {
+    (void)i;
+    return e->window + (d - e->window) / e->leak;
+}
 
 /* the far branch under pi:K: (i + W (K - 1) - j) / K = W + (i - j - W) / K */
 static void leaky_far_rule(const PosExtend *e, RopeRule *r) {
@@ -151,6 +156,8 @@ int extend_parse(const char *text, PosExtend *e) {
         if (strlen(METHODS[i].name) == len && strncmp(text, METHODS[i].name, len) == 0) m = &METHODS[i];
     if (!m) return 0;
     if (!text[len]) return pelab_fail("--scale %s: needs its arguments: %s (%s)", text, m->usage, m->args);
+    if (text[strlen(text) - 1] == ':') /* every argument reads up to a ':': a last one would pass as none */
+        return pelab_fail("--scale %s: an empty argument after the last ':': expected %s (%s)", text, m->usage, m->args);
     const char *p = text + len + 1;
     e->method = m;
     if (m->parse(text, &p, e) != 0) return -1;

@@ -27,7 +27,7 @@
  *
  * Each method is one entry of the table in extend.c (its ExtendMethod): what it parses and writes
  * back, its far positions, what it needs of a scheme and what a KV cache must do for it. Adding a
- * method is adding its entry there, and its tests; pos.c (policy) and pipeline.c route every
+ * method is adding its entry there, and its tests; policy.c and pipeline.c route every
  * method through these entries and name none. */
 #ifndef PELAB_EXTEND_H
 #define PELAB_EXTEND_H

@@ -7,8 +7,8 @@
  *   4. content bias: s[i][j] += c(q_i, s[i][..])       (CoPE: positions counted by gates on the scores)
  * Every token carries an explicit position id, so training, KV-cache decoding, sliding windows
  * and randomized positions all go through the same hooks. A NULL hook means "not used".
- * A scheme declares what it is: its options (a PosOption table that pos.c parses, checks, lists
- * and writes back) and its capabilities (POS_CAP_*); it writes no parsing code.
+ * A scheme declares what it is: its options (a PosOption table that the option engine, options.c,
+ * parses, checks, lists and writes back) and its capabilities (POS_CAP_*); it writes no parsing code.
  * Adding a scheme = its file in model/pos/, one X(name) line in registry.c, and its
  * reference-vector test: tests/test_schemes.c runs the shared checks on every registered scheme
  * (its default spec and the test_specs it lists). */
@@ -158,6 +158,11 @@ struct PosCtx {
     struct PosCtx *extend_far;
 };
 
+/* The interface's files, one job each: registry.c (the schemes and their look-up by name),
+ * options.c (the option engine), help.c (--help from the tables), spec.c (a spec parsed, its '+'
+ * parts, the canonical spec), policy.c (rules, extension methods and modifiers set on a loaded
+ * model), positions.c (the positions a model accepts). */
+
 /* Registry (registry.c), in registration order */
 int pos_count(void);
 const PosScheme *pos_at(int i);
@@ -194,6 +199,8 @@ int pos_set_extend(PosCtx *pc, const PosExtend *e);
 const char *pos_extend_refusal(const PosScheme *s, const PosExtend *e);
 /* the context whose q/k map the far branch of a two-branch method uses (pc, or leaky's own) */
 const PosCtx *pos_far_ctx(const PosCtx *pc);
+/* the scaling rule of pc's scheme as the spec spells it ("yarn:4"), "none" for a scheme without rules */
+void pos_rule_describe(const PosCtx *pc, char *buf, size_t n);
 /* the same with a rule already parsed (a LongRoPE factor search builds its candidates in memory) */
 int pos_set_rule(PosCtx *pc, const RopeRule *rule);
 /* the rotary pairs of each head a scheme that takes rules maps (its fraction= option); 0 for others */

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "../../core/error.h"
-#include "longrope_file.h"
 
 /* pair j turns by b^(-2j/d) per position: the frequencies every rule starts from */
 static void base_freqs(double b, int d, double *freq) {
@@ -130,7 +129,9 @@ static double dynatan_a_angle(const RopeRule *r, double freq, long pos, int L) {
 
 static int longrope_parse(const char *arg, RopeRule *r) { return longrope_read(arg, &r->longrope); }
 
-static void longrope_describe(const RopeRule *r, char *buf, size_t n) { snprintf(buf, n, "longrope:%s", r->longrope.path); }
+static void longrope_describe(const RopeRule *r, char *buf, size_t n) {
+    snprintf(buf, n, "longrope:%s", r->longrope.path);
+}
 
 static void longrope_freqs(const RopeRule *r, int d, double b, int L, long n, double *freq, double *attn_factor) {
     base_freqs(b, d, freq);
@@ -165,7 +166,8 @@ static void longrope_hf(const RopeRule *r, int L, StrBuf *b) {
               L, f->factor, af, L);
     for (int s = 0; s < 2; s++) {
         sb_printf(b, ", \"%s_factor\": [", s ? "long" : "short");
-        for (int j = 0; j < f->n_pairs; j++) sb_printf(b, "%s%.17g", j ? ", " : "", s ? f->long_factor[j] : f->short_factor[j]);
+        for (int j = 0; j < f->n_pairs; j++)
+            sb_printf(b, "%s%.17g", j ? ", " : "", s ? f->long_factor[j] : f->short_factor[j]);
         sb_printf(b, "]");
     }
     sb_printf(b, "},\n");
@@ -179,23 +181,31 @@ double rope_longrope_attn_factor(double given, double s, long L) {
 /* --- the table ------------------------------------------------------------------------------ */
 
 static const RopeRuleDef RULES[] = {
-    {.name = "none", .usage = "none", .title = "no rule", .arg = ROPE_ARG_NONE},
-    {.name = "pi", .usage = "pi:S", .title = "position interpolation", .arg = ROPE_ARG_FACTOR, .freqs = pi_freqs,
+    {.name = "none", .usage = "none", .title = "no rule", .summary = "the frequencies as trained",
+     .arg = ROPE_ARG_NONE},
+    {.name = "pi", .usage = "pi:S", .title = "position interpolation",
+     .summary = "position interpolation: every frequency / S", .arg = ROPE_ARG_FACTOR, .freqs = pi_freqs,
      .hf_type = "linear", .hf_scaling = hf_factor_only},
-    {.name = "ntk", .usage = "ntk:S", .title = "NTK-aware scaling", .arg = ROPE_ARG_FACTOR, .freqs = ntk_freqs,
-     .hf_theta = ntk_hf_theta},
-    {.name = "dynamic-ntk", .usage = "dynamic-ntk[:F]", .title = "dynamic NTK", .arg = ROPE_ARG_OPT_FACTOR,
+    {.name = "ntk", .usage = "ntk:S", .title = "NTK-aware scaling", .summary = "NTK-aware: base x S^(d/(d-2))",
+     .arg = ROPE_ARG_FACTOR, .freqs = ntk_freqs, .hf_theta = ntk_hf_theta},
+    {.name = "dynamic-ntk", .usage = "dynamic-ntk[:F]", .title = "dynamic NTK",
+     .summary = "base x (F n/L - (F - 1))^(d/(d-2)) at the current length n past L", .arg = ROPE_ARG_OPT_FACTOR,
      .freqs = dynamic_ntk_freqs, .changes = changes_with_every_length, .hf_type = "dynamic",
      .hf_scaling = hf_factor_only, .hf_l_is_max_pos = 1},
-    {.name = "yarn", .usage = "yarn:S", .title = "YaRN", .arg = ROPE_ARG_FACTOR, .freqs = yarn_freqs,
-     .hf_type = "yarn", .hf_scaling = hf_factor_only, .hf_l_is_max_pos = 1},
-    {.name = "llama3", .usage = "llama3:S", .title = "Llama 3's rule", .arg = ROPE_ARG_FACTOR, .freqs = llama3_freqs,
-     .hf_type = "llama3", .hf_scaling = llama3_hf},
-    {.name = "dynatan", .usage = "dynatan[:L]", .title = "DynaTan", .arg = ROPE_ARG_OPT_LENGTH, .angle = dynatan_angle},
-    {.name = "dynatan-a", .usage = "dynatan-a[:L]", .title = "DynaTan", .arg = ROPE_ARG_OPT_LENGTH,
+    {.name = "yarn", .usage = "yarn:S", .title = "YaRN",
+     .summary = "YaRN: NTK-by-parts ramp (beta 32, 1), cos and sin times 0.1 ln S + 1", .arg = ROPE_ARG_FACTOR,
+     .freqs = yarn_freqs, .hf_type = "yarn", .hf_scaling = hf_factor_only, .hf_l_is_max_pos = 1},
+    {.name = "llama3", .usage = "llama3:S", .title = "Llama 3's rule",
+     .summary = "Llama 3: wavelength above L: / S, below L/4: unchanged, smooth between", .arg = ROPE_ARG_FACTOR,
+     .freqs = llama3_freqs, .hf_type = "llama3", .hf_scaling = llama3_hf},
+    {.name = "dynatan", .usage = "dynatan[:L]", .title = "DynaTan",
+     .summary = "angle theta L tanh(pos / L) (project-defined)", .arg = ROPE_ARG_OPT_LENGTH, .angle = dynatan_angle},
+    {.name = "dynatan-a", .usage = "dynatan-a[:L]", .title = "DynaTan",
+     .summary = "angle theta tanh(pos / L), the literal reading", .arg = ROPE_ARG_OPT_LENGTH,
      .angle = dynatan_a_angle},
     {.name = "longrope", .usage = "longrope:PATH", .note = "JSON: an HF config or short_factor, long_factor",
-     .title = "LongRoPE", .arg = ROPE_ARG_CUSTOM, .parse_arg = longrope_parse, .describe_arg = longrope_describe,
+     .title = "LongRoPE", .summary = "LongRoPE: frequency j / short_factor[j] up to L, / long_factor[j] past it",
+     .arg = ROPE_ARG_CUSTOM, .parse_arg = longrope_parse, .describe_arg = longrope_describe,
      .freqs = longrope_freqs, .changes = longrope_changes, .length = longrope_length,
      .check_pairs = longrope_check_pairs, .hf_type = "longrope", .hf_scaling = longrope_hf},
 };

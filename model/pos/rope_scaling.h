@@ -10,21 +10,8 @@
 #include <stddef.h>
 
 #include "../../core/strbuf.h"
+#include "longrope_file.h"
 
-/* LongRoPE (Ding et al. 2024, arXiv 2402.13753; HF rope_type "longrope"): per-pair divisors of the
- * frequencies found by a search, read from a JSON file when the rule is parsed. They are held by
- * value so that a RopeRule stays a plain value that option tables and pos_set_scale copy freely:
- * nothing is shared or freed. The canonical spec keeps only the path, so a checkpoint trained or
- * scored with the rule needs the file where the path says. */
-enum { ROPE_MAX_PAIRS = 256, ROPE_PATH_MAX = 256 };
-typedef struct {
-    char path[ROPE_PATH_MAX];
-    int n_pairs; /* factors in each set: must equal the model's rotary pairs */
-    double short_factor[ROPE_MAX_PAIRS], long_factor[ROPE_MAX_PAIRS];
-    long orig_len;      /* original_max_position_embeddings (the switch length); 0: the model's L */
-    double factor;      /* max_position_embeddings / orig_len, or the file's "factor"; 1: none */
-    double attn_factor; /* the file's attention_factor; 0: sqrt(1 + ln factor / ln L) (1 if factor <= 1) */
-} LongRopeFactors;
 
 typedef struct RopeRuleDef RopeRuleDef;
 
@@ -52,6 +39,7 @@ struct RopeRuleDef {
     const char *usage;   /* "pi:S", as the help lists it */
     const char *note;    /* NULL, or what --help adds after the usage in parentheses */
     const char *title;   /* the rule in prose ("YaRN"), for messages */
+    const char *summary; /* what it does, one phrase (pelab info --rules) */
     RopeArg arg;
     int (*parse_arg)(const char *arg, RopeRule *r); /* ROPE_ARG_CUSTOM: the text after "NAME:" ("" if none) */
     void (*describe_arg)(const RopeRule *r, char *buf, size_t n); /* ROPE_ARG_CUSTOM: "NAME:..." */

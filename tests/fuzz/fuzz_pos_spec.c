@@ -1,6 +1,6 @@
-/* fuzz_pos_spec.c: the --pos spec strings (model/pos/pos.c pos_init and every scheme's options) and
- * the --scale rule strings (model/pos/rope_scaling.c rope_rule_parse, pos_set_scale) and extension
- * methods (model/pos/extend.c extend_parse, pos_set_extend).
+/* fuzz_pos_spec.c: the --pos spec strings (model/pos/spec.c pos_init, every scheme's options through
+ * options.c), the --scale rule strings (model/pos/rope_scaling.c rope_rule_parse, pos_set_scale)
+ * and extension methods (model/pos/extend.c extend_parse, pos_set_extend).
  *
  * Input: SPEC, then a NUL or newline, then RULE, then optionally another separator and one byte
  * choosing the model shape. A spec that parses is described back (pos_spec); the description must
