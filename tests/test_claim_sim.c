@@ -114,6 +114,19 @@ static void family(void) {
     claim_family_decide(many, 20, 0.05);
     CHECK(alone == CLAIM_REPRODUCED && many[0].outcome == CLAIM_INCONCLUSIVE,
           "the family is the claims: p %.3g passes alone, not among 20", many[0].seq_diff);
+    /* a claim may skip a look (the budget): its p at the later look is divided by that look's own share */
+    SeqPlan p3;
+    int s3[3] = {2, 4, 6};
+    seq_plan_make(&p3, s3, 3, 0.05);
+    ClaimTrack skip;
+    claim_track_init(&skip, 1);
+    ClaimStat weak = tstat(1, 0);
+    claim_track_look(&skip, &p3, 0, &weak);
+    claim_track_look(&skip, &p3, 2, &strong);
+    claim_track_look(&skip, &p3, 1, &strong); /* going back: ignored */
+    stats_t_onesided(8, 1, 100, 0, &up, &lo);
+    CHECK(skip.n_looks == 2 && skip.look[1] == 2 && fabs(skip.seq_diff - 2 * up / p3.spend[2]) < 1e-15,
+          "a skipped look: the later look's share, no look taken twice or backwards (%d looks)", skip.n_looks);
     ClaimTrack out;
     claim_track_init(&out, 0);
     out.outcome = CLAIM_UNTESTABLE;

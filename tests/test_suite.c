@@ -13,6 +13,7 @@
 #include "../core/files.h"
 #include "../io/claims.h"
 #include "../tools/compare_plan.h"
+#include "../tools/suite_plan.h"
 #include "test.h"
 
 /* the file's text, NUL-terminated (read_file adds the NUL), or NULL */
@@ -80,6 +81,19 @@ static void parser(void) {
 
 /* DIR/copy/runs/TAG_sSEED.csv: exact match at the copy protocol's lengths, and the gate rows (the
  * trained range's 2, 5 and 8: the first three) */
+/* a look under the budget: the protocols that fit, cheapest first; ties in table order */
+static void budget(void) {
+    double expect[4] = {600, 60, 300, 10};
+    int wants[4] = {1, 1, 1, 0}, keep[4];
+    CHECK(suite_budget_pick(expect, wants, 4, 400, keep) == 2 && !keep[0] && keep[1] && keep[2] && !keep[3],
+          "400 s: the 60 s and 300 s protocols, not the 600 s one, not the one with nothing to add");
+    CHECK(suite_budget_pick(expect, wants, 4, 30, keep) == 0 && !keep[1], "30 s: none fits");
+    CHECK(suite_budget_pick(expect, wants, 4, 1e9, keep) == 3 && keep[0], "no limit: every protocol that wants seeds");
+    double tie[2] = {100, 100};
+    int both[2] = {1, 1};
+    CHECK(suite_budget_pick(tie, both, 2, 150, keep) == 1 && keep[0] && !keep[1], "a tie: the first in the table");
+}
+
 static void task_csv(const char *dir, const char *tag, int seed, const double *exact) {
     static const int lens[5] = {2, 5, 8, 12, 16};
     char path[700];
@@ -165,7 +179,7 @@ static void constructed_claims(const char *tmp) {
                                           {"flat-inc", "inconclusive"}, {"deg-rep", "reproduced"},
                                           {"deg-con", "contradicted"}, {"eq", "no effect"}, {"floor", "floor"},
                                           {"missing", "inconclusive"}, {"wrong-length", "inconclusive"},
-                                          {"not-run", "inconclusive"}, {"not-quick", "inconclusive"},
+                                          {"not-run", "not run"}, {"not-quick", "not run"},
                                           {"why", "untestable"}};
     char *rep = judge(dir, "nope,rope",
                       "rep | P | nope beats rope past 8 | copy | 12 | nope | better:rope |\n"
@@ -183,7 +197,7 @@ static void constructed_claims(const char *tmp) {
                       "not-run | P | lm | lm | 4L | nope | better:rope |\n"
                       "not-quick | P | flips | flipflop | 48 | rope | degrades:5 |\n"
                       "why | P | cannot | - | - | - | - | needs what the toy scale lacks\n",
-                      "suite: claims: 3 reproduced, 3 contradicted, 1 no effect, 1 floor, 6 inconclusive, 1 untestable", want,
+                      "suite: claims: 3 reproduced, 3 contradicted, 1 no effect, 1 floor, 4 inconclusive, 1 untestable at this scale, 2 not run", want,
                       sizeof want / sizeof want[0]);
     CHECK(rep && strstr(rep, "| rep | P | nope beats rope past 8 | copy at 12: nope better:rope | **reproduced** | "
                              "nope at 12: 91 ± 0.49 points (12 seeds); rope at 12: 0.3333 ± 0.49 points (12 seeds); nope "
@@ -254,12 +268,12 @@ static void micro(const char *tmp) {
                         "--threads 1";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick %s --dir %s/suite-micro", flags, tmp);
     int rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "suite quick (version 3): 2 protocols, 14 models (2 seeds each) at the first look of 1; expected about") &&
+    CHECK(rc == 0 && strstr(out, "suite quick (version 4): 2 protocols, 14 models (2 seeds each) at the first look of 1; expected about") &&
               strstr(out, "suite: [look 1/1, 2 seeds; 1/2] lm") && strstr(out, "suite: [look 1/1, 2 seeds; 2/2] copy") && strstr(out, "training rope, 2 seeds side by side"),
           "the micro suite runs both protocols, seeds side by side (exit %d): %.2000s", rc, out);
     snprintf(path, sizeof path, "%s/suite-micro/suite.md", tmp);
     char *rep = slurp(path);
-    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 3)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
+    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 4)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
               strstr(rep, "| rope |") && strstr(rep, "## Published claims") && strstr(rep, "### lm") &&
               strstr(rep, "### copy") && strstr(rep, "#### loss, non-overlapping"),
           "suite.md: matrix, claims, each protocol's verdict section: %.3000s", rep ? rep : "(missing)");
@@ -291,12 +305,13 @@ static void micro(const char *tmp) {
     /* quick with the default baselines: each task protocol trains the baselines its claims compare,
      * --with adds to them, copy is left out unless named; --schemes trains the given ones everywhere */
     static const struct {
-        const char *flags, *want[5], *not_want[3];
+        const char *flags, *want[6], *not_want[3];
     } plans[] = {
-        {"", {"/sinks --schemes rope ", "/passkey --schemes nope,learned,sinusoidal,rope,alibi,t5,kerple ",
-              "/selcopy --schemes rope,cope ", "/mqar --schemes alibi,rope ", NULL},
+        {"", {"/sinks --schemes rope ", "/passkey --schemes nope,rope ",
+              "/lm --schemes rope,alibi,t5,kerple,sinusoidal:scale=1,tokens=sqrt_dim,learned:max_len=1024 ",
+              "/selcopy --schemes rope,cope ", "/mqar --schemes alibi,rope "},
          {"/copy ", "/flipflop ", NULL}},
-        {"--with fire", {"/lm --schemes nope,learned,sinusoidal,rope,alibi,t5,kerple,fire,sinusoidal:scale=1,tokens=sqrt_dim,"
+        {"--with fire", {"/lm --schemes rope,alibi,t5,kerple,fire,sinusoidal:scale=1,tokens=sqrt_dim,"
                          "learned:max_len=1024 ",
                          "/selcopy --schemes rope,fire,cope ", "/sinks --schemes rope ", NULL},
          {"/copy ", NULL, NULL}},
@@ -311,7 +326,7 @@ static void micro(const char *tmp) {
         rc = run_pelab(cmd, out, sizeof out);
         jobs = slurp(path);
         int ok = rc == 0 && jobs;
-        for (int k = 0; k < 5 && ok && plans[i].want[k]; k++) ok = strstr(jobs, plans[i].want[k]) != NULL;
+        for (int k = 0; k < 6 && ok && plans[i].want[k]; k++) ok = strstr(jobs, plans[i].want[k]) != NULL;
         for (int k = 0; k < 3 && ok && plans[i].not_want[k]; k++) ok = strstr(jobs, plans[i].not_want[k]) == NULL;
         CHECK(ok, "quick's plan with '%s' (exit %d): %.3000s", plans[i].flags, rc, jobs ? jobs : out);
         free(jobs);
@@ -325,6 +340,7 @@ static void micro(const char *tmp) {
 }
 
 void test_suite(void) {
+    budget();
     const char *tmp = test_tmpdir();
     parser();
     constructed_claims(tmp);

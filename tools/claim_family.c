@@ -10,7 +10,7 @@
 #include "../core/stats.h"
 
 const char *const claim_outcome_names[CLAIM_OUTCOMES] = {"reproduced", "contradicted", "no effect", "floor",
-                                                         "inconclusive", "untestable"};
+                                                         "inconclusive", "untestable", "not run"};
 
 int seq_plan_make(SeqPlan *p, const int *seeds, int n, double alpha) {
     memset(p, 0, sizeof *p);
@@ -49,9 +49,11 @@ void claim_track_init(ClaimTrack *t, int in_family) {
 }
 
 void claim_track_look(ClaimTrack *t, const SeqPlan *plan, int look, const ClaimStat *st) {
-    if (claim_decided(t) || t->n_looks >= SEQ_MAX_LOOKS || look < 0 || look >= plan->n_looks) return;
+    if (claim_decided(t) || t->n_looks >= SEQ_MAX_LOOKS || look < 0 || look >= plan->n_looks ||
+        (t->n_looks && look <= t->look[t->n_looks - 1]))
+        return;
     int k = t->n_looks++;
-    t->st[k] = *st;
+    t->st[k] = *st, t->look[k] = look;
     double up, lo;
     claim_stat_onesided(st, 0, &up, &lo);
     t->p_diff[k] = isnan(up) ? 1 : fmin(1, 2 * fmin(up, lo));

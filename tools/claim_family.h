@@ -22,8 +22,10 @@
 
 #include "claim_stat.h"
 
+/* CLAIM_NOT_RUN: testable, but its protocol is outside this run (quick leaves some out): not in the
+ * family, not counted as inconclusive */
 enum { CLAIM_REPRODUCED, CLAIM_CONTRADICTED, CLAIM_NO_EFFECT, CLAIM_FLOOR, CLAIM_INCONCLUSIVE, CLAIM_UNTESTABLE,
-       CLAIM_OUTCOMES };
+       CLAIM_NOT_RUN, CLAIM_OUTCOMES };
 extern const char *const claim_outcome_names[CLAIM_OUTCOMES];
 
 enum { SEQ_MAX_LOOKS = 8 };
@@ -44,6 +46,7 @@ int seq_plan_parse(const char *text, int *seeds, int max);
 typedef struct {
     int in_family;               /* testable, its protocol ran: counts in Holm's m */
     int n_looks;                 /* looks taken (frozen once decided) */
+    int look[SEQ_MAX_LOOKS];     /* the plan's look behind each (a claim may skip a look: a budget) */
     ClaimStat st[SEQ_MAX_LOOKS]; /* the statistic at each look */
     double p_diff[SEQ_MAX_LOOKS], p_eq[SEQ_MAX_LOOKS]; /* raw p values per look (1 without a test) */
     double seq_diff, seq_eq;     /* min over looks of p / spend, at most 1 */
@@ -54,10 +57,12 @@ typedef struct {
 
 /* a claim outside the family (untestable, or its protocol did not run) */
 void claim_track_init(ClaimTrack *t, int in_family);
-/* look `look` of plan (its index: the spend) with statistic st; ignored once t is decided */
+/* look `look` of plan (its index: the spend) with statistic st; ignored once t is decided. A claim
+ * may skip looks (each spends its own share; skipping one only gives up that share) but never take
+ * one twice or go back */
 void claim_track_look(ClaimTrack *t, const SeqPlan *plan, int look, const ClaimStat *st);
 /* Holm over the claims in the family, then each one's outcome (the untestable and those outside
- * the family keep CLAIM_UNTESTABLE / CLAIM_INCONCLUSIVE as the caller set in outcome) */
+ * the family keep CLAIM_UNTESTABLE / CLAIM_NOT_RUN as the caller set in outcome) */
 void claim_family_decide(ClaimTrack *t, int n, double alpha);
 /* 1 once the claim needs no more seeds (reproduced, contradicted, no effect, floor) */
 int claim_decided(const ClaimTrack *t);

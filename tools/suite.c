@@ -272,9 +272,39 @@ typedef struct {
     int looks_done;     /* looks whose runs all finished and were judged */
     const char *stop;   /* why no further look ran: "every claim decided", "the seed cap", "the time budget ..." */
     char stop_buf[160];
+    char skipped[600];  /* looks the budget ran only in part: "the look at 8 seeds left out mqar (4 min), ..." */
     int n_family;       /* claims in the family (Holm's m) */
     char looks[64];     /* "3, 5, 8" */
 } SuiteSeq;
+
+/* the budget at a look: the protocols whose new runs fit `left` seconds, cheapest first (a claim
+ * may skip a look: it gives up that look's share of alpha, nothing more); need[i] emptied for the
+ * others, which the report names. 0 when none fits: seq->stop says why. */
+static int budget_look(const SuiteResult *res, int n, StrBuf *need, const double *expect, double left, int seeds,
+                       SuiteSeq *seq) {
+    int wants[64], keep[64];
+    double total = 0;
+    for (int i = 0; i < n; i++) wants[i] = need[i].len > 0, total += wants[i] ? expect[i] : 0;
+    int kept = suite_budget_pick(expect, wants, n, left, keep);
+    StrBuf out = {0};
+    for (int i = 0; i < n; i++) {
+        if (!wants[i] || keep[i]) continue;
+        sb_printf(&out, "%s%s (%.0f min)", out.len ? ", " : "", res[i].p->name, expect[i] / 60);
+        sb_free(&need[i]);
+    }
+    if (!kept) {
+        snprintf(seq->stop_buf, sizeof seq->stop_buf, "the time budget stopped it before the look at %d seeds, "
+                 "expected to take %.0f min more", seeds, total / 60);
+        seq->stop = seq->stop_buf;
+    } else if (out.len) {
+        size_t at = strlen(seq->skipped);
+        snprintf(seq->skipped + at, sizeof seq->skipped - at, "%sthe look at %d seeds left out %s", at ? "; " : "",
+                 seeds, sb_str(&out));
+        printf("suite: the budget leaves the look at %d seeds without %s\n", seeds, sb_str(&out));
+    }
+    sb_free(&out);
+    return kept;
+}
 
 static const SuiteResult *claim_result(const Claim *c, const SuiteResult *res, int n) {
     for (int j = 0; j < n; j++)
@@ -293,7 +323,7 @@ static void claim_why(const Claim *c, const ClaimTrack *t, const SuiteSeq *seq, 
         return;
     }
     const ClaimStat *st = claim_track_stat(t);
-    int k = st ? (int)(st - t->st) : -1;
+    int k = st ? t->look[st - t->st] : -1; /* the plan's look behind st */
     ClaimStat again;
     suite_claim_stat(c, r ? r->c : NULL, r ? r->a : NULL, r ? r->g : NULL, r ? r->p->ref : 0, k >= 0 ? seq->plan.seeds[k] : 0, &again, why);
     if (!t->in_family) return;
@@ -301,8 +331,8 @@ static void claim_why(const Claim *c, const ClaimTrack *t, const SuiteSeq *seq, 
         sb_puts(why, "; no test: it counts in the family with p = 1");
         return;
     }
-    sb_printf(why, "; sequential p %.2g (look %d of %d, at %d seeds), Holm p %.2g", t->seq_diff, t->look_diff + 1,
-              seq->plan.n_looks, seq->plan.seeds[t->look_diff], t->holm_diff);
+    sb_printf(why, "; sequential p %.2g (look %d of %d, at %d seeds), Holm p %.2g", t->seq_diff,
+              t->look[t->look_diff] + 1, seq->plan.n_looks, seq->plan.seeds[t->look[t->look_diff]], t->holm_diff);
     if (st && st->margin > 0) sb_printf(why, "; equivalence within ±%g: Holm p %.2g", st->margin, t->holm_eq);
     if (t->outcome == CLAIM_INCONCLUSIVE && st) {
         /* a last look at the family's strictest Holm level, with its share of alpha */
@@ -336,7 +366,8 @@ static void write_claims(FILE *f, const char *dir, int setting, const ClaimList 
                "looking again costs no error rate (tools/claim_family.h; its simulation: docs/CLAIMS.md). Losses "
                "are tested by Welch's or the paired t, task accuracies by exact randomization tests.\n\n",
             seq->n_family, seq->plan.alpha, seq->looks);
-    fprintf(f, "Looks run: %d of %d; %s.\n\n", seq->looks_done, seq->plan.n_looks, seq->stop ? seq->stop : "");
+    fprintf(f, "Looks run: %d of %d; %s%s%s.\n\n", seq->looks_done, seq->plan.n_looks, seq->stop ? seq->stop : "",
+            seq->skipped[0] ? "; within the time budget (--budget), " : "", seq->skipped);
     fprintf(f, "| claim | paper | statement | test | verdict | figures |\n|---|---|---|---|---|---|\n");
     for (int i = 0; i < cl->n; i++) {
         const Claim *c = &cl->c[i];
@@ -504,8 +535,9 @@ int cmd_suite(int argc, char **argv) {
         {"--looks", OPT_STR, &looks_text, 0, 0, "seeds per series at each look: every claim is judged at the first, "
                                                 "seeds are added to the undecided ones at the next (default quick "
                                                 SUITE_LOOKS_QUICK ", full " SUITE_LOOKS_FULL ")"},
-        {"--budget", OPT_FLOAT, &budget, 0, 1e6, "minutes: no further look starts when it is expected to end past this "
-                                                 "(default quick 30, full 0: none)"},
+        {"--budget", OPT_FLOAT, &budget, 0, 1e6, "minutes: a look after the first trains only the protocols whose new seeds "
+                                                 "are expected (from their runs so far) to end within this, cheapest "
+                                                 "first (default quick 30, full 0: none)"},
         {"--alpha", OPT_FLOAT, &run.alpha, 1e-6, 0.5, "the family's false-verdict rate (Holm over the claims; default 0.05)"},
         {"--steps", OPT_INT, &run.steps, 0, 1 << 30, "training steps of every protocol (0: each recipe's)"},
         {"--task-n", OPT_INT, &run.task_n, 0, 1 << 20, "examples per task length (0: compare's 100)"},
@@ -588,6 +620,7 @@ int cmd_suite(int argc, char **argv) {
         for (int j = 0; j < n; j++) ran |= strcmp(res[j].p->name, cl.c[i].protocol) == 0;
         claim_track_init(&tracks[i], !cl.c[i].untestable[0] && ran);
         if (cl.c[i].untestable[0]) tracks[i].outcome = CLAIM_UNTESTABLE;
+        else if (!ran) tracks[i].outcome = CLAIM_NOT_RUN;
         seq.n_family += tracks[i].in_family;
     }
     int mode = jobs ? LOOK_JOBS : collect ? LOOK_COLLECT : LOOK_TRAIN;
@@ -598,24 +631,22 @@ int cmd_suite(int argc, char **argv) {
         StrBuf need[64];
         memset(need, 0, sizeof need);
         int any_need = 0;
-        double expect = 0;
+        double expect[64] = {0}; /* seconds protocol i's new runs should take, from its own runs so far */
         for (int i = 0; i < n; i++) {
             if (k == 0) continue;
             needed_schemes(&res[i], &cl, tracks, &need[i]);
             any_need |= need[i].len > 0;
             if (need[i].len && res[i].models > 0)
-                expect += res[i].seconds / res[i].models * suite_count_schemes(sb_str(&need[i])) *
-                          (seeds_k - seq.plan.seeds[k - 1]);
+                expect[i] = res[i].seconds / res[i].models * suite_count_schemes(sb_str(&need[i])) *
+                            (seeds_k - res[i].seeds);
         }
         if (k > 0 && !any_need) {
             seq.stop = "every claim was decided";
             for (int i = 0; i < n; i++) sb_free(&need[i]);
             break;
         }
-        if (k > 0 && mode == LOOK_TRAIN && budget > 0 && now_seconds() - t_start + expect > budget * 60) {
-            snprintf(seq.stop_buf, sizeof seq.stop_buf, "the time budget (--budget %g min) stopped it before the look at "
-                     "%d seeds, expected to take %.0f min more", budget, seeds_k, expect / 60);
-            seq.stop = seq.stop_buf;
+        if (k > 0 && mode == LOOK_TRAIN && budget > 0 &&
+            budget_look(res, n, need, expect, budget * 60 - (now_seconds() - t_start), seeds_k, &seq) == 0) {
             for (int i = 0; i < n; i++) sb_free(&need[i]);
             break;
         }
@@ -626,7 +657,8 @@ int cmd_suite(int argc, char **argv) {
             fflush(stdout);
             pending += run_look(&res[i], &run, seeds_k, k ? sb_str(&need[i]) : NULL, mode, jobs_out, &cl, tracks);
         }
-        for (int i = 0; i < n; i++) sb_free(&need[i]);
+        int extended[64];
+        for (int i = 0; i < n; i++) extended[i] = k == 0 || need[i].len > 0, sb_free(&need[i]);
         if (pending) { /* --jobs or --collect: this look's runs are not all there */
             snprintf(seq.stop_buf, sizeof seq.stop_buf, "the look at %d seeds waits for %d run%s (%s)", seeds_k, pending,
                      pending == 1 ? "" : "s", jobs ? "their commands are in the --jobs file" : "not finished");
@@ -636,6 +668,7 @@ int cmd_suite(int argc, char **argv) {
         for (int i = 0; i < cl.n; i++) {
             if (!tracks[i].in_family || claim_decided(&tracks[i])) continue;
             const SuiteResult *r = claim_result(&cl.c[i], res, n);
+            if (r && !extended[r - res]) continue; /* its protocol skipped this look (the budget) */
             ClaimStat st;
             StrBuf why = {0};
             suite_claim_stat(&cl.c[i], r ? r->c : NULL, r ? r->a : NULL, r ? r->g : NULL, r ? r->p->ref : 0, seeds_k, &st, &why);
@@ -665,9 +698,10 @@ int cmd_suite(int argc, char **argv) {
     for (int i = 0; i < n; i++) any |= res[i].c != NULL;
     if (any) write_report(run.dir, &run, sb_str(&cmdline), run.data, fallback, &cl, tracks, &seq, res, n, counts);
     printf("suite: claims: %d reproduced, %d contradicted, %d no effect, %d floor, %d inconclusive, %d untestable at "
-           "this scale (looks: %d of %d; %s)\n",
+           "this scale, %d not run (their protocols are outside this run) (looks: %d of %d; %s)\n",
            counts[CLAIM_REPRODUCED], counts[CLAIM_CONTRADICTED], counts[CLAIM_NO_EFFECT], counts[CLAIM_FLOOR],
-           counts[CLAIM_INCONCLUSIVE], counts[CLAIM_UNTESTABLE], seq.looks_done, seq.plan.n_looks, seq.stop);
+           counts[CLAIM_INCONCLUSIVE], counts[CLAIM_UNTESTABLE], counts[CLAIM_NOT_RUN], seq.looks_done,
+           seq.plan.n_looks, seq.stop);
     printf("suite: report in %s/suite.md, claims in %s/claims.csv\n", run.dir, run.dir);
     free_results(res, n);
     claims_free(&cl), sb_free(&list), sb_free(&cmdline), free(tracks);

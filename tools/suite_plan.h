@@ -9,7 +9,7 @@
 
 #include "../core/strbuf.h"
 
-#define SUITE_VERSION 3
+#define SUITE_VERSION 4
 /* the default schemes: the baselines */
 #define SUITE_BASELINES "nope,learned,sinusoidal,rope,alibi,t5,kerple"
 /* the looks of the sequential rule (claim_family.h): seeds per series at each */
@@ -69,5 +69,9 @@ int suite_count_schemes(const char *list);
  * buf; extra words (e.g. "--collect") appended; the word count, or -1 when max is too small */
 int suite_compare_argv(const SuiteProtocol *p, const SuiteRun *r, const char *const *extra, int n_extra, StrBuf *buf,
                        char **argv, int max);
+
+/* the budget of a look: keep[i] = 1 for the protocols (wants[i] set) whose expected seconds
+ * expect[i] fit `left` together, taken cheapest first (ties in table order); the count kept. Pure. */
+int suite_budget_pick(const double *expect, const int *wants, int n, double left, int *keep);
 
 #endif
