@@ -79,6 +79,16 @@ enum { POS_MAX_TEST_SPECS = 12 };
  * metadata value holds 447 bytes, io/checkpoint.h) */
 enum { POS_MAX_LAYERS = 1024, POS_SPEC_MAX = 448 };
 
+/* One query's row through the backward of a content bias (PosScheme.content_backward). */
+typedef struct PosContentGrad {
+    float *drow;         /* [nk] d(loss)/d(row after content_row); in place: d(loss)/d(row before) */
+    const float *scores; /* [nk] that row before content_row, recomputed */
+    const float *q;      /* [head_dim] the query, after the q/k transform */
+    float *dq;           /* [head_dim] += the term's gradient with respect to q */
+    float *dparams;      /* NULL: not wanted; else += its parameters' */
+    int nk, head, layer;
+} PosContentGrad;
+
 typedef struct PosScheme {
     const char *name;
     unsigned caps;           /* POS_CAP_* */
@@ -133,11 +143,8 @@ typedef struct PosScheme {
      *    after the q/k transform) and on the scores themselves. The hook sees no position id: order
      *    comes from the row. */
     void (*content_row)(const PosCtx *pc, float *row, const float *q, int nk, int head, int layer);
-    /* drow: d(loss)/d(row after content_row), in place becomes d(loss)/d(row before) (scores is that
-     *    row, recomputed); dq += the term's gradient with respect to q; dparams (NULL: not wanted)
-     *    += its parameters' */
-    void (*content_backward)(const PosCtx *pc, float *drow, const float *scores, const float *q, int nk, int head,
-                             int layer, float *dq, float *dparams);
+    /* the backward of content_row for one query's row (PosContentGrad) */
+    void (*content_backward)(const PosCtx *pc, const struct PosContentGrad *g);
     /* free what prepare allocated inside the state; pos_free then frees the state block itself */
     void (*release)(PosCtx *pc);
 } PosScheme;

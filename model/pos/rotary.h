@@ -15,11 +15,17 @@ typedef struct {
     int half_layout; /* 0: pair j = dims (2j, 2j+1); 1: pair j = (j, j + rot_pairs) */
 } RotaryLayout;
 
-/* v: [n, n_heads * head_dim], in place. Table slot of pair j of head h:
- *   (h / head_div) * head_slots + j; head_slots = 0 shares one row across heads.
+/* The table a map reads its C, S from, and which slots of a row each head's pairs read: pair j of
+ * head h reads slot (h / head_div) * head_slots + j; head_slots = 0 shares one row across heads. */
+typedef struct {
+    const SinCosTable *table;
+    int head_slots, head_div;
+} RotaryTable;
+
+/* v: [n, n_heads * head_dim], in place, each row's pairs mapped by the table's row at pos[row].
  * sin_sign: +1 forward, -1 the transpose (backward). */
-void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_heads, const SinCosTable *t,
-                  int head_slots, int head_div, float sin_sign);
+void rotary_apply(const RotaryLayout *l, const RotaryTable *t, float *v, const int *pos, int n, int n_heads,
+                  float sin_sign);
 
 #endif
 

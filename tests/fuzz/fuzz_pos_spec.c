@@ -91,7 +91,9 @@ static void run_hooks(PosCtx *pc, const char *spec) {
                     for (int j = 0; j < k; j++) row[j] = scores[j] = 2.0f - 0.7f * (float)j, drow[j] = 0.1f * (float)(j - k);
                     s->content_row(pc, row, q, k, h, l);
                     check_finite(row, (size_t)k, "content", spec);
-                    s->content_backward(pc, drow, scores, q, k, h, l, dq, np ? dparams : NULL);
+                    s->content_backward(pc, &(PosContentGrad){.drow = drow, .scores = scores, .q = q, .dq = dq,
+                                                              .dparams = np ? dparams : NULL, .nk = k, .head = h,
+                                                              .layer = l});
                     check_finite(drow, (size_t)k, "dscores", spec);
                     check_finite(dq, (size_t)hd, "dq", spec);
                 }
