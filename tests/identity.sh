@@ -156,6 +156,7 @@ run longrope longrope-search $R text.txt --len 32 --out lr_found.json --windows 
 [ -f lr_found.json ] && keep lr_found.json lr_found.json
 
 CMP="--seeds 1 --steps 3 --dim 16 --layers 1 --heads 2 --synth-bytes 20000 --batch 4 --eval-tokens 600 --threads 1"
+# --train-len: the spelling the old binary takes too (the new one prints a notice for it)
 run compare compare --schemes rope,alibi --train-len 16 --mult 1,2 --rules pi:2,yarn:2,selfextend:2:4,stream:2:6 \
     --finetune-steps 2 --gen-tokens 32 --gen-prompts 1 --keyppl-tokens 400 --out cmp $CMP
 for f in cmp/report.md cmp/*.csv; do [ -f "$f" ] && keep "cmp_$(basename "$f")" "$f"; done
