@@ -103,10 +103,18 @@ static void flag_groups(const char *dir, const char *model, const char *text) {
         snprintf(cmd, sizeof cmd, "./pelab %s --seq-len 0", trainers[t]);
         expect_pelab_error(cmd, "--seq-len 0: expected an integer in [1, 1.04858e+06]");
     }
+    /* what the ranges accept but no model has is refused before the first run, not by it */
+    snprintf(cmd, sizeof cmd, "./pelab compare --out %s/shape --schemes rope --seeds 1 --dim 6 --heads 4", dir);
+    expect_pelab_error(cmd, "heads 4: expected a positive divisor of dim 6");
+    snprintf(cmd, sizeof cmd, "./pelab demo --out %s/shape --seq-len 1 2>&1 >/dev/null", dir);
+    int rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 1 && strstr(out, "--seq-len 1: the evaluation needs a training length of at least 2") &&
+              count_lines(out) == 1,
+          "demo --seq-len 1: refused before training (exit %d): %s", rc, out);
     /* compare's old spelling of the training length: the same run, one line of notice */
     snprintf(cmd, sizeof cmd, "./pelab compare --out %s/renamed --schemes rope --seeds 1 --train-len 24 --jobs %s/j1 "
              "2>&1 >/dev/null", dir, dir);
-    int rc = run_pelab(cmd, out, sizeof out);
+    rc = run_pelab(cmd, out, sizeof out);
     CHECK(rc == 0 && count_lines(out) == 1 && strstr(out, "--train-len is spelled --seq-len now"),
           "compare --train-len: accepted with one line of notice (exit %d): %s", rc, out);
     snprintf(cmd, sizeof cmd, "./pelab compare --out %s/renamed --schemes rope --seeds 1 --seq-len 24 --jobs %s/j2 "

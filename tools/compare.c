@@ -272,6 +272,12 @@ static void train_scheme_seeds(const Compare *c, int s, TrainResult *done, int *
 }
 
 void compare_run_all(const Compare *c, const char *only) {
+    /* what the flags' ranges accept but no run can use (heads not dividing dim; a length the
+     * evaluation, with its key tokens at L/4 and L, cannot), refused before the first run */
+    if (train_check_shape(&c->base) != 0) pelab_die("%s: %s", c->name, pelab_errmsg);
+    if (c->base.seq_len < 2)
+        pelab_die("%s: --seq-len %d: the evaluation needs a training length of at least 2 (key tokens compare "
+                  "contexts L/4 and L)", c->name, c->base.seq_len);
     make_runs_dir(c);
     int total = c->n_schemes * c->n_seeds, idx = 0, found = 0;
     for (int s = 0; s < c->n_schemes; s++) {
