@@ -162,7 +162,7 @@ static void check_extend_text(const PosExtend *e, const char *rule) {
 static void check_extend_applied(const char *before, PosCtx *pc, const PosExtend *e, const char *rule) {
     char after[1024];
     pos_spec(pc, after, sizeof after);
-    FUZZ_CHECK(strcmp(before, after) == 0 && pc->extend.kind == e->kind, "--scale '%s' turned %s into %s", rule,
+    FUZZ_CHECK(strcmp(before, after) == 0 && pc->extend.method == e->method, "--scale '%s' turned %s into %s", rule,
                before, after);
     if (!extend_two_branch(e)) return;
     enum { N = 6 };
