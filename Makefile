@@ -149,6 +149,16 @@ readme-lists: $(BIN)
 	    skip = 1; next } /^<!-- end -->$$/ { skip = 0 } !skip' README.md >$(BUILD)/README.md
 	mv $(BUILD)/README.md README.md
 
+# Sweeps on real engines (README: Running a sweep on a cluster): a compare's and a suite's --jobs
+# files through GNU parallel, and as Slurm job arrays on a one-node cluster the script starts as
+# root; each collected equal to the in-process sweep, a killed job resumed. Each skips with a
+# message when its tools are missing (Debian: parallel; slurm-wlm munge).
+check-parallel: $(BIN)
+	bash tests/sweep_parallel.sh ./$(BIN)
+
+check-slurm: $(BIN)
+	bash tests/sweep_slurm.sh ./$(BIN)
+
 # Linux arm64 without an arm64 machine (CI): the cross build, a smoke run against this machine's
 # ./pelab, then the fast test groups, under qemu-user (docs/PLATFORMS.md; Debian packages:
 # gcc-aarch64-linux-gnu qemu-user and the :arm64 libraries). The groups that start ./pelab many
@@ -188,7 +198,7 @@ fuzz:
 clean:
 	rm -rf build build-san build-fuzz build-arm64 build-clang pelab
 
-.PHONY: all test bench bench-torch demo readme-lists sanitize fuzz clean check-arm64 check-clang
+.PHONY: all test bench bench-torch demo readme-lists sanitize fuzz clean check-arm64 check-clang check-parallel check-slurm
 # keep the harness objects make builds on the way to $(REPLAY)
 .SECONDARY: $(HARNESSES:%=$(BUILD)/tests/fuzz/fuzz_%.o) $(BUILD)/tests/fuzz/replay_main.o
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/pelab.d $(HARNESSES:%=$(BUILD)/tests/fuzz/fuzz_%.d)

@@ -44,8 +44,9 @@ static char *read_text(const char *path) {
     return buf;
 }
 
-/* pose > 0: PoSE positions, drawn from the checkpointed data generator */
-static void resume_identical(const char *spec, int pose) {
+/* pose > 0: PoSE positions, drawn from the checkpointed data generator; stopped after `stop` steps,
+ * at a row of the curve (every 5 steps) or between two (the curve's running mean is checkpointed) */
+static void resume_identical(const char *spec, int pose, int stop) {
     char a[256], b[256];
     snprintf(a, sizeof a, "%s/full.safetensors", test_tmpdir());
     snprintf(b, sizeof b, "%s/split.safetensors", test_tmpdir());
@@ -64,8 +65,8 @@ static void resume_identical(const char *spec, int pose) {
     tc.pose = pose;
     tc.loss_log = split;
     tc.log_every = 5;
-    tc.stop_after = 10;
-    CHECK(train_run(&tc, &r) == 0 && r.step == 10 && r.interrupted, "resume %s: first half stops at 10", spec);
+    tc.stop_after = stop;
+    CHECK(train_run(&tc, &r) == 0 && r.step == stop && r.interrupted, "resume %s: first part stops at %d", spec, stop);
     char curve_a[300], curve_b[300];
     curve_path(a, curve_a, sizeof curve_a);
     curve_path(b, curve_b, sizeof curve_b);
@@ -73,7 +74,8 @@ static void resume_identical(const char *spec, int pose) {
     if (cf) fprintf(cf, "15,999,0.1,9.9,\n"), fclose(cf);
     tc.stop_after = 0;
     tc.resume = 1;
-    CHECK(train_run(&tc, &r) == 0 && r.step == 20, "resume %s: second half: %s", spec, pelab_errmsg);
+    CHECK(train_run(&tc, &r) == 0 && r.step == 20 && r.resumed_from == stop, "resume %s: the rest, from step %ld: %s",
+          spec, r.resumed_from, pelab_errmsg);
     CHECK(memcmp(full, split, sizeof full) == 0, "resume %s: loss curve identical (step 20: %.7f vs %.7f)", spec,
           full[19], split[19]);
     char *ca = read_text(curve_a), *cb = read_text(curve_b);
@@ -151,7 +153,8 @@ static void poisoned_weights_not_saved(void) {
     if (f) fclose(f);
 }
 
-/* --steps may grow on resume when --warmup was left at its default (5% of the steps) */
+/* --steps may grow on resume when --warmup was left at its default (5% of the steps), but for
+ * resume_exact (a sweep's run continues as planned) */
 static void resume_longer(void) {
     char path[256];
     snprintf(path, sizeof path, "%s/longer.safetensors", test_tmpdir());
@@ -164,7 +167,10 @@ static void resume_longer(void) {
     train_run(&tc, &r);
     small_config(&tc, path);
     tc.steps = 80;
-    tc.resume = 1;
+    tc.resume = 1, tc.resume_exact = 1;
+    CHECK(train_run(&tc, &r) == -1 && strstr(pelab_errmsg, "cannot resume: train.steps is 40 in the checkpoint but 80 now"),
+          "resume_exact refuses more --steps: %s", pelab_errmsg);
+    tc.resume_exact = 0;
     CHECK(train_run(&tc, &r) == 0 && r.step == 80, "resume with more --steps: %s", pelab_errmsg);
 }
 
@@ -625,9 +631,9 @@ void test_train(void) {
     pose_refusals();
     pi_finetune();
     optimizer_by_hand();
-    resume_identical("rope", 256);
-    resume_identical("rope", 0);
-    resume_identical("learned", 0); /* resume_refuses_changes continues this one */
+    resume_identical("rope", 256, 10);
+    resume_identical("rope", 0, 7);
+    resume_identical("learned", 0, 10); /* resume_refuses_changes continues this one */
     resume_refuses_changes();
     nan_stops();
     poisoned_weights_not_saved();

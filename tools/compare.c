@@ -28,6 +28,7 @@
 #include "compare_gen.h"
 #include "compare_plan.h"
 #include "compare_task.h"
+#include "jobs.h"
 #include "report.h"
 #include "train_flags.h"
 
@@ -152,10 +153,12 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, const
     if (!c->task) dataset_free(&d);
 }
 
-/* trains tc (what: "train" or "fine-tune", ft_label: the fine-tune's rule column or NULL) and
- * evaluates its checkpoint into csv, written under a temporary name and renamed: a CSV that exists
- * is a finished run */
-static void train_and_evaluate(const Compare *c, int s, int k, const TrainConfig *tc, const char *what,
+/* trains tc (what: "train" or "fine-tune", ft_label: the fine-tune's rule column or NULL), resuming
+ * its checkpoint when one is there, and evaluates it into csv, written under a temporary name and
+ * renamed: a CSV that exists is a finished run. A run stopped by a signal keeps its checkpoint and
+ * ends the process with the shell's code (128 + the signal): a job engine reruns it, and it resumes.
+ * The steps trained here (0: the checkpoint was finished already). */
+static long train_and_evaluate(const Compare *c, int s, int k, const TrainConfig *tc, const char *what,
                                const char *ft_label, const char *csv, int idx, int total, const TrainResult *done) {
     double t0 = now_seconds();
     fprintf(stderr, "%s: [%d/%d] %s %s seed %llu", c->name, idx, total, what, c->scheme[s], c->seed[k]);
@@ -166,7 +169,15 @@ static void train_and_evaluate(const Compare *c, int s, int k, const TrainConfig
     if (done) tr = *done; /* trained side by side with the scheme's other seeds (train_scheme_seeds) */
     else if (train_run(tc, &tr) != 0)
         pelab_die("%s: %s %s seed %llu: %s", c->name, what, c->scheme[s], c->seed[k], pelab_errmsg);
-    if (tr.interrupted) pelab_die("%s: %s %s seed %llu: interrupted", c->name, what, c->scheme[s], c->seed[k]);
+    if (tr.interrupted) {
+        fflush(stdout);
+        fprintf(stderr, "pelab: %s: %s %s seed %llu: stopped at step %ld by signal %d; the checkpoint %s is kept: the "
+                "same command resumes it\n", c->name, what, c->scheme[s], c->seed[k], tr.step, tr.signal, tc->out);
+        exit(tr.signal ? 128 + tr.signal : 1);
+    }
+    if (tr.resumed_from > 0)
+        fprintf(stderr, "%s: [%d/%d] %s %s seed %llu: resumed from its checkpoint at step %ld\n", c->name, idx, total,
+                what, c->scheme[s], c->seed[k], tr.resumed_from);
     double t1 = now_seconds();
     char tmp[1300];
     snprintf(tmp, sizeof tmp, "%s.tmp", csv);
@@ -175,13 +186,14 @@ static void train_and_evaluate(const Compare *c, int s, int k, const TrainConfig
     results_csv_header(f, &RES_COMPARE_CSV);
     evaluate_run(c, s, k, tc->out, ft_label, f);
     if (fclose(f) != 0 || rename(tmp, csv) != 0) pelab_die("%s: cannot write %s: %s", c->name, csv, strerror(errno));
-    char val[160] = "checkpoint reused"; /* a finished fine-tune resumed: no step, no validation */
+    char val[160] = "checkpoint reused"; /* a finished run resumed: no step, no validation */
     if (!isnan(tr.val_loss)) snprintf(val, sizeof val, "val_loss %.4f", tr.val_loss);
     if (!isnan(tr.val_loss) && tc->converge && tr.cooldown_start >= 0)
         snprintf(val + strlen(val), sizeof val - strlen(val), ", %ld steps: %s at step %ld", tr.step,
                  tr.plateaued ? "converged" : "still improving at the cap's cooldown", tr.cooldown_start);
     fprintf(stderr, "%s: [%d/%d] %s seed %llu: %s %.1f s (%s), eval %.1f s -> %s\n", c->name, idx, total, c->scheme[s],
             c->seed[k], what, t1 - t0, val, now_seconds() - t1, csv);
+    return tr.step - tr.resumed_from;
 }
 
 static int skip_finished(const char *csv) {
@@ -214,7 +226,7 @@ static void finetune_one(const Compare *c, int kind, int s, int k, const char *b
     tc.eval_every = tc.steps / 20 > 0 ? (int)(tc.steps / 20) : 1, tc.log_every = tc.eval_every; /* its curve */
     tc.lr = c->finetune_lr, tc.warmup = -1; /* 5% of the fine-tune, whatever the base run's warmup */
     tc.converge = 0, tc.min_steps = 0;      /* a fixed budget: its recipe's, whatever the run's rule */
-    tc.resume = 1; /* a fine-tune checkpoint without its CSV (stopped during the evaluation) is reused */
+    tc.resume = 1; /* a fine-tune checkpoint without its CSV (stopped in training or evaluation) continues */
     train_and_evaluate(c, s, k, &tc, kind == FT_POSE ? "PoSE fine-tune" : "fine-tune", c->finetune_label[kind], csv,
                        idx, total, NULL);
 }
@@ -229,8 +241,8 @@ static void run_one(const Compare *c, int s, int k, int idx, int total, const Tr
     if (done || c->fresh || !skip_finished(csv)) {
         TrainConfig tc = c->base;
         tc.pos = c->pos[s], tc.rand_pos = c->rand_pos[s], tc.seed = c->seed[k], tc.out = ckpt;
-        train_and_evaluate(c, s, k, &tc, "train", NULL, csv, idx, total, done);
-        trained = 1;
+        tc.resume = c->base.resume && !c->fresh;
+        trained = train_and_evaluate(c, s, k, &tc, "train", NULL, csv, idx, total, done) > 0;
     }
     for (int kind = 0; kind < FT_KINDS; kind++)
         if (compare_finetunes_with(c, s, kind)) finetune_one(c, kind, s, k, ckpt, trained, idx, total);
@@ -260,6 +272,7 @@ static void train_scheme_seeds(const Compare *c, int s, TrainResult *done, int *
         compare_run_path(c, s, k, ".safetensors", ckpt[n], sizeof ckpt[n]);
         tcs[n] = c->base;
         tcs[n].pos = c->pos[s], tcs[n].rand_pos = c->rand_pos[s], tcs[n].seed = c->seed[k], tcs[n].out = ckpt[n];
+        tcs[n].resume = c->base.resume && !c->fresh;
         tcs[n].quiet = c->base.quiet || n > 0; /* one progress line: the first seed's */
         ks[n++] = k;
     }
@@ -300,20 +313,6 @@ void compare_run_all(const Compare *c, const char *only) {
     if (only && !found) pelab_die("%s: --only %s: no such run (runs are SCHEME_sSEED)", c->name, only);
 }
 
-/* a word for the shell, in single quotes when it needs them (a quote inside becomes '\'') */
-static void shell_quote(StrBuf *b, const char *w) {
-    if (*w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=+") == strlen(w)) {
-        sb_puts(b, w);
-        return;
-    }
-    sb_put(b, "'", 1);
-    for (; *w; w++) {
-        if (*w == '\'') sb_puts(b, "'\\''");
-        else sb_put(b, w, 1);
-    }
-    sb_put(b, "'", 1);
-}
-
 void compare_set_cmdline(Compare *c, int argc, char **argv) {
     sb_free(&c->cmdline);
     sb_puts(&c->cmdline, "pelab");
@@ -323,35 +322,70 @@ void compare_set_cmdline(Compare *c, int argc, char **argv) {
     }
 }
 
-/* --jobs: one self-contained command per run (its fine-tune included): cd to here, this binary,
- * these flags, --only NAME. Built in a growing buffer: a long path is never cut short. */
-static void write_jobs(const Compare *c, const char *path, int argc, char **argv) {
+/* 1 when run (s, k) and every fine-tune it owes have their CSVs */
+static int run_finished(const Compare *c, int s, int k) {
+    char csv[1200];
+    compare_run_path(c, s, k, ".csv", csv, sizeof csv);
+    if (access(csv, F_OK) != 0) return 0;
+    for (int kind = 0; kind < FT_KINDS; kind++) {
+        if (!compare_finetunes_with(c, s, kind)) continue;
+        compare_finetune_path(c, kind, s, k, ".csv", csv, sizeof csv);
+        if (access(csv, F_OK) != 0) return 0;
+    }
+    return 1;
+}
+
+/* a word of a job line: no line break may cut the line in two */
+static void job_word(StrBuf *b, const char *w, const char *what) {
+    if (jobs_word_breaks_line(w))
+        pelab_die("compare: --jobs: %s holds a line break; a job file has one command per line", what);
+    shell_quote(b, w);
+}
+
+/* --jobs: one self-contained command per run not finished (its fine-tunes included): cd to here, this
+ * binary, these flags, --only NAME; as lines or as a Slurm array script (jobs.h). Built in a growing
+ * buffer: a long path is never cut short. */
+static void write_jobs(const Compare *c, const char *path, int fmt, int threads, int argc, char **argv) {
     char *exe = self_exe_path(), *cwd = getcwd(NULL, 0); /* glibc allocates a buffer of the right size */
     if (!cwd) pelab_die("compare: getcwd: %s", strerror(errno));
-    StrBuf base = {0};
+    StrBuf base = {0}, lines = {0};
     sb_puts(&base, "cd ");
-    shell_quote(&base, cwd);
+    job_word(&base, cwd, "the working directory");
     sb_puts(&base, " && ");
-    shell_quote(&base, exe ? exe : "pelab");
+    job_word(&base, exe ? exe : "pelab", "the path of pelab");
     sb_puts(&base, " compare");
     free(exe), free(cwd);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--jobs") == 0 || strcmp(a, "--only") == 0) { i++; continue; }
-        if (strncmp(a, "--jobs=", 7) == 0 || strncmp(a, "--only=", 7) == 0 || strcmp(a, "--collect") == 0) continue;
+        if (strcmp(a, "--jobs") == 0 || strcmp(a, "--only") == 0 || strcmp(a, "--jobs-format") == 0) { i++; continue; }
+        if (strncmp(a, "--jobs=", 7) == 0 || strncmp(a, "--only=", 7) == 0 || strncmp(a, "--jobs-format=", 14) == 0 ||
+            strcmp(a, "--collect") == 0)
+            continue;
         sb_put(&base, " ", 1);
-        shell_quote(&base, a);
+        job_word(&base, a, "a flag");
     }
-    FILE *f = fopen(path, "w");
-    if (!f) pelab_die("compare: cannot open %s: %s", path, strerror(errno));
-    int count = 0;
+    int count = 0, finished = 0;
     for (int s = 0; s < c->n_schemes; s++)
-        for (int k = 0; k < c->n_seeds; k++, count++)
-            fprintf(f, "%s --only %s_s%llu\n", sb_str(&base), c->tag[s], c->seed[k]);
-    if (fclose(f) != 0) pelab_die("compare: cannot write %s: %s", path, strerror(errno));
-    sb_free(&base);
-    printf("compare: wrote %d commands to %s; run them (e.g. parallel -j4 < %s), then: pelab compare ... --collect\n",
-           count, path, path);
+        for (int k = 0; k < c->n_seeds; k++) {
+            if (run_finished(c, s, k)) {
+                finished++;
+                continue;
+            }
+            sb_printf(&lines, "%s --only %s_s%llu\n", sb_str(&base), c->tag[s], c->seed[k]);
+            count++;
+        }
+    if (jobs_write(path, fmt, "compare", sb_str(&lines), count, threads) != 0) pelab_die("compare: --jobs: %s", pelab_errmsg);
+    sb_free(&base), sb_free(&lines);
+    StrBuf how = {0};
+    jobs_how(&how, fmt, path);
+    if (count)
+        printf("compare: wrote %d command%s to %s (%d run%s finished already); run them (%s), then the same compare "
+               "command with --collect\n",
+               count, count == 1 ? "" : "s", path, finished, finished == 1 ? "" : "s", sb_str(&how));
+    else
+        printf("compare: every run is finished (%s is empty); the report: the same compare command with --collect\n",
+               path);
+    sb_free(&how);
 }
 
 /* split "a,b,c" into fixed-size slots; returns the count */
@@ -538,6 +572,8 @@ int compare_main(int argc, char **argv, Compare *c) {
     pos_list(all_schemes, sizeof all_schemes);
     const char *schemes = NULL, *seeds = "5", *rules = NULL, *jobs = NULL, *only = NULL, *task_lens = NULL;
     const char *precision = NULL, *finetune = "pi", *looks = NULL;
+    static const char default_format[] = "lines"; /* by identity: a --jobs-format given without --jobs is refused */
+    const char *jobs_format = default_format;
     float budget = 0;
     int collect = 0, unaligned = 0, threads = 0, steps = (int)b->steps, synth_bytes = (int)b->synth_bytes, min_steps = 0;
     /* the defaults by identity: with --task, a --mult or --data given is refused, not ignored */
@@ -615,6 +651,9 @@ int compare_main(int argc, char **argv, Compare *c) {
         COMPARE_GEN_OPTS(c),
         {"--jobs", OPT_OUT_FILE, &jobs, 0, 0, "write one shell command per run (and its fine-tune) to this file instead of "
                                          "running"},
+        {"--jobs-format", OPT_STR, &jobs_format, 0, 0, "lines: one command per line (GNU parallel, xargs -P, sh); "
+                                                       "slurm: an sbatch array script, task i runs line i (sbatch "
+                                                       "--wait FILE)"},
         {"--only", OPT_STR, &only, 0, 0, "run only SCHEME_sSEED (what --jobs commands use); no report"},
         {"--collect", OPT_FLAG, &collect, 0, 0, "build the report from the finished CSVs, no training"},
         TRAIN_FLAG_ROWS(b),
@@ -637,6 +676,9 @@ int compare_main(int argc, char **argv, Compare *c) {
     if (min_steps && !b->converge) pelab_die("compare: --min-steps %d: needs --converge", min_steps);
     b->min_steps = min_steps < steps ? min_steps : steps; /* a recipe's floor under a shorter --steps (suite --steps) */
     compare_set_converge(c);
+    /* a killed run resumes (train --resume) from its last checkpoint, one every tenth of its steps, as planned:
+     * never a longer or shorter one */
+    b->ckpt_every = steps / 10 > 0 ? steps / 10 : 1, b->resume = 1, b->resume_exact = 1;
     c->finetune_kinds = finetune_kinds(finetune);
 
     compare_set_schemes(c, schemes);
@@ -668,9 +710,14 @@ int compare_main(int argc, char **argv, Compare *c) {
         setup_rules(c, rules, smax);
     }
     compare_set_cmdline(c, argc, argv);
+    int fmt;
+    if (jobs_format_parse(jobs_format, &fmt) != 0) pelab_die("compare: %s", pelab_errmsg);
+    if (jobs_format != default_format && !jobs) pelab_die("compare: --jobs-format %s: needs --jobs FILE", jobs_format);
+    if (auto_seeds && jobs)
+        pelab_die("compare: --seeds auto decides its seeds look by look: no --jobs (suite --jobs runs looks as jobs)");
     if (jobs) {
         make_runs_dir(c);
-        write_jobs(c, jobs, argc, argv);
+        write_jobs(c, jobs, fmt, threads, argc, argv);
         return 0;
     }
     if (collect) make_runs_dir(c); /* an empty report, if nothing ran yet: the directory may not exist */

@@ -24,6 +24,7 @@
 #include "report_agg.h"
 #include "claim_family.h"
 #include "claim_sim.h"
+#include "jobs.h"
 #include "suite_claims.h"
 #include "suite_plan.h"
 #include "verdict.h"
@@ -170,13 +171,16 @@ static void write_matrix(FILE *f, const SuiteResult *res, int n) {
     if (!n_rows) fprintf(f, "| (no ranking protocol ran) |\n");
 }
 
-/* --jobs: the protocols' per-run commands, one file */
-static void append_file(FILE *out, const char *path) {
+/* --jobs: a protocol's per-run commands (a file of lines) appended to the suite's, counted */
+static int append_lines(StrBuf *out, const char *path) {
     unsigned char *buf;
     size_t len;
     if (read_file(path, &buf, &len) != 0) pelab_die("suite: %s", pelab_errmsg);
-    if (fwrite(buf, 1, len, out) != len) pelab_die("suite: --jobs: write failed");
+    sb_put(out, (const char *)buf, len);
+    int n = 0;
+    for (size_t i = 0; i < len; i++) n += buf[i] == '\n';
     free(buf);
+    return n;
 }
 
 /* the schemes of protocol r that the claims still undecided read, flagged in want[CMP_MAX_SCHEMES] */
@@ -208,10 +212,10 @@ static int missing_runs(const Compare *c, const Agg *a, const int *want, int see
 
 /* one protocol at one look: train the new seeds of `schemes` (NULL: every scheme), then read every
  * run back into r (the full scheme list at `seeds`); with --jobs, the commands of the look's runs
- * that the claims still undecided need and that have not finished. Those runs' count (0: the look
- * is complete; training always completes it). */
-static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *schemes, int mode, FILE *jobs_out,
-                    const ClaimList *cl, const ClaimTrack *tracks) {
+ * that the claims still undecided need and that have not finished, appended to jobs (their count
+ * added to *n_jobs). Those runs' count (0: the look is complete; training always completes it). */
+static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *schemes, int mode, StrBuf *jobs,
+                    int *n_jobs, const ClaimList *cl, const ClaimTrack *tracks) {
     SuiteRun at = *run;
     at.seeds = seeds;
     StrBuf words = {0};
@@ -260,7 +264,7 @@ static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *
         if (!jc) pelab_die("suite: out of memory");
         compare_main(cargc, cargv, jc);
         sb_free(&jc->cmdline), free(jc);
-        append_file(jobs_out, jobs_path);
+        *n_jobs += append_lines(jobs, jobs_path);
     }
     sb_free(&words);
     return missing;
@@ -517,6 +521,7 @@ static int simulate_suites(int suites, const int *looks, int n_looks, double alp
 int cmd_suite(int argc, char **argv) {
     SuiteRun run = {0};
     const char *schemes = NULL, *with = NULL, *protocols = NULL, *claims_path = NULL, *jobs = NULL, *data = NULL;
+    const char *jobs_format = NULL;
     const char *pos[1] = {NULL};
     int n_pos = 0, collect = 0;
     const char *looks_text = NULL;
@@ -545,6 +550,9 @@ int cmd_suite(int argc, char **argv) {
                                                                   "full 32768)"},
         {"--jobs", OPT_OUT_FILE, &jobs, 0, 0, "write every protocol's per-run commands to this file instead of "
                                               "running; then run them and `pelab suite ... --collect`"},
+        {"--jobs-format", OPT_STR, &jobs_format, 0, 0, "lines: one command per line (GNU parallel, xargs -P, sh); "
+                                                       "slurm: an sbatch array script, task i runs line i (sbatch "
+                                                       "--wait FILE)"},
         {"--collect", OPT_FLAG, &collect, 0, 0, "the report from the finished runs, no training"},
         {"--simulate", OPT_INT, &simulate, 0, 1 << 24, "no runs: N simulated suites per scenario through the verdict "
                                                        "rule (false-verdict rate and power, tools/claim_sim.h)"},
@@ -584,6 +592,9 @@ int cmd_suite(int argc, char **argv) {
                                        looks, SEQ_MAX_LOOKS)) < 0)
         pelab_die("suite: --looks: %s", pelab_errmsg);
     if (budget < 0) budget = run.setting == SUITE_QUICK ? 30 : 0;
+    int fmt = JOBS_LINES;
+    if (jobs_format && !jobs) pelab_die("suite: --jobs-format %s: needs --jobs FILE", jobs_format);
+    if (jobs_format && jobs_format_parse(jobs_format, &fmt) != 0) pelab_die("suite: %s", pelab_errmsg);
     if (simulate) {
         claims_free(&cl), sb_free(&list);
         return simulate_suites(simulate, looks, n_looks, run.alpha > 0 ? run.alpha : 0.05);
@@ -605,8 +616,8 @@ int cmd_suite(int argc, char **argv) {
                run.threads > 0 ? run.threads : 1, run.threads > 1 ? "s" : "", budget > 0 ? " within --budget" : "");
     fflush(stdout);
     if (make_dirs(run.dir) != 0) pelab_die("suite: %s", pelab_errmsg);
-    FILE *jobs_out = jobs ? fopen(jobs, "w") : NULL;
-    if (jobs && !jobs_out) pelab_die("suite: cannot open %s: %s", jobs, strerror(errno));
+    StrBuf job_lines = {0};
+    int n_jobs = 0;
 
     SuiteSeq seq;
     memset(&seq, 0, sizeof seq);
@@ -655,7 +666,7 @@ int cmd_suite(int argc, char **argv) {
             printf("suite: [look %d/%d, %d seeds; %d/%d] %s%s%s\n", k + 1, seq.plan.n_looks, seeds_k, i + 1, n,
                    res[i].p->name, k ? ": more seeds for " : "", k ? sb_str(&need[i]) : "");
             fflush(stdout);
-            pending += run_look(&res[i], &run, seeds_k, k ? sb_str(&need[i]) : NULL, mode, jobs_out, &cl, tracks);
+            pending += run_look(&res[i], &run, seeds_k, k ? sb_str(&need[i]) : NULL, mode, &job_lines, &n_jobs, &cl, tracks);
         }
         int extended[64];
         for (int i = 0; i < n; i++) extended[i] = k == 0 || need[i].len > 0, sb_free(&need[i]);
@@ -679,17 +690,23 @@ int cmd_suite(int argc, char **argv) {
         seq.looks_done = k + 1;
     }
     if (jobs) {
-        if (fclose(jobs_out) != 0) pelab_die("suite: cannot write %s: %s", jobs, strerror(errno));
-        if (seq.looks_done == seq.plan.n_looks || strncmp(seq.stop, "every", 5) == 0)
-            printf("suite: every look's runs are finished; the report: the same suite command with --collect\n");
+        if (jobs_write(jobs, fmt, "suite", sb_str(&job_lines), n_jobs, run.threads) != 0)
+            pelab_die("suite: --jobs: %s", pelab_errmsg);
+        StrBuf how = {0};
+        jobs_how(&how, fmt, jobs);
+        if (!n_jobs)
+            printf("suite: every look's runs are finished (%s is empty); the report: the same suite command with "
+                   "--collect\n", jobs);
         else
-            printf("suite: wrote the runs' commands of the next look to %s; run them (e.g. parallel -j4 < %s), then the "
-                   "same suite command with --jobs again (the look after, if any claim is still undecided) or "
-                   "--collect\n", jobs, jobs);
+            printf("suite: wrote %d command%s of the next look's runs to %s; run them (%s), then the same suite command "
+                   "with --jobs again (the look after, while a claim is undecided) until the file is empty, then with "
+                   "--collect\n", n_jobs, n_jobs == 1 ? "" : "s", jobs, sb_str(&how));
+        sb_free(&how), sb_free(&job_lines);
         free_results(res, n);
         claims_free(&cl), sb_free(&list), free(tracks);
         return 0;
     }
+    sb_free(&job_lines);
     int counts[CLAIM_OUTCOMES] = {0};
     StrBuf cmdline = {0};
     sb_puts(&cmdline, "pelab");

@@ -153,13 +153,13 @@ static void write_train_meta(CkptMeta *meta, const TrainConfig *tc, const Datase
     else meta_set(meta, "train.converge", "off");
 }
 
-/* on resume every stored training key must equal this run's (train.steps may grow) */
+/* on resume every stored training key must equal this run's (train.steps may grow, but for resume_exact) */
 static int check_resume_meta(const CkptMeta *stored, const TrainConfig *tc, const Dataset *d, const char *path) {
     CkptMeta now = {0};
     write_train_meta(&now, tc, d);
     for (int i = 0; i < now.n; i++) {
         const char *key = now.e[i].key, *old = meta_get(stored, key);
-        if (strcmp(key, "train.steps") == 0) continue;
+        if (strcmp(key, "train.steps") == 0 && !tc->resume_exact) continue;
         if (!old && strcmp(key, "train.passkey_frac") == 0) old = "0"; /* written before the flag existed */
         if (!old && strcmp(key, "train.align_examples") == 0) old = "0"; /* the same */
         if (!old && strcmp(key, "train.precision") == 0) old = "fp32";
@@ -222,6 +222,9 @@ static int save(const Trainer *tr) {
     meta_set(&meta, "data_rng", "%llu", (unsigned long long)tr->data_rng.state);
     meta_set(&meta, "train_loss", "%.9g", tr->train_loss);
     meta_set(&meta, "val_loss", "%.9g", tr->val_loss);
+    /* the curve's running mean since its last row, exact: a run resumed between two rows writes the next
+     * row as the run uninterrupted does */
+    meta_set(&meta, "curve_loss", "%.17g %ld", tr->curve.loss_sum, tr->curve.loss_n);
     if (tr->cooldown_start >= 0) /* --converge: where the schedule turned, for a resume */
         meta_set(&meta, "cooldown", "%ld %ld %s", tr->cooldown_start, tr->cooldown_end, tr->plateaued ? "plateau" : "cap");
     if (d->tok && d->tok->image) meta.tokenizer_image = d->tok->image, meta.tokenizer_len = d->tok->image_len;
@@ -370,6 +373,9 @@ static int resume_model(Trainer *tr) {
                tr->cooldown_end < tr->cooldown_start || tr->cooldown_start < 0))
         return pelab_fail("%s: cannot resume: cooldown metadata '%s' does not read", tc->out, cd);
     tr->plateaued = strcmp(why, "plateau") == 0;
+    const char *cl = meta_get(&meta, "curve_loss"); /* absent before it was stored: the mean restarts */
+    if (cl && sscanf(cl, "%lf %ld", &tr->resume_loss_sum, &tr->resume_loss_n) != 2)
+        return pelab_fail("%s: cannot resume: curve_loss metadata '%s' does not read", tc->out, cl);
     if (!tc->quiet) fprintf(stderr, "resuming %s at step %ld\n", tc->out, tr->step);
     return 0;
 }
@@ -493,6 +499,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
     tr->opt = (AdamWConfig){.beta1 = tc->beta1, .beta2 = tc->beta2, .eps = 1e-8f, .weight_decay = tc->wd};
     progress_init(&tr->prog, tr->step, tc->steps, tc->log_every);
     if (curve_open(&tr->curve, tc->out, resuming ? tr->step : 0) != 0) return -1;
+    tr->curve.loss_sum = tr->resume_loss_sum, tr->curve.loss_n = tr->resume_loss_n;
     if (resuming && check_resume_curve(tr) != 0) return -1;
     if (tr->cooldown_start >= 0) tr->prog.total = tr->cooldown_end;
     tr->t0 = now_seconds();
@@ -632,7 +639,8 @@ static int run_step(Trainer *tr, TrainResult *res) {
     int stopping = stop_requested || (tc->stop_after > 0 && tr->steps_this_run >= tc->stop_after);
     int validated = due(tr->step, tc->eval_every) || tr->step == trainer_end_step(tr) || cooldown_forced(tr);
     if (validated) trainer_evaluate(tr);
-    if ((validated || due(tr->step, tc->log_every) || stopping) &&
+    /* no row of its own at a stop: the curve of a run stopped and resumed is the uninterrupted run's */
+    if ((validated || due(tr->step, tc->log_every)) &&
         curve_row(&tr->curve, tr->step, tr->step * (long)tc->batch * tc->seq_len, tr->opt.lr,
                   validated ? tr->val_loss : NAN) != 0)
         return -1;
@@ -697,6 +705,7 @@ static int step_one(void *ctx, int k) {
 
 static void fill_result(const Trainer *tr, TrainResult *res) {
     res->step = tr->step;
+    res->resumed_from = tr->step - tr->steps_this_run;
     res->train_loss = tr->train_loss;
     res->val_loss = tr->val_loss;
     res->tokens_per_s = tr->tokens_per_s;

@@ -44,6 +44,8 @@ typedef struct {
     long synth_bytes;
     int eval_every, eval_windows, ckpt_every, log_every;
     int resume;         /* continue from out if it exists */
+    int resume_exact;   /* with resume: train.steps must be the checkpoint's too (a sweep's run continues as
+                         * it was planned; `train --resume` may grow it) */
     long stop_after;    /* > 0: checkpoint and stop after this many steps (an interruption on purpose) */
     int quiet;          /* no progress output */
     float *loss_log;    /* optional [steps]: training loss of every step (tests) */
@@ -58,6 +60,7 @@ typedef struct {
     int plateaued;      /* ... 1: the rule held there; 0: the cap forced it */
     int interrupted;    /* Ctrl-C, SIGTERM or stop_after */
     int signal;         /* SIGINT or SIGTERM when one stopped the run, else 0 */
+    long resumed_from;  /* the checkpoint's step this run continued from (0: a new run) */
 } TrainResult;
 
 void train_config_defaults(TrainConfig *tc);
@@ -106,6 +109,8 @@ typedef struct {
     double tokens_per_s;     /* this run's */
     Progress prog;
     LossCurve curve;         /* the loss curve beside cfg.out (curve.h) */
+    double resume_loss_sum;  /* resumed: the curve's running mean at the checkpoint (its steps since the */
+    long resume_loss_n;      /* last row), carried into the reopened curve */
 } Trainer;
 
 /* Every TrainConfig field is checked before a file is read or memory allocated; then the
