@@ -141,6 +141,14 @@ bench-torch: $(BIN)
 demo: $(BIN)
 	./$(BIN) demo
 
+# README's generated blocks, rewritten from the program's own tables (a test fails when one is
+# stale): between "<!-- pelab info --rules -->" and "<!-- end -->", what --scale takes
+readme-lists: $(BIN)
+	./$(BIN) info --rules >$(BUILD)/rules.md
+	awk -v list=$(BUILD)/rules.md '/^<!-- pelab info --rules -->$$/ { print; while ((getline l < list) > 0) print l; \
+	    skip = 1; next } /^<!-- end -->$$/ { skip = 0 } !skip' README.md >$(BUILD)/README.md
+	mv $(BUILD)/README.md README.md
+
 # Sweeps on real engines (README: Running a sweep on a cluster): a compare's and a suite's --jobs
 # files through GNU parallel, and as Slurm job arrays on a one-node cluster the script starts as
 # root; each collected equal to the in-process sweep, a killed job resumed. Each skips with a
@@ -190,7 +198,7 @@ fuzz:
 clean:
 	rm -rf build build-san build-fuzz build-arm64 build-clang pelab
 
-.PHONY: all test bench bench-torch demo sanitize fuzz clean check-arm64 check-clang check-parallel check-slurm
+.PHONY: all test bench bench-torch demo readme-lists sanitize fuzz clean check-arm64 check-clang check-parallel check-slurm
 # keep the harness objects make builds on the way to $(REPLAY)
 .SECONDARY: $(HARNESSES:%=$(BUILD)/tests/fuzz/fuzz_%.o) $(BUILD)/tests/fuzz/replay_main.o
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/pelab.d $(HARNESSES:%=$(BUILD)/tests/fuzz/fuzz_%.d)

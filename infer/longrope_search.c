@@ -24,7 +24,7 @@ static void make_monotonic(double *f, int n) {
 /* mean loss of the windows under long factors f */
 static int evaluate(Model *m, const int *tokens, const LongRopeSearchConfig *cfg, const int *pos,
                     LongRopeFactors *lr, Candidate *c) {
-    RopeRule rule = {.kind = RULE_LONGROPE, .longrope = *lr};
+    RopeRule rule = {.def = rope_rule_find("longrope"), .longrope = *lr};
     memcpy(rule.longrope.long_factor, c->factor, sizeof(double) * lr->n_pairs);
     if (pos_set_rule(&m->pos, &rule) != 0) return -1;
     if (model_forward(m, tokens, tokens + 1, pos, 1, cfg->len) != 0) return -1;
@@ -91,7 +91,7 @@ int longrope_search(Model *m, const int *tokens, size_t n_tokens, const LongRope
         memcpy(lr.long_factor, pool[0].factor, sizeof(double) * np);
         *best = lr;
         *best_loss = pool[0].loss;
-        RopeRule rule = {.kind = RULE_LONGROPE, .longrope = lr};
+        RopeRule rule = {.def = rope_rule_find("longrope"), .longrope = lr};
         rc = pos_set_rule(&m->pos, &rule);
     }
     free(pool);

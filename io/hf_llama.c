@@ -77,9 +77,9 @@ static int hf_rope_of(const Model *m, const char *name, HfRope *r) {
     r->orig_len = atoi(v);
     spec_value(spec, "scale", v, sizeof v);
     if (rope_rule_parse(v, &r->rule) != 0) return -1;
-    RopeRuleKind k = r->rule.kind;
-    if (k == RULE_DYNATAN || k == RULE_DYNATAN_A)
-        return pelab_fail("%s: scale=%s: HF has no rope_type for DynaTan (a pelab-only rule)", name, v);
+    const RopeRuleDef *d = rope_rule_def(&r->rule);
+    if (!rope_rule_is_none(&r->rule) && !d->hf_scaling && !d->hf_theta)
+        return pelab_fail("%s: scale=%s: HF has no rope_type for %s (a pelab-only rule)", name, v, d->title);
     /* what is left must be the whole spec: any option this file does not know is refused */
     char want[2 * POS_SPEC_MAX];
     snprintf(want, sizeof want, "rope:base=%.17g,layout=%s,fraction=1,scale=%s,orig_len=%d,keep=1,max_period=0",
@@ -94,47 +94,19 @@ static int hf_rope_of(const Model *m, const char *name, HfRope *r) {
     return 0;
 }
 
-/* rope_theta, max_position_embeddings and rope_scaling of the config */
+/* rope_theta, max_position_embeddings and rope_scaling of the config: what the rule's definition
+ * says HF calls it (rope_scaling.h) */
 static void put_rope(StrBuf *b, const Model *m, const HfRope *r, char *note, size_t note_len) {
     const RopeRule *u = &r->rule;
-    int hd = m->head_dim;
+    const RopeRuleDef *d = rope_rule_def(u);
     double base = r->base;
     long max_pos = m->cfg.seq_len;
     note[0] = 0;
-    if (u->kind == RULE_NTK) { /* a static base change is plain RoPE at another base: the same frequencies */
-        base = r->base * pow(u->s, (double)hd / (hd - 2));
-        snprintf(note, note_len, "ntk:%g has no HF rope_type: written as rope_theta %.17g (base %g x %g^(d/(d-2)))",
-                 u->s, base, r->base, u->s);
-    }
-    /* HF's dynamic and yarn (without original_max_position_embeddings) take their L from max_position_embeddings */
-    if (u->kind == RULE_DYNAMIC_NTK || u->kind == RULE_YARN) max_pos = r->orig_len;
+    if (d->hf_theta) base = d->hf_theta(u, r->base, m->head_dim, note, note_len);
+    if (d->hf_l_is_max_pos) max_pos = r->orig_len;
     sb_printf(b, "  \"rope_theta\": %.17g,\n  \"max_position_embeddings\": %ld,\n", base, max_pos);
-    switch (u->kind) {
-    case RULE_PI: sb_printf(b, "  \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": %.17g},\n", u->s); break;
-    case RULE_DYNAMIC_NTK: sb_printf(b, "  \"rope_scaling\": {\"rope_type\": \"dynamic\", \"factor\": %.17g},\n", u->s); break;
-    case RULE_YARN: sb_printf(b, "  \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": %.17g},\n", u->s); break;
-    case RULE_LLAMA3:
-        sb_printf(b, "  \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": %.17g, \"low_freq_factor\": 1.0, "
-                  "\"high_freq_factor\": 4.0, \"original_max_position_embeddings\": %d},\n", u->s, r->orig_len);
-        break;
-    case RULE_LONGROPE: {
-        const LongRopeFactors *f = &u->longrope;
-        int L = rope_rule_length(u, r->orig_len);
-        double af = rope_longrope_attn_factor(f->attn_factor, f->factor, L);
-        sb_printf(b, "  \"original_max_position_embeddings\": %d,\n  \"rope_scaling\": {\"rope_type\": \"longrope\", "
-                  "\"factor\": %.17g, \"attention_factor\": %.17g, \"original_max_position_embeddings\": %d",
-                  L, f->factor, af, L);
-        for (int s = 0; s < 2; s++) {
-            sb_printf(b, ", \"%s_factor\": [", s ? "long" : "short");
-            for (int j = 0; j < f->n_pairs; j++)
-                sb_printf(b, "%s%.17g", j ? ", " : "", s ? f->long_factor[j] : f->short_factor[j]);
-            sb_printf(b, "]");
-        }
-        sb_printf(b, "},\n");
-        break;
-    }
-    default: sb_printf(b, "  \"rope_scaling\": null,\n"); break;
-    }
+    if (d->hf_scaling) d->hf_scaling(u, rope_rule_length(u, r->orig_len), b);
+    else sb_printf(b, "  \"rope_scaling\": null,\n");
 }
 
 static void config_json(StrBuf *b, const Model *m, const HfRope *r, int as_bf16, char *note, size_t note_len) {

@@ -35,22 +35,22 @@ double hf_config_attention_factor(const HfConfig *c) {
     return 1.0;
 }
 
-/* the pelab rule for the frequencies alone; -1 with the field that has no pelab equivalent */
+/* the pelab rule for the frequencies alone: the one whose definition names this HF rope_type
+ * (rope_scaling.h), after the checks of the fields HF's type has and pelab's rule fixes; -1 with
+ * the field that has no pelab equivalent */
 static int rule_of(const HfConfig *c, const char *path, char *rule, size_t n) {
     const char *k = c->scaling_key ? c->scaling_key : "rope_scaling";
     double s = hf_config_scale(c);
     if (!c->rope_type[0]) return snprintf(rule, n, "none"), 0;
     if (c->rope_type[0] == '?') return pelab_fail("%s.rope_type \"%s\": unknown to HF and pelab", k, c->rope_type + 1);
-    if (strcmp(c->rope_type, "longrope") && !(c->factor > 0))
+    const RopeRuleDef *d = rope_rule_find_hf(c->rope_type);
+    if (!d) return pelab_fail("%s.rope_type \"%s\": pelab has no rule that computes it", k, c->rope_type);
+    int from_file = !strcmp(c->rope_type, "longrope"); /* its factors are in this very file */
+    if (!from_file && !(c->factor > 0))
         return pelab_fail("%s.factor: missing or not a number > 0 (type %s needs it)", k, c->rope_type);
-    if (!strcmp(c->rope_type, "linear")) return snprintf(rule, n, "pi:%.17g", s), 0;
-    if (!strcmp(c->rope_type, "dynamic")) return snprintf(rule, n, "dynamic-ntk:%.17g", s), 0;
-    if (!strcmp(c->rope_type, "llama3")) {
-        if ((c->low_freq && c->low_freq != 1) || (c->high_freq && c->high_freq != 4))
-            return pelab_fail("%s.low_freq_factor %g / high_freq_factor %g: pelab's llama3 rule has 1 and 4", k,
-                              c->low_freq ? c->low_freq : 1, c->high_freq ? c->high_freq : 4);
-        return snprintf(rule, n, "llama3:%.17g", s), 0;
-    }
+    if (!strcmp(c->rope_type, "llama3") && ((c->low_freq && c->low_freq != 1) || (c->high_freq && c->high_freq != 4)))
+        return pelab_fail("%s.low_freq_factor %g / high_freq_factor %g: pelab's llama3 rule has 1 and 4", k,
+                          c->low_freq ? c->low_freq : 1, c->high_freq ? c->high_freq : 4);
     if (!strcmp(c->rope_type, "yarn")) {
         if (c->beta_fast && c->beta_fast != 32)
             return pelab_fail("%s.beta_fast %g: pelab's yarn has beta_fast 32", k, c->beta_fast);
@@ -58,12 +58,11 @@ static int rule_of(const HfConfig *c, const char *path, char *rule, size_t n) {
             return pelab_fail("%s.beta_slow %g: pelab's yarn has beta_slow 1", k, c->beta_slow);
         if (c->truncate == 0)
             return pelab_fail("%s.truncate false: pelab's yarn rounds the correction range (truncate true)", k);
-        return snprintf(rule, n, "yarn:%.17g", s), 0;
     }
-    /* longrope: pelab reads the factors from this very file */
+    if (!from_file) return snprintf(rule, n, "%s:%.17g", d->name, s), 0;
     if (strpbrk(path, ",+"))
         return pelab_fail("%s: longrope: the path holds ',' or '+', which a pelab spec cannot carry", path);
-    return snprintf(rule, n, "longrope:%s", path), 0;
+    return snprintf(rule, n, "%s:%s", d->name, path), 0;
 }
 
 /* what pelab's spec has no word for, on top of the rule */

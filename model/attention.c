@@ -49,15 +49,10 @@ AttnHead attention_head(const Attention *a, int b, int h) {
                       .layer = a->layer};
 }
 
-/* keys query i may see: up to its own index, all of them when q_offset >= nk (no mask) */
-static inline int visible_keys(const AttnHead *a, int i) {
-    return a->q_offset + i + 1 < a->nk ? a->q_offset + i + 1 : a->nk;
-}
-
 /* the first key query i sees: past the padding and, under a sliding window, past the keys window
  * or more positions behind it (binary search: key positions ascend) */
 static inline int first_key(const AttnHead *a, int i) {
-    int lo = a->kstart, hi = visible_keys(a, i);
+    int lo = a->kstart, hi = head_visible_end(a, i);
     if (a->window <= 0) return lo;
     long oldest = (long)a->qpos[i] - a->window; /* keys at or before it are out of the window */
     while (lo < hi) {
@@ -68,46 +63,37 @@ static inline int first_key(const AttnHead *a, int i) {
     return lo;
 }
 
-/* the head as the position pipeline reads it */
-static PosHeadRows head_rows(const AttnHead *a) {
-    return (PosHeadRows){.q = a->q, .q2 = a->q2, .k2 = a->k2, .ldq = a->ldq, .ldkv = a->ldkv, .hd = a->hd,
-                         .qpos = a->qpos, .kpos = a->kpos, .q_offset = a->q_offset, .nk = a->nk, .kstart = a->kstart,
-                         .head = a->head, .layer = a->layer, .copy_scratch = a->copy_scratch};
-}
-
 /* n rows of hd bf16 (a head of a bf16 cache: contiguous) as float32 in dst, for a block of queries */
 static const float *widen(float *dst, const bf16 *src, int n, int hd) {
     for (size_t i = 0; i < (size_t)n * hd; i++) dst[i] = bf16_to_float(src[i]);
     return dst;
 }
 
-/* scores of queries i0..i1-1 against keys 0..n_keys-1 (the block's last causal limit), scaled,
- * adjusted for position (pos_score_block), into S (row stride lds); entries a row may not see are
- * left as they are. raw (NULL: not wanted) receives the scores before a content bias (CoPE). */
-static void block_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, int n_keys, float *S, int lds,
-                         float *raw) {
+/* the block's scores (head_view.h's ScoreBlock), scaled, adjusted for position (pos_score_block);
+ * entries a row may not see are left as they are */
+static void block_scores(const AttnHead *a, const PosCtx *pc, const ScoreBlock *b) {
     float scale = 1.0f / sqrtf((float)a->hd);
+    int i0 = b->i0, i1 = b->i1, n_keys = b->n_keys;
     const float *q = a->q + (size_t)i0 * a->ldq;
     // (i1-i0, hd) x (n_keys, hd)^T -> (i1-i0, n_keys); one query (decoding): dot_rows, no BLAS call
-    if (i1 - i0 == 1 && a->k16) dot_rows_bf16(a->k16, a->ldkv, n_keys, q, a->hd, scale, S);
-    else if (i1 - i0 == 1) dot_rows(a->k, a->ldkv, n_keys, q, a->hd, scale, S);
+    if (i1 - i0 == 1 && a->k16) dot_rows_bf16(a->k16, a->ldkv, n_keys, q, a->hd, scale, b->S);
+    else if (i1 - i0 == 1) dot_rows(a->k, a->ldkv, n_keys, q, a->hd, scale, b->S);
     else
         blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq,
-                   a->k16 ? widen(a->wide, a->k16, n_keys, a->hd) : a->k, a->ldkv, 0.0f, S, lds);
-    PosHeadRows rows = head_rows(a);
-    pos_score_block(pc, &rows, i0, i1, n_keys, S, lds, scale, raw);
+                   a->k16 ? widen(a->wide, a->k16, n_keys, a->hd) : a->k, a->ldkv, 0.0f, b->S, b->lds);
+    pos_score_block(pc, a, b);
 }
 
 /* queries i0..i1-1: softmax rows into S (stride lds; zero from each row's limit to fill_to),
  * their stats, and out = P V */
 static void score_block_forward(const AttnHead *a, const PosCtx *pc, int i0, int i1, float *S, int lds,
                                 int fill_to) {
-    int n_keys = visible_keys(a, i1 - 1), nb = i1 - i0;
-    block_scores(a, pc, i0, i1, n_keys, S, lds, NULL);
+    int n_keys = head_visible_end(a, i1 - 1), nb = i1 - i0;
+    block_scores(a, pc, &(ScoreBlock){.i0 = i0, .i1 = i1, .n_keys = n_keys, .S = S, .lds = lds});
     for (int i = i0; i < i1; i++) {
         float *row = S + (size_t)(i - i0) * lds, mx = 0.0f, inv = 0.0f;
         /* a chunk may end before a long padding does: the row holds fill_to entries */
-        int n_visible = visible_keys(a, i), ks = first_key(a, i) < fill_to ? first_key(a, i) : fill_to;
+        int n_visible = head_visible_end(a, i), ks = first_key(a, i) < fill_to ? first_key(a, i) : fill_to;
         if (n_visible > ks) softmax_row(row + ks, n_visible - ks, &mx, &inv);
         else n_visible = ks; /* a padding query: all zeros */
         for (int j = 0; j < ks; j++) row[j] = 0.0f; /* padding (and keys past a window) get exactly zero weight */
@@ -127,7 +113,7 @@ static void score_block_forward(const AttnHead *a, const PosCtx *pc, int i0, int
 static void head_block_forward(const AttnHead *a, const PosCtx *pc, int blk) {
     int i0 = blk * ATT_QBLOCK, i1 = i0 + ATT_QBLOCK < a->nq ? i0 + ATT_QBLOCK : a->nq;
     if (a->probs) score_block_forward(a, pc, i0, i1, a->probs + (size_t)i0 * a->nk, a->nk, a->nk);
-    else score_block_forward(a, pc, i0, i1, a->scratch, a->nk, visible_keys(a, i1 - 1));
+    else score_block_forward(a, pc, i0, i1, a->scratch, a->nk, head_visible_end(a, i1 - 1));
 }
 
 static int n_blocks(int nq) { return (nq + ATT_QBLOCK - 1) / ATT_QBLOCK; }
@@ -173,30 +159,43 @@ void attention_forward(const Attention *a, const PosCtx *pc) {
     }
 }
 
-/* the gradients of queries i0..i1-1 of one head: dq rows (overwritten), dk and dv (accumulated
- * over every block and every query head of the group; kv_beta 0: overwritten, the first block of
- * the group's first head), the bias parameters' (dpos) */
-static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, int i1, const float *dO, float *dq,
-                                float *dk, float *dv, float kv_beta, float *P, float *dS, float *raw,
-                                float *dq_content, float *dpos) {
-    int nb = i1 - i0, n_keys = visible_keys(hv, i1 - 1), lds = n_keys, hd = hv->hd;
-    float scale = 1.0f / sqrtf((float)hd);
-    const float *dOb = dO + (size_t)i0 * hv->ldq, *qb = hv->q + (size_t)i0 * hv->ldq;
+/* where one head's gradients go: its dq rows (overwritten), its kv head's dk and dv rows
+ * (accumulated over every block and every query head of the group; kv_beta 0: overwritten, the
+ * first block of the group's first head), the bias parameters' (dpos, NULL: not wanted) */
+typedef struct {
+    const float *dO;
+    float *dq, *dk, *dv;
+    float kv_beta;
+    float *dpos;
+} HeadGrads;
+
+/* one thread's room for a block's backward: P, dS [ATT_QBLOCK x nk]; raw [ATT_QBLOCK x nk] and
+ * dq_content [ATT_QBLOCK x hd] only for a content bias (pos_score_needs_raw) */
+typedef struct {
+    float *P, *dS, *raw, *dq_content;
+} BlockScratch;
+
+/* the gradients of queries i0..i1-1 of one head */
+static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, int i1, const HeadGrads *g,
+                                const BlockScratch *w) {
+    int nb = i1 - i0, n_keys = head_visible_end(hv, i1 - 1), lds = n_keys, hd = hv->hd;
+    float scale = 1.0f / sqrtf((float)hd), *P = w->P, *dS = w->dS;
+    const float *dOb = g->dO + (size_t)i0 * hv->ldq, *qb = hv->q + (size_t)i0 * hv->ldq;
     /* P from the forward's max and 1/sum: the same operations on the same scores, so bit for bit
      * the forward's probabilities */
     int content = pos_score_needs_raw(pc, hv->layer);
-    PosHeadRows rows = head_rows(hv);
-    block_scores(hv, pc, i0, i1, n_keys, P, lds, content ? raw : NULL);
-    if (content) memset(dq_content, 0, (size_t)nb * hd * sizeof(float));
+    block_scores(hv, pc, &(ScoreBlock){.i0 = i0, .i1 = i1, .n_keys = n_keys, .S = P, .lds = lds,
+                                       .raw = content ? w->raw : NULL});
+    if (content) memset(w->dq_content, 0, (size_t)nb * hd * sizeof(float));
     for (int i = i0; i < i1; i++) {
         float *row = P + (size_t)(i - i0) * lds, mx = hv->stats[2 * i], inv = hv->stats[2 * i + 1];
-        int n_visible = visible_keys(hv, i), ks = first_key(hv, i) < n_visible ? first_key(hv, i) : n_visible;
+        int n_visible = head_visible_end(hv, i), ks = first_key(hv, i) < n_visible ? first_key(hv, i) : n_visible;
         for (int j = 0; j < ks; j++) row[j] = 0.0f;
         for (int j = ks; j < n_visible; j++) row[j] = fast_expf(row[j] - mx) * inv;
         for (int j = n_visible; j < n_keys; j++) row[j] = 0.0f;
     }
     /* dV += P^T dO ; dP = dO V^T */
-    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, 1.0f, P, lds, dOb, hv->ldq, kv_beta, dv,
+    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, 1.0f, P, lds, dOb, hv->ldq, g->kv_beta, g->dv,
                 hv->ldkv);
     blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n_keys, hd, 1.0f, dOb, hv->ldq, hv->v, hv->ldkv, 0.0f, dS,
                 lds);
@@ -204,23 +203,24 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
     for (int i = i0; i < i1; i++) {
         const float *prow = P + (size_t)(i - i0) * lds;
         float *drow = dS + (size_t)(i - i0) * lds;
-        int n_visible = visible_keys(hv, i), ks = first_key(hv, i) < n_visible ? first_key(hv, i) : n_visible;
+        int n_visible = head_visible_end(hv, i), ks = first_key(hv, i) < n_visible ? first_key(hv, i) : n_visible;
         float dot = n_visible > ks ? dot8(prow + ks, drow + ks, NULL, n_visible - ks) : 0.0f;
         for (int j = 0; j < ks; j++) drow[j] = 0.0f;
         for (int j = ks; j < n_visible; j++) drow[j] = prow[j] * (drow[j] - dot);
         for (int j = n_visible; j < n_keys; j++) drow[j] = 0.0f;
         if (n_visible > ks)
-            pos_score_row_backward(pc, &rows, i, ks, drow + ks, n_visible - ks,
-                                   content ? raw + (size_t)(i - i0) * lds + ks : NULL,
-                                   content ? dq_content + (size_t)(i - i0) * hd : NULL, dpos);
+            pos_score_row_backward(pc, hv, &(PosRowGrad){.i = i, .first = ks, .n = n_visible - ks, .drow = drow + ks,
+                                                          .raw = content ? w->raw + (size_t)(i - i0) * lds + ks : NULL,
+                                                          .dq = content ? w->dq_content + (size_t)(i - i0) * hd : NULL,
+                                                          .dpos = g->dpos});
     }
     /* dQ = scale dS K ; dK += scale dS^T Q */
     blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, hd, n_keys, scale, dS, lds, hv->k, hv->ldkv, 0.0f,
-                dq + (size_t)i0 * hv->ldq, hv->ldq);
+                g->dq + (size_t)i0 * hv->ldq, hv->ldq);
     if (content)
         for (int r = 0; r < nb; r++)
-            for (int d = 0; d < hd; d++) dq[(size_t)(i0 + r) * hv->ldq + d] += dq_content[(size_t)r * hd + d];
-    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, scale, dS, lds, qb, hv->ldq, kv_beta, dk,
+            for (int d = 0; d < hd; d++) g->dq[(size_t)(i0 + r) * hv->ldq + d] += w->dq_content[(size_t)r * hd + d];
+    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, scale, dS, lds, qb, hv->ldq, g->kv_beta, g->dk,
                 hv->ldkv);
 }
 
@@ -243,6 +243,7 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
         float *raw = content_floats ? dS + (size_t)rows * nk : NULL;
         float *dq_content = content_floats ? raw + (size_t)rows * nk : NULL;
         float *dpos = n_pos ? dpos_private + (size_t)omp_get_thread_num() * n_pos : NULL;
+        BlockScratch room = {.P = P, .dS = dS, .raw = raw, .dq_content = dq_content};
 #pragma omp for collapse(2) schedule(static)
         for (int b = 0; b < a->n_seq; b++) {
             for (int kvh = 0; kvh < a->n_kv_heads; kvh++) {
@@ -250,7 +251,7 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
                 /* the gradients sit where their operands do */
                 float *dkh = dk + (first.k - a->k), *dvh = dv + (first.v - a->v);
                 /* the first block's products write its keys' rows (beta 0); the keys past them start at 0 */
-                for (int j = visible_keys(&first, rows - 1); j < nk; j++) {
+                for (int j = head_visible_end(&first, rows - 1); j < nk; j++) {
                     memset(dkh + (size_t)j * first.ldkv, 0, hd * sizeof(float));
                     memset(dvh + (size_t)j * first.ldkv, 0, hd * sizeof(float));
                 }
@@ -258,9 +259,11 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
                     AttnHead hv = attention_head(a, b, kvh * group + g);
                     const float *dO = dout + (hv.out - a->out);
                     float *dqh = dq + (hv.q - a->q);
-                    for (int i0 = 0; i0 < nq; i0 += ATT_QBLOCK)
-                        head_block_backward(&hv, pc, i0, i0 + ATT_QBLOCK < nq ? i0 + ATT_QBLOCK : nq, dO, dqh, dkh,
-                                            dvh, g == 0 && i0 == 0 ? 0.0f : 1.0f, P, dS, raw, dq_content, dpos);
+                    for (int i0 = 0; i0 < nq; i0 += ATT_QBLOCK) {
+                        HeadGrads grads = {.dO = dO, .dq = dqh, .dk = dkh, .dv = dvh,
+                                           .kv_beta = g == 0 && i0 == 0 ? 0.0f : 1.0f, .dpos = dpos};
+                        head_block_backward(&hv, pc, i0, i0 + ATT_QBLOCK < nq ? i0 + ATT_QBLOCK : nq, &grads, &room);
+                    }
                 }
             }
         }

@@ -15,30 +15,7 @@
 
 enum { ATT_QBLOCK = 64 }; /* queries per block: sgemm-sized, and the scratch per thread is 64 x nk */
 
-/* One head's view: nq queries against nk keys. Query i sits at key index q_offset + i and sees
- * keys kstart .. q_offset + i (q_offset >= nk: every key, no causal mask). A query that sees no
- * key (a padding row) gets an output of zeros, so padding stays finite and never leaks. */
-typedef struct {
-    const float *q;          /* [nq, hd], row stride ldq */
-    const float *k, *v;      /* [nk, hd] each, row stride ldkv */
-    const bf16 *k16, *v16;   /* NULL, or a bf16 cache's keys, values: read in place of k, v */
-    float *wide;             /* with k16 or v16: room for 2 x nk x hd floats (a block of queries widens them) */
-    float *out;              /* [nq, hd], row stride ldq: probs @ v */
-    float *probs;            /* NULL, or [nq, nk] softmax rows kept; entries past the causal limit exactly 0 */
-    float *stats;            /* NULL, or [nq, 2]: each row's score max and 1/sum(exp), for the backward */
-    float *scratch;          /* without probs: room for min(nq, ATT_QBLOCK) x nk floats */
-    int ldq, ldkv;
-    const int *qpos, *kpos;  /* [nq], [nk] position ids, for the bias hook */
-    /* NULL, or the position pipeline's second copy of q and k (pos_key_copies 2; strides ldq, ldkv)
-     * and room for min(nq, ATT_QBLOCK) x nk of its scores: pos_score_block merges them */
-    const float *q2, *k2;
-    float *copy_scratch;
-    int nq, nk, q_offset;
-    int kstart;              /* keys before this index are padding (left-padded batches): never attended */
-    int window;              /* > 0: a query sees only keys fewer than this many positions behind it
-                              * (qpos - kpos < window: Mistral's sliding window); 0: all */
-    int hd, head, layer;
-} AttnHead;
+/* One head's view (AttnHead) is model/pos/head_view.h's: the position pipeline reads the same struct. */
 
 /* One layer's attention over n_seq independent sequences (training: the B rows of a batch;
  * decoding: the cached sequences). Sequence b owns rows b*nq.. of q, out and qpos, and rows

@@ -100,8 +100,10 @@ void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w1
     free(wide);
 }
 
-void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w, const bf16 *w16,
-                     int N, int C, int OC, int accumulate_dinp) {
+void matmul_backward(const MatmulGrads *g, const float *dout, const float *inp, const float *w, const bf16 *w16, int N,
+                     int C, int OC) {
+    float *dinp = g->dinp, *dw = g->dw;
+    int accumulate_dinp = g->accumulate_dinp;
     /* bf16: dout rounded twice (as is, and transposed, the layout oneDNN's fast kernels read), inp
      * once; a product oneDNN refuses falls back to float32 */
     bf16 *d = NULL, *dT = NULL, *x = NULL;

@@ -29,10 +29,16 @@ void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float 
  * accumulation (bf16.h), inp rounded on the way in; should oneDNN refuse, w16 widened runs through
  * sgemm (w itself is never read then: a bf16-only model has none). */
 void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC);
-/* dinp[N, C] (+)= dout @ w (overwrite if accumulate_dinp is 0; skipped if dinp is NULL);
- * dw[OC, C] += dout^T @ inp. w16 as in matmul_forward: both products in bf16, dw still float32. */
-void matmul_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w, const bf16 *w16,
-                     int N, int C, int OC, int accumulate_dinp);
+/* where matmul_backward's gradients go: dinp[N, C] (+)= dout @ w (overwritten if accumulate_dinp
+ * is 0; skipped if dinp is NULL); dw[OC, C] += dout^T @ inp */
+typedef struct {
+    float *dinp, *dw;
+    int accumulate_dinp;
+} MatmulGrads;
+/* the backward of matmul_forward into g; w16 as in matmul_forward: both products in bf16, dw still
+ * float32 */
+void matmul_backward(const MatmulGrads *g, const float *dout, const float *inp, const float *w, const bf16 *w16, int N,
+                     int C, int OC);
 
 /* act = silu(gate) * up */
 void swiglu_forward(float *act, const float *gate, const float *up, size_t n);

@@ -372,14 +372,15 @@ static void block_backward_into(const Model *m, int layer, const LayerActs *a, c
     float *dpos = m->tensors[T_POS].numel ? grads->pos : NULL;
 
     // MLP; d_res flows through the residual unchanged, rmsnorm_backward adds the branch's share
-    matmul_backward(s->d_act, dw.w2, s->d_res, a->act, w.w2, model_w16(m, w.w2), N, F, D, 0); // (N, D) -> (N, F)
-    swiglu_backward(s->d_gate, s->d_up, s->d_act, a->gate, a->up, (size_t)N * F);              // -> 2 x (N, F)
-    matmul_backward(s->d_ln, dw.w1, s->d_gate, a->ln2, w.w1, model_w16(m, w.w1), N, D, F, 0); // (N, F) -> (N, D)
-    matmul_backward(s->d_ln, dw.w3, s->d_up, a->ln2, w.w3, model_w16(m, w.w3), N, D, F, 1);   // += (N, F) -> (N, D)
+    // (N, D) -> (N, F); -> 2 x (N, F); (N, F) -> (N, D), twice, the second added
+    matmul_backward(&(MatmulGrads){s->d_act, dw.w2, 0}, s->d_res, a->act, w.w2, model_w16(m, w.w2), N, F, D);
+    swiglu_backward(s->d_gate, s->d_up, s->d_act, a->gate, a->up, (size_t)N * F);
+    matmul_backward(&(MatmulGrads){s->d_ln, dw.w1, 0}, s->d_gate, a->ln2, w.w1, model_w16(m, w.w1), N, D, F);
+    matmul_backward(&(MatmulGrads){s->d_ln, dw.w3, 1}, s->d_up, a->ln2, w.w3, model_w16(m, w.w3), N, D, F);
     rmsnorm_backward(s->d_res, dw.mlp_norm, s->d_ln, a->res_mid, w.mlp_norm, a->ln2_rstd, N, D);
 
     // attention: d res_mid (N, D) -> d att_out (N, H*hd)
-    matmul_backward(s->d_att_out, dw.wo, s->d_res, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D, 0);
+    matmul_backward(&(MatmulGrads){s->d_att_out, dw.wo, 0}, s->d_res, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D);
     // (N, H*hd) -> dq (N, H*hd), dk and dv (N, KVH*hd)
     attention_backward(&att, s->d_att_out, s->d_q, s->d_k, s->d_v, dpos, &m->pos);
     float *q_proj = NULL;
@@ -388,13 +389,15 @@ static void block_backward_into(const Model *m, int layer, const LayerActs *a, c
         matmul_forward(q_proj, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim);
         bias_forward(q_proj, w.bq, N, qdim);
     }
-    pos_layer_backward(&m->pos, layer, s->d_q, s->d_k, q_proj, a->pos, N, H, KVH, m->head_dim,
-                       grads->attn_scale + (size_t)layer * H); // d(mapped q, k) -> d(projections)
+    pos_layer_backward(&m->pos, layer, &(PosLayerGrads){.dq = s->d_q, .dk = s->d_k, .q_proj = q_proj,
+                                                        .d_attn_scale = grads->attn_scale + (size_t)layer * H,
+                                                        .pos = a->pos, .n = N, .n_heads = H, .n_kv_heads = KVH,
+                                                        .head_dim = m->head_dim}); // d(mapped q, k) -> d(projections)
     bias_backward(dw.bq, s->d_q, N, qdim), bias_backward(dw.bk, s->d_k, N, kvdim), bias_backward(dw.bv, s->d_v, N, kvdim);
     // (N, H*hd), (N, KVH*hd) x2 -> (N, D), summed
-    matmul_backward(s->d_ln, dw.wq, s->d_q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim, 0);
-    matmul_backward(s->d_ln, dw.wk, s->d_k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim, 1);
-    matmul_backward(s->d_ln, dw.wv, s->d_v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim, 1);
+    matmul_backward(&(MatmulGrads){s->d_ln, dw.wq, 0}, s->d_q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim);
+    matmul_backward(&(MatmulGrads){s->d_ln, dw.wk, 1}, s->d_k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim);
+    matmul_backward(&(MatmulGrads){s->d_ln, dw.wv, 1}, s->d_v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim);
     rmsnorm_backward(s->d_res, dw.attn_norm, s->d_ln, a->in, w.attn_norm, a->ln1_rstd, N, D);
 }
 
@@ -543,7 +546,8 @@ static void backward_shard(Model *m, int s, int n_shards, void *ctx) {
     float *logits = a->logits + r0 * V; /* now to hold dlogits */
     crossentropy_backward_rows(logits, m->targets + r0, n, V, *(const float *)ctx);             // (n, V)
     // (n, V) -> (n, D)
-    matmul_backward(gs.d_ln, g.lm_head, logits, a->lnf + r0 * D, p->lm_head, model_w16(m, p->lm_head), n, D, V, 0);
+    matmul_backward(&(MatmulGrads){gs.d_ln, g.lm_head, 0}, logits, a->lnf + r0 * D, p->lm_head, model_w16(m, p->lm_head),
+                    n, D, V);
     const float *last = a->res_out + ((c->n_layers - 1) * BT + r0) * D;
     memset(gs.d_res, 0, (size_t)n * D * sizeof(float));
     rmsnorm_backward(gs.d_res, g.final_norm, gs.d_ln, last, p->final_norm, a->lnf_rstd + r0, n, D);

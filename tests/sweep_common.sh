@@ -6,7 +6,7 @@
 # spaces, both quotes, $(...), backticks, parallel's {} and Slurm's %s, shell operators: none may run
 hostile='dir with spaces '\''single'\'' "double" $(touch pwned1) `touch pwned2` {} %s ;&|'
 # compare: 2 schemes x 2 seeds and rope's PI fine-tunes, about a second a run
-M=(--schemes rope,alibi --seeds 1,2 --dim 32 --layers 2 --heads 2 --train-len 32 --steps 300 --synth-bytes 30000
+M=(--schemes rope,alibi --seeds 1,2 --dim 32 --layers 2 --heads 2 --seq-len 32 --steps 300 --synth-bytes 30000
    --batch 8 --mult 0.5,1,2 --rules pi:2 --finetune-steps 10 --eval-tokens 1000 --threads 1)
 M_STEPS=300
 # suite: two protocols, two looks (2 then 3 seeds)

@@ -72,8 +72,8 @@ static void layer_products(void) {
             matmul_forward(o16, x, w, w16, rows, C, OC);
             for (int i = 0; i < N * C; i++) di32[i] = di16[i] = 0.5f;
             for (int i = 0; i < OC * C; i++) dw32[i] = dw16[i] = 0.25f;
-            matmul_backward(di32, dw32, dout, x, w, NULL, rows, C, OC, acc);
-            matmul_backward(di16, dw16, dout, x, w, w16, rows, C, OC, acc);
+            matmul_backward(&(MatmulGrads){di32, dw32, acc}, dout, x, w, NULL, rows, C, OC);
+            matmul_backward(&(MatmulGrads){di16, dw16, acc}, dout, x, w, w16, rows, C, OC);
             const float *got[3] = {o16, di16, dw16}, *want[3] = {o32, di32, dw32};
             int n[3] = {rows * OC, rows * C, OC * C};
             for (int k = 0; k < 3; k++) {

@@ -49,6 +49,83 @@ void expect_pelab_error(const char *cmd, const char *needle) {
           "'%s' -> exit 1 with one line naming '%s' (exit %d, got: %s)", cmd, needle, rc, out);
 }
 
+/* the line of flag in a --help text ("" if absent), into line */
+static void help_line(const char *help, const char *flag, char *line, size_t n) {
+    char key[64];
+    snprintf(key, sizeof key, "\n  %s ", flag);
+    const char *at = strstr(help, key);
+    line[0] = 0;
+    if (at) snprintf(line, n, "%.*s", (int)strcspn(at + 1, "\n"), at + 1);
+}
+
+/* The flag groups: the loading flags mean the same in every command that runs a checkpoint (one
+ * help line each, one check of --kv-cache, applied by all), the training flags in every command
+ * that trains (one range: --dim 1 refused alike); compare's old --train-len still works, with a
+ * notice. model: a trained checkpoint, text: a text file. */
+static void flag_groups(const char *dir, const char *model, const char *text) {
+    static char out[65536], help[32768], first[4][1024], line[1024], cmd[2048];
+    static const char *loaders[] = {"sample", "score", "passkey", "probe", "task eval", "show", "eval"};
+    static const char *group[] = {"--scale", "--precision", "--kv-cache", "--attn-scale"};
+    for (size_t c = 0; c < sizeof loaders / sizeof loaders[0]; c++) {
+        snprintf(cmd, sizeof cmd, "./pelab %s --help", loaders[c]);
+        run_pelab(cmd, help, sizeof help);
+        for (int g = 0; g < 4; g++) {
+            help_line(help, group[g], line, sizeof line);
+            if (c == 0) snprintf(first[g], sizeof first[g], "%s", line);
+            int eval_scale = g == 0 && !strcmp(loaders[c], "eval"); /* a list of rules, side by side */
+            CHECK(line[0] && (eval_scale || !strcmp(line, first[g])), "%s --help: %s as sample's (%s)", loaders[c],
+                  group[g], line);
+        }
+    }
+    static const char *runs[] = {"sample %s -n 8 --seed 1 --threads 1", "score %s %s --threads 1",
+                                 "passkey %s --lengths 64 --depths 50 --trials 1 --threads 1",
+                                 "probe %s distance --distances 4 --trials 1 --threads 1",
+                                 "task eval %s --task copy:len=2-3 --lens 3 --n 1 --threads 1",
+                                 "show attention --ckpt %s --n 8 --out %s/show",
+                                 "eval %s --data %s --lengths 32 --max-tokens 200 --threads 1"};
+    for (size_t c = 0; c < sizeof runs / sizeof runs[0]; c++) {
+        char args[1024];
+        snprintf(args, sizeof args, runs[c], model, strstr(runs[c], "show") ? dir : text);
+        snprintf(cmd, sizeof cmd, "./pelab %s --kv-cache fp16", args);
+        expect_pelab_error(cmd, "--kv-cache fp16: expected fp32 or bf16");
+        snprintf(cmd, sizeof cmd, "./pelab %s --kv-cache bf16 --attn-scale logn --precision fp32 2>&1", args);
+        int rc = run_pelab(cmd, out, sizeof out);
+        CHECK(rc == 0, "%s takes --kv-cache bf16 --attn-scale logn --precision fp32 (exit %d): %.300s", loaders[c], rc,
+              out);
+    }
+    snprintf(cmd, sizeof cmd, "./pelab show decay --scale pi:2 --out %s/show", dir);
+    expect_pelab_error(cmd, "apply to the --ckpt model");
+    /* one range for the training flags */
+    static const char *trainers[] = {"train", "compare --out /nonexistent/x", "demo"};
+    for (int t = 0; t < 3; t++) {
+        snprintf(cmd, sizeof cmd, "./pelab %s --dim 1", trainers[t]);
+        expect_pelab_error(cmd, "--dim 1: expected an integer in [2, 65536]");
+        snprintf(cmd, sizeof cmd, "./pelab %s --seq-len 0", trainers[t]);
+        expect_pelab_error(cmd, "--seq-len 0: expected an integer in [1, 1.04858e+06]");
+    }
+    /* what the ranges accept but no model has is refused before the first run, not by it */
+    snprintf(cmd, sizeof cmd, "./pelab compare --out %s/shape --schemes rope --seeds 1 --dim 6 --heads 4", dir);
+    expect_pelab_error(cmd, "heads 4: expected a positive divisor of dim 6");
+    snprintf(cmd, sizeof cmd, "./pelab demo --out %s/shape --seq-len 1 2>&1 >/dev/null", dir);
+    int rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 1 && strstr(out, "--seq-len 1: the evaluation needs a training length of at least 2") &&
+              count_lines(out) == 1,
+          "demo --seq-len 1: refused before training (exit %d): %s", rc, out);
+    /* compare's old spelling of the training length: the same run, one line of notice */
+    snprintf(cmd, sizeof cmd, "./pelab compare --out %s/renamed --schemes rope --seeds 1 --train-len 24 --jobs %s/j1 "
+             "2>&1 >/dev/null", dir, dir);
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && count_lines(out) == 1 && strstr(out, "--train-len is spelled --seq-len now"),
+          "compare --train-len: accepted with one line of notice (exit %d): %s", rc, out);
+    snprintf(cmd, sizeof cmd, "./pelab compare --out %s/renamed --schemes rope --seeds 1 --seq-len 24 --jobs %s/j2 "
+             "2>&1 >/dev/null && grep -c -- '--train-len 24' %s/j1 && grep -c -- '--seq-len 24' %s/j2", dir, dir, dir, dir);
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && !strcmp(out, "1\n1\n"), "compare --seq-len 24 plans the run --train-len 24 plans: %s", out);
+    run_pelab("./pelab compare --help", help, sizeof help);
+    help_line(help, "--train-len", line, sizeof line);
+    CHECK(!line[0] && strstr(help, "--seq-len N        training length L"), "compare --help: --seq-len, not --train-len");
+}
+
 void test_cli(void) {
     static char out[65536], cmd[2048];
     const char *dir = test_tmpdir();
@@ -208,6 +285,10 @@ void test_cli(void) {
         snprintf(cmd, sizeof cmd, "./pelab sample %s/sin.safetensors -n 4 --scale %s", dir, not_rules[i]);
         expect_pelab_error(cmd, "rotary");
     }
+    char cli_model[512], cli_text[512];
+    snprintf(cli_model, sizeof cli_model, "%s/cli.safetensors", dir);
+    snprintf(cli_text, sizeof cli_text, "%s/text.txt", dir);
+    flag_groups(dir, cli_model, cli_text);
     snprintf(cmd, sizeof cmd, "./pelab score %s/cli.safetensors %s/text.txt --len 64 --scale pi:2", dir, dir);
     rc = run_pelab(cmd, out, sizeof out);
     CHECK(rc == 0 && strstr(out, ",scale=pi:2,orig_len=32"), "score --scale pi:2 on rope sets its rule: %s", out);

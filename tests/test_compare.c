@@ -231,11 +231,11 @@ static void rules_follow_capability(void) {
           "--rand-pos 128 reaches every scheme (%d, %d)", c.rand_pos[0], c.rand_pos[1]);
     c.task = NULL, c.base.rand_pos = 0;
     static const char *const bad_randpos[][2] = {
-        {"--schemes rope+randpos:64 --train-len 16", "randomized positions need --task"},
+        {"--schemes rope+randpos:64 --seq-len 16", "randomized positions need --task"},
         {"--task copy --schemes rope+randpos:x", "expected +randpos or +randpos:N"},
         {"--task copy --schemes rope+randpos:64x", "expected +randpos or +randpos:N"},
         {"--task copy --schemes rope+randpos:0", "expected +randpos or +randpos:N"},
-        {"--task copy --train-len 16 --schemes rope+randpos:8", "+randpos:8: expected at least --train-len 16"},
+        {"--task copy --seq-len 16 --schemes rope+randpos:8", "+randpos:8: expected at least --seq-len 16"},
         {"--task copy --rand-pos 128 --schemes rope,rope+randpos:64", "and --rand-pos 128: give one"},
         {"--task copy --schemes rope+randpos:64+randpos:65", "+randpos given twice"},
     };
@@ -247,7 +247,7 @@ static void rules_follow_capability(void) {
     /* end to end without training (--collect): xPos gets the rule rows and its fine-tune, FoPE none */
     static char out[1 << 16], args[1024];
     snprintf(args, sizeof args,
-             "--schemes xpos,fope --seeds 1 --train-len 16 --mult 1,2 --rules pi:2 --finetune-steps 5 "
+             "--schemes xpos,fope --seeds 1 --seq-len 16 --mult 1,2 --rules pi:2 --finetune-steps 5 "
              "--out %s/cmp-xpos --collect",
              test_tmpdir());
     int rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
@@ -260,7 +260,7 @@ static void rules_follow_capability(void) {
 static void check_compare_task(const char *dir) {
     static char out[1 << 16], args[2048], path[512];
     const char *micro = "--task copy:len=2-4,vocab=8 --task-lens 2,4,16 --task-n 5 --schemes rope,learned --seeds 1,2 "
-                        "--dim 16 --layers 1 --heads 2 --train-len 16 --steps 5 --synth-bytes 20000 --batch 4 --threads 1";
+                        "--dim 16 --layers 1 --heads 2 --seq-len 16 --steps 5 --synth-bytes 20000 --batch 4 --threads 1";
     snprintf(args, sizeof args, "%s --out %s/cmpt", micro, dir);
     int rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "len 16*") && strstr(out, "past table"), "compare --task end to end (exit %d): %s", rc,
@@ -320,7 +320,7 @@ static void check_compare_task(const char *dir) {
     CHECK(rc == 1 && strstr(out, "--unaligned needs --task"), "--unaligned alone refused: %s", out);
     /* --rand-pos: trained and evaluated at randomized positions; an example longer than N: n/a */
     snprintf(args, sizeof args, "--task copy:len=2-4,vocab=8 --task-lens 2,40 --task-n 3 --schemes rope --seeds 1 --dim 16 "
-             "--layers 1 --heads 2 --train-len 16 --steps 2 --synth-bytes 20000 --batch 4 --threads 1 --rand-pos 64 "
+             "--layers 1 --heads 2 --seq-len 16 --steps 2 --synth-bytes 20000 --batch 4 --threads 1 --rand-pos 64 "
              "--out %s/cmpt-rp", dir);
     rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
     snprintf(path, sizeof path, "%s/cmpt-rp/report.md", dir);
@@ -330,7 +330,7 @@ static void check_compare_task(const char *dir) {
     /* +randpos per scheme: rope beside rope+randpos:64 in one compare; only the latter's runs are
      * randomized (trained so: the checkpoint says it) and its too-long example is n/a */
     snprintf(args, sizeof args, "--task copy:len=2-4,vocab=8 --task-lens 2,40 --task-n 3 --schemes rope,rope+randpos:64 "
-             "--seeds 1 --dim 16 --layers 1 --heads 2 --train-len 16 --steps 2 --synth-bytes 20000 --batch 4 --threads 1 "
+             "--seeds 1 --dim 16 --layers 1 --heads 2 --seq-len 16 --steps 2 --synth-bytes 20000 --batch 4 --threads 1 "
              "--out %s/cmpt-rp1", dir);
     rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
     snprintf(path, sizeof path, "%s/cmpt-rp1/report.md", dir);
@@ -370,7 +370,7 @@ static void check_compare_task(const char *dir) {
 static void check_compare_pose(const char *dir) {
     static char out[1 << 16], args[1024], path[512];
     snprintf(args, sizeof args,
-             "--schemes rope --seeds 1 --dim 16 --layers 1 --heads 2 --train-len 16 --steps 20 --synth-bytes 20000 "
+             "--schemes rope --seeds 1 --dim 16 --layers 1 --heads 2 --seq-len 16 --steps 20 --synth-bytes 20000 "
              "--batch 4 --mult 1,2 --rules pi:2 --finetune-steps 5 --finetune both --eval-tokens 500 --threads 1 "
              "--out %s/cmp-pose",
              dir);
@@ -399,7 +399,7 @@ static void check_compare_pose(const char *dir) {
  * its own first byte */
 static void check_compare_sink(const char *dir) {
     static char out[1 << 15], args[1024], path[600];
-    snprintf(args, sizeof args, "--schemes rope --seeds 1 --dim 16 --layers 1 --heads 2 --train-len 16 --steps 10 "
+    snprintf(args, sizeof args, "--schemes rope --seeds 1 --dim 16 --layers 1 --heads 2 --seq-len 16 --steps 10 "
                                 "--synth-bytes 20000 --batch 4 --mult 1,2 --rules stream:2:13,stream:0:15 "
                                 "--finetune-steps 0 --eval-tokens 500 --sink-token 0 --threads 1 --out %s/cmp-sink", dir);
     int rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
@@ -433,7 +433,7 @@ static void check_compare_sink(const char *dir) {
 static void check_seeds_auto(const char *dir) {
     static char out[1 << 16], args[2048], path[512];
     snprintf(args, sizeof args, "--schemes rope,alibi --seeds auto --looks 2,3 --dim 16 --layers 1 --heads 2 "
-                                "--train-len 16 --steps 60 --lr 1e-2 --synth-bytes 20000 --batch 4 --mult 1,4 --rules none "
+                                "--seq-len 16 --steps 60 --lr 1e-2 --synth-bytes 20000 --batch 4 --mult 1,4 --rules none "
                                 "--finetune-steps 0 --eval-tokens 1000 --threads 1 --out %s/auto", dir);
     int rc = run_compare("", args, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "--seeds auto: look 1 of 2, 2 seeds, 2 schemes") &&
@@ -465,7 +465,7 @@ void test_compare(void) {
     report_bias_checkpoint(test_tmpdir());
     static char out[1 << 16], args[2048], path[512], jobs[512];
     const char *dir = test_tmpdir();
-    const char *micro = "--schemes rope,alibi --seeds 1,2 --dim 16 --layers 1 --heads 2 --train-len 16 --steps 20 "
+    const char *micro = "--schemes rope,alibi --seeds 1,2 --dim 16 --layers 1 --heads 2 --seq-len 16 --steps 20 "
                         "--synth-bytes 20000 --batch 4 --mult 0.5,1,2 --rules pi:2,rerope:8,stream:2:14 "
                         "--finetune-steps 5 --eval-tokens 1000 --threads 1";
     snprintf(args, sizeof args, "%s --out %s/cmp", micro, dir);

@@ -17,22 +17,23 @@
 static void extend_texts(void) {
     static const struct {
         const char *text;
-        ExtendKind kind;
+        const char *method;
         int group, window, sinks;
         double leak;
     } good[] = {
-        {"selfextend:4:32", EXTEND_SELF_EXTEND, 4, 32, 0, 0}, {"rerope:64", EXTEND_REROPE, 0, 64, 0, 0},
-        {"leaky-rerope:64:16", EXTEND_LEAKY_REROPE, 0, 64, 0, 16}, {"leaky-rerope:4:2.5", EXTEND_LEAKY_REROPE, 0, 4, 0, 2.5},
-        {"stream:4:124", EXTEND_STREAM, 0, 124, 4, 0}, {"stream:0:8", EXTEND_STREAM, 0, 8, 0, 0},
+        {"selfextend:4:32", "selfextend", 4, 32, 0, 0}, {"rerope:64", "rerope", 0, 64, 0, 0},
+        {"leaky-rerope:64:16", "leaky-rerope", 0, 64, 0, 16}, {"leaky-rerope:4:2.5", "leaky-rerope", 0, 4, 0, 2.5},
+        {"stream:4:124", "stream", 0, 124, 4, 0}, {"stream:0:8", "stream", 0, 8, 0, 0},
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         PosExtend e;
         int rc = extend_parse(good[i].text, &e);
         char back[64];
         extend_describe(&e, back, sizeof back);
-        CHECK(rc == 1 && e.kind == good[i].kind && e.group == good[i].group && e.window == good[i].window &&
+        CHECK(rc == 1 && !strcmp(e.method->name, good[i].method) && e.group == good[i].group && e.window == good[i].window &&
                   e.sinks == good[i].sinks && e.leak == good[i].leak && strcmp(back, good[i].text) == 0,
-              "%s parses (rc %d, kind %d, G %d, W %d, S %d, K %g) and reads back (%s)", good[i].text, rc, e.kind,
+              "%s parses (rc %d, method %s, G %d, W %d, S %d, K %g) and reads back (%s)", good[i].text, rc,
+              e.method ? e.method->name : "none",
               e.group, e.window, e.sinks, e.leak, back);
     }
     static const char *not_ours[] = {"pi:4", "none", "yarn:2", "selfextender:2:4", "rope"};
@@ -46,7 +47,8 @@ static void extend_texts(void) {
         {"selfextend", "selfextend:G:W"},    {"selfextend:4", "neighbour window"}, {"selfextend:0:8", "group size"},
         {"selfextend:4:8:2", "too many"},    {"selfextend:4:6", "not a multiple of G"}, {"selfextend:3:5", "llama.cpp"},    {"rerope:0", "window"},               {"rerope:x", "window"},
         {"leaky-rerope:8", "inverse slope"}, {"leaky-rerope:8:1", "inverse slope"}, {"leaky-rerope:3:1.5", "integer"},
-        {"leaky-rerope:16:642222", "at most 262144"},
+        {"leaky-rerope:16:642222", "at most 262144"}, {"rerope:4:", "empty argument"}, {"stream:2:4:", "empty argument"},
+        {"leaky-rerope:4:2:", "empty argument"},      {"leaky-rerope:4:2:3", "too many"},
         {"stream:4", "recent tokens"},       {"stream:-1:8", "sink"},              {"stream:4:0", "recent tokens"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -55,6 +57,48 @@ static void extend_texts(void) {
         CHECK(rc == -1 && strstr(pelab_errmsg, bad[i].needle) && strstr(pelab_errmsg, bad[i].text) &&
                   !strchr(pelab_errmsg, '\n'),
               "%s is refused in one line naming '%s' (rc %d: %s)", bad[i].text, bad[i].needle, rc, pelab_errmsg);
+    }
+}
+
+/* the shared checks of every method in the table (extend.c), whatever it is: its usage with 4 for
+ * every argument parses and reads back, a missing or an extra argument is refused naming the usage,
+ * the lists the user reads name it (--help of score and eval, pelab info --rules), and a two-branch
+ * method's far positions give its relative positions (the far branch under the model's own map) */
+static void every_method_in_the_table(void) {
+    static char score_help[16384], eval_help[16384], listed[16384];
+    run_pelab("./pelab score --help", score_help, sizeof score_help);
+    run_pelab("./pelab eval --help", eval_help, sizeof eval_help);
+    run_pelab("./pelab info --rules", listed, sizeof listed);
+    for (int i = 0; i < extend_count(); i++) {
+        const ExtendMethod *m = extend_at(i);
+        CHECK(m->name && m->usage && m->args && m->summary && m->parse && m->describe &&
+                  !strncmp(m->usage, m->name, strlen(m->name)) && (!m->far_rule || m->far_usage),
+              "method %d (%s): name, usage, args, summary, parse and describe", i, m->name);
+        CHECK(strstr(score_help, m->usage) && strstr(eval_help, m->usage) && strstr(listed, m->usage),
+              "%s: in score --help, eval --help and info --rules", m->usage);
+        char text[64] = "", back[64], more[80];
+        for (const char *u = m->usage; *u; u++) /* every placeholder after a ':' becomes 4 */
+            if (u == m->usage || u[-1] != ':') snprintf(text + strlen(text), sizeof text - strlen(text), "%c", *u);
+            else {
+                snprintf(text + strlen(text), sizeof text - strlen(text), "4");
+                while (u[1] && u[1] != ':') u++;
+            }
+        PosExtend e, e2;
+        int rc = extend_parse(text, &e);
+        extend_describe(&e, back, sizeof back);
+        CHECK(rc == 1 && e.method == m && extend_parse(back, &e2) == 1 && !memcmp(&e, &e2, sizeof e),
+              "%s parses (%d: %s) and reads back as %s", text, rc, rc == 1 ? "" : pelab_errmsg, back);
+        snprintf(more, sizeof more, "%s:4", text);
+        CHECK(extend_parse(more, &e2) == -1 && strstr(pelab_errmsg, m->usage), "%s is refused naming %s (%s)", more,
+              m->usage, pelab_errmsg);
+        CHECK(extend_parse(m->name, &e2) == -1 && strstr(pelab_errmsg, m->usage), "%s alone is refused naming %s",
+              m->name, m->usage);
+        if (!extend_two_branch(&e) || m->far_rule) continue;
+        int bad = 0;
+        for (int q = e.window; q < 40; q++)
+            for (int d = e.window; d <= q; d++)
+                bad += extend_far_qpos(&e, q) - extend_far_kpos(&e, q - d) != extend_relative(&e, q, d);
+        CHECK(!bad, "%s: far query minus far key is the relative position (%d wrong)", text, bad);
     }
 }
 
@@ -322,6 +366,7 @@ static void extend_cli(void) {
 }
 
 void test_extend(void) {
+    every_method_in_the_table();
     extend_texts();
     extend_tables();
     extend_reference();

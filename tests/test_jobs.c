@@ -46,7 +46,7 @@ static int count(const char *s, const char *needle) {
 }
 
 #define MICRO                                                                                                    \
-    "--schemes rope,alibi --seeds 1,2 --dim 16 --layers 1 --heads 2 --train-len 16 --steps 20 --synth-bytes 20000 " \
+    "--schemes rope,alibi --seeds 1,2 --dim 16 --layers 1 --heads 2 --seq-len 16 --steps 20 --synth-bytes 20000 " \
     "--batch 4 --mult 0.5,1,2 --rules pi:2 --finetune-steps 5 --eval-tokens 1000 --threads 1"
 
 static int compare(const char *out_q, const char *more, char *log, size_t cap) {

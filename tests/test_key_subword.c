@@ -79,7 +79,7 @@ static void compare_end_to_end(void) {
     CHECK(checkpoint_save(ev, &m, &meta, NULL, NULL) == 0, "evaluator saved: %s", pelab_errmsg);
     model_free(&m);
     meta_free(&meta);
-    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab compare --schemes rope --seeds 1 --steps 3 --train-len 8 "
+    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab compare --schemes rope --seeds 1 --steps 3 --seq-len 8 "
              "--dim 16 --layers 1 --synth-bytes 20000 --mult 1,2 --rules none --finetune-steps 0 --gen-tokens 0 "
              "--eval-tokens 256 --keyppl-tokens 2000 --threads 1 --key-evaluator %s --out %s/cmp-subword", ev,
              test_tmpdir());

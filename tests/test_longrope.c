@@ -41,8 +41,8 @@ static void longrope_frequencies(void) {
     char rule[300];
     snprintf(rule, sizeof rule, "longrope:%s", tmp_json("lr4.json", LR4_CONFIG));
     RopeRule r = rule_of(rule);
-    CHECK(r.kind == RULE_LONGROPE && r.longrope.n_pairs == 4 && r.longrope.orig_len == 8 && r.longrope.factor == 4,
-          "LR4: kind %d, %d pairs, L %ld, factor %g", r.kind, r.longrope.n_pairs, r.longrope.orig_len,
+    CHECK(r.def == rope_rule_find("longrope") && r.longrope.n_pairs == 4 && r.longrope.orig_len == 8 && r.longrope.factor == 4,
+          "LR4: rule %s, %d pairs, L %ld, factor %g", rope_rule_def(&r)->name, r.longrope.n_pairs, r.longrope.orig_len,
           r.longrope.factor);
     CHECK(rope_rule_is_dynamic(&r) && rope_rule_length(&r, 16) == 8, "longrope is dynamic, switching at the file's L");
     /* by hand, not from the code's formula: theta_j = 10000^(-j/4) = 1, 0.1, 0.01, 0.001 divided by

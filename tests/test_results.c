@@ -348,7 +348,7 @@ static void aggregation(void) {
         }
         fclose(f);
     }
-    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab compare --schemes rope --seeds 3 --train-len 16 --mult 1 "
+    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab compare --schemes rope --seeds 3 --seq-len 16 --mult 1 "
                               "--rules none --keyppl-tokens 100 --out %s --collect", dir);
     int rc = run_pelab(cmd, out, sizeof out);
     snprintf(path, sizeof path, "%s/report.md", dir);

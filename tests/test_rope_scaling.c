@@ -5,10 +5,12 @@
  * and score / eval under --dynamic window and prefix. LongRoPE: test_longrope.c.
  * (The shared checks of each rule: test_schemes.c, from rope's test_specs.) */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/rng.h"
 #include "../infer/decode.h"
@@ -74,14 +76,14 @@ static void freqs_section_6_7(void) {
         if (TABLE67[i].base > 0)
             CHECK(rel_near(pow(f[1], -4.0), TABLE67[i].base, 2e-9), "6.7 %s n=%ld: b' %.10g, want %.10g",
                   TABLE67[i].rule, TABLE67[i].n, pow(f[1], -4.0), TABLE67[i].base);
-        CHECK(rope_rule_is_dynamic(&r) == (r.kind == RULE_DYNAMIC_NTK), "%s: is_dynamic", TABLE67[i].rule);
+        CHECK(rope_rule_is_dynamic(&r) == (r.def == rope_rule_find("dynamic-ntk")), "%s: is_dynamic", TABLE67[i].rule);
     }
     /* mscale = 0.1 ln s + 1, printed to 7 digits (rounding <= 4.7e-7 relative) */
     static const double s_list[] = {1, 2, 4, 8, 16, 32};
     static const double ms[] = {1, 1.069315, 1.138629, 1.207944, 1.277259, 1.346574};
     static const double logit[] = {1, 1.143434, 1.296477, 1.459129, 1.631390, 1.813260};
     for (int i = 0; i < 6; i++) {
-        RopeRule r = {.kind = RULE_YARN, .s = s_list[i]};
+        RopeRule r = {.def = rope_rule_find("yarn"), .s = s_list[i]};
         double f[4], af;
         rope_rule_freqs(&r, D67, 10000, L67, L67, f, &af);
         CHECK(rel_near(af, ms[i], 6e-7) && rel_near(af * af, logit[i], 6e-7), "yarn:%g mscale %.9g (want %g)",
@@ -175,27 +177,28 @@ static void dynatan_vectors(void) {
 static void parsing(void) {
     static const struct {
         const char *text;
-        RopeRuleKind kind;
+        const char *name;
         double s, tan_len;
     } ok[] = {
-        {"none", RULE_NONE, 0, 0},          {"pi:4", RULE_PI, 4, 0},
-        {"pi:2.5", RULE_PI, 2.5, 0},        {"ntk:4", RULE_NTK, 4, 0},
-        {"dynamic-ntk", RULE_DYNAMIC_NTK, 1, 0}, {"dynamic-ntk:2", RULE_DYNAMIC_NTK, 2, 0},
-        {"yarn:4", RULE_YARN, 4, 0},        {"yarn:1", RULE_YARN, 1, 0},
-        {"llama3:8", RULE_LLAMA3, 8, 0},    {"dynatan", RULE_DYNATAN, 0, 0},
-        {"dynatan:256", RULE_DYNATAN, 0, 256}, {"dynatan-a", RULE_DYNATAN_A, 0, 0},
-        {"dynatan-a:256", RULE_DYNATAN_A, 0, 256},
+        {"none", "none", 0, 0},          {"pi:4", "pi", 4, 0},
+        {"pi:2.5", "pi", 2.5, 0},        {"ntk:4", "ntk", 4, 0},
+        {"dynamic-ntk", "dynamic-ntk", 1, 0}, {"dynamic-ntk:2", "dynamic-ntk", 2, 0},
+        {"yarn:4", "yarn", 4, 0},        {"yarn:1", "yarn", 1, 0},
+        {"llama3:8", "llama3", 8, 0},    {"dynatan", "dynatan", 0, 0},
+        {"dynatan:256", "dynatan", 0, 256}, {"dynatan-a", "dynatan-a", 0, 0},
+        {"dynatan-a:256", "dynatan-a", 0, 256},
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         RopeRule r, back;
         char desc[64], desc2[64];
         int rc = rope_rule_parse(ok[i].text, &r);
-        CHECK(rc == 0 && r.kind == ok[i].kind && r.s == ok[i].s && r.tan_len == ok[i].tan_len,
-              "parse %s: rc %d kind %d s %g L %g (%s)", ok[i].text, rc, r.kind, r.s, r.tan_len, rc ? pelab_errmsg : "");
+        CHECK(rc == 0 && r.def == rope_rule_find(ok[i].name) && r.s == ok[i].s && r.tan_len == ok[i].tan_len,
+              "parse %s: rc %d rule %s s %g L %g (%s)", ok[i].text, rc, rope_rule_def(&r)->name, r.s, r.tan_len,
+              rc ? pelab_errmsg : "");
         rope_rule_describe(&r, desc, sizeof desc);
         rc = rope_rule_parse(desc, &back);
         rope_rule_describe(&back, desc2, sizeof desc2);
-        CHECK(rc == 0 && back.kind == r.kind && back.s == r.s && back.tan_len == r.tan_len && !strcmp(desc, desc2),
+        CHECK(rc == 0 && back.def == r.def && back.s == r.s && back.tan_len == r.tan_len && !strcmp(desc, desc2),
               "describe round-trip %s -> %s -> %s", ok[i].text, desc, desc2);
     }
     /* rejected, with one line naming what was expected */
@@ -662,7 +665,79 @@ static void dynamic_score_modes(void) {
     }
 }
 
+/* the shared checks of every rule in the table (rope_scaling.c), whatever it is: its texts parse
+ * and read back, its frequencies are finite and positive at L and past it, its angle at position 0
+ * is 0, a static rule never changes with the length, an HF type maps back to the rule, and every
+ * list the user reads names it (the parse error, --help of score and of train, README's block) */
+static void every_rule_in_the_table(void) {
+    static char help[16384], train_help[65536], readme_block[16384];
+    char err[600];
+    run_pelab("./pelab score --help", help, sizeof help);
+    run_pelab("./pelab train --help", train_help, sizeof train_help);
+    RopeRule bogus;
+    CHECK(rope_rule_parse("no-such-rule", &bogus) == -1, "an unknown rule is refused");
+    snprintf(err, sizeof err, "%s", pelab_errmsg);
+    for (int i = 0; i < rope_rule_count(); i++) {
+        const RopeRuleDef *d = rope_rule_at(i);
+        CHECK(d->name && d->usage && d->title && d->summary && !strncmp(d->usage, d->name, strlen(d->name)),
+              "rule %d (%s): name, usage, title and summary, the usage starting with the name", i, d->name);
+        CHECK(rope_rule_find(d->name) == d && (!d->hf_type || rope_rule_find_hf(d->hf_type) == d),
+              "%s: found by its name and by its HF type %s", d->name, d->hf_type ? d->hf_type : "(none)");
+        CHECK(strstr(err, d->usage) != NULL, "%s: named by the unknown-rule message (%s)", d->usage, err);
+        CHECK(i == 0 || strstr(help, d->usage) != NULL, "%s: in score --help", d->usage);
+        CHECK(strstr(train_help, d->usage) != NULL, "%s: in train --help (the scale= option)", d->usage);
+        if (d->arg == ROPE_ARG_CUSTOM) continue; /* longrope: test_longrope.c, with its file */
+        const char *arg = d->arg == ROPE_ARG_NONE ? NULL : d->arg == ROPE_ARG_OPT_LENGTH ? "32" : "2.5";
+        for (int with = 0; with < 2; with++) {
+            if (with && !arg) break;
+            if (!with && d->arg == ROPE_ARG_FACTOR) {
+                RopeRule r;
+                CHECK(rope_rule_parse(d->name, &r) == -1 && strstr(pelab_errmsg, d->name),
+                      "%s without its factor is refused naming it (%s)", d->name, pelab_errmsg);
+                continue;
+            }
+            char text[64], back[64], again[64];
+            snprintf(text, sizeof text, "%s%s%s", d->name, with ? ":" : "", with ? arg : "");
+            RopeRule r, r2;
+            int rc = rope_rule_parse(text, &r);
+            rope_rule_describe(&r, back, sizeof back);
+            int rc2 = rope_rule_parse(back, &r2);
+            rope_rule_describe(&r2, again, sizeof again);
+            CHECK(rc == 0 && rc2 == 0 && r.def == d && r2.def == d && !strcmp(back, again),
+                  "%s parses (%d) and reads back: %s -> %s", text, rc, back, again);
+            double f[8], f_past[8], af, af_past;
+            rope_rule_freqs(&r, 16, 10000, 64, 64, f, &af);
+            rope_rule_freqs(&r, 16, 10000, 64, 1000, f_past, &af_past);
+            int ok = isfinite(af) && af > 0 && isfinite(af_past) && af_past > 0;
+            for (int j = 0; j < 8; j++) ok &= isfinite(f[j]) && f[j] > 0 && isfinite(f_past[j]) && f_past[j] > 0;
+            CHECK(ok, "%s: frequencies and attention factor finite and > 0 at L and past it", text);
+            CHECK(rope_rule_angle(&r, f[1], 0, 64) == 0, "%s: angle 0 at position 0", text);
+            if (!rope_rule_is_dynamic(&r))
+                CHECK(!rope_rule_changes(&r, 64, 64, 1000) && !memcmp(f, f_past, sizeof f) && af == af_past,
+                      "%s: a static rule's frequencies do not follow the length", text);
+        }
+    }
+    /* README's table is pelab info --rules, as make readme-lists writes it */
+    static char listed[16384];
+    int rc = run_pelab("./pelab info --rules", listed, sizeof listed);
+    unsigned char *readme;
+    size_t n;
+    if (read_file("README.md", &readme, &n) != 0) {
+        printf("  (README.md not found: its --scale table not checked)\n");
+        return;
+    }
+    const char *marker = "<!-- pelab info --rules -->\n", *begin = strstr((const char *)readme, marker);
+    const char *end = begin ? strstr(begin, "<!-- end -->") : NULL;
+    size_t len = begin && end ? (size_t)(end - begin) - strlen(marker) : 0;
+    if (begin && end && len < sizeof readme_block) memcpy(readme_block, begin + strlen(marker), len), readme_block[len] = 0;
+    CHECK(rc == 0 && begin && end && !strcmp(readme_block, listed),
+          "README.md's --scale table is what pelab info --rules prints (run make readme-lists): exit %d, %s", rc,
+          begin && end ? "the block differs" : "no block between <!-- pelab info --rules --> and <!-- end -->");
+    free(readme);
+}
+
 void test_rope_scaling(void) {
+    every_rule_in_the_table();
     freqs_section_6_7();
     dynatan_vectors();
     parsing();

@@ -266,7 +266,9 @@ typedef struct {
 static const double TOY_FREQ[2] = {1, 0.1}, TOY_A[4] = {1, 0.05, 0.02, 1}, TOY_B[4] = {1, -0.03, 0.04, 1};
 
 static void toy_row(const void *ctx, long pos, int n, double *c, double *s) {
-    fope_head_row(TOY_FREQ, 2, 2, TOY_A, TOY_B, n, ((const ToyCtx *)ctx)->pad_official, pos, c, s);
+    FopeSeries f = {.freq = TOY_FREQ, .A = TOY_A, .B = TOY_B, .n_in = 2, .n_out = 2, .n_pairs = n,
+                    .pad_official = ((const ToyCtx *)ctx)->pad_official};
+    fope_head_row(&f, pos, c, s);
 }
 
 static void fope_toy(void) {
@@ -291,7 +293,7 @@ static void fope_toy(void) {
             CHECK(near_vec(c, want_c[i], 2, 1e-6) && near_vec(s, want_s[i], 2, 1e-6) && c[2] == 1 && s[2] == pad,
                   "fope toy pos=%d pad=%d: C, S match section 7", poss[i], pad);
             float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-            rotary_apply(&layout, x, &poss[i], 1, 1, &t, 4, 1, 1.0f);
+            rotary_apply(&layout, &(RotaryTable){&t, 4, 1}, x, &poss[i], 1, 1, 1.0f);
             CHECK(near_vec(x, want_y[i][pad], 8, 2e-6), "fope toy forward pos=%d pad=%s (got %g %g %g %g ...)", poss[i],
                   pad ? "official" : "identity", x[0], x[1], x[2], x[4]);
         }
@@ -302,7 +304,7 @@ static void fope_toy(void) {
         float w[8] = {1, -0.5f, 0.25f, 2, -1.5f, 0.75f, 0.1f, 1};
         float g[8];
         memcpy(g, w, sizeof g);
-        rotary_apply(&layout, g, &poss[0], 1, 1, &t, 4, 1, -1.0f);
+        rotary_apply(&layout, &(RotaryTable){&t, 4, 1}, g, &poss[0], 1, 1, -1.0f);
         double worst = 0;
         for (int i = 0; i < 8; i++) {
             double f[2];
@@ -310,7 +312,7 @@ static void fope_toy(void) {
                 float x[8];
                 memcpy(x, x0, sizeof x);
                 x[i] += sgn ? -1e-2f : 1e-2f;
-                rotary_apply(&layout, x, &poss[0], 1, 1, &t, 4, 1, 1.0f);
+                rotary_apply(&layout, &(RotaryTable){&t, 4, 1}, x, &poss[0], 1, 1, 1.0f);
                 f[sgn] = 0;
                 for (int j = 0; j < 8; j++) f[sgn] += (double)w[j] * x[j];
             }

@@ -323,7 +323,7 @@ static void refusals(void) {
         Model m;
         tiny_model(&m, input_schemes[i], 4, 1, 1);
         CHECK(pos_set_scale(&m.pos, "stream:4:28") != 0 && strstr(pelab_errmsg, "adds positions to the input") &&
-                  m.pos.extend.kind == EXTEND_NONE,
+                  m.pos.extend.method == NULL,
               "%s refuses stream: %s", input_schemes[i], pelab_errmsg);
         model_free(&m);
     }
@@ -341,7 +341,7 @@ static void refusals(void) {
         Model m;
         tiny_model(&m, "rope", 4, 1, 1);
         CHECK(pos_set_scale(&m.pos, bad[i].text) != 0 && strstr(pelab_errmsg, bad[i].needle) &&
-                  m.pos.extend.kind == EXTEND_NONE,
+                  m.pos.extend.method == NULL,
               "--scale %s: '%s' (got: %s)", bad[i].text, bad[i].needle, pelab_errmsg);
         model_free(&m);
     }

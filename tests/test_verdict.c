@@ -85,7 +85,7 @@ static void clear_winner(const char *tmp) {
         loss_row(f, "rope", k, "yarn:4", 64, rope4[k - 1] - yarn_gain[k - 1]);
         fclose(f);
     }
-    snprintf(args, sizeof args, "--schemes alibi,rope --train-len 16 --mult 1,4 --rules yarn:4 --finetune-scale 0 "
+    snprintf(args, sizeof args, "--schemes alibi,rope --seq-len 16 --mult 1,4 --rules yarn:4 --finetune-scale 0 "
                                 "--gen-tokens 0 --keyppl-tokens 0 --out %s", dir);
     int rc;
     char *rep = collect_report(args, dir, out, sizeof out, &rc);
@@ -150,7 +150,7 @@ static void bimodal_gate(const char *tmp) {
             fclose(f);
         }
     }
-    snprintf(args, sizeof args, "--task copy:len=2-4,vocab=8 --task-lens 16 --schemes kerple,rope --train-len 64 --out %s",
+    snprintf(args, sizeof args, "--task copy:len=2-4,vocab=8 --task-lens 16 --schemes kerple,rope --seq-len 64 --out %s",
              dir);
     int rc;
     char *rep = collect_report(args, dir, out, sizeof out, &rc);
@@ -190,7 +190,7 @@ static void convergence(const char *tmp) {
         }
         fclose(f);
     }
-    snprintf(args, sizeof args, "--schemes rope --seeds 1,2 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
+    snprintf(args, sizeof args, "--schemes rope --seeds 1,2 --seq-len 16 --mult 1 --rules none --finetune-scale 0 "
                                 "--gen-tokens 0 --keyppl-tokens 0 --out %s", dir);
     int rc;
     char *rep = collect_report(args, dir, out, sizeof out, &rc);
@@ -199,7 +199,7 @@ static void convergence(const char *tmp) {
           "the improving run flagged, the flat one not (exit %d): %s", rc, rep ? rep : out);
     CHECK(rep && strstr(rep, "| rope_s2 | 1.5000 | pass | 2.0000 -> 2.0000 |"), "the flat run's curve in the runs table");
     /* one seed: no verdict possible, said at the top */
-    snprintf(args, sizeof args, "--schemes rope --seeds 1 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
+    snprintf(args, sizeof args, "--schemes rope --seeds 1 --seq-len 16 --mult 1 --rules none --finetune-scale 0 "
                                 "--gen-tokens 0 --keyppl-tokens 0 --out %s", dir);
     free(rep);
     rep = collect_report(args, dir, out, sizeof out, &rc);
@@ -223,7 +223,7 @@ static void lm_gate(const char *tmp) {
             if (with_unigram) fprintf(f, "gate,rope,%d,none,16,16,unigram,3.300000,ok,,,,5000,-1,-1,,\n", k);
             fclose(f);
         }
-        const char *common = "--schemes rope --seeds 3 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
+        const char *common = "--schemes rope --seeds 3 --seq-len 16 --mult 1 --rules none --finetune-scale 0 "
                              "--gen-tokens 0 --keyppl-tokens 0";
         int rc;
         char *rep = collect_flags(common, "", dir, out, sizeof out, &rc);
@@ -270,7 +270,7 @@ static void converge_curves(const char *tmp) {
         }
         fclose(f);
     }
-    const char *common = "--schemes rope --seeds 1,2 --train-len 16 --mult 1 --rules none --finetune-scale 0 "
+    const char *common = "--schemes rope --seeds 1,2 --seq-len 16 --mult 1 --rules none --finetune-scale 0 "
                          "--gen-tokens 0 --keyppl-tokens 0 --steps 200";
     int rc;
     char *rep = collect_flags(common, "--converge", dir, out, sizeof out, &rc);
@@ -295,7 +295,7 @@ static void seeds_flag(const char *tmp) {
     snprintf(cmd, sizeof cmd, "./pelab compare --seeds 5-3 --out %s/vs", tmp);
     CHECK(run_pelab(cmd, out, sizeof out) == 1 && strstr(out, "--seeds 5-3"), "a reversed range refused: %s", out);
     /* a count trains 1..N; a rerun with a larger count trains only the new seeds */
-    const char *micro = "--schemes rope --dim 16 --layers 1 --heads 2 --train-len 16 --steps 4 --synth-bytes 20000 "
+    const char *micro = "--schemes rope --dim 16 --layers 1 --heads 2 --seq-len 16 --steps 4 --synth-bytes 20000 "
                         "--mult 1 --rules none --finetune-scale 0 --gen-tokens 0 --keyppl-tokens 0 --batch 4 --threads 1";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab compare %s --seeds 2 --out %s/vs", micro, tmp);
     int rc = run_pelab(cmd, out, sizeof out);

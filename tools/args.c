@@ -14,6 +14,7 @@ void args_usage(FILE *f, const char *cmd, const char *synopsis, const OptSpec *o
     for (int i = 0; i < n_opts; i++) {
         const OptSpec *o = &opts[i];
         char def[64] = "";
+        if (o->type == OPT_RENAMED) continue; /* its new name has the row */
         switch (o->type) {
         case OPT_INT:
         case OPT_THREADS: snprintf(def, sizeof def, " (default %d)", *(int *)o->dst); break;
@@ -24,7 +25,8 @@ void args_usage(FILE *f, const char *cmd, const char *synopsis, const OptSpec *o
         case OPT_OUT_DIR:
             if (*(const char **)o->dst) snprintf(def, sizeof def, " (default %s)", *(const char **)o->dst);
             break;
-        case OPT_FLAG: break;
+        case OPT_FLAG:
+        case OPT_RENAMED: break;
         }
         const char *metavar = o->type == OPT_FLAG       ? ""
                               : o->type == OPT_STR      ? " S"
@@ -65,6 +67,15 @@ void args_parse(const char *cmd, const char *synopsis, int argc, char **argv, in
         for (int k = 0; k < n_opts; k++)
             if (strcmp(opts[k].name, name) == 0) o = &opts[k];
         if (!o) pelab_die("%s: unknown flag '%s' (see pelab %s --help)", cmd, name, cmd);
+        if (o->type == OPT_RENAMED) { /* the old spelling: the new name's row, and a notice */
+            const char *now = o->dst;
+            fprintf(stderr, "pelab %s: %s is spelled %s now (%s still works)\n", cmd, name, now, name);
+            o = NULL;
+            for (int k = 0; k < n_opts; k++)
+                if (strcmp(opts[k].name, now) == 0) o = &opts[k];
+            if (!o || o->type == OPT_RENAMED) pelab_die("%s: %s: renamed to %s, which has no row", cmd, name, now);
+            snprintf(name, sizeof name, "%s", now);
+        }
         if (o->type == OPT_FLAG) {
             if (inline_val) pelab_die("%s: flag %s takes no value", cmd, name);
             *(int *)o->dst = 1;

@@ -6,8 +6,10 @@
 
 /* OPT_OUT_FILE / OPT_OUT_DIR: a path this command will write (a file, or a directory it creates),
  * checked once every flag is parsed, before any work: a missing directory fails in a second, not
- * after hours of training. OPT_THREADS: an int in [0, threads_limit()]. */
-typedef enum { OPT_INT, OPT_FLOAT, OPT_STR, OPT_FLAG, OPT_U64, OPT_OUT_FILE, OPT_OUT_DIR, OPT_THREADS } OptType;
+ * after hours of training. OPT_THREADS: an int in [0, threads_limit()]. OPT_RENAMED: an old name
+ * of another row's flag (OPT_RENAMED_ROW), still accepted with a one-line notice on stderr and
+ * left out of --help. */
+typedef enum { OPT_INT, OPT_FLOAT, OPT_STR, OPT_FLAG, OPT_U64, OPT_OUT_FILE, OPT_OUT_DIR, OPT_THREADS, OPT_RENAMED } OptType;
 
 typedef struct {
     const char *name; /* "--lr", or "-n" */
@@ -35,13 +37,6 @@ int args_seeds(const char *cmd, const char *flag, const char *list, unsigned lon
 
 /* the most --threads accepted: a few times the online CPUs (more only slows every parallel region) */
 int threads_limit(void);
-/* the --scale flag's help, the same in every command that takes one */
-#define SCALE_RULE_HELP                                                                                    \
-    "scaling rule, for a scheme that takes one: pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L], "    \
-    "dynatan-a[:L], longrope:PATH (JSON: an HF config or short_factor, long_factor); or an extension method: "   \
-    "selfextend:G:W (Self-Extend: exact within W, groups of G past it), rerope:W (relative position capped at W), " \
-    "leaky-rerope:W:K (slope 1/K past W), stream:S:W (StreamingLLM: S sink tokens and the W before the query "    \
-    "in a sliding cache, the query sees S + W + 1 keys, positions = cache slots)"
 /* one row of a command's table: --precision fp32|bf16 */
 #define OPT_PRECISION_ROW(dst)                                                                             \
     {"--precision", OPT_STR, (dst), 0, 0,                                                                  \
@@ -57,6 +52,8 @@ int threads_limit(void);
      "window: one forward per window (score --lines: per text), every position under its length, as HF's full "  \
      "forward; prefix: each token under its own prefix's length, as `sample` decodes it (one forward per "  \
      "token past L: O(T^2) per window)"}
+/* one row of a command's table: old_name, now spelled new_name (the name of another row) */
+#define OPT_RENAMED_ROW(old_name, new_name) {old_name, OPT_RENAMED, (void *)(new_name), 0, 0, NULL}
 /* one row of a command's table: --threads N */
 #define OPT_THREADS_ROW(dst) {"--threads", OPT_THREADS, (dst), 0, 0, "threads (0: all cores)"}
 

@@ -32,6 +32,7 @@
 #include "gnuplot.h"
 #include "jobs.h"
 #include "report.h"
+#include "train_flags.h"
 
 /* passkey accuracy at one length: exact match over a few depths (-1: not measurable) */
 static double passkey_accuracy(const Compare *c, Model *m, int len, unsigned long long seed) {
@@ -327,6 +328,12 @@ static int runs_planned(const Compare *c, int *finished) {
 }
 
 void compare_run_all(const Compare *c, const char *only) {
+    /* what the flags' ranges accept but no run can use (heads not dividing dim; a length the
+     * evaluation, with its key tokens at L/4 and L, cannot), refused before the first run */
+    if (train_check_shape(&c->base) != 0) pelab_die("%s: %s", c->name, pelab_errmsg);
+    if (c->base.seq_len < 2)
+        pelab_die("%s: --seq-len %d: the evaluation needs a training length of at least 2 (key tokens compare "
+                  "contexts L/4 and L)", c->name, c->base.seq_len);
     make_runs_dir(c);
     int total = c->n_schemes * c->n_seeds, idx = 0, found = 0, finished;
     int planned = runs_planned(c, &finished);
@@ -503,7 +510,7 @@ static void take_randpos(Compare *c, int i) {
     snprintf(c->pos[i], sizeof c->pos[i], "%.*s%s", (int)(at - spec), spec, end);
     if (strstr(c->pos[i], "+randpos")) pelab_die("%s: --schemes %s: +randpos given twice", c->name, spec);
     if (n < c->base.seq_len)
-        pelab_die("%s: --schemes %s: +randpos:%ld: expected at least --train-len %d distinct positions", c->name, spec,
+        pelab_die("%s: --schemes %s: +randpos:%ld: expected at least --seq-len %d distinct positions", c->name, spec,
                   n, c->base.seq_len);
     c->rand_pos[i] = (int)n;
 }
@@ -631,7 +638,7 @@ int compare_main(int argc, char **argv, Compare *c) {
     const OptSpec opts[] = {
         {"--schemes", OPT_STR, &schemes, 0, 0, "comma-separated position schemes (default: every registered scheme)"},
         {"--data", OPT_STR, &c->data, 0, 0, "text file or synth:NAME (the held-out tail is the evaluation text)"},
-        {"--train-len", OPT_INT, &b->seq_len, 2, 1 << 16, "training length L"},
+        OPT_RENAMED_ROW("--train-len", "--seq-len"),
         {"--steps", OPT_INT, &steps, 1, 1 << 30, "training steps per run (with --converge: the most a run may take)"},
         {"--converge", OPT_FLAG, &b->converge, 0, 0, "train each run until its validation loss converges (the "
                                                       "--converge-frac / --converge-abs rule, checked at each of "
@@ -701,7 +708,7 @@ int compare_main(int argc, char **argv, Compare *c) {
         {"--unaligned", OPT_FLAG, &unaligned, 0, 0, "with --task: training windows cut anywhere in the example stream "
                                                    "(default: each starts at an example, as evaluation prompts do)"},
         {"--eval-tokens", OPT_INT, &c->eval_tokens, 0, 1 << 30, "held-out tokens evaluated per length (0: all)"},
-        {"--synth-bytes", OPT_INT, &synth_bytes, 1000, 1 << 30, "bytes of a synthetic corpus"},
+        TRAIN_SYNTH_BYTES_ROW(&synth_bytes),
         {"--sink-token", OPT_INT, &b->sink_token, -1, 1 << 30, "train every model (and fine-tune) with this token id "
                                                              "opening every window (train --sink-token) and evaluate "
                                                              "each window so opened; no generation, loss jump or key "
@@ -714,18 +721,11 @@ int compare_main(int argc, char **argv, Compare *c) {
                                                        "--wait FILE)"},
         {"--only", OPT_STR, &only, 0, 0, "run only SCHEME_sSEED (what --jobs commands use); no report"},
         {"--collect", OPT_FLAG, &collect, 0, 0, "build the report from the finished CSVs, no training"},
-        {"--dim", OPT_INT, &b->dim, 4, 1 << 16, "model width"},
-        {"--layers", OPT_INT, &b->layers, 1, 1024, "layers"},
-        {"--heads", OPT_INT, &b->heads, 1, 1024, "attention heads"},
-        {"--kv-heads", OPT_INT, &b->kv_heads, 0, 1024, "key/value heads (0: heads)"},
-        {"--hidden", OPT_INT, &b->hidden, 0, 1 << 20, "MLP width (0: 3 x dim)"},
-        {"--batch", OPT_INT, &b->batch, 1, 1 << 16, "batch size"},
-        {"--lr", OPT_FLOAT, &b->lr, 0, 10, "peak learning rate"},
-        {"--warmup", OPT_INT, &b->warmup, -1, 1 << 30, "warmup steps (-1: 5% of steps)"},
+        TRAIN_FLAG_ROWS(b),
         OPT_PRECISION_ROW(&precision),
         OPT_THREADS_ROW(&threads),
     };
-    args_parse("compare", "--out DIR [--schemes a,b] [--train-len L] [--steps N] [--seeds 1,2,3] [flags]", argc, argv,
+    args_parse("compare", "--out DIR [--schemes a,b] [--seq-len L] [--steps N] [--seeds 1,2,3] [flags]", argc, argv,
                1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
     if (!c->out) pelab_die("compare: --out DIR is required");
     if (!schemes) { /* "nope, learned, ..." -> "nope,learned,..." */

@@ -24,6 +24,7 @@
 #include "compare_gen.h"
 #include "gnuplot.h"
 #include "report.h"
+#include "train_flags.h"
 
 /* a byte of a generated text; control bytes but the newline, and bytes past ASCII (the demo corpus is
  * ASCII; a stray one would print invalid UTF-8), shown as '?' */
@@ -114,24 +115,25 @@ static void show_past_l(const Compare *c) {
 
 int cmd_demo(int argc, char **argv) {
     static Compare c; /* large: not on the stack */
-    int steps = 5000, seq_len = 32, threads = 0, dim = 32, layers = 2, synth_bytes = 1 << 20, seeds = 4;
-    float lr = 1e-2f; /* at 3e-3 these models were still improving after 3,000 steps (by more than 0.01 nats per 20%); at 1e-2 with a cap of 3,000, 4 of 20 runs */
+    int steps = 5000, threads = 0, synth_bytes = 1 << 20, seeds = 4;
     const char *schemes = "nope,learned,sinusoidal,alibi,rope";
     c.name = "demo", c.out = "runs/demo", c.data = "synth:stories", c.mult = "0.5,1,2,4,8";
     compare_gen_defaults(&c);
     compare_verdict_defaults(&c);
+    TrainConfig *b = &c.base;
+    train_config_defaults(b);
+    /* lr: at 3e-3 these models were still improving after 3,000 steps (by more than 0.01 nats per 20%);
+     * at 1e-2 with a cap of 3,000, 4 of 20 runs */
+    b->dim = 32, b->layers = 2, b->heads = 4, b->seq_len = 32, b->batch = 16, b->lr = 1e-2f;
     const OptSpec opts[] = {
         {"--steps", OPT_INT, &steps, 1, 1 << 30, "the most steps a run may take: each trains until its validation "
                                                  "loss converges, then cools down (compare --converge)"},
         {"--seeds", OPT_INT, &seeds, 1, CMP_MAX_SEEDS, "seeds per scheme (1..N), trained side by side; 2 or more "
                                                       "for a verdict"},
-        {"--lr", OPT_FLOAT, &lr, 1e-6, 1, "peak learning rate"},
-        {"--seq-len", OPT_INT, &seq_len, 8, 4096, "training length L"},
         {"--schemes", OPT_STR, &schemes, 0, 0, "comma-separated position schemes"},
         {"--out", OPT_OUT_DIR, &c.out, 0, 0, "directory for the runs, report.md and plots"},
-        {"--dim", OPT_INT, &dim, 4, 4096, "model width (4 heads)"},
-        {"--layers", OPT_INT, &layers, 1, 64, "layers"},
-        {"--synth-bytes", OPT_INT, &synth_bytes, 1000, 1 << 30, "bytes of the synthetic corpus (10% held out)"},
+        TRAIN_FLAG_ROWS(b),
+        TRAIN_SYNTH_BYTES_ROW(&synth_bytes),
         COMPARE_GEN_OPTS(&c),
         OPT_THREADS_ROW(&threads),
     };
@@ -140,22 +142,19 @@ int cmd_demo(int argc, char **argv) {
     compare_set_schemes(&c, schemes);
     compare_set_cmdline(&c, argc, argv);
 
-    TrainConfig *b = &c.base;
-    train_config_defaults(b);
-    b->dim = dim, b->layers = layers, b->heads = 4, b->seq_len = seq_len, b->batch = 16, b->steps = steps, b->lr = lr;
-    b->synth_bytes = synth_bytes, b->ckpt_every = 0, b->converge = 1;
+    b->steps = steps, b->synth_bytes = synth_bytes, b->ckpt_every = 0, b->converge = 1;
     compare_set_converge(&c);
     c.n_seeds = seeds;
     for (int k = 0; k < seeds; k++) c.seed[k] = (unsigned long long)k + 1;
     c.eval_tokens = 16384;   /* per length: the seeds, not more text, decide the verdicts */
     c.nonoverlap_only = 1;   /* the sliding protocol would double the evaluation time */
     c.fresh = 1;             /* a demo always trains, whatever an earlier one left behind */
-    c.n_lengths = eval_parse_lengths(NULL, c.mult, seq_len, c.lens, CMP_MAX_LENGTHS);
+    c.n_lengths = eval_parse_lengths(NULL, c.mult, b->seq_len, c.lens, CMP_MAX_LENGTHS);
     if (c.n_lengths < 0) pelab_die("demo: %s", pelab_errmsg);
 
     printf("pelab demo: %d seed%s per scheme side by side at L = %d on synth:stories (%d bytes, the last %g%% held "
            "out), each trained until its validation loss converges (at most %d steps); held-out loss in nats/byte at "
-           "L/2 .. 8L\n", seeds, seeds == 1 ? "" : "s", seq_len, synth_bytes, 100 * b->val_frac, steps);
+           "L/2 .. 8L\n", seeds, seeds == 1 ? "" : "s", b->seq_len, synth_bytes, 100 * b->val_frac, steps);
     fflush(stdout);
     compare_run_all(&c, NULL);
     if (compare_print_table(&c, stdout) != 0) pelab_die("demo: %s", pelab_errmsg);

@@ -27,8 +27,7 @@ enum { MAX_RULES = 16, MAX_LENGTHS = 64 };
 /* one `pelab eval`: the models (one per rule), the tokens, the results; large, so on the heap */
 typedef struct {
     const char *model_path, *data_path, *seed, *tokenizer;
-    const char *precision;       /* --precision, NULL: fp32 */
-    const char *attn_scale;      /* --attn-scale, NULL: the checkpoint's */
+    LoadFlags load;              /* --scale (the rules), --precision, --kv-cache, --attn-scale */
     DynamicLength dynamic;       /* --dynamic: a dynamic rule's length, the window's or each prefix's */
     size_t n_tokens, n_file;
     int train_len, n_rules, n_lengths;
@@ -229,16 +228,17 @@ static void write_file(const char *path, int json, const Run *run) {
 }
 
 /* one model per rule, loaded up front so a bad rule fails before any work; then the tokenizer */
-static void load_rules(Run *run, const char *scale) {
+static void load_rules(Run *run) {
+    const char *scale = run->load.scale;
     snprintf(run->rule_buf, sizeof run->rule_buf, "%s", scale);
     for (char *save = NULL, *tok = strtok_r(run->rule_buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (run->n_rules == MAX_RULES) pelab_die("eval: --scale %s: more than %d rules", scale, MAX_RULES);
         int r = run->n_rules++;
         run->rules[r] = tok;
-        if (eval_load_rule(run->model_path, tok, precision_or_die(run->precision), &run->models[r],
+        if (eval_load_rule(run->model_path, tok, precision_or_die(run->load.precision), &run->models[r],
                            r ? NULL : &run->meta) != 0)
             pelab_die("%s", pelab_errmsg);
-        set_attn_scale_or_die(&run->models[r], run->attn_scale);
+        load_flags_apply_or_die("eval", &run->load, &run->models[r]);
         pos_spec(&run->models[r].pos, run->scheme[r], sizeof run->scheme[r]);
         pos_lengths(&run->models[r].pos, run->lengths_str[r], sizeof run->lengths_str[r]);
     }
@@ -371,18 +371,22 @@ static void run_free(Run *run) {
 }
 
 int cmd_eval(int argc, char **argv) {
-    const char *data = NULL, *lengths = NULL, *mult = NULL, *scale = "none", *csv_path = NULL,
-               *json_path = NULL, *precision = NULL, *attn_scale = NULL, *dynamic_arg = "window";
+    const char *data = NULL, *lengths = NULL, *mult = NULL, *csv_path = NULL, *json_path = NULL,
+               *dynamic_arg = "window";
+    LoadFlags load = LOAD_FLAGS_DEFAULT;
+    load.scale = "none";
     int stride = 0, buckets = 16, max_tokens = 65536, threads = 0, bos = -1;
+    char rules[1024], methods[1024], scale_help[2200];
+    rope_rule_list(rules, sizeof rules, ",", 0, 1);
+    extend_list(methods, sizeof methods, ",", 0);
+    snprintf(scale_help, sizeof scale_help, "scaling rules side by side: none (the stored scheme),%s and extension "
+             "methods %s (see --help of score)", rules, methods);
     EvalGenOpts gen = {.gen_tokens = 0, .gen_prompts = 3, .keyppl_tokens = 0, .key_gain = 2.0f};
     const OptSpec opts[] = {
         {"--data", OPT_STR, &data, 0, 0, "held-out text file (encoded by the checkpoint's tokenizer)"},
         {"--lengths", OPT_STR, &lengths, 0, 0, "evaluation lengths, e.g. 64,128,256"},
         {"--mult", OPT_STR, &mult, 0, 0, "lengths as multiples of the training length (default 0.5,1,2,4,8)"},
         {"--stride", OPT_INT, &stride, 0, 1 << 24, "sliding-window stride (0: L_eval/2; capped at L_eval)"},
-        {"--scale", OPT_STR, &scale, 0, 0, "scaling rules side by side: none (the stored scheme),pi:4,ntk:4,yarn:4,"
-                                             "longrope:PATH,... and extension methods selfextend:G:W,rerope:W,"
-                                             "leaky-rerope:W:K,stream:S:W (see --help of score)"},
         {"--buckets", OPT_INT, &buckets, 1, 1 << 20, "position buckets per length (at most L_eval)"},
         {"--csv", OPT_OUT_FILE, &csv_path, 0, 0, "write every result row as CSV here"},
         {"--json", OPT_OUT_FILE, &json_path, 0, 0, "write every result row as JSON here"},
@@ -396,8 +400,7 @@ int cmd_eval(int argc, char **argv) {
                                                                      "(0: off); the first rule picks the key tokens"},
         {"--key-gain", OPT_FLOAT, &gen.key_gain, 0, 100, "key token: log-prob gain (nats) with context L over L/4"},
         OPT_DYNAMIC_ROW(&dynamic_arg),
-        OPT_PRECISION_ROW(&precision),
-        OPT_ATTN_SCALE_ROW(&attn_scale),
+        LOAD_FLAG_ROWS_WITH(&load, scale_help),
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[1];
@@ -415,10 +418,9 @@ int cmd_eval(int argc, char **argv) {
     run->dynamic = dynamic_length;
     run->model_path = pos_args[0];
     run->data_path = data;
-    run->precision = precision;
-    run->attn_scale = attn_scale;
+    run->load = load;
     tokenizer_init_byte(&run->tok);
-    load_rules(run, scale);
+    load_rules(run);
     run->n_lengths = eval_parse_lengths(lengths, mult ? mult : "0.5,1,2,4,8", run->train_len, run->lens, MAX_LENGTHS);
     if (run->n_lengths < 0) pelab_die("eval: %s", pelab_errmsg);
     load_tokens(run, max_tokens, bos);

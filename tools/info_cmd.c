@@ -5,14 +5,41 @@
 
 #include "../core/error.h"
 #include "../io/checkpoint.h"
+#include "../model/pos/extend.h"
+#include "../model/pos/rope_scaling.h"
 #include "args.h"
 #include "commands.h"
 
+/* what --scale takes, from the rules' and the methods' tables (rope_scaling.h, extend.h), as the
+ * Markdown table README shows (make readme-lists writes it there) */
+static void print_rules(void) {
+    printf("| `--scale` | what it does | HF config | follows the length |\n| --- | --- | --- | --- |\n");
+    for (int i = 0; i < rope_rule_count(); i++) {
+        const RopeRuleDef *d = rope_rule_at(i);
+        RopeRule r = {.def = d, .s = 2};
+        int L = 64, follows = rope_rule_is_dynamic(&r);
+        const char *hf = d->hf_type ? d->hf_type : d->hf_theta ? "written as rope_theta" : i ? "refused" : "-";
+        printf("| `%s`%s%s%s | %s | %s%s%s | %s |\n", d->usage, d->note ? " (" : "", d->note ? d->note : "",
+               d->note ? ")" : "", d->summary, d->hf_type ? "`" : "", hf, d->hf_type ? "`" : "",
+               !follows ? "no" : rope_rule_changes(&r, L, L + 1, 2 * L + 1) ? "yes" : "once, at L");
+    }
+    for (int i = 0; i < extend_count(); i++)
+        printf("| `%s` | extension method: %s | - | no |\n", extend_at(i)->usage, extend_at(i)->summary);
+}
+
 int cmd_info(int argc, char **argv) {
     const char *pos_args[1];
-    int n_pos;
-    args_parse("info", "[CKPT]   (without one: only this machine's BLAS and CPU)", argc, argv, 1, NULL, 0, pos_args,
-               1, &n_pos);
+    int n_pos, rules = 0;
+    const OptSpec opts[] = {
+        {"--rules", OPT_FLAG, &rules, 0, 0, "list what --scale takes: the scaling rules and extension methods"},
+    };
+    args_parse("info", "[CKPT]   (without one: only this machine's BLAS and CPU)", argc, argv, 1, opts,
+               sizeof opts / sizeof opts[0], pos_args, 1, &n_pos);
+    if (rules) {
+        if (n_pos) pelab_die("info: --rules lists what --scale takes; give it without a checkpoint");
+        print_rules();
+        return 0;
+    }
     if (n_pos == 0) {
         print_machine(stdout, 1);
         return 0;

@@ -44,12 +44,14 @@ static void print_wavelengths(const HfConfig *c, const char *freq_rule) {
     int have_rule = freq_rule[0] && rope_rule_parse(freq_rule, &rule) == 0 &&
                     rope_rule_check_pairs(&rule, pairs, "inspect") == 0;
     if (!have_rule && rope_rule_parse("none", &rule) != 0) return;
-    int sets = rule.kind == RULE_LONGROPE ? 2 : 1;
+    /* a rule that switches once, when the length passes L (LongRoPE), has a second set of
+     * frequencies past it; one that follows the length (dynamic NTK) is shown at L */
+    int follows = rope_rule_is_dynamic(&rule), sets = follows && !rope_rule_changes(&rule, (int)L, L + 1, 2 * L + 1) ? 2 : 1;
     double freq[2][ROPE_MAX_PAIRS], af;
     for (int s = 0; s < sets; s++) rope_rule_freqs(&rule, 2 * pairs, c->theta, (int)L, s ? L + 1 : L, freq[s], &af);
     printf("wavelengths 2pi/theta_j, %s, L = %ld (original length)%s:\n",
            have_rule ? "after the rule" : "BEFORE the rule (no pelab rule computes these frequencies)", L,
-           sets == 2 ? "; short factors up to L, long past it" : rule.kind == RULE_DYNAMIC_NTK ? "; at length L (past it they follow the length)" : "");
+           sets == 2 ? "; short factors up to L, long past it" : follows ? "; at length L (past it they follow the length)" : "");
     int turning = 0;
     for (int j = 0; j < pairs; j++) {
         double w = 2 * M_PI / freq[0][j];

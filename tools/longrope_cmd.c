@@ -36,7 +36,7 @@ int cmd_longrope_search(int argc, char **argv) {
     set_threads(threads);
     Model m;
     Tokenizer tok;
-    load_model_or_die(pos_args[0], NULL, NULL, &m, &tok);
+    load_model_or_die("longrope-search", pos_args[0], &(LoadFlags)LOAD_FLAGS_DEFAULT, &m, &tok);
     if (cfg.len == 0) cfg.len = 4 * m.cfg.seq_len;
     unsigned char *text;
     size_t n_bytes;

@@ -14,22 +14,9 @@
 
 enum { MAX_LIST = 64 };
 
-/* "a,b,c" -> numbers; dies naming the flag on anything else */
-
-static void rule_of(const char *spec, char *out, size_t n) {
-    const char *r = strstr(spec, "scale=");
-    if (!r) {
-        snprintf(out, n, "none");
-        return;
-    }
-    r += 6;
-    size_t len = strcspn(r, ",");
-    snprintf(out, n, "%.*s", (int)len, r);
-}
-
 int cmd_passkey(int argc, char **argv) {
-    const char *lengths_s = NULL, *mult_s = NULL, *depths_s = "0,10,20,30,40,50,60,70,80,90,100", *scale = NULL,
-               *precision = NULL;
+    const char *lengths_s = NULL, *mult_s = NULL, *depths_s = "0,10,20,30,40,50,60,70,80,90,100";
+    LoadFlags load = LOAD_FLAGS_DEFAULT;
     const char *csv_path = NULL;
     int trials = 10, threads = 0;
     unsigned long long seed = 1;
@@ -38,10 +25,9 @@ int cmd_passkey(int argc, char **argv) {
         {"--mult", OPT_STR, &mult_s, 0, 0, "lengths as multiples of the training length (default 0.5,1,2,4,8)"},
         {"--depths", OPT_STR, &depths_s, 0, 0, "key depths in % of the filler"},
         {"--trials", OPT_INT, &trials, 1, 1 << 20, "random keys per (length, depth)"},
-        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
         {"--seed", OPT_U64, &seed, 0, 1.8e19, "seed of the keys"},
         {"--csv", OPT_OUT_FILE, &csv_path, 0, 0, "also write model,pos,length,depth,trials,exact,accuracy,mean_rank rows here"},
-        OPT_PRECISION_ROW(&precision),
+        LOAD_FLAG_ROWS(&load),
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[1];
@@ -55,7 +41,7 @@ int cmd_passkey(int argc, char **argv) {
 
     Model m;
     Tokenizer tok;
-    load_model_or_die(pos_args[0], scale, precision, &m, &tok);
+    load_model_or_die("passkey", pos_args[0], &load, &m, &tok);
     /* a subword tokenizer: lengths stay bytes of text (--mult: the training length in tokens times the
      * tokenizer's bytes per token on a passkey document), each length's tokens counted */
     int sub = tok.kind != TOK_BYTE, n_len, lengths[MAX_LIST], n_tokens[MAX_LIST], ok_len[MAX_LIST], max_len = PASSKEY_MIN_LEN;
@@ -79,7 +65,7 @@ int cmd_passkey(int argc, char **argv) {
     char spec[512], lens[160], rule[64];
     pos_spec(&m.pos, spec, sizeof spec);
     pos_lengths(&m.pos, lens, sizeof lens);
-    rule_of(spec, rule, sizeof rule);
+    pos_rule_describe(&m.pos, rule, sizeof rule);
     printf("passkey  model %s  scheme %s  rule %s  pos %s  lengths: %s\n", pos_args[0], m.pos.scheme->name, rule,
            spec, lens);
     if (sub) {

@@ -54,7 +54,8 @@ static int sinks_report(Model *m, const int *ids, size_t n, int len, int windows
 }
 
 int cmd_probe(int argc, char **argv) {
-    const char *text = NULL, *distances = NULL, *scale = NULL, *csv = "attention.csv", *png = "attention.png";
+    const char *text = NULL, *distances = NULL, *csv = "attention.csv", *png = "attention.png";
+    LoadFlags load = LOAD_FLAGS_DEFAULT;
     int trials = 20, layer = 0, head = 0, len = 0, threads = 0, windows = 16, sink_token = -1;
     unsigned long long seed = 1;
     const OptSpec opts[] = {
@@ -70,7 +71,7 @@ int cmd_probe(int argc, char **argv) {
         {"--windows", OPT_INT, &windows, 1, 1 << 20, "sinks: windows of --len tokens spread over the text"},
         {"--sink-token", OPT_INT, &sink_token, -1, 1 << 30,
          "sinks: each window's first token is this id (as train --sink-token; -1: the text's own)"},
-        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
+        LOAD_FLAG_ROWS(&load),
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[2];
@@ -81,7 +82,7 @@ int cmd_probe(int argc, char **argv) {
     set_threads(threads);
     Model m;
     Tokenizer tok;
-    load_model_or_die(pos_args[0], scale, NULL, &m, &tok);
+    load_model_or_die("probe", pos_args[0], &load, &m, &tok);
     int L = m.cfg.seq_len;
     if (len == 0) len = L;
     const char *what = pos_args[1];

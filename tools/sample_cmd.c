@@ -76,7 +76,7 @@ int cmd_sample(int argc, char **argv) {
     int n_new = 256, steps = 0, top_k = 0, no_cache = 0, threads = 0, batch = 16;
     float temp = 1.0f, top_p = 0.9f;
     unsigned long long seed = 0;
-    const char *scale = NULL, *precision = NULL, *attn_scale = NULL, *kv_cache = "fp32";
+    LoadFlags load = LOAD_FLAGS_DEFAULT;
     const OptSpec opts[] = {
         {"--prompt", OPT_STR, &prompt, 0, 0, "text to continue (empty: start from BOS, or a newline for byte/bpe models)"},
         {"-n", OPT_INT, &n_new, 1, 1 << 24,
@@ -93,12 +93,7 @@ int cmd_sample(int argc, char **argv) {
          "a file of prompts, one per line, continued side by side in one batch (left-padded; each text as "
          "--prompt LINE with the same --seed gives)"},
         {"--batch", OPT_INT, &batch, 1, 4096, "with --prompts: texts side by side (memory: batch x KV cache)"},
-        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
-        OPT_PRECISION_ROW(&precision),
-        {"--kv-cache", OPT_STR, &kv_cache, 0, 0,
-         "fp32 | bf16: what the KV cache stores keys and values in (bf16: half the memory and half the bytes "
-         "each decoded token reads; logits move by under 1% of the largest, docs/PERFORMANCE.md)"},
-        OPT_ATTN_SCALE_ROW(&attn_scale),
+        LOAD_FLAG_ROWS(&load),
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[1];
@@ -108,16 +103,12 @@ int cmd_sample(int argc, char **argv) {
     ckpt = pos_args[0];
     if (prompts && (steps > 0 || no_cache || prompt[0]))
         pelab_die("sample: --prompts takes -n, not --steps, --no-cache or --prompt");
-    if (strcmp(kv_cache, "fp32") != 0 && strcmp(kv_cache, "bf16") != 0)
-        pelab_die("sample: --kv-cache %s: expected fp32 or bf16", kv_cache);
-    if (no_cache && strcmp(kv_cache, "bf16") == 0) pelab_die("sample: --kv-cache bf16 with --no-cache: no cache to keep");
+    if (no_cache && strcmp(load.kv_cache, "bf16") == 0) pelab_die("sample: --kv-cache bf16 with --no-cache: no cache to keep");
     set_threads(threads);
 
     Model m;
     Tokenizer tok;
-    load_model_or_die(ckpt, scale, precision, &m, &tok);
-    m.kv_cache_bf16 = strcmp(kv_cache, "bf16") == 0;
-    set_attn_scale_or_die(&m, attn_scale);
+    load_model_or_die("sample", ckpt, &load, &m, &tok);
     if (seed == 0) {
         seed = (unsigned long long)time(NULL);
         fprintf(stderr, "seed %llu\n", seed);

@@ -54,16 +54,15 @@ static void score_lines(Model *m, const Tokenizer *tok, const char *path, const 
 int cmd_score(int argc, char **argv) {
     int len = 0, threads = 0, lines = 0, batch = 16;
     const char *per_token_path = NULL;
-    const char *scale = NULL, *precision = NULL, *attn_scale = NULL, *dynamic_arg = "window";
+    const char *dynamic_arg = "window";
+    LoadFlags load = LOAD_FLAGS_DEFAULT;
     const OptSpec opts[] = {
         {"--len", OPT_INT, &len, 0, 1 << 24, "window length (0: the model's training length)"},
         {"--per-token", OPT_OUT_FILE, &per_token_path, 0, 0, "write window,position,token,logprob CSV here"},
-        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
         {"--lines", OPT_FLAG, &lines, 0, 0, "score every non-empty line as a text of its own, from position 0"},
         {"--batch", OPT_INT, &batch, 1, 4096, "with --lines: texts side by side (left-padded; the same log-probs)"},
         OPT_DYNAMIC_ROW(&dynamic_arg),
-        OPT_PRECISION_ROW(&precision),
-        OPT_ATTN_SCALE_ROW(&attn_scale),
+        LOAD_FLAG_ROWS(&load),
         OPT_THREADS_ROW(&threads),
     };
     const char *pos_args[2];
@@ -76,8 +75,7 @@ int cmd_score(int argc, char **argv) {
 
     Model m;
     Tokenizer tok;
-    load_model_or_die(pos_args[0], scale, precision, &m, &tok);
-    set_attn_scale_or_die(&m, attn_scale);
+    load_model_or_die("score", pos_args[0], &load, &m, &tok);
     /* flags first: a refused run leaves no --per-token file behind */
     if (lines && len) pelab_die("score: --len cuts one text into windows; --lines scores every line whole");
     if (len == 0) len = m.cfg.seq_len;

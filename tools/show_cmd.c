@@ -21,6 +21,7 @@
 typedef struct {
     const char *pos, *ckpt, *scales, *also, *at, *text, *out;
     int len, dist, n, dim, heads, layer, head;
+    LoadFlags load; /* applied to the --ckpt model */
 } ShowOpts;
 
 /* the scheme to draw: a checkpoint's (--ckpt, its learned parameters), or --pos on the --dim,
@@ -29,7 +30,7 @@ static PosCtx *show_scheme(const ShowOpts *o, const char *def_pos, Model *m, Pos
     *params = NULL;
     if (o->ckpt) {
         Tokenizer tok;
-        load_model_or_die(o->ckpt, NULL, NULL, m, &tok);
+        load_model_or_die("show", o->ckpt, &o->load, m, &tok);
         tokenizer_free(&tok);
         return &m->pos;
     }
@@ -81,7 +82,7 @@ static void show_attention_cmd(const ShowOpts *o) {
     if (!o->ckpt) pelab_die("show attention: needs a trained model (--ckpt)");
     Model m;
     Tokenizer tok;
-    load_model_or_die(o->ckpt, NULL, NULL, &m, &tok);
+    load_model_or_die("show attention", o->ckpt, &o->load, &m, &tok);
     size_t avail;
     int *ids = load_text_or_die("show attention", o->text, &tok, &avail);
     int n = o->n ? o->n : m.cfg.seq_len;
@@ -120,7 +121,7 @@ static void show_rotary_cmd(const ShowOpts *o, int decay) {
 }
 
 int cmd_show(int argc, char **argv) {
-    ShowOpts o = {.scales = "none", .out = "show", .len = 128, .dim = 256, .heads = 4};
+    ShowOpts o = {.scales = "none", .out = "show", .len = 128, .dim = 256, .heads = 4, .load = LOAD_FLAGS_DEFAULT};
     const OptSpec opts[] = {
         {"--pos", OPT_STR, &o.pos, 0, 0,
          "scheme spec (default: similarity sinusoidal, bias alibi, decay and wavelength rope)"},
@@ -138,6 +139,7 @@ int cmd_show(int argc, char **argv) {
         {"--head", OPT_INT, &o.head, 0, 1 << 20, "attention: head"},
         {"--text", OPT_STR, &o.text, 0, 0, "attention: text file (default: the built-in corpus)"},
         {"--out", OPT_OUT_DIR, &o.out, 0, 0, "directory for NAME.csv, NAME.gp, NAME.png, NAME.svg"},
+        LOAD_FLAG_ROWS(&o.load),
     };
     const char *pos_args[1];
     int n_pos;
@@ -147,6 +149,10 @@ int cmd_show(int argc, char **argv) {
     if (o.dim % o.heads != 0) pelab_die("show: --dim %d is not a multiple of --heads %d", o.dim, o.heads);
     if (make_dirs(o.out) != 0) pelab_die("show: %s", pelab_errmsg);
     const char *what = pos_args[0];
+    int draws_ckpt = o.ckpt && strcmp(what, "decay") != 0 && strcmp(what, "wavelength") != 0;
+    if (load_flags_given(&o.load) && !draws_ckpt)
+        pelab_die("show %s: --scale, --precision, --kv-cache and --attn-scale apply to the --ckpt model of similarity, "
+                  "bias and attention (decay and wavelength take --scales)", what);
     if (strcmp(what, "similarity") == 0) show_similarity_cmd(&o);
     else if (strcmp(what, "bias") == 0) show_bias_cmd(&o);
     else if (strcmp(what, "attention") == 0) show_attention_cmd(&o);

@@ -101,7 +101,7 @@ int suite_compare_argv(const SuiteProtocol *p, const SuiteRun *r, const char *co
     suite_protocol_schemes(p, r, &schemes);
     sb_free(buf);
     /* words separated by NUL in buf, split after: buf may move while it grows */
-    sb_printf(buf, "compare%c--out%c%s/%s%c--schemes%c%s%c--seeds%c%d%c--train-len%c%d%c--steps%c%ld%c--batch%c%d", 0,
+    sb_printf(buf, "compare%c--out%c%s/%s%c--schemes%c%s%c--seeds%c%d%c--seq-len%c%d%c--steps%c%ld%c--batch%c%d", 0,
               0, r->dir, p->name, 0, 0, sb_str(&schemes), 0, 0, seeds, 0, 0, p->train_len, 0, 0, steps, 0, 0, p->batch);
     sb_printf(buf, "%c--dim%c64%c--layers%c2%c--heads%c4%c--lr%c3e-3%c--threads%c%d", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
               r->threads);

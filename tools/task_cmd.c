@@ -262,8 +262,8 @@ static void print_table(const TaskRun *r) {
 /* greedy answers of a trained model at each length (and depth, for a task with one): a table,
  * for retrieval tasks also the depth x length grid of exact match; CSV, JSON and plots on request */
 static int eval(int argc, char **argv) {
-    const char *task = NULL, *lens = NULL, *depths = NULL, *csv = NULL, *json = NULL, *plots = NULL, *scale = NULL,
-               *precision = NULL;
+    const char *task = NULL, *lens = NULL, *depths = NULL, *csv = NULL, *json = NULL, *plots = NULL;
+    LoadFlags load = LOAD_FLAGS_DEFAULT;
     static TaskRun r; /* large: not on the stack */
     r.seed = 1, r.n = 100;
     int threads = 0, rand_pos = 0;
@@ -275,11 +275,10 @@ static int eval(int argc, char **argv) {
         {"--depths", OPT_STR, &depths, 0, 0, "depths in [0, 1] to test, comma-separated (tasks with a depth option)"},
         {"--n", OPT_INT, &r.n, 1, 1 << 20, "examples per cell"},
         {"--seed", OPT_U64, &r.seed, 0, 1.8e19, "example seed (different from training's: held-out examples)"},
-        {"--scale", OPT_STR, &scale, 0, 0, SCALE_RULE_HELP},
         {"--csv", OPT_OUT_FILE, &csv, 0, 0, "also write the cells as CSV"},
         {"--json", OPT_OUT_FILE, &json, 0, 0, "also write the cells as JSON"},
         {"--plots", OPT_OUT_DIR, &plots, 0, 0, "plot accuracy vs length (and the depth x length heatmap) into DIR"},
-        OPT_PRECISION_ROW(&precision),
+        LOAD_FLAG_ROWS(&load),
         OPT_THREADS_ROW(&threads),
     };
     const char *pos[1];
@@ -308,7 +307,7 @@ static int eval(int argc, char **argv) {
     set_threads(threads);
     Model m;
     Tokenizer tok;
-    load_model_or_die(pos[0], scale, precision, &m, &tok);
+    load_model_or_die("task eval", pos[0], &load, &m, &tok);
     r.model = pos[0], r.train_len = m.cfg.seq_len;
     task_format(&t, r.task, sizeof r.task);
     for (int d = 0; d < r.n_depth; d++) {

@@ -35,7 +35,7 @@ static void load_tok_or_die(Tokenizer *t, const char *path) {
     fclose(f);
     if (got == sizeof head && head[8] == '{' && head[0] != '{') {
         Model m;
-        load_model_or_die(path, NULL, NULL, &m, t);
+        load_model_or_die("tokenizer", path, &(LoadFlags)LOAD_FLAGS_DEFAULT, &m, t);
         model_free(&m);
         return;
     }

@@ -8,6 +8,7 @@
 #include "../train/train.h"
 #include "args.h"
 #include "commands.h"
+#include "train_flags.h"
 
 enum { MAX_SEEDS = 64 };
 
@@ -81,18 +82,10 @@ int cmd_train(int argc, char **argv) {
          "every training and validation window starts with this token id (StreamingLLM's sink token; -1: off)"},
         {"--align-examples", OPT_FLAG, &tc.align_examples, 0, 0,
          "task data: every window starts at an example's first byte (as task eval's prompts)"},
-        {"--dim", OPT_INT, &tc.dim, 2, 65536, "model width"},
-        {"--layers", OPT_INT, &tc.layers, 1, 1024, "decoder layers"},
-        {"--heads", OPT_INT, &tc.heads, 1, 4096, "attention heads"},
-        {"--kv-heads", OPT_INT, &tc.kv_heads, 0, 4096, "key/value heads, grouped-query attention (0: = heads)"},
-        {"--hidden", OPT_INT, &tc.hidden, 0, 1 << 20, "SwiGLU hidden width (0: 3 x dim)"},
+        TRAIN_FLAG_ROWS(&tc),
         {"--untied", OPT_FLAG, &untied, 0, 0, "separate output head instead of the token embedding"},
-        {"--seq-len", OPT_INT, &tc.seq_len, 1, 1 << 20, "training length L"},
-        {"--batch", OPT_INT, &tc.batch, 1, 1 << 16, "sequences per step"},
         {"--steps", OPT_INT, &steps, 1, 1 << 30, "optimizer steps"},
-        {"--lr", OPT_FLOAT, &tc.lr, 0, 10, "peak learning rate"},
         {"--min-lr-frac", OPT_FLOAT, &tc.min_lr_frac, 0, 1, "final lr as a fraction of --lr (cosine decay)"},
-        {"--warmup", OPT_INT, &tc.warmup, -1, 1 << 30, "linear warmup steps (-1: 5% of --steps)"},
         {"--converge", OPT_FLAG, &tc.converge, 0, 0, "train until the validation loss converges, --steps at most: "
                                                      "constant lr after the warmup until the loss fell by at most "
                                                      "--converge-frac or --converge-abs over the last 20% of the "
@@ -113,7 +106,7 @@ int cmd_train(int argc, char **argv) {
         {"--seeds", OPT_STR, &seeds, 0, 0,
          "train one model per seed (1,2,3) in this process, in lockstep; checkpoints OUT_sSEED (--out's stem)"},
         {"--val-frac", OPT_FLOAT, &tc.val_frac, 1e-6, 0.999999, "held-out fraction (the end of the data)"},
-        {"--synth-bytes", OPT_INT, &synth_bytes, 1024, 1 << 30, "size of a synth:NAME corpus"},
+        TRAIN_SYNTH_BYTES_ROW(&synth_bytes),
         {"--eval-every", OPT_INT, &tc.eval_every, 0, 1 << 30, "validation every N steps (0: only at the end)"},
         {"--eval-windows", OPT_INT, &tc.eval_windows, 1, 1 << 20, "validation windows of --seq-len tokens"},
         {"--ckpt-every", OPT_INT, &tc.ckpt_every, 0, 1 << 30, "checkpoint every N steps (0: only at the end)"},

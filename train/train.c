@@ -763,3 +763,11 @@ int train_run_many(const TrainConfig *tcs, int n, TrainResult *res) {
 }
 
 int train_run(const TrainConfig *tc, TrainResult *res) { return train_run_many(tc, 1, res); }
+
+int train_check_shape(const TrainConfig *tc) {
+    TrainConfig t = *tc; /* with the defaults trainer_setup resolves */
+    if (t.kv_heads == 0) t.kv_heads = t.heads;
+    if (t.hidden == 0) t.hidden = 3 * t.dim;
+    ModelConfig cfg = flag_model_config(&t, 256);
+    return config_validate(&cfg);
+}

@@ -70,6 +70,10 @@ void train_config_defaults(TrainConfig *tc);
  * trainer_checkpoint at their intervals; Ctrl-C / SIGTERM / stop_after checkpoint and stop.
  * -1 with pelab_errmsg on bad input, NaN loss, or I/O failure */
 int train_run(const TrainConfig *tc, TrainResult *res);
+/* the model's shape from tc (dim, layers, heads, kv heads, hidden, length) checked as train_run
+ * checks it first: for a caller that plans many runs (compare, demo) and would otherwise learn of
+ * a bad shape from the first of them; -1 with one line */
+int train_check_shape(const TrainConfig *tc);
 /* n runs (train --seeds: one per seed, each with its own cfg.out) in one process, stepped in
  * lockstep across the threads, one run per thread at a time. Each run's checkpoint is
  * bit-identical to training it alone: at any thread count where the batch is sharded (a small

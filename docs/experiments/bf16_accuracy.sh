@@ -6,7 +6,7 @@
 set -euo pipefail
 out=${1:?usage: bf16_accuracy.sh OUTDIR}
 pelab=${PELAB:-./pelab}
-common=(--threads ${THREADS:-1} --train-len 64 --dim 96 --layers 3 --heads 4 --batch 16 --steps 1000 --rules none --finetune-steps 0
+common=(--threads ${THREADS:-1} --seq-len 64 --dim 96 --layers 3 --heads 4 --batch 16 --steps 1000 --rules none --finetune-steps 0
         --gen-tokens 0 --keyppl-tokens 0 --eval-tokens 8192 --synth-bytes 1048576)
 "$pelab" compare --out "$out/fp32" --seeds 1,2 --precision fp32 "${common[@]}"
 "$pelab" compare --out "$out/bf16" --seeds 1 --precision bf16 "${common[@]}"

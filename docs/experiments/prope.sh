@@ -6,5 +6,5 @@ set -euo pipefail
 out=${1:?usage: prope.sh OUTDIR}
 pelab=${PELAB:-./pelab}
 "$pelab" compare --out "$out" --schemes rope,rope:keep=0.75,rope:keep=0.5,rope:keep=0.25,nope --seeds 1,2,3 \
-    --threads "${THREADS:-1}" --train-len 64 --dim 96 --layers 3 --heads 4 --batch 16 --steps 1000 --rules none \
+    --threads "${THREADS:-1}" --seq-len 64 --dim 96 --layers 3 --heads 4 --batch 16 --steps 1000 --rules none \
     --finetune-steps 0 --gen-tokens 0 --keyppl-tokens 0 --eval-tokens 8192 --synth-bytes 1048576

@@ -35,7 +35,7 @@ schemes() { awk -F'|' '/^\|/ { s = $2; gsub(/^ +| +$/, "", s); printf "%s%s", n+
 collect_task() { # NAME SPEC LENS, table on stdin
     t=$(mktemp); cat > "$t"
     table "$1" task 64 "$3" < "$t"
-    ./pelab compare --task "$2" --task-lens "$3" --schemes "$(schemes < "$t")" --seeds 3 --train-len 64 --out "$OUT/$1" --collect
+    ./pelab compare --task "$2" --task-lens "$3" --schemes "$(schemes < "$t")" --seeds 3 --seq-len 64 --out "$OUT/$1" --collect
     rm -f "$t"
 }
 
@@ -91,6 +91,6 @@ cat > "$t" <<'T'
 | rope:max_period=128 | 1.801 ± 0.018 | 1.786 ± 0.020 | 1.847 ± 0.025 | 2.159 ± 0.017 | 2.450 ± 0.008 | 2.813 ± 0.010 |
 T
 table lm10 loss 128 64,128,256,512,1024,2048 < "$t"
-./pelab compare --schemes "$(schemes < "$t")" --seeds 3 --train-len 128 --dim 96 --layers 3 --heads 4 --mult 0.5,1,2,4,8,16 --rules none \
+./pelab compare --schemes "$(schemes < "$t")" --seeds 3 --seq-len 128 --dim 96 --layers 3 --heads 4 --mult 0.5,1,2,4,8,16 --rules none \
     --finetune-scale 0 --gen-tokens 0 --keyppl-tokens 0 --out "$OUT/lm10" --collect
 rm -f "$t"

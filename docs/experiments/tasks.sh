@@ -15,11 +15,11 @@ run() { # DIR, then the compare flags
     xargs -P 2 -I{} sh -c "{}" < "$OUT/$dir.jobs"
     ./pelab compare "$@" --out "$OUT/$dir" --collect
 }
-run copy --task copy:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --train-len 64 --synth-bytes 2000000 $COMMON
-run sort --task sort:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --train-len 64 --synth-bytes 2000000 $COMMON
-run sort_rp --task sort:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --train-len 64 --synth-bytes 2000000 \
+run copy --task copy:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --seq-len 64 --synth-bytes 2000000 $COMMON
+run sort --task sort:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --seq-len 64 --synth-bytes 2000000 $COMMON
+run sort_rp --task sort:len=2-8 --task-lens 2,4,6,8,10,12,16,24,32 --task-n 100 --seq-len 64 --synth-bytes 2000000 \
     --rand-pos 256 --schemes rope,alibi,t5,sinusoidal $COMMON
-run passkey --task passkey:len=64-128 --task-lens 64,128,256,512,1024 --task-n 50 --train-len 128 --synth-bytes 4000000 \
+run passkey --task passkey:len=64-128 --task-lens 64,128,256,512,1024 --task-n 50 --seq-len 128 --synth-bytes 4000000 \
     $COMMON
 for s in nope learned sinusoidal rope alibi t5 kerple xpos fope; do
     lens=128,256,512,1024
@@ -29,5 +29,5 @@ for s in nope learned sinusoidal rope alibi t5 kerple xpos fope; do
 done
 # language modelling: loss by length, long generation past L, loss jump, key-token perplexity
 run lm --schemes nope,learned,sinusoidal,sinusoidal:scale=1,tokens=sqrt_dim,rope,alibi,t5,kerple,xpos,fope \
-    --seeds 1,2,3 --train-len 64 --steps 600 --dim 96 --layers 3 --heads 4 --batch 16 --synth-bytes 1048576 \
+    --seeds 1,2,3 --seq-len 64 --steps 600 --dim 96 --layers 3 --heads 4 --batch 16 --synth-bytes 1048576 \
     --mult 0.5,1,2,4,8 --rules yarn:8 --finetune-steps 0 --eval-tokens 16384 --keyppl-tokens 16384 --threads 1

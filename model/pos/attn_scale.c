@@ -26,6 +26,34 @@ static void shortest(char *buf, size_t n, double x) {
     if (strtod(buf, NULL) != x) snprintf(buf, n, "%.17g", x);
 }
 
+/* the modifiers: what the spec spells, their options (as --help shows them, and as an unknown
+ * option's message lists them) and their one help line */
+static const struct {
+    const char *name;
+    AttnScaleKind kind;
+    const char *usage, *keys, *help;
+} MODIFIERS[] = {
+    {"logn", ATTN_SCALE_LOGN, "len=N,layers=W", "len, layers",
+     "queries times log(pos+1)/log(N) past N tokens (Qwen's logn; default N = L)"},
+    {"temp", ATTN_SCALE_TEMP, "scale=F,floor=N,layers=W", "scale, floor, layers",
+     "queries times F log(floor((pos+1)/N) + 1) + 1 (Llama 4; default F 0.1, N = L)"},
+    {"ssmax", ATTN_SCALE_SSMAX, "init=F", "init",
+     "queries times s log(pos+1), s learned per layer and head (SSMax; default s = 1/log L)"},
+};
+enum { N_MODIFIERS = sizeof MODIFIERS / sizeof MODIFIERS[0] };
+
+void attn_scale_help(char *buf, size_t n, const char *indent) {
+    size_t used = 0;
+    if (n) buf[0] = 0;
+    for (int i = 0; i < N_MODIFIERS && used < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "SPEC+%s", MODIFIERS[i].name);
+        int k = snprintf(buf + used, n - used, "\n%s%-11s %-24s %s", indent, name, MODIFIERS[i].usage,
+                         MODIFIERS[i].help);
+        if (k > 0) used += (size_t)k;
+    }
+}
+
 int attn_scale_parse(AttnScale *a, const char *text, int train_len) {
     char buf[128];
     if (strlen(text) >= sizeof buf) return pelab_fail("attention modifier +%s: too long", text);
@@ -33,11 +61,23 @@ int attn_scale_parse(AttnScale *a, const char *text, int train_len) {
     char *opts = strchr(buf, ':');
     if (opts) *opts++ = 0;
     memset(a, 0, sizeof *a);
-    if (!strcmp(buf, "logn")) a->kind = ATTN_SCALE_LOGN, a->len = train_len;
-    else if (!strcmp(buf, "temp")) a->kind = ATTN_SCALE_TEMP, a->floor_len = train_len, a->scale = 0.1;
+    int m = 0;
+    while (m < N_MODIFIERS && strcmp(buf, MODIFIERS[m].name) != 0) m++;
+    if (m == N_MODIFIERS) {
+        char names[128];
+        size_t used = 0;
+        for (int i = 0; i < N_MODIFIERS && used < sizeof names; i++) {
+            const char *sep = i == 0 ? "" : i == N_MODIFIERS - 1 ? " or " : ", ";
+            int k = snprintf(names + used, sizeof names - used, "%s%s", sep, MODIFIERS[i].name);
+            if (k > 0) used += (size_t)k;
+        }
+        return pelab_fail("attention modifier +%s: unknown (expected %s)", buf, names);
+    }
+    a->kind = MODIFIERS[m].kind;
+    if (a->kind == ATTN_SCALE_LOGN) a->len = train_len;
+    if (a->kind == ATTN_SCALE_TEMP) a->floor_len = train_len, a->scale = 0.1;
     /* no initial s given in the paper: 1 / log L makes the factor 1 at the training length */
-    else if (!strcmp(buf, "ssmax")) a->kind = ATTN_SCALE_SSMAX, a->init = train_len >= 2 ? 1.0 / log(train_len) : 1.0;
-    else return pelab_fail("attention modifier +%s: unknown (expected logn, temp or ssmax)", buf);
+    if (a->kind == ATTN_SCALE_SSMAX) a->init = train_len >= 2 ? 1.0 / log(train_len) : 1.0;
     char *save = NULL;
     for (char *tok = opts ? strtok_r(opts, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
@@ -59,10 +99,7 @@ int attn_scale_parse(AttnScale *a, const char *text, int train_len) {
                 return pelab_fail("attention modifier +%s: layers=%s: expected all or nope", buf, eq + 1);
             a->nope_only = !strcmp(eq + 1, "nope");
         } else {
-            return pelab_fail("attention modifier +%s: unknown option '%s' (expected %s)", buf, tok,
-                              a->kind == ATTN_SCALE_LOGN   ? "len, layers"
-                              : a->kind == ATTN_SCALE_TEMP ? "scale, floor, layers"
-                                                           : "init");
+            return pelab_fail("attention modifier +%s: unknown option '%s' (expected %s)", buf, tok, MODIFIERS[m].keys);
         }
     }
     if (a->kind == ATTN_SCALE_LOGN && a->len < 2) return pelab_fail("attention modifier +logn: len %d: expected >= 2", a->len);

@@ -3,7 +3,7 @@
  * query row is multiplied by f(pos), from its own position id, so the content logits q.k grow with
  * the position (the score biases of ALiBi, T5, KERPLE are not scaled: Qwen, Llama 4 and SSMax scale
  * the query tensor, as here; SSMax scales the whole logit vector, which is the same only without a
- * score bias, so pos.c refuses +ssmax on bias schemes):
+ * score bias, so spec.c refuses +ssmax on bias schemes):
  *   logn (Qwen's use_logn_attn): f = log(pos + 1) / log(len) once pos + 1 > len, else 1;
  *        len defaults to the training length L; inference-time in Qwen, here usable in training too
  *   temp (Llama 4's attention temperature tuning): f = scale * log(floor((pos + 1) / floor) + 1) + 1,
@@ -36,6 +36,8 @@ typedef struct {
 /* "logn[:len=N,layers=W]", "temp[:scale=F,floor=N,layers=W]" or "ssmax[:init=F]" (text after the
  * '+'); defaults from the training length train_len. -1 with one line naming the bad part. */
 int attn_scale_parse(AttnScale *a, const char *text, int train_len);
+/* one line per modifier for --help, each "\n" INDENT "SPEC+NAME  OPTIONS  what it does" */
+void attn_scale_help(char *buf, size_t n, const char *indent);
 /* "+logn:len=N", "+temp:scale=F,floor=N", "+ssmax:init=F" (",layers=nope" when set), or "" */
 void attn_scale_spec(const AttnScale *a, char *buf, size_t n);
 /* 1 for a modifier with learned parameters (ssmax) */

@@ -136,8 +136,10 @@ static void cope_content_row(const PosCtx *pc, float *row, const float *q, int n
  *   dg_m = sum_{j <= m} dp_j (p_j sums the gates from j on), ds_m += dg_m g_m (1 - g_m)
  * The walk runs from the newest key like the forward's; the prefix sum over j <= m is the total
  * minus the suffix after m, so a first walk finds the total and a second applies it. */
-static void cope_content_backward(const PosCtx *pc, float *drow, const float *scores, const float *q, int nk, int head,
-                                  int layer, float *dq, float *dparams) {
+static void cope_content_backward(const PosCtx *pc, const PosContentGrad *grad) {
+    float *drow = grad->drow, *dq = grad->dq, *dparams = grad->dparams;
+    const float *scores = grad->scores, *q = grad->q;
+    int nk = grad->nk, head = grad->head, layer = grad->layer;
     const Cope *c = pc->state;
     int hd = pc->head_dim, have = 0;
     size_t table = cope_table(pc, layer, head);

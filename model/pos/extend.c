@@ -1,3 +1,5 @@
+/* extend.c: the extension methods, one entry each in the table below (ExtendMethod, extend.h), and
+ * the generic parts every method goes through: parsing, description, far positions. */
 #include "extend.h"
 
 #include <math.h>
@@ -18,107 +20,174 @@ static int next_int(const char *text, const char **p, const char *what, long lo,
     return 0;
 }
 
-static const struct {
-    const char *name;
-    ExtendKind kind;
-    const char *usage;
-} methods[] = {
-    {"selfextend", EXTEND_SELF_EXTEND, "selfextend:G:W (group size G >= 1, neighbour window W >= 1)"},
-    {"rerope", EXTEND_REROPE, "rerope:W (window W >= 1)"},
-    {"leaky-rerope", EXTEND_LEAKY_REROPE, "leaky-rerope:W:K (window W >= 1, slope 1/K past it, K > 1)"},
-    {"stream", EXTEND_STREAM, "stream:S:W (S >= 0 sink tokens, W >= 1 recent tokens)"},
+/* --- selfextend:G:W ------------------------------------------------------------------------- */
+
+static int selfextend_parse(const char *text, const char **p, PosExtend *e) {
+    if (next_int(text, p, "G, the group size", 1, 1 << 20, &e->group) != 0 ||
+        next_int(text, p, "W, the neighbour window", 1, 1 << 24, &e->window) != 0)
+        return -1;
+    /* llama.cpp asserts it too: otherwise the official prefill and decode disagree */
+    if (e->window % e->group != 0)
+        return pelab_fail("--scale %s: W = %d is not a multiple of G = %d (Self-Extend's prefill and decode "
+                          "disagree then; llama.cpp refuses it too)", text, e->window, e->group);
+    return 0;
+}
+
+static void selfextend_describe(const PosExtend *e, char *buf, size_t n) {
+    snprintf(buf, n, "selfextend:%d:%d", e->group, e->window);
+}
+
+static int selfextend_far_qpos(const PosExtend *e, int pos) {
+    return pos / e->group + e->window - e->window / e->group;
+}
+static int selfextend_far_kpos(const PosExtend *e, int pos) { return pos / e->group; }
+
+static double selfextend_relative(const PosExtend *e, int i, int d) {
+    return i / e->group - (i - d) / e->group + e->window - e->window / e->group;
+}
+
+/* --- rerope:W --------------------------------------------------------------------------------- */
+
+static int rerope_parse(const char *text, const char **p, PosExtend *e) {
+    return next_int(text, p, "W, the window", 1, 1 << 24, &e->window);
+}
+
+static void rerope_describe(const PosExtend *e, char *buf, size_t n) { snprintf(buf, n, "rerope:%d", e->window); }
+static int rerope_far_qpos(const PosExtend *e, int pos) { (void)pos; return e->window; }
+static int rerope_far_kpos(const PosExtend *e, int pos) { (void)e, (void)pos; return 0; }
+static double rerope_relative(const PosExtend *e, int i, int d) { (void)i, (void)d; return e->window; }
+
+/* --- leaky-rerope:W:K --------------------------------------------------------------------------- */
+
+static int leaky_parse(const char *text, const char **p, PosExtend *e) {
+    if (next_int(text, p, "W, the window", 1, 1 << 24, &e->window) != 0) return -1;
+    char *end;
+    e->leak = strtod(*p, &end);
+    if (end == *p || (*end && *end != ':') || !(e->leak > 1 && e->leak <= 1e6))
+        return pelab_fail("--scale %s: K, the inverse slope past W: expected a number in (1, 1e6]", text);
+    double shift = e->window * (e->leak - 1);
+    if (fabs(shift - floor(shift + 0.5)) > 1e-9)
+        return pelab_fail("--scale %s: W x (K - 1) = %g: expected an integer (the far branch's query sits "
+                          "at i + W (K - 1))", text, shift);
+    if (shift > EXTEND_MAX_SHIFT) /* the far query sits at i + W (K - 1): tables grow that far */
+        return pelab_fail("--scale %s: W x (K - 1) = %g: at most %d (the far branch's query sits at i + W (K - "
+                          "1), and the rotary tables grow to it); as K grows leaky-rerope approaches rerope:%d",
+                          text, shift, EXTEND_MAX_SHIFT, e->window);
+    *p = *end ? end + 1 : end; /* past a ':': the generic check then says there is one argument too many */
+    return 0;
+}
+
+static void leaky_describe(const PosExtend *e, char *buf, size_t n) {
+    snprintf(buf, n, "leaky-rerope:%d:%.17g", e->window, e->leak);
+}
+
+static int leaky_far_qpos(const PosExtend *e, int pos) { return pos + (int)floor(e->window * (e->leak - 1) + 0.5); }
+static double leaky_relative(const PosExtend *e, int i, int d) {
+    (void)i;
+    return e->window + (d - e->window) / e->leak;
+}
+
+/* the far branch under pi:K: (i + W (K - 1) - j) / K = W + (i - j - W) / K */
+static void leaky_far_rule(const PosExtend *e, RopeRule *r) {
+    *r = (RopeRule){.def = rope_rule_find("pi"), .s = e->leak};
+}
+
+/* --- stream:S:W --------------------------------------------------------------------------------- */
+
+static int stream_parse(const char *text, const char **p, PosExtend *e) {
+    if (next_int(text, p, "S, the sink tokens", 0, 1 << 20, &e->sinks) != 0) return -1;
+    return next_int(text, p, "W, the recent tokens", 1, 1 << 24, &e->window);
+}
+
+static void stream_describe(const PosExtend *e, char *buf, size_t n) {
+    snprintf(buf, n, "stream:%d:%d", e->sinks, e->window);
+}
+
+/* constant memory: S sinks and W recent keys cached, and the query's own (StreamingLLM's
+ * start_size + recent_size cached, the new token appended before attention) */
+static PosCachePolicy stream_cache_policy(const PosExtend *e) {
+    return (PosCachePolicy){.capacity = e->sinks + e->window + 1, .keep_first = e->sinks, .slot_positions = 1,
+                            .one_sequence = 1};
+}
+
+/* --- the table ------------------------------------------------------------------------------ */
+
+static const ExtendMethod METHODS[] = {
+    {.name = "selfextend", .usage = "selfextend:G:W", .args = "group size G >= 1, neighbour window W >= 1",
+     .summary = "Self-Extend: exact within W, groups of G past it", .parse = selfextend_parse,
+     .describe = selfextend_describe, .far_qpos = selfextend_far_qpos, .far_kpos = selfextend_far_kpos,
+     .far_relative = selfextend_relative},
+    {.name = "rerope", .usage = "rerope:W", .args = "window W >= 1", .summary = "relative position capped at W",
+     .parse = rerope_parse, .describe = rerope_describe, .far_qpos = rerope_far_qpos, .far_kpos = rerope_far_kpos,
+     .far_relative = rerope_relative},
+    {.name = "leaky-rerope", .usage = "leaky-rerope:W:K", .args = "window W >= 1, slope 1/K past it, K > 1",
+     .summary = "slope 1/K past W", .parse = leaky_parse, .describe = leaky_describe, .far_qpos = leaky_far_qpos,
+     .far_relative = leaky_relative, .far_rule = leaky_far_rule, .far_usage = "pi:K",
+     .refuse_no_rules = "takes no scaling rule, and leaky-rerope divides the frequencies by K with one (pi:K)"},
+    {.name = "stream", .usage = "stream:S:W", .args = "S >= 0 sink tokens, W >= 1 recent tokens",
+     .summary = "StreamingLLM: S sink tokens and the W before the query in a sliding cache, the query sees S + W + "
+                "1 keys, positions = cache slots",
+     .parse = stream_parse, .describe = stream_describe, .cache_policy = stream_cache_policy, .cache_only = 1,
+     .refuse_input = "adds positions to the input, so a cached token's position cannot follow its slot as the "
+                     "cache slides; stream needs positions inside attention (rotary, bias or none)"},
 };
+enum { N_METHODS = sizeof METHODS / sizeof METHODS[0] };
+
+int extend_count(void) { return N_METHODS; }
+const ExtendMethod *extend_at(int i) { return i >= 0 && i < N_METHODS ? &METHODS[i] : NULL; }
+
+void extend_list(char *buf, size_t n, const char *sep, int with_summary) {
+    size_t used = 0;
+    if (n) buf[0] = 0;
+    for (int i = 0; i < N_METHODS && used < n; i++) {
+        int k = snprintf(buf + used, n - used, "%s%s%s%s%s", used ? sep : "", METHODS[i].usage,
+                         with_summary ? " (" : "", with_summary ? METHODS[i].summary : "", with_summary ? ")" : "");
+        if (k > 0) used += (size_t)k;
+    }
+}
+
+/* --- what every method goes through ---------------------------------------------------------- */
 
 int extend_parse(const char *text, PosExtend *e) {
     memset(e, 0, sizeof *e);
     size_t len = strcspn(text, ":");
-    int m = -1;
-    for (int i = 0; i < (int)(sizeof methods / sizeof methods[0]); i++)
-        if (strlen(methods[i].name) == len && strncmp(text, methods[i].name, len) == 0) m = i;
-    if (m < 0) return 0;
-    if (!text[len]) return pelab_fail("--scale %s: needs its arguments: %s", text, methods[m].usage);
+    const ExtendMethod *m = NULL;
+    for (int i = 0; i < N_METHODS; i++)
+        if (strlen(METHODS[i].name) == len && strncmp(text, METHODS[i].name, len) == 0) m = &METHODS[i];
+    if (!m) return 0;
+    if (!text[len]) return pelab_fail("--scale %s: needs its arguments: %s (%s)", text, m->usage, m->args);
+    if (text[strlen(text) - 1] == ':') /* every argument reads up to a ':': a last one would pass as none */
+        return pelab_fail("--scale %s: an empty argument after the last ':': expected %s (%s)", text, m->usage, m->args);
     const char *p = text + len + 1;
-    int rc = 0;
-    e->kind = methods[m].kind;
-    switch (e->kind) {
-    case EXTEND_SELF_EXTEND:
-        rc = next_int(text, &p, "G, the group size", 1, 1 << 20, &e->group);
-        if (rc == 0) rc = next_int(text, &p, "W, the neighbour window", 1, 1 << 24, &e->window);
-        /* llama.cpp asserts it too: otherwise the official prefill and decode disagree */
-        if (rc == 0 && e->window % e->group != 0)
-            return pelab_fail("--scale %s: W = %d is not a multiple of G = %d (Self-Extend's prefill and decode "
-                              "disagree then; llama.cpp refuses it too)", text, e->window, e->group);
-        break;
-    case EXTEND_REROPE: rc = next_int(text, &p, "W, the window", 1, 1 << 24, &e->window); break;
-    case EXTEND_LEAKY_REROPE: {
-        rc = next_int(text, &p, "W, the window", 1, 1 << 24, &e->window);
-        if (rc != 0) break;
-        char *end;
-        e->leak = strtod(p, &end);
-        if (end == p || *end || !(e->leak > 1 && e->leak <= 1e6))
-            return pelab_fail("--scale %s: K, the inverse slope past W: expected a number in (1, 1e6]", text);
-        double shift = e->window * (e->leak - 1);
-        if (fabs(shift - floor(shift + 0.5)) > 1e-9)
-            return pelab_fail("--scale %s: W x (K - 1) = %g: expected an integer (the far branch's query sits "
-                              "at i + W (K - 1))", text, shift);
-        if (shift > EXTEND_MAX_SHIFT) /* the far query sits at i + W (K - 1): tables grow that far */
-            return pelab_fail("--scale %s: W x (K - 1) = %g: at most %d (the far branch's query sits at i + W (K - "
-                              "1), and the rotary tables grow to it); as K grows leaky-rerope approaches rerope:%d",
-                              text, shift, EXTEND_MAX_SHIFT, e->window);
-        p = end;
-        break;
-    }
-    case EXTEND_STREAM:
-        rc = next_int(text, &p, "S, the sink tokens", 0, 1 << 20, &e->sinks);
-        if (rc == 0) rc = next_int(text, &p, "W, the recent tokens", 1, 1 << 24, &e->window);
-        break;
-    case EXTEND_NONE: break;
-    }
-    if (rc != 0) return -1;
-    if (*p) return pelab_fail("--scale %s: too many arguments: expected %s", text, methods[m].usage);
+    e->method = m;
+    if (m->parse(text, &p, e) != 0) return -1;
+    if (*p) return pelab_fail("--scale %s: too many arguments: expected %s (%s)", text, m->usage, m->args);
     return 1;
 }
 
 void extend_describe(const PosExtend *e, char *buf, size_t n) {
-    switch (e->kind) {
-    case EXTEND_NONE: snprintf(buf, n, "none"); break;
-    case EXTEND_SELF_EXTEND: snprintf(buf, n, "selfextend:%d:%d", e->group, e->window); break;
-    case EXTEND_REROPE: snprintf(buf, n, "rerope:%d", e->window); break;
-    case EXTEND_LEAKY_REROPE: snprintf(buf, n, "leaky-rerope:%d:%.17g", e->window, e->leak); break;
-    case EXTEND_STREAM: snprintf(buf, n, "stream:%d:%d", e->sinks, e->window); break;
-    }
+    if (e->method) e->method->describe(e, buf, n);
+    else snprintf(buf, n, "none");
 }
 
-int extend_two_branch(const PosExtend *e) {
-    return e->kind == EXTEND_SELF_EXTEND || e->kind == EXTEND_REROPE || e->kind == EXTEND_LEAKY_REROPE;
-}
+int extend_two_branch(const PosExtend *e) { return e->method && e->method->far_qpos; }
 
 int extend_far_qpos(const PosExtend *e, int pos) {
     /* a query fewer than W positions in has no far key (keys sit at positions >= 0): its far row is
      * never read, and its own position keeps the tables as short as the sequence */
-    if (pos < e->window) return pos;
-    switch (e->kind) {
-    case EXTEND_SELF_EXTEND: return pos / e->group + e->window - e->window / e->group;
-    case EXTEND_REROPE: return e->window;
-    case EXTEND_LEAKY_REROPE: return pos + (int)floor(e->window * (e->leak - 1) + 0.5);
-    default: return pos;
-    }
+    if (pos < e->window || !extend_two_branch(e)) return pos;
+    return e->method->far_qpos(e, pos);
 }
 
 int extend_far_kpos(const PosExtend *e, int pos) {
-    switch (e->kind) {
-    case EXTEND_SELF_EXTEND: return pos / e->group;
-    case EXTEND_REROPE: return 0;
-    default: return pos;
-    }
+    return extend_two_branch(e) && e->method->far_kpos ? e->method->far_kpos(e, pos) : pos;
 }
 
 double extend_relative(const PosExtend *e, int i, int d) {
     if (!extend_two_branch(e) || d < e->window) return d;
-    switch (e->kind) {
-    case EXTEND_SELF_EXTEND: return i / e->group - (i - d) / e->group + e->window - e->window / e->group;
-    case EXTEND_REROPE: return e->window;
-    case EXTEND_LEAKY_REROPE: return e->window + (d - e->window) / e->leak;
-    default: return d;
-    }
+    return e->method->far_relative(e, i, d);
+}
+
+PosCachePolicy extend_cache_policy(const PosExtend *e) {
+    return e->method && e->method->cache_policy ? e->method->cache_policy(e) : (PosCachePolicy){0};
 }

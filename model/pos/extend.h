@@ -23,24 +23,73 @@
  *   leaky-rerope  query i + W (K - 1), key j, both under the frequencies divided by K (the rule pi:K:
  *                 (i + W(K - 1) - j) / K = W + (i - j - W) / K), so W (K - 1) must be an integer
  * A key's far position depends on the key alone, so the KV cache keeps a second, far-mapped copy
- * of the keys and stays equal to a full forward. */
+ * of the keys and stays equal to a full forward.
+ *
+ * Each method is one entry of the table in extend.c (its ExtendMethod): what it parses and writes
+ * back, its far positions, what it needs of a scheme and what a KV cache must do for it. Adding a
+ * method is adding its entry there, and its tests; policy.c and pipeline.c route every
+ * method through these entries and name none. */
 #ifndef PELAB_EXTEND_H
 #define PELAB_EXTEND_H
 
 #include <stddef.h>
 
+#include "rope_scaling.h"
+
 /* leaky-rerope's W (K - 1), the far query's shift: the rotary tables are built that far */
 enum { EXTEND_MAX_SHIFT = 1 << 18 };
 
-typedef enum { EXTEND_NONE, EXTEND_SELF_EXTEND, EXTEND_REROPE, EXTEND_LEAKY_REROPE, EXTEND_STREAM } ExtendKind;
+typedef struct ExtendMethod ExtendMethod;
 
 typedef struct {
-    ExtendKind kind;
+    const ExtendMethod *method; /* NULL: no method */
     int window;  /* W: Self-Extend's neighbour window, ReRoPE's window, StreamingLLM's recent tokens */
     int group;   /* Self-Extend's G */
     double leak; /* Leaky ReRoPE's K (> 1) */
     int sinks;   /* StreamingLLM's S */
 } PosExtend;
+
+/* What a KV cache does for a method (pipeline.h's pos_cache_policy); all 0: nothing special. */
+typedef struct {
+    int capacity;     /* 0: as the caller sizes it; else the most tokens it holds (StreamingLLM: S + W + 1) */
+    int keep_first;   /* a full cache evicts the token after its first keep_first (the sinks) */
+    int slot_positions; /* positions are the cache slots, not the caller's: cached keys are stored
+                         * unmapped and mapped again at every call (pos_map_keys) */
+    int one_sequence; /* the cache holds one sequence: batches go one text at a time */
+} PosCachePolicy;
+
+/* One extension method, declared by its entry in extend.c. NULL hooks take the defaults beside them. */
+struct ExtendMethod {
+    const char *name;    /* "selfextend": what --scale spells */
+    const char *usage;   /* "selfextend:G:W", as the help lists it */
+    const char *args;    /* what the arguments are, for messages: "group size G >= 1, ..." */
+    const char *summary; /* one phrase for --help: "Self-Extend: exact within W, groups of G past it" */
+    /* the arguments after "NAME:" from *p (text: the whole, for messages) into e, *p left after
+     * what it read; -1 with one line */
+    int (*parse)(const char *text, const char **p, PosExtend *e);
+    void (*describe)(const PosExtend *e, char *buf, size_t n); /* "NAME:..." as parse reads it */
+    /* a two-branch method: the far branch's positions of a query at pos >= W and of a key, and the
+     * relative position it gives a key d >= W behind a query at i; NULL far_qpos: not two-branch
+     * (far_kpos NULL: the key's own position) */
+    int (*far_qpos)(const PosExtend *e, int pos);
+    int (*far_kpos)(const PosExtend *e, int pos);
+    double (*far_relative)(const PosExtend *e, int i, int d);
+    /* the far branch's own scaling rule in place of the model's (leaky-rerope: pi:K; far_usage
+     * names it in messages); NULL: the model's q/k map. The model must then have no rule. */
+    void (*far_rule)(const PosExtend *e, RopeRule *r);
+    const char *far_usage;
+    PosCachePolicy (*cache_policy)(const PosExtend *e); /* NULL: all 0 */
+    int cache_only;          /* 1: only the KV-cache decoder runs it (a full forward has no cache to slide) */
+    /* non-NULL: the method is refused on a scheme that adds positions to the input (resp. takes no
+     * scaling rule), and this is why, after "the SCHEME scheme " */
+    const char *refuse_input, *refuse_no_rules;
+};
+
+/* the methods, in help order */
+int extend_count(void);
+const ExtendMethod *extend_at(int i);
+/* the usages joined by sep; with_summary: each summary in parentheses after its usage */
+void extend_list(char *buf, size_t n, const char *sep, int with_summary);
 
 /* 1 if text names an extension method ("selfextend", "rerope", "leaky-rerope", "stream", with or
  * without arguments) and parses into e; 0 if it names none (a scaling rule, say); -1 with one
@@ -59,5 +108,7 @@ int extend_far_kpos(const PosExtend *e, int pos);
 /* the relative position the method gives a key d >= 0 positions behind a query at position i (the
  * definition above; Self-Extend's depends on i, not on d alone) */
 double extend_relative(const PosExtend *e, int i, int d);
+/* what a KV cache must do for the method (all 0 without one) */
+PosCachePolicy extend_cache_policy(const PosExtend *e);
 
 #endif

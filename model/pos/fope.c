@@ -48,14 +48,14 @@ struct Fope {
 
 const FopeSetup *fope_setup(const PosCtx *pc) { return &((const Fope *)pc->state)->setup; }
 
-void fope_head_row(const double *freq, int n_in, int n_out, const double *A, const double *B, int n_pairs,
-                   int pad_official, long t, double *C, double *S) {
+void fope_head_row(const FopeSeries *f, long t, double *C, double *S) {
+    int n_out = f->n_out;
     for (int o = 0; o < n_out; o++) C[o] = 0.0, S[o] = 0.0;
-    for (int k = 0; k < n_in; k++) {
-        double ck = cos(freq[k] * (double)t), sk = sin(freq[k] * (double)t);
-        for (int o = 0; o < n_out; o++) C[o] += A[k * n_out + o] * ck, S[o] += B[k * n_out + o] * sk;
+    for (int k = 0; k < f->n_in; k++) {
+        double ck = cos(f->freq[k] * (double)t), sk = sin(f->freq[k] * (double)t);
+        for (int o = 0; o < n_out; o++) C[o] += f->A[k * n_out + o] * ck, S[o] += f->B[k * n_out + o] * sk;
     }
-    for (int o = n_out; o < n_pairs; o++) C[o] = 1.0, S[o] = pad_official ? 1.0 : 0.0;
+    for (int o = n_out; o < f->n_pairs; o++) C[o] = 1.0, S[o] = f->pad_official ? 1.0 : 0.0;
 }
 
 /* the shared rotary base and layout (the official rotate_half by default); FoPE clips its own low
@@ -81,8 +81,9 @@ static void fope_layer_row(const void *ctx, long pos, int n, double *cos_out, do
     (void)n;
     for (int h = 0; h < s->n_kv_heads; h++) {
         size_t off = ((size_t)lc->layer * s->n_kv_heads + h) * per_head;
-        fope_head_row(s->core.freq, b->kept, b->n_out, s->coef_cos + off, s->coef_sin + off, b->n_pairs,
-                      s->pad_official, pos, cos_out + h * b->n_pairs, sin_out + h * b->n_pairs);
+        FopeSeries f = {.freq = s->core.freq, .A = s->coef_cos + off, .B = s->coef_sin + off, .n_in = b->kept,
+                        .n_out = b->n_out, .n_pairs = b->n_pairs, .pad_official = s->pad_official};
+        fope_head_row(&f, pos, cos_out + h * b->n_pairs, sin_out + h * b->n_pairs);
     }
 }
 
@@ -149,7 +150,8 @@ static void fope_apply(const PosCtx *pc, float *v, const int *pos, int n, int n_
                        float sin_sign) {
     const Fope *s = pc->state;
     int head_div = is_key ? 1 : pc->n_heads / pc->n_kv_heads;
-    rotary_apply(&s->core.layout, v, pos, n, n_heads, &s->tables[layer], s->setup.n_pairs, head_div, sin_sign);
+    rotary_apply(&s->core.layout, &(RotaryTable){&s->tables[layer], s->setup.n_pairs, head_div}, v, pos, n, n_heads,
+                 sin_sign);
 }
 
 static void fope_qk_forward(const PosCtx *pc, float *v, const int *pos, int n, int n_heads, int is_key, int layer) {

@@ -18,11 +18,16 @@ typedef struct {
 /* the setup of a prepared "fope" context */
 const FopeSetup *fope_setup(const PosCtx *pc);
 
-/* C[o], S[o] of one head's n_pairs pairs at position t. Pairs o < n_out are Fourier series over
- * the n_in bank frequencies, C[o] = sum_k A[k][o] cos(freq[k] t), S[o] = sum_k B[k][o] sin(freq[k] t)
- * (A, B row-major [n_in][n_out]); the other pairs are zero-frequency padding: C = 1 and S = 0
- * (identity) or S = 1 (pad_official, the official code's value). */
-void fope_head_row(const double *freq, int n_in, int n_out, const double *A, const double *B, int n_pairs,
-                   int pad_official, long t, double *C, double *S);
+/* One head's n_pairs pairs as FoPE maps them. Pairs o < n_out are Fourier series over the n_in
+ * bank frequencies, C[o] = sum_k A[k][o] cos(freq[k] t), S[o] = sum_k B[k][o] sin(freq[k] t) (A, B
+ * row-major [n_in][n_out]); the other pairs are zero-frequency padding: C = 1 and S = 0 (identity)
+ * or S = 1 (pad_official, the official code's value). */
+typedef struct {
+    const double *freq, *A, *B;
+    int n_in, n_out, n_pairs, pad_official;
+} FopeSeries;
+
+/* C[o], S[o] of the head's pairs at position t */
+void fope_head_row(const FopeSeries *f, long t, double *C, double *S);
 
 #endif

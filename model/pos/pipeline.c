@@ -1,5 +1,6 @@
 #include "pipeline.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "../../core/blas.h"
@@ -52,39 +53,33 @@ int pos_backward_needs_q(const PosCtx *pc, int layer) {
     return attn_scaled(pc, layer) && attn_scale_learned(&pc->attn_scale);
 }
 
-void pos_layer_backward(const PosCtx *pc, int layer, float *dq, float *dk, float *q_proj, const int *pos, int n,
-                        int n_heads, int n_kv_heads, int head_dim, float *d_attn_scale) {
+void pos_layer_backward(const PosCtx *pc, int layer, const PosLayerGrads *g) {
     const PosScheme *ps = pc->scheme;
-    int active = ps->qk_forward && pos_layer_active(pc, layer);
+    int active = ps->qk_forward && pos_layer_active(pc, layer), n = g->n, H = g->n_heads;
     if (attn_scaled(pc, layer)) {
         if (pos_backward_needs_q(pc, layer)) {
             /* ds needs q before the scaling: mapped again from the projections (a->q holds f q, and
              * dividing by s is unstable near 0) */
-            if (active) ps->qk_forward(pc, q_proj, pos, n, n_heads, 0, layer);
-            attn_scale_backward_s(dq, q_proj, pos, n, n_heads, head_dim, d_attn_scale);
+            if (active) ps->qk_forward(pc, g->q_proj, g->pos, n, H, 0, layer);
+            attn_scale_backward_s(g->dq, g->q_proj, g->pos, n, H, g->head_dim, g->d_attn_scale);
         }
-        attn_scale_apply(&pc->attn_scale, dq, pos, n, n_heads, head_dim, layer); /* q' = f q: dq = f dq' */
+        attn_scale_apply(&pc->attn_scale, g->dq, g->pos, n, H, g->head_dim, layer); /* q' = f q: dq = f dq' */
     }
     if (ps->qk_backward && pos_layer_active(pc, layer)) {
-        ps->qk_backward(pc, dq, pos, n, n_heads, 0, layer);
-        ps->qk_backward(pc, dk, pos, n, n_kv_heads, 1, layer);
+        ps->qk_backward(pc, g->dq, g->pos, n, H, 0, layer);
+        ps->qk_backward(pc, g->dk, g->pos, n, g->n_kv_heads, 1, layer);
     }
 }
 
-/* the end of query i's visible keys */
-static inline int visible_end(const PosHeadRows *h, int i) {
-    return h->q_offset + i + 1 < h->nk ? h->q_offset + i + 1 : h->nk;
-}
-
-/* the scores of the keys that queries i0..i1-1 see through the far branch replaced by q2 . k2
+/* the scores of the keys that the block's queries see through the far branch replaced by q2 . k2
  * (scaled). Far keys are those at least W positions behind the query; only the keys up to the
  * last one any query of the block sees as far are multiplied. */
-static void merge_far(const PosCtx *pc, const PosHeadRows *h, int i0, int i1, int n_keys, float *S, int lds,
-                      float scale) {
+static void merge_far(const PosCtx *pc, const AttnHead *h, const ScoreBlock *b) {
     const PosExtend *e = &pc->extend;
-    int qmax = h->qpos[i0], n_far = 0;
+    int i0 = b->i0, i1 = b->i1, qmax = h->qpos[i0], n_far = 0;
+    float scale = 1.0f / sqrtf((float)h->hd); /* as attention scales q.k */
     for (int i = i0 + 1; i < i1; i++) qmax = h->qpos[i] > qmax ? h->qpos[i] : qmax;
-    for (int j = h->kstart; j < n_keys; j++)
+    for (int j = h->kstart; j < b->n_keys; j++)
         if (!extend_near(e, qmax, h->kpos[j])) n_far = j + 1;
     if (n_far == 0) return;
     float *F = h->copy_scratch;
@@ -95,32 +90,31 @@ static void merge_far(const PosCtx *pc, const PosHeadRows *h, int i0, int i1, in
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_far, h->hd, scale, q, h->ldq, h->k2, h->ldkv,
                     0.0f, F, n_far);
     for (int i = i0; i < i1; i++) {
-        int end = visible_end(h, i) < n_far ? visible_end(h, i) : n_far;
-        float *row = S + (size_t)(i - i0) * lds;
+        int end = head_visible_end(h, i) < n_far ? head_visible_end(h, i) : n_far;
+        float *row = b->S + (size_t)(i - i0) * b->lds;
         const float *far = F + (size_t)(i - i0) * n_far;
         for (int j = h->kstart; j < end; j++)
             if (!extend_near(e, h->qpos[i], h->kpos[j])) row[j] = far[j];
     }
 }
 
-void pos_score_block(const PosCtx *pc, const PosHeadRows *h, int i0, int i1, int n_keys, float *S, int lds,
-                     float scale, float *raw) {
-    if (h->q2 && h->copy_scratch) merge_far(pc, h, i0, i1, n_keys, S, lds, scale);
+void pos_score_block(const PosCtx *pc, const AttnHead *h, const ScoreBlock *b) {
+    if (h->q2 && h->copy_scratch) merge_far(pc, h, b);
     if (!pc || !pos_layer_active(pc, h->layer)) return; /* +nope@: no position in this layer */
     int ks = h->kstart; /* padding keys never reach a bias (keys past a sliding window do: attention gives them no weight) */
     if (pc->scheme->content_row)
-        for (int i = i0; i < i1; i++) {
-            int n = visible_end(h, i) - ks;
-            float *row = S + (size_t)(i - i0) * lds + ks;
+        for (int i = b->i0; i < b->i1; i++) {
+            int n = head_visible_end(h, i) - ks;
+            float *row = b->S + (size_t)(i - b->i0) * b->lds + ks;
             if (n <= 0) continue;
-            if (raw) memcpy(raw + (size_t)(i - i0) * lds + ks, row, (size_t)n * sizeof(float));
+            if (b->raw) memcpy(b->raw + (size_t)(i - b->i0) * b->lds + ks, row, (size_t)n * sizeof(float));
             pc->scheme->content_row(pc, row, h->q + (size_t)i * h->ldq, n, h->head, h->layer);
         }
     if (pc->scheme->bias_row)
-        for (int i = i0; i < i1; i++) {
-            int n = visible_end(h, i) - ks;
+        for (int i = b->i0; i < b->i1; i++) {
+            int n = head_visible_end(h, i) - ks;
             if (n > 0)
-                pc->scheme->bias_row(pc, S + (size_t)(i - i0) * lds + ks, h->qpos[i], h->kpos + ks, n, h->head,
+                pc->scheme->bias_row(pc, b->S + (size_t)(i - b->i0) * b->lds + ks, h->qpos[i], h->kpos + ks, n, h->head,
                                      h->layer);
         }
 }
@@ -133,34 +127,31 @@ int pos_score_has_grad(const PosCtx *pc) {
     return pc && (pc->scheme->bias_backward || pc->scheme->content_backward);
 }
 
-void pos_score_row_backward(const PosCtx *pc, const PosHeadRows *h, int i, int first, float *drow, int n, const float *raw,
-                            float *dq, float *dpos) {
+void pos_score_row_backward(const PosCtx *pc, const AttnHead *h, const PosRowGrad *g) {
     if (!pc || !pos_layer_active(pc, h->layer)) return;
     const PosScheme *ps = pc->scheme;
-    if (dpos && ps->bias_backward)
-        ps->bias_backward(pc, drow, h->qpos[i], h->kpos + first, n, h->head, h->layer, dpos);
+    if (g->dpos && ps->bias_backward)
+        ps->bias_backward(pc, g->drow, h->qpos[g->i], h->kpos + g->first, g->n, h->head, h->layer, g->dpos);
     /* the content bias's gradient flows into the scores themselves (and q), parameters or not */
-    if (raw && ps->content_backward)
-        ps->content_backward(pc, drow, raw, h->q + (size_t)i * h->ldq, n, h->head, h->layer, dq, dpos);
+    if (g->raw && ps->content_backward)
+        ps->content_backward(pc, &(PosContentGrad){.drow = g->drow, .scores = g->raw,
+                                                   .q = h->q + (size_t)g->i * h->ldq, .dq = g->dq, .dparams = g->dpos,
+                                                   .nk = g->n, .head = h->head, .layer = h->layer});
 }
 
-PosCachePolicy pos_cache_policy(const PosCtx *pc) {
-    const PosExtend *e = &pc->extend;
-    if (e->kind != EXTEND_STREAM) return (PosCachePolicy){0};
-    /* constant memory: S sinks and W recent keys cached, and the query's own (StreamingLLM's
-     * start_size + recent_size cached, the new token appended before attention) */
-    return (PosCachePolicy){.capacity = e->sinks + e->window + 1, .keep_first = e->sinks, .slot_positions = 1,
-                            .one_sequence = 1};
-}
+PosCachePolicy pos_cache_policy(const PosCtx *pc) { return extend_cache_policy(&pc->extend); }
 
 int pos_cache_refuse_batch(const PosCtx *pc, int n_seq) {
-    return pelab_fail("stream:%d:%d: a streaming cache holds one sequence; decode these %d one at a time",
-                      pc->extend.sinks, pc->extend.window, n_seq);
+    char method[64];
+    extend_describe(&pc->extend, method, sizeof method);
+    return pelab_fail("%s: a streaming cache holds one sequence; decode these %d one at a time", method, n_seq);
 }
 
 int pos_check_full_forward(const PosCtx *pc) {
-    if (pc->extend.kind == EXTEND_STREAM)
-        return pelab_fail("stream:%d:%d works through the KV-cache decoder (sample, score, eval); a full forward has "
-                          "no cache to slide", pc->extend.sinks, pc->extend.window);
+    char method[64];
+    extend_describe(&pc->extend, method, sizeof method);
+    if (pc->extend.method && pc->extend.method->cache_only)
+        return pelab_fail("%s works through the KV-cache decoder (sample, score, eval); a full forward has no cache "
+                          "to slide", method);
     return 0;
 }

@@ -14,6 +14,7 @@
 #ifndef PELAB_POS_PIPELINE_H
 #define PELAB_POS_PIPELINE_H
 
+#include "head_view.h"
 #include "pos.h"
 
 /* the most key copies a layer keeps: the scheme's own map, and one remapped branch */
@@ -47,50 +48,42 @@ void pos_map_keys(const PosCtx *pc, int layer, float *k, const int *pos, int n);
 /* 1 when the backward of pos_layer_map in this layer needs the queries as projected (q before its
  * map: +ssmax's learned scale takes its gradient from them) */
 int pos_backward_needs_q(const PosCtx *pc, int layer);
-/* dq, dk [n, ...] (gradients of pos_layer_map's q, k copy 0) become those of the projections, in
- * place. q_proj: the projections (pos_backward_needs_q, else unused; clobbered: mapped in place);
- * d_attn_scale: the layer's +ssmax gradient [n_heads] (accumulated when learned) */
-void pos_layer_backward(const PosCtx *pc, int layer, float *dq, float *dk, float *q_proj, const int *pos, int n,
-                        int n_heads, int n_kv_heads, int head_dim, float *d_attn_scale);
-
-/* One head's block of scores as attention lays them out: rows i0..i1-1 (stride lds) hold queries
- * i0..i1-1's scaled q.k against keys 0..n_keys-1; query i sees keys kstart .. min(q_offset + i + 1,
- * nk) - 1. Copy 1's rows of the same head (pos_key_copies 2) in q2, k2. */
+/* The gradients of one layer's pos_layer_map (copy 0, training) on their way back to the projections. */
 typedef struct {
-    const float *q, *q2, *k2; /* the head's queries (stride ldq) and copy 1's queries and keys (ldkv) */
-    int ldq, ldkv, hd;
-    const int *qpos, *kpos;
-    int q_offset, nk, kstart, head, layer;
-    float *copy_scratch;      /* with copy 1: room for (i1 - i0) x n_keys floats */
-} PosHeadRows;
+    float *dq;            /* [n, n_heads * head_dim]: of the mapped queries; in place, of the projections */
+    float *dk;            /* [n, n_kv_heads * head_dim]: the same for the keys */
+    float *q_proj;        /* the projected queries (pos_backward_needs_q, else unused; clobbered: mapped in place) */
+    float *d_attn_scale;  /* the layer's +ssmax gradient [n_heads] (accumulated when learned) */
+    const int *pos;       /* [n] the rows' position ids */
+    int n, n_heads, n_kv_heads, head_dim;
+} PosLayerGrads;
 
-/* S adjusted for position: far keys' scores replaced by copy 1's (scaled by scale), the content
- * bias, the score bias; raw (NULL: not wanted) receives the scores before a content bias, which
- * its backward needs. Entries a row does not see are left as they are. */
-void pos_score_block(const PosCtx *pc, const PosHeadRows *h, int i0, int i1, int n_keys, float *S, int lds,
-                     float scale, float *raw);
+void pos_layer_backward(const PosCtx *pc, int layer, const PosLayerGrads *g);
+
+/* The block b of head h's scores (head_view.h: scaled q.k, as attention lays them out) adjusted
+ * for position: far keys' scores replaced by copy 1's (h->q2, h->k2, scaled alike), the content
+ * bias, the score bias; b->raw (NULL: not wanted) receives the scores before a content bias.
+ * Entries a row does not see are left as they are. */
+void pos_score_block(const PosCtx *pc, const AttnHead *h, const ScoreBlock *b);
 
 /* 1 when pos_score_block's raw scores are needed for the backward in this layer (a content bias;
  * layer -1: in any layer) */
 int pos_score_needs_raw(const PosCtx *pc, int layer);
 /* 1 when the score adjustments have learned parameters (pos_score_row_backward's dpos) */
 int pos_score_has_grad(const PosCtx *pc);
-/* the backward of pos_score_block's bias and content terms for query i's n visible keys from key
- * first (kstart, or past it under a sliding window: the keys before it have no weight): drow = d(loss)/d(adjusted scores) becomes d(loss)/d(scores before the content bias); raw,
- * dq (NULL unless pos_score_needs_raw): the scores before it, and += its gradient with respect to
- * query i (hd floats); dpos (NULL: not wanted) += the parameters' gradient */
-void pos_score_row_backward(const PosCtx *pc, const PosHeadRows *h, int i, int first, float *drow, int n, const float *raw,
-                            float *dq, float *dpos);
-
-/* What a KV cache does for the model's extension method. */
+/* The backward of pos_score_block's bias and content terms for one query's row. */
 typedef struct {
-    int capacity;     /* 0: as the caller sizes it; else the most tokens it holds (StreamingLLM: S + W + 1) */
-    int keep_first;   /* a full cache evicts the token after its first keep_first (the sinks) */
-    int slot_positions; /* positions are the cache slots, not the caller's: cached keys are stored
-                         * unmapped and mapped again at every call (pos_map_keys) */
-    int one_sequence; /* the cache holds one sequence: batches go one text at a time */
-} PosCachePolicy;
+    int i, first, n;  /* query i's n visible keys from key first (kstart, or past it under a sliding
+                       * window: the keys before it have no weight) */
+    float *drow;      /* [n] d(loss)/d(adjusted scores); in place: d(loss)/d(scores before the content bias) */
+    const float *raw; /* NULL unless pos_score_needs_raw: [n] the scores before it */
+    float *dq;        /* NULL unless pos_score_needs_raw: += its gradient with respect to query i (hd floats) */
+    float *dpos;      /* NULL: not wanted; else += the parameters' gradient */
+} PosRowGrad;
 
+void pos_score_row_backward(const PosCtx *pc, const AttnHead *h, const PosRowGrad *g);
+
+/* What a KV cache does for the model's extension method (PosCachePolicy, extend.h). */
 PosCachePolicy pos_cache_policy(const PosCtx *pc);
 /* -1 with one line: a one_sequence cache was asked for n_seq sequences */
 int pos_cache_refuse_batch(const PosCtx *pc, int n_seq);

@@ -7,8 +7,8 @@
  *   4. content bias: s[i][j] += c(q_i, s[i][..])       (CoPE: positions counted by gates on the scores)
  * Every token carries an explicit position id, so training, KV-cache decoding, sliding windows
  * and randomized positions all go through the same hooks. A NULL hook means "not used".
- * A scheme declares what it is: its options (a PosOption table that pos.c parses, checks, lists
- * and writes back) and its capabilities (POS_CAP_*); it writes no parsing code.
+ * A scheme declares what it is: its options (a PosOption table that the option engine, options.c,
+ * parses, checks, lists and writes back) and its capabilities (POS_CAP_*); it writes no parsing code.
  * Adding a scheme = its file in model/pos/, one X(name) line in registry.c, and its
  * reference-vector test: tests/test_schemes.c runs the shared checks on every registered scheme
  * (its default spec and the test_specs it lists). */
@@ -79,6 +79,16 @@ enum { POS_MAX_TEST_SPECS = 12 };
  * metadata value holds 447 bytes, io/checkpoint.h) */
 enum { POS_MAX_LAYERS = 1024, POS_SPEC_MAX = 448 };
 
+/* One query's row through the backward of a content bias (PosScheme.content_backward). */
+typedef struct PosContentGrad {
+    float *drow;         /* [nk] d(loss)/d(row after content_row); in place: d(loss)/d(row before) */
+    const float *scores; /* [nk] that row before content_row, recomputed */
+    const float *q;      /* [head_dim] the query, after the q/k transform */
+    float *dq;           /* [head_dim] += the term's gradient with respect to q */
+    float *dparams;      /* NULL: not wanted; else += its parameters' */
+    int nk, head, layer;
+} PosContentGrad;
+
 typedef struct PosScheme {
     const char *name;
     unsigned caps;           /* POS_CAP_* */
@@ -133,11 +143,8 @@ typedef struct PosScheme {
      *    after the q/k transform) and on the scores themselves. The hook sees no position id: order
      *    comes from the row. */
     void (*content_row)(const PosCtx *pc, float *row, const float *q, int nk, int head, int layer);
-    /* drow: d(loss)/d(row after content_row), in place becomes d(loss)/d(row before) (scores is that
-     *    row, recomputed); dq += the term's gradient with respect to q; dparams (NULL: not wanted)
-     *    += its parameters' */
-    void (*content_backward)(const PosCtx *pc, float *drow, const float *scores, const float *q, int nk, int head,
-                             int layer, float *dq, float *dparams);
+    /* the backward of content_row for one query's row (PosContentGrad) */
+    void (*content_backward)(const PosCtx *pc, const struct PosContentGrad *g);
     /* free what prepare allocated inside the state; pos_free then frees the state block itself */
     void (*release)(PosCtx *pc);
 } PosScheme;
@@ -157,6 +164,11 @@ struct PosCtx {
     /* leaky-rerope: the far branch's own context (the scheme under pi:K), owned; NULL otherwise */
     struct PosCtx *extend_far;
 };
+
+/* The interface's files, one job each: registry.c (the schemes and their look-up by name),
+ * options.c (the option engine), help.c (--help from the tables), spec.c (a spec parsed, its '+'
+ * parts, the canonical spec), policy.c (rules, extension methods and modifiers set on a loaded
+ * model), positions.c (the positions a model accepts). */
 
 /* Registry (registry.c), in registration order */
 int pos_count(void);
@@ -194,6 +206,8 @@ int pos_set_extend(PosCtx *pc, const PosExtend *e);
 const char *pos_extend_refusal(const PosScheme *s, const PosExtend *e);
 /* the context whose q/k map the far branch of a two-branch method uses (pc, or leaky's own) */
 const PosCtx *pos_far_ctx(const PosCtx *pc);
+/* the scaling rule of pc's scheme as the spec spells it ("yarn:4"), "none" for a scheme without rules */
+void pos_rule_describe(const PosCtx *pc, char *buf, size_t n);
 /* the same with a rule already parsed (a LongRoPE factor search builds its candidates in memory) */
 int pos_set_rule(PosCtx *pc, const RopeRule *rule);
 /* the rotary pairs of each head a scheme that takes rules maps (its fraction= option); 0 for others */

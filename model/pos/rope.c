@@ -75,14 +75,14 @@ static int rope_changes(const PosCtx *pc, long from_len, long to_len) {
 static void rope_qk_forward(const PosCtx *pc, float *v, const int *pos, int n, int n_heads, int is_key, int layer) {
     (void)is_key, (void)layer;
     const Rope *s = pc->state;
-    rotary_apply(&s->core.layout, v, pos, n, n_heads, &s->table, 0, 1, 1.0f);
+    rotary_apply(&s->core.layout, &(RotaryTable){&s->table, 0, 1}, v, pos, n, n_heads, 1.0f);
 }
 
 static void rope_qk_backward(const PosCtx *pc, float *dv, const int *pos, int n, int n_heads, int is_key,
                              int layer) {
     (void)is_key, (void)layer;
     const Rope *s = pc->state;
-    rotary_apply(&s->core.layout, dv, pos, n, n_heads, &s->table, 0, 1, -1.0f);
+    rotary_apply(&s->core.layout, &(RotaryTable){&s->table, 0, 1}, dv, pos, n, n_heads, -1.0f);
 }
 
 static void rope_release(PosCtx *pc) {

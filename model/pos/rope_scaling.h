@@ -1,45 +1,86 @@
 /* rope_scaling.h: RoPE context-extension rules (position-encodings.md sections 6 and 8). A rule
  * only changes how the rotary table is built: per-pair frequencies, an attention factor that
  * multiplies cos and sin of q and k alike (so logits scale by its square), or, for DynaTan, the
- * angle as a function of position. Rules are options of the rotary schemes: rope:scale=pi:4. */
+ * angle as a function of position. Rules are options of the rotary schemes: rope:scale=pi:4.
+ * Each rule is one entry of the table in rope_scaling.c (its RopeRuleDef): adding a rule is adding
+ * its entry there, and its tests. */
 #ifndef PELAB_ROPE_SCALING_H
 #define PELAB_ROPE_SCALING_H
 
 #include <stddef.h>
 
-typedef enum {
-    RULE_NONE,
-    RULE_PI,          /* pi:S         theta_j / S */
-    RULE_NTK,         /* ntk:S        base * S^(d/(d-2)) */
-    RULE_DYNAMIC_NTK, /* dynamic-ntk[:F]  base * (F*n/L - (F-1))^(d/(d-2)), n = max(length, L) */
-    RULE_YARN,        /* yarn:S       NTK-by-parts ramp (code variant), mscale 0.1 ln S + 1 */
-    RULE_LLAMA3,      /* llama3:S     piecewise by wavelength, low 1, high 4 */
-    RULE_DYNATAN,     /* dynatan[:L]  phi = theta * L * tanh(pos / L) (project-defined) */
-    RULE_DYNATAN_A,   /* dynatan-a[:L] phi = theta * tanh(pos / L), the literal reading */
-    RULE_LONGROPE,    /* longrope:PATH theta_j / short_j up to length L, theta_j / long_j past it */
-} RopeRuleKind;
+#include "../../core/strbuf.h"
+#include "longrope_file.h"
 
-/* LongRoPE (Ding et al. 2024, arXiv 2402.13753; HF rope_type "longrope"): per-pair divisors of the
- * frequencies found by a search, read from a JSON file when the rule is parsed. They are held by
- * value so that a RopeRule stays a plain value that option tables and pos_set_scale copy freely:
- * nothing is shared or freed. The canonical spec keeps only the path, so a checkpoint trained or
- * scored with the rule needs the file where the path says. */
-enum { ROPE_MAX_PAIRS = 256, ROPE_PATH_MAX = 256 };
-typedef struct {
-    char path[ROPE_PATH_MAX];
-    int n_pairs; /* factors in each set: must equal the model's rotary pairs */
-    double short_factor[ROPE_MAX_PAIRS], long_factor[ROPE_MAX_PAIRS];
-    long orig_len;      /* original_max_position_embeddings (the switch length); 0: the model's L */
-    double factor;      /* max_position_embeddings / orig_len, or the file's "factor"; 1: none */
-    double attn_factor; /* the file's attention_factor; 0: sqrt(1 + ln factor / ln L) (1 if factor <= 1) */
-} LongRopeFactors;
+
+typedef struct RopeRuleDef RopeRuleDef;
 
 typedef struct {
-    RopeRuleKind kind;
+    const RopeRuleDef *def; /* the rule's definition (rope_rule_find); NULL reads as none */
     double s;      /* scale factor (pi, ntk, yarn, llama3); dynamic-ntk: its factor */
     double tan_len; /* DynaTan's L; 0 = the training length */
-    LongRopeFactors longrope; /* RULE_LONGROPE only */
+    LongRopeFactors longrope; /* longrope only */
 } RopeRule;
+
+/* What follows a rule's name after a ':' (rope_rule_parse reads it, rope_rule_describe writes it) */
+typedef enum {
+    ROPE_ARG_NONE,       /* nothing: "none" */
+    ROPE_ARG_FACTOR,     /* NAME:S, S in [1, 1e6] required, in s */
+    ROPE_ARG_OPT_FACTOR, /* NAME[:F], F in [1, 1e6], default 1, in s (always written back) */
+    ROPE_ARG_OPT_LENGTH, /* NAME[:L], L in [1, 1e6], default 0 (the training length), in tan_len */
+    ROPE_ARG_CUSTOM,     /* parse_arg and describe_arg read and write it (longrope:PATH) */
+} RopeArg;
+
+/* One scaling rule, declared by its entry in rope_scaling.c's table: everything the rest of pelab
+ * asks about a rule comes from here (no code outside that file names a rule). NULL hooks take the
+ * defaults said beside them. */
+struct RopeRuleDef {
+    const char *name;    /* "pi": what --scale and scale= spell */
+    const char *usage;   /* "pi:S", as the help lists it */
+    const char *note;    /* NULL, or what --help adds after the usage in parentheses */
+    const char *title;   /* the rule in prose ("YaRN"), for messages */
+    const char *summary; /* what it does, one phrase (pelab info --rules) */
+    RopeArg arg;
+    int (*parse_arg)(const char *arg, RopeRule *r); /* ROPE_ARG_CUSTOM: the text after "NAME:" ("" if none) */
+    void (*describe_arg)(const RopeRule *r, char *buf, size_t n); /* ROPE_ARG_CUSTOM: "NAME:..." */
+    /* per-pair frequencies of rotary dimension d (d / 2 pairs) under base b, original length L,
+     * current length n, and the attention factor on cos and sin (*attn_factor is 1 on entry);
+     * NULL: b^(-2j/d) */
+    void (*freqs)(const RopeRule *r, int d, double b, int L, long n, double *freq, double *attn_factor);
+    /* rotation angle of a pair of frequency freq at pos; NULL: pos * freq */
+    double (*angle)(const RopeRule *r, double freq, long pos, int L);
+    /* the frequencies follow the current length: whether those at lengths a and b differ, asked
+     * only when one of them is past L; NULL: a static rule */
+    int (*changes)(const RopeRule *r, int L, long a, long b);
+    /* the rule's original length on a model whose L is otherwise model_len; NULL: model_len */
+    int (*length)(const RopeRule *r, int model_len);
+    /* -1 with one line when the rule cannot map rot_pairs pairs; NULL: any */
+    int (*check_pairs)(const RopeRule *r, int rot_pairs, const char *scheme);
+    /* Hugging Face's config.json (io/hf_llama.c writes, io/hf_spec.c reads): the rope_type, NULL
+     * if HF has none; hf_scaling writes the "rope_scaling" member (with whatever top-level
+     * member it needs before it) for original length L; hf_theta: a rule HF has no type for but
+     * writes as another rope_theta (the same frequencies), note saying so; hf_l_is_max_pos: HF
+     * takes the rule's L from max_position_embeddings. No hf_scaling and no hf_theta: export
+     * refuses the rule. */
+    const char *hf_type;
+    void (*hf_scaling)(const RopeRule *r, int L, StrBuf *b);
+    double (*hf_theta)(const RopeRule *r, double base, int d, char *note, size_t n);
+    int hf_l_is_max_pos;
+};
+
+/* the rules, in help order ("none" first) */
+int rope_rule_count(void);
+const RopeRuleDef *rope_rule_at(int i);
+/* the rule named name ("pi"), or the one whose HF rope_type is type ("linear"); NULL if none */
+const RopeRuleDef *rope_rule_find(const char *name);
+const RopeRuleDef *rope_rule_find_hf(const char *type);
+/* the usages joined by sep ("none, pi:S, ..."); with_notes: each note in parentheses after its
+ * usage; skip_none: without "none" */
+void rope_rule_list(char *buf, size_t n, const char *sep, int with_notes, int skip_none);
+/* 1 for the identity rule (none, or a zeroed RopeRule) */
+int rope_rule_is_none(const RopeRule *r);
+/* the rule's definition (none's for a zeroed RopeRule) */
+const RopeRuleDef *rope_rule_def(const RopeRule *r);
 
 /* "none", "pi:4", "ntk:4", "dynamic-ntk", "dynamic-ntk:2", "yarn:4", "llama3:8", "dynatan",
  * "dynatan:256", "dynatan-a", "dynatan-a:256", "longrope:PATH" (reads the file: an HF config.json

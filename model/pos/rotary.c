@@ -15,9 +15,11 @@ static inline void rotate_pairs(float *restrict a, float *restrict b, int step, 
     }
 }
 
-void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_heads, const SinCosTable *t,
-                  int head_slots, int head_div, float sin_sign) {
+void rotary_apply(const RotaryLayout *l, const RotaryTable *rt, float *v, const int *pos, int n, int n_heads,
+                  float sin_sign) {
+    const SinCosTable *t = rt->table;
     int hd = l->head_dim, np = l->rot_pairs, nf = t->n_freq, half = l->half_layout;
+    int head_slots = rt->head_slots, head_div = rt->head_div;
     PAR_FOR((size_t)n * n_heads * np >= PAR_MIN_WORK / 4, int, r, n,
         const float *crow = t->cos_t + (size_t)pos[r] * nf, *srow = t->sin_t + (size_t)pos[r] * nf;
         for (int h = 0; h < n_heads; h++) {

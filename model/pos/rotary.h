@@ -15,11 +15,17 @@ typedef struct {
     int half_layout; /* 0: pair j = dims (2j, 2j+1); 1: pair j = (j, j + rot_pairs) */
 } RotaryLayout;
 
-/* v: [n, n_heads * head_dim], in place. Table slot of pair j of head h:
- *   (h / head_div) * head_slots + j; head_slots = 0 shares one row across heads.
+/* The table a map reads its C, S from, and which slots of a row each head's pairs read: pair j of
+ * head h reads slot (h / head_div) * head_slots + j; head_slots = 0 shares one row across heads. */
+typedef struct {
+    const SinCosTable *table;
+    int head_slots, head_div;
+} RotaryTable;
+
+/* v: [n, n_heads * head_dim], in place, each row's pairs mapped by the table's row at pos[row].
  * sin_sign: +1 forward, -1 the transpose (backward). */
-void rotary_apply(const RotaryLayout *l, float *v, const int *pos, int n, int n_heads, const SinCosTable *t,
-                  int head_slots, int head_div, float sin_sign);
+void rotary_apply(const RotaryLayout *l, const RotaryTable *t, float *v, const int *pos, int n, int n_heads,
+                  float sin_sign);
 
 #endif
 
@@ -47,9 +53,7 @@ typedef struct {
     POS_WORD("layout", T, core.layout.half_layout, 0, "pairs (2j, 2j+1) as llama2.c, or (j, j + rot_dim/2) as HF", \
              "interleaved", "half"),                                                                           \
     POS_DOUBLE("fraction", T, core.fraction, 1, 1e-9, 1, "share of each head's dims that rotate (partial rotary)"), \
-    POS_RULE("scale", T, core.rule,                                                                            \
-             "scaling rule: none, pi:S, ntk:S, dynamic-ntk[:F], yarn:S, llama3:S, dynatan[:L], dynatan-a[:L], "    \
-             "longrope:PATH"),  \
+    POS_RULE("scale", T, core.rule, "scaling rule"), /* --help lists the rules (rope_scaling.h) */            \
     POS_INT("orig_len", T, core.orig_len, 0, 1, 1 << 30, "the rules' original length L", .flags = POS_OPT_TRAIN_LEN)
 
 int rotary_core_prepare(RotaryCore *c, const char *scheme, int head_dim, int train_len);

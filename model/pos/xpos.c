@@ -89,14 +89,15 @@ static long xpos_computable_position(const PosCtx *pc) { return ((const Xpos *)p
 static void xpos_qk_forward(const PosCtx *pc, float *v, const int *pos, int n, int n_heads, int is_key, int layer) {
     (void)layer;
     const Xpos *s = pc->state;
-    rotary_apply(&s->core.layout, v, pos, n, n_heads, is_key ? &s->k_table : &s->q_table, 0, 1, 1.0f);
+    rotary_apply(&s->core.layout, &(RotaryTable){is_key ? &s->k_table : &s->q_table, 0, 1}, v, pos, n, n_heads, 1.0f);
 }
 
 static void xpos_qk_backward(const PosCtx *pc, float *dv, const int *pos, int n, int n_heads, int is_key,
                              int layer) {
     (void)layer;
     const Xpos *s = pc->state;
-    rotary_apply(&s->core.layout, dv, pos, n, n_heads, is_key ? &s->k_table : &s->q_table, 0, 1, -1.0f);
+    rotary_apply(&s->core.layout, &(RotaryTable){is_key ? &s->k_table : &s->q_table, 0, 1}, dv, pos, n, n_heads,
+                 -1.0f);
 }
 
 static void xpos_release(PosCtx *pc) {

@@ -1,6 +1,6 @@
-/* fuzz_pos_spec.c: the --pos spec strings (model/pos/pos.c pos_init and every scheme's options) and
- * the --scale rule strings (model/pos/rope_scaling.c rope_rule_parse, pos_set_scale) and extension
- * methods (model/pos/extend.c extend_parse, pos_set_extend).
+/* fuzz_pos_spec.c: the --pos spec strings (model/pos/spec.c pos_init, every scheme's options through
+ * options.c), the --scale rule strings (model/pos/rope_scaling.c rope_rule_parse, pos_set_scale)
+ * and extension methods (model/pos/extend.c extend_parse, pos_set_extend).
  *
  * Input: SPEC, then a NUL or newline, then RULE, then optionally another separator and one byte
  * choosing the model shape. A spec that parses is described back (pos_spec); the description must
@@ -91,7 +91,9 @@ static void run_hooks(PosCtx *pc, const char *spec) {
                     for (int j = 0; j < k; j++) row[j] = scores[j] = 2.0f - 0.7f * (float)j, drow[j] = 0.1f * (float)(j - k);
                     s->content_row(pc, row, q, k, h, l);
                     check_finite(row, (size_t)k, "content", spec);
-                    s->content_backward(pc, drow, scores, q, k, h, l, dq, np ? dparams : NULL);
+                    s->content_backward(pc, &(PosContentGrad){.drow = drow, .scores = scores, .q = q, .dq = dq,
+                                                              .dparams = np ? dparams : NULL, .nk = k, .head = h,
+                                                              .layer = l});
                     check_finite(drow, (size_t)k, "dscores", spec);
                     check_finite(dq, (size_t)hd, "dq", spec);
                 }
@@ -160,7 +162,7 @@ static void check_extend_text(const PosExtend *e, const char *rule) {
 static void check_extend_applied(const char *before, PosCtx *pc, const PosExtend *e, const char *rule) {
     char after[1024];
     pos_spec(pc, after, sizeof after);
-    FUZZ_CHECK(strcmp(before, after) == 0 && pc->extend.kind == e->kind, "--scale '%s' turned %s into %s", rule,
+    FUZZ_CHECK(strcmp(before, after) == 0 && pc->extend.method == e->method, "--scale '%s' turned %s into %s", rule,
                before, after);
     if (!extend_two_branch(e)) return;
     enum { N = 6 };
