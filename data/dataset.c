@@ -8,6 +8,7 @@
 #include "../core/hash.h"
 #include "../core/mem.h"
 #include "../core/rng.h"
+#include "corpus.h"
 #include "synth.h"
 #include "task.h"
 
@@ -62,7 +63,7 @@ int dataset_load_with(Dataset *d, const char *spec, const Tokenizer *tok, double
         if (synth_generate(spec + 6, synth_seed, synth_bytes, &text) != 0) return -1;
         bytes = (unsigned char *)text;
         n = synth_bytes;
-    } else if (read_file(spec, &bytes, &n) != 0) {
+    } else if (corpus_read_file(spec, &bytes, &n) != 0) {
         return -1;
     }
     int rc = dataset_from_bytes(d, spec, bytes, n, tok, val_frac, window);

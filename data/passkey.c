@@ -16,8 +16,8 @@ enum { FILLER_UNIT = sizeof FILLER - 1, KEY_SENTENCE_LEN = 19 }; /* "Key: 12345,
 
 int passkey_random_key(Rng *rng) { return 10000 + (int)rng_below(rng, 90000); }
 
-/* filler byte i: the unit repeated, so truncation at any count is the same text */
-static char filler_at(int i) { return FILLER[i % FILLER_UNIT]; }
+char passkey_filler_at(size_t i) { return FILLER[i % FILLER_UNIT]; }
+static char filler_at(int i) { return passkey_filler_at((size_t)i); }
 
 /* every sentence starts at 0 or right after ". " */
 static int sentence_start(int i) { return i == 0 || (filler_at(i - 1) == ' ' && filler_at(i - 2) == '.'); }

@@ -38,6 +38,10 @@ typedef struct {
     int key;            /* 10000..99999 */
 } PasskeyDoc;
 
+/* byte i of the filler: the unit repeated, so truncation at any count is the same text (also
+ * RULER's noise haystack, data/task_ruler.c) */
+char passkey_filler_at(size_t i);
+
 /* a random 5-digit key, first digit non-zero */
 int passkey_random_key(Rng *rng);
 

@@ -26,10 +26,41 @@ const char *task_names(void) {
     return names;
 }
 
-/* "8", "8-32", or for a real option also "random" (its whole range) */
+/* the index of name among o->names ('|'-separated), or -1 */
+static int name_index(const TaskOpt *o, const char *name, size_t n) {
+    int i = 0;
+    for (const char *p = o->names;; i++) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0) return i;
+        if (!bar) return -1;
+        p = bar + 1;
+    }
+}
+
+/* o->names' entry i into out ("?" past the end) */
+static void name_of(const TaskOpt *o, int i, char *out, size_t cap) {
+    const char *p = o->names;
+    for (int k = 0; k < i && p; k++) p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL;
+    size_t len = p ? (strchr(p, '|') ? (size_t)(strchr(p, '|') - p) : strlen(p)) : 0;
+    snprintf(out, cap, "%.*s", p ? (int)len : 1, p ? p : "?");
+}
+
+void task_opt_value_name(const TaskOpt *o, double v, char *out, size_t cap) {
+    if (o->names) name_of(o, (int)v, out, cap);
+    else snprintf(out, cap, "%g", v);
+}
+
+/* "8", "8-32", for a real option also "random" (its whole range), for a named one a name */
 static int parse_value(const TaskDef *d, const TaskOpt *o, const char *v, double *lo, double *hi) {
     char *end;
     errno = 0;
+    if (o->names) {
+        int i = name_index(o, v, strlen(v));
+        if (i < 0) return pelab_fail("task %s: %s=%s: expected one of %s", d->name, o->name, v, o->names);
+        *lo = *hi = i;
+        return 0;
+    }
     if (!o->integer && strcmp(v, "random") == 0) {
         *lo = o->lo, *hi = o->hi;
         return 0;
@@ -90,7 +121,9 @@ int task_parse(TaskSpec *t, const char *spec) {
 void task_format(const TaskSpec *t, char *out, size_t cap) {
     size_t used = (size_t)snprintf(out, cap, "%s", t->def->name);
     for (int i = 0; i < t->def->n_opts && used < cap; i++) {
-        used += (size_t)snprintf(out + used, cap - used, "%c%s=%g", i ? ',' : ':', t->def->opts[i].name, t->lo[i]);
+        char v[64];
+        task_opt_value_name(&t->def->opts[i], t->lo[i], v, sizeof v);
+        used += (size_t)snprintf(out + used, cap - used, "%c%s=%s", i ? ',' : ':', t->def->opts[i].name, v);
         if (used < cap && t->hi[i] != t->lo[i]) used += (size_t)snprintf(out + used, cap - used, "-%g", t->hi[i]);
     }
 }
@@ -219,6 +252,53 @@ int task_check(const TaskSpec *t, const TaskExample *ex, const char *answer, siz
     sb_free(&want);
     if (n_correct) *n_correct = right;
     return exact;
+}
+
+/* a byte of a word for task_recall: ASCII letters, digits, '-' (a uuid's) */
+static int word_byte(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+
+/* 1 if the nr bytes of ref are one whole word of pred (np bytes), letters in either case */
+static int has_word(const char *pred, size_t np, const char *ref, size_t nr) {
+    for (size_t i = 0; i < np;) {
+        if (!word_byte(pred[i])) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < np && word_byte(pred[j])) j++;
+        int same = j - i == nr;
+        for (size_t k = 0; same && k < nr; k++) same = lower(pred[i + k]) == lower(ref[k]);
+        if (same) return 1;
+        i = j;
+    }
+    return 0;
+}
+
+double task_recall(const TaskSpec *t, const TaskExample *ex, const char *pred, size_t n, int *found, int *total) {
+    if (!t->def->listed) return pelab_fail("task %s: not a list of references (no recall score)", t->def->name);
+    StrBuf want = {0};
+    if (task_solve(t, ex->text, ex->answer_start, &want) != 0) {
+        sb_free(&want);
+        return -1;
+    }
+    size_t np = 0; /* the prediction ends at the model's end marker */
+    while (np < n && pred[np] != '\n') np++;
+    int f = 0, tot = 0;
+    for (size_t i = 0; i < want.len;) {
+        size_t j = i;
+        while (j < want.len && want.s[j] != ' ' && want.s[j] != '\n') j++;
+        if (j > i) tot++, f += has_word(pred, np, want.s + i, j - i);
+        i = j + 1;
+    }
+    sb_free(&want);
+    if (found) *found = f;
+    if (total) *total = tot;
+    if (!tot) return pelab_fail("task %s: an answer without references", t->def->name);
+    return (double)f / tot;
 }
 
 int task_stream(const TaskSpec *t, Rng *rng, size_t n_bytes, char **text, unsigned char **mask,

@@ -1,4 +1,4 @@
-/* task.h: synthetic tasks for length-generalization experiments (issue 12): each example is a
+/* task.h: synthetic tasks for length-generalization experiments: each example is a
  * prompt and an answer in printable ASCII, so the byte tokenizer (vocabulary 256) and the training
  * pipeline consume them as they are. Deterministic from the Rng; every task has an oracle that
  * answers any well-formed prompt, so a checker never trusts the generator.
@@ -32,6 +32,28 @@
  *                                                     '.' bytes) followed by its value, every value
  *                                                     supervised; the '\n' closes the example unsupervised
  *                                                     (nothing tells how many queries remain)
+ * RULER's synthetic tasks (Hsieh et al. 2024; data/task_ruler.c), listed (task_recall scores them as
+ * RULER does, each reference found in any order) and unframed, len counting every byte like passkey;
+ * keys, names and words are 3 letters, values 5 digits (value=uuid: "9f3a-07c2"), the haystack
+ * passkey's noise sentences, an essay, or (hay=needle) needles of other keys, cut to fit:
+ *   niah_single     The grass abc: 12345. is green.\nabc:| 12345\n        the needle at depth (RULER's
+ *                                                     niah_single_1; hay=essay: _2; value=uuid: _3)
+ *   niah_multikey   the same among needles of keys other than the one asked (RULER's multikey_1;
+ *                   hay=needle: _2, the haystack all needles)
+ *   niah_multivalue abc: 11111. x abc: 22222.\nabc:| 11111 22222\n   every value of the key, in text order
+ *   niah_multiquery abc: 11111. def: 22222.\ndef abc:| 22222 11111\n the values of every key asked, in order
+ *   vt              AB=12345. x CD=AB. y EF=CD.\n12345:| AB CD EF\n   variable tracking: every name bound
+ *                                                     to the value, in assignment order (other chains
+ *                                                     with other values: chains=N)
+ *   cwe             abc def abc ghi abc def def\ntop 2:| abc def\n    common words: the top words, each
+ *                                                     freq times, among others rare times; order of
+ *                                                     first appearance
+ *   fwe             ... abc ... def ... abc\ntop 2:| abc def\n        frequent words: Zipf counts
+ *                                                     (alpha), "..." the most frequent (noise, not
+ *                                                     counted); most frequent first
+ * An answer is determined by its prompt: the oracles refuse a key asked twice with other values, a
+ * name assigned twice, or a K-th word no more frequent than the next.
+ *
  * The generator writes TASK_SLOT where an answer goes; task_example asks the oracle for each one,
  * given everything before it, and marks its bytes in TaskExample.mask. A dense task's exact match
  * asks every supervised byte right, each predicted from the true text before it (teacher forcing:
@@ -48,7 +70,7 @@
 #include "../core/rng.h"
 #include "../core/strbuf.h"
 
-#define TASK_MAX_OPTS 4
+#define TASK_MAX_OPTS 6
 
 typedef struct {
     const char *name;
@@ -57,6 +79,9 @@ typedef struct {
     int integer;           /* 0: a real number (depth) */
     int single;            /* 1: a range is refused (the oracle needs the one value) */
     const char *help;
+    /* NULL, or the option's values by name, '|'-separated ("noise|essay|needle"): the spec gives a
+     * name, which stands for its index (0, 1, ...; lo..hi is 0..count-1, one value only) */
+    const char *names;
 } TaskOpt;
 
 struct TaskSpec;
@@ -74,6 +99,9 @@ typedef struct TaskDef {
     /* 1: several answers per example (above): generate writes TASK_SLOT where each goes, and solve
      * answers the text before a slot (framed: after "NAME: "), without '\n' */
     int dense;
+    /* 1: the answer is a list of reference strings separated by spaces (RULER's tasks), scored
+     * also by task_recall: which of them the model wrote, in any order */
+    int listed;
 } TaskDef;
 
 #define TASK_SLOT '\x01' /* a dense generator's "an answer goes here" (never in a finished text) */
@@ -105,6 +133,8 @@ const char *task_names(void);
 int task_parse(TaskSpec *t, const char *spec);
 /* the canonical spec, every option written out: "copy:len=4-16,vocab=26" */
 void task_format(const TaskSpec *t, char *out, size_t cap);
+/* one value of option o as a spec writes it: "16", "0.25", or its name ("essay") */
+void task_opt_value_name(const TaskOpt *o, double v, char *out, size_t cap);
 
 /* One example; len = -1 draws the length from the spec's range, otherwise it is fixed (any value
  * the option accepts). Free with task_example_free. -1 with pelab_errmsg on a bad len. */
@@ -120,6 +150,15 @@ int task_solve(const TaskSpec *t, const char *prompt, size_t n, StrBuf *answer);
  * Dense tasks: answer is the model's bytes at the supervised positions, in order (task_answers
  * of them), checked against the oracle's answer to each slot given the example's text before it. */
 int task_check(const TaskSpec *t, const TaskExample *ex, const char *answer, size_t n, int *n_correct);
+
+/* RULER's score (string_match_all, Hsieh et al. 2024) for a listed task: the references are the
+ * oracle's answer split at its spaces; the prediction is the n bytes a model wrote after the
+ * prompt, up to its first '\n'. A reference counts when it is a whole word of the prediction
+ * (a maximal run of letters, digits and '-', compared case-insensitively; RULER matches
+ * substrings, which for 3-byte words would credit "abc" inside "xabcx"), each once, in any order,
+ * extra words costing nothing. Returns the fraction found (*found of *total); -1 with
+ * pelab_errmsg if the task is not listed or the oracle refuses the example. */
+double task_recall(const TaskSpec *t, const TaskExample *ex, const char *pred, size_t n, int *found, int *total);
 
 /* the supervised bytes of an example: answer_len, or a dense example's masked bytes */
 size_t task_answers(const TaskExample *ex);

@@ -8,6 +8,7 @@
 #include "../core/mem.h"
 #include "passkey.h"
 #include "task.h"
+#include "task_ruler.h"
 
 static const char SYMBOLS[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 enum { N_SYMBOLS = sizeof SYMBOLS - 1, MAX_LEN = 1 << 16 };
@@ -278,45 +279,80 @@ static int solve_passkey(const TaskSpec *t, const char *prompt, size_t n, StrBuf
 
 /* ---- the table ---- */
 
-#define LEN_ROW(lo, dlo, dhi, help) {"len", lo, MAX_LEN, dlo, dhi, 1, 0, help}
-#define VOCAB_ROW {"vocab", 2, N_SYMBOLS, 26, 26, 1, 0, "symbols drawn from (a..z, then A..Z)"}
+#define LEN_ROW(lo, dlo, dhi, help) {"len", lo, MAX_LEN, dlo, dhi, 1, 0, help, NULL}
+#define VOCAB_ROW {"vocab", 2, N_SYMBOLS, 26, 26, 1, 0, "symbols drawn from (a..z, then A..Z)", NULL}
+#define RULER_LEN(lo, dlo, dhi) {"len", lo, MAX_LEN, dlo, dhi, 1, 0, "bytes, answer and end marker included", NULL}
+#define RULER_DEPTH(what) {"depth", 0, 1, 0, 1, 0, 0, "where " what " sits in the haystack, 0 (first) .. 1 (last); a range: random", NULL}
+#define RULER_HAY(def, n, names) {"hay", 0, n - 1, def, def, 1, 1, n == 3 ? "the haystack: passkey's noise sentences, an essay, or other keys' needles" : "the haystack: passkey's noise sentences or an essay", names}
+#define RULER_VALUE {"value", 0, 1, 0, 0, 1, 1, "the values: 5-digit numbers or 8-digit hex uuids", RULER_VALUES}
 
 static const TaskDef TASKS[] = {
-    {"copy", "repeat the string", 1, 0, 2, {LEN_ROW(1, 4, 16, "symbols"), VOCAB_ROW}, gen_symbols, solve_copy, 0},
+    {"copy", "repeat the string", 1, 0, 2, {LEN_ROW(1, 4, 16, "symbols"), VOCAB_ROW}, gen_symbols, solve_copy, 0, 0},
     {"reverse", "the string backwards", 1, 0, 2, {LEN_ROW(1, 4, 16, "symbols"), VOCAB_ROW}, gen_symbols,
-     solve_reverse, 0},
+     solve_reverse, 0, 0},
     {"sort", "the string's symbols in increasing order", 1, 0, 2, {LEN_ROW(1, 4, 16, "symbols"), VOCAB_ROW},
-     gen_symbols, solve_sort, 0},
+     gen_symbols, solve_sort, 0, 0},
     {"add", "the sum of two numbers, digits as tokens", 1, 0, 2,
      {LEN_ROW(1, 1, 8, "digits per number"),
-      {"rev", 0, 1, 1, 1, 1, 1, "1: answer least significant digit first (as carries flow); 0: as written"}},
-     gen_add, solve_add, 0},
+      {"rev", 0, 1, 1, 1, 1, 1, "1: answer least significant digit first (as carries flow); 0: as written", NULL}},
+     gen_add, solve_add, 0, 0},
     {"parity", "1 if the bit string has an odd number of ones", 1, 0, 1, {LEN_ROW(1, 4, 16, "bits")}, gen_parity,
-     solve_parity, 0},
+     solve_parity, 0, 0},
     {"selective_copy", "copy the symbols, skipping the '.' noise", 1, 0, 3,
      {LEN_ROW(1, 8, 32, "symbols and noise"), VOCAB_ROW,
-      {"keep", 1, 100, 25, 25, 1, 0, "percent of the positions that hold a symbol"}},
-     gen_selective, solve_selective, 0},
+      {"keep", 1, 100, 25, 25, 1, 0, "percent of the positions that hold a symbol", NULL}},
+     gen_selective, solve_selective, 0, 0},
     {"count", "how often the first symbol occurs in the string, in decimal", 1, 0, 2,
-     {LEN_ROW(1, 4, 16, "symbols counted in"), VOCAB_ROW}, gen_count, solve_count, 0},
+     {LEN_ROW(1, 4, 16, "symbols counted in"), VOCAB_ROW}, gen_count, solve_count, 0, 0},
     {"flipflop", "write/ignore instructions then a read: the last written bit", 1, 0, 2,
      {LEN_ROW(2, 8, 32, "instructions, the first write and the final read included"),
-      {"write", 0, 100, 20, 20, 1, 0, "percent of the middle instructions that write"}},
-     gen_flipflop, solve_flipflop, 0},
+      {"write", 0, 100, 20, 20, 1, 0, "percent of the middle instructions that write", NULL}},
+     gen_flipflop, solve_flipflop, 0, 0},
     {"mqar", "key-value pairs, then keys: their values (multi-query associative recall)", 1, 0, 2,
-     {{"pairs", 1, N_SYMBOLS, 2, 8, 1, 0, "key-value pairs (the length)"},
-      {"queries", 1, N_SYMBOLS, 1, 4, 1, 0, "keys asked (at most pairs)"}},
-     gen_mqar, solve_mqar, 0},
+     {{"pairs", 1, N_SYMBOLS, 2, 8, 1, 0, "key-value pairs (the length)", NULL},
+      {"queries", 1, N_SYMBOLS, 1, 4, 1, 0, "keys asked (at most pairs)", NULL}},
+     gen_mqar, solve_mqar, 0, 0},
     {"mqar_dense", "Zoology's MQAR: key-value pairs, then queries each answered in place, every value supervised",
      1, 0, 3,
-     {{"pairs", 1, N_SYMBOLS, 4, 16, 1, 0, "key-value pairs (the length)"},
-      {"queries", 1, N_SYMBOLS, N_SYMBOLS, N_SYMBOLS, 1, 0, "keys asked, each once (at most pairs: 52 asks them all)"},
-      {"gap", 0, MAX_LEN, 0, 0, 1, 0, "'.' bytes before each query"}},
-     gen_mqar_dense, solve_mqar_dense, 1},
+     {{"pairs", 1, N_SYMBOLS, 4, 16, 1, 0, "key-value pairs (the length)", NULL},
+      {"queries", 1, N_SYMBOLS, N_SYMBOLS, N_SYMBOLS, 1, 0, "keys asked, each once (at most pairs: 52 asks them all)", NULL},
+      {"gap", 0, MAX_LEN, 0, 0, 1, 0, "'.' bytes before each query", NULL}},
+     gen_mqar_dense, solve_mqar_dense, 1, 0},
     {"passkey", "a 5-digit key in filler at a chosen depth, then the question", 0, 0, 2,
      {LEN_ROW(PASSKEY_MIN_LEN + 1, 64, 128, "bytes, answer and end marker included"),
-      {"depth", 0, 1, 0, 1, 0, 0, "where the key sits in the filler, 0 (first) .. 1 (last); a range: random"}},
-     gen_passkey, solve_passkey, 0},
+      {"depth", 0, 1, 0, 1, 0, 0, "where the key sits in the filler, 0 (first) .. 1 (last); a range: random", NULL}},
+     gen_passkey, solve_passkey, 0, 0},
+    /* RULER's synthetic tasks (task_ruler.c); every len counts each byte, answer included */
+    {"niah_single", "RULER's needle in a haystack: one key and its value hidden in a haystack, then the key", 0, 0, 4,
+     {RULER_LEN(24, 32, 64), RULER_DEPTH("the needle"), RULER_HAY(RULER_NOISE, 3, RULER_HAYS), RULER_VALUE},
+     ruler_gen_niah_single, ruler_solve_niah, 0, 1},
+    {"niah_multikey", "RULER's multi-key needles: the key asked among needles of other keys", 0, 0, 5,
+     {RULER_LEN(24, 64, 128), RULER_DEPTH("the needle asked"),
+      {"keys", 1, 32, 4, 4, 1, 0, "needles, each with its own key; one is asked (hay=needle: the haystack is more)", NULL},
+      RULER_HAY(RULER_ESSAY, 3, RULER_HAYS), RULER_VALUE},
+     ruler_gen_niah_multikey, ruler_solve_niah, 0, 1},
+    {"niah_multivalue", "RULER's multi-value needles: one key with several values, all of them asked", 0, 0, 4,
+     {RULER_LEN(24, 96, 192), {"values", 1, 16, 4, 4, 1, 0, "needles of the one key, each with a value: the answer", NULL},
+      RULER_HAY(RULER_ESSAY, 3, RULER_HAYS), RULER_VALUE},
+     ruler_gen_niah_multivalue, ruler_solve_niah, 0, 1},
+    {"niah_multiquery", "RULER's multi-query needles: several keys asked, the values of all of them", 0, 0, 4,
+     {RULER_LEN(24, 96, 192), {"queries", 1, 16, 4, 4, 1, 0, "needles with distinct keys, all asked", NULL},
+      RULER_HAY(RULER_ESSAY, 3, RULER_HAYS), RULER_VALUE},
+     ruler_gen_niah_multiquery, ruler_solve_niah, 0, 1},
+    {"vt", "RULER's variable tracking: chains of assignments in a haystack, every name bound to the value", 0, 0, 4,
+     {RULER_LEN(20, 96, 192), {"hops", 1, 32, 4, 4, 1, 0, "assignments of a name to a name after the first, per chain", NULL},
+      {"chains", 1, 16, 1, 1, 1, 0, "chains, each with its own value; the first's is asked", NULL},
+      RULER_HAY(RULER_NOISE, 2, RULER_TEXT_HAYS)},
+     ruler_gen_vt, ruler_solve_vt, 0, 1},
+    {"cwe", "RULER's common words extraction: a list of words, the top ones repeated more: name them", 0, 0, 4,
+     {RULER_LEN(24, 96, 192), {"top", 1, 10, 3, 3, 1, 0, "common words to name, in order of first appearance", NULL},
+      {"freq", 2, 64, 4, 4, 1, 0, "occurrences of each common word", NULL},
+      {"rare", 1, 32, 1, 1, 1, 0, "occurrences of each uncommon word (below freq)", NULL}},
+     ruler_gen_cwe, ruler_solve_top_words, 0, 1},
+    {"fwe", "RULER's frequent words extraction: Zipf-distributed coded words, the most frequent after the noise", 0, 0, 3,
+     {RULER_LEN(24, 160, 256), {"alpha", 1.1, 4, 2, 2, 0, 0, "the Zipf exponent: rank k appears n k^-alpha / zeta(alpha) times", NULL},
+      {"top", 1, 10, 3, 3, 1, 0, "words to name, most frequent first (the noise \"...\" excluded)", NULL}},
+     ruler_gen_fwe, ruler_solve_top_words, 0, 1},
 };
 enum { N_TASKS = sizeof TASKS / sizeof TASKS[0] };
 

@@ -58,6 +58,11 @@ static void score_rows(void *ctx, int row0, int n, float *rows) {
     }
 }
 
+static EvalTick eval_tick;
+static void *eval_tick_ctx;
+
+void eval_set_tick(EvalTick tick, void *ctx) { eval_tick = tick, eval_tick_ctx = ctx; }
+
 /* eval_windows with every window's first input replaced by sink_token when >= 0 */
 static int windows_sink(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic,
                         int n_buckets, double *bucket_sum, size_t *bucket_n, EvalTrace *trace, int sink_token,
@@ -103,6 +108,7 @@ static int windows_sink(Model *m, const int *tokens, size_t n, int len, int stri
         r->n_scored += e - done;
         r->n_windows++;
         done = e;
+        if (eval_tick) eval_tick(eval_tick_ctx, (size_t)nw);
     }
     kvcache_free(&kv);
     free(logits);

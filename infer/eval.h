@@ -38,6 +38,12 @@ typedef struct {
 int eval_windows(Model *m, const int *tokens, size_t n, int len, int stride, DynamicLength dynamic, int n_buckets,
                  double *bucket_sum, size_t *bucket_n, EvalTrace *trace, ScoreResult *r);
 
+/* after every window of every protocol, tick(ctx, tokens the window fed), for a command's progress
+ * line (pelab eval); NULL (the default): none. One hook for the process: the command sets it
+ * around its evaluations, on one thread. */
+typedef void (*EvalTick)(void *ctx, size_t tokens_fed);
+void eval_set_tick(EvalTick tick, void *ctx);
+
 /* bucket of query position p (0..len-1) among n_buckets equal-width buckets; its range [lo, hi] */
 int eval_bucket(int p, int len, int n_buckets);
 void eval_bucket_range(int b, int len, int n_buckets, int *lo, int *hi);

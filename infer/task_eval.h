@@ -19,11 +19,19 @@ typedef struct {
     long max_positions;  /* the longest example, prompt + answer: the positions this length reaches */
     double exact_ci[2];  /* 95% percentile-bootstrap interval of exact / n over the examples */
     double bytes_ci[2];  /* and of correct_bytes / answer_bytes (examples resampled whole) */
+    /* a listed task (RULER's): task_recall of each example's greedy answer */
+    int listed;
+    double recall;       /* RULER's score: the mean over examples of the fraction of references recalled */
+    int recall_all;      /* examples with every reference recalled */
+    double recall_ci[2]; /* 95% bootstrap interval of recall */
 } TaskScore;
 
 /* n examples of length len from seed: each prompt through the KV cache at positions 0.., then
  * answer_len greedy tokens, each fed back (a dense task: every supervised byte predicted from the
- * true text before it, one pass). rand_pos > 0: each example's positions are sorted
+ * true text before it, one pass). A listed task's answer may run on past answer_len until the
+ * model's '\n', to 2 answer_len bytes (RULER lets a model write more than the answer; within what
+ * the scheme's positions and rand_pos allow): exact match and byte accuracy read the first
+ * answer_len bytes, recall the bytes before the model's '\n'. rand_pos > 0: each example's positions are sorted
  * distinct ids from [0, rand_pos) instead (randomized positions, as Ruoss et al. evaluate the models
  * they train with them; its own stream from seed): the first of max(T, its length) drawn, T the
  * model's training length, as an example starting an aligned training row gets them. tok: NULL or

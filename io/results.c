@@ -34,6 +34,9 @@ static const struct {
     [RF_RANK_B] = I_(rank_b), [RF_DIFF] = R_(diff), [RF_P] = R_(p), [RF_P_HOLM] = R_(p_holm), [RF_STEP] = I_(step),
     [RF_LR] = R_(lr), [RF_WINDOW_INDEX] = I_(window_index), [RF_LINE] = I_(line), [RF_TOKEN_POS] = I_(token_pos),
     [RF_TOKEN] = I_(token), [RF_LAYER] = I_(layer), [RF_RATIO] = R_(ratio),
+    [RF_RECALL] = R_(recall), [RF_RECALL_CI_LO] = R_(recall_ci_lo), [RF_RECALL_CI_HI] = R_(recall_ci_hi),
+    [RF_RECALL_ALL] = I_(recall_all),
+    [RF_RECALL_CI] = {T_PAIR, offsetof(ResultRow, recall_ci_lo), offsetof(ResultRow, recall_ci_hi)},
     [RF_CI] = {T_PAIR, offsetof(ResultRow, ci_lo), offsetof(ResultRow, ci_hi)},
     [RF_CI2] = {T_PAIR, offsetof(ResultRow, ci2_lo), offsetof(ResultRow, ci2_hi)},
     [RF_PAST_L] = {T_BOOL, offsetof(ResultRow, past_train_len), 0},
@@ -68,14 +71,16 @@ static const ResColumn TASK_CSV[] = {
     {"task", RF_TASK, 0, 0}, {"depth", RF_DEPTH, 2, 0}, {"length", RF_LENGTH, 0, 0}, {"positions", RF_POS_HI, 0, 0},
     {"n", RF_N, 0, 0}, {"exact_match", RF_VALUE, 6, 0}, {"byte_accuracy", RF_VALUE2, 6, 0},
     {"exact_ci_lo", RF_CI_LO, 6, 0}, {"exact_ci_hi", RF_CI_HI, 6, 0}, {"bytes_ci_lo", RF_CI2_LO, 6, 0},
-    {"bytes_ci_hi", RF_CI2_HI, 6, 0},
+    {"bytes_ci_hi", RF_CI2_HI, 6, 0}, {"ruler_score", RF_RECALL, 6, 0}, {"ruler_ci_lo", RF_RECALL_CI_LO, 6, 0},
+    {"ruler_ci_hi", RF_RECALL_CI_HI, 6, 0},
 };
 static const ResColumn TASK_JSON[] = {
     {"depth", RF_DEPTH, 4, 0}, {"length", RF_LENGTH, 0, 0}, {"positions", RF_POS_HI, 0, 0},
     {"past_train_len", RF_PAST_L, 0, 0}, {"n", RF_N, 0, 0}, {"exact", RF_EXACT, 0, 0},
     {"exact_match", RF_VALUE, 6, 0}, {"answer_bytes", RF_ANSWER_BYTES, 0, 0},
     {"correct_bytes", RF_CORRECT_BYTES, 0, 0}, {"byte_accuracy", RF_VALUE2, 6, 0}, {"exact_ci95", RF_CI, 6, 0},
-    {"bytes_ci95", RF_CI2, 6, 0},
+    {"bytes_ci95", RF_CI2, 6, 0}, {"ruler_score", RF_RECALL, 6, 0}, {"all_recalled", RF_RECALL_ALL, 0, 0},
+    {"ruler_ci95", RF_RECALL_CI, 6, 0},
 };
 static const ResColumn COMPARE_CSV[] = {
     {"kind", RF_KIND, 0, 0}, {"scheme", RF_SCHEME, 0, 0}, {"seed", RF_SEED, 0, 0}, {"rule", RF_RULE, 0, 0},
@@ -83,6 +88,7 @@ static const ResColumn COMPARE_CSV[] = {
     {"loss", RF_VALUE, 6, 0}, {"status", RF_STATUS, 0, 0}, {"bucket", RF_BUCKET, 0, 0}, {"pos_lo", RF_POS_LO, 0, 0},
     {"pos_hi", RF_POS_HI, 0, 0}, {"n", RF_N, 0, 0}, {"accepted", RF_ACCEPTED, 0, 0},
     {"computable", RF_COMPUTABLE, 0, 0}, {"ci_lo", RF_CI_LO, 6, 0}, {"ci_hi", RF_CI_HI, 6, 0},
+    {"depth", RF_DEPTH, 2, 0},
 };
 
 static const ResColumn PASSKEY_CSV[] = {
@@ -140,10 +146,10 @@ ResultRow result_row(void) {
     long long *ints[] = {&r.tokens, &r.train_len, &r.length, &r.stride, &r.windows, &r.bucket, &r.pos_lo, &r.pos_hi,
                          &r.n, &r.accepted, &r.computable, &r.exact, &r.answer_bytes, &r.correct_bytes,
                          &r.n_b, &r.rank, &r.rank_b, &r.step, &r.window_index, &r.line, &r.token_pos,
-                         &r.token, &r.layer};
+                         &r.token, &r.layer, &r.recall_all};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) *ints[i] = RES_NONE;
     r.depth = r.value = r.ppl = r.ci_lo = r.ci_hi = r.value2 = r.ci2_lo = r.ci2_hi = NAN;
-    r.diff = r.p = r.p_holm = r.lr = r.ratio = NAN;
+    r.diff = r.p = r.p_holm = r.lr = r.ratio = r.recall = r.recall_ci_lo = r.recall_ci_hi = NAN;
     r.status = RES_OK;
     r.past_train_len = -1;
     return r;

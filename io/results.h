@@ -43,6 +43,8 @@ typedef struct {
     double ppl;           /* eval: exp(value) where value is a loss */
     double ci_lo, ci_hi;  /* its 95% interval */
     double value2, ci2_lo, ci2_hi; /* task eval: byte accuracy beside exact match (value) */
+    double recall, recall_ci_lo, recall_ci_hi; /* task eval of a listed task: RULER's score and its interval */
+    long long recall_all;          /* ... and the examples with every reference recalled */
     /* a verdict pair (scheme against scheme_b): value, value2 their means over n, n_b seeds;
      * diff = value - value2 with its interval in ci_lo, ci_hi; p raw and Holm-adjusted; ranks */
     const char *scheme_b, *test;
@@ -75,7 +77,8 @@ typedef enum {
     RF_STATUS,
     RF_SCHEME_B, RF_TEST, RF_N_B, RF_RANK, RF_RANK_B, RF_DIFF, RF_P, RF_P_HOLM, RF_STEP, RF_LR,
     RF_WINDOW_INDEX, RF_LINE, RF_TOKEN_POS, RF_TOKEN, RF_LAYER, RF_RATIO,
-    RF_CI, RF_CI2,  /* JSON: [ci_lo, ci_hi], [ci2_lo, ci2_hi] */
+    RF_RECALL, RF_RECALL_CI_LO, RF_RECALL_CI_HI, RF_RECALL_ALL,
+    RF_CI, RF_CI2, RF_RECALL_CI, /* JSON: [ci_lo, ci_hi], [ci2_lo, ci2_hi], [recall_ci_lo, recall_ci_hi] */
     RF_PAST_L,      /* past_train_len: true or false */
     RF_N_FIELDS
 } ResField;

@@ -20,6 +20,16 @@ float max_abs_diff(const float *a, const float *b, int n) {
     return m;
 }
 
+char *test_slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
 const char *test_tmpdir(void) {
     static char dir[64];
     if (!dir[0]) {
@@ -42,7 +52,7 @@ const char *shared_data_dir(void) {
     return NULL;
 }
 
-#define TEST_GROUPS(X) X(test_pos_reference) X(test_model) X(test_attention) X(test_attn_scale) X(test_cope) X(test_fire) X(test_nope_layers) X(test_batch) X(test_bf16) X(test_weights16) X(test_sliding_window) X(test_rotary_variants) X(test_bias_schemes) X(test_rope_scaling) X(test_longrope) X(test_extend) X(test_stream) X(test_kv_layout) X(test_hf_config) X(test_hf_llama) X(test_permutation) X(test_schemes) X(test_probe) X(test_show) X(test_synth) X(test_bpe) X(test_hf_tok) X(test_llama2c) X(test_sampler) X(test_checkpoint) X(test_train) X(test_crash) X(test_cli) X(test_passkey) X(test_task) X(test_eval) X(test_genmetrics) X(test_cpu) X(test_gemm) X(test_stats) X(test_verdict) X(test_claim_sim) X(test_results) X(test_suite) X(test_suite_keyppl) X(test_compare) X(test_jobs) X(test_key_subword) X(test_hardening) X(test_regress) X(test_includes)
+#define TEST_GROUPS(X) X(test_pos_reference) X(test_model) X(test_attention) X(test_attn_scale) X(test_cope) X(test_fire) X(test_nope_layers) X(test_batch) X(test_bf16) X(test_weights16) X(test_sliding_window) X(test_rotary_variants) X(test_bias_schemes) X(test_rope_scaling) X(test_longrope) X(test_extend) X(test_stream) X(test_kv_layout) X(test_hf_config) X(test_hf_llama) X(test_permutation) X(test_schemes) X(test_probe) X(test_show) X(test_plots) X(test_synth) X(test_bpe) X(test_hf_tok) X(test_llama2c) X(test_sampler) X(test_checkpoint) X(test_train) X(test_crash) X(test_cli) X(test_progress) X(test_passkey) X(test_task) X(test_ruler) X(test_ruler_report) X(test_eval) X(test_genmetrics) X(test_cpu) X(test_gemm) X(test_stats) X(test_verdict) X(test_claim_sim) X(test_results) X(test_suite) X(test_corpus) X(test_suite_keyppl) X(test_compare) X(test_jobs) X(test_key_subword) X(test_hardening) X(test_regress) X(test_includes)
 
 #define DECLARE(fn) void fn(void);
 TEST_GROUPS(DECLARE)

@@ -20,6 +20,8 @@ extern int tests_passed, tests_failed;
 static inline double worse(double worst, double x) { return x <= worst || worst != worst ? worst : x; }
 /* max |a - b| over n floats */
 float max_abs_diff(const float *a, const float *b, int n);
+/* the first 64 KiB of a file as text, in one buffer the next call reuses; NULL if it does not open */
+char *test_slurp(const char *path);
 /* a temporary directory for this test run (created once) */
 const char *test_tmpdir(void);
 /* ../shared/data path or NULL (tests using it skip with a message when absent) */

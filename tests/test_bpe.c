@@ -10,6 +10,7 @@
 #include "../core/mem.h"
 #include "../core/rng.h"
 #include "../data/bpe.h"
+#include "../data/corpus.h"
 #include "../data/synth.h"
 #include "test.h"
 
@@ -304,20 +305,13 @@ static void test_round_trips(void) {
     free(eng), free(held_out), free(rnd_train), free(rnd), free(mixed);
 }
 
+/* the shipped tinyshakespeare (data/corpora): always in the tree */
 static void test_shakespeare(void) {
-    const char *dir = shared_data_dir();
-    char path[512];
     unsigned char *text;
     size_t n;
-    if (!dir) {
-        fprintf(stderr, "  (test_bpe: no shared data directory: tinyshakespeare round trip skipped)\n");
-        return;
-    }
-    snprintf(path, sizeof path, "%s/tinyshakespeare/input.txt", dir);
-    if (read_file(path, &text, &n) != 0) {
-        fprintf(stderr, "  (test_bpe: %s: tinyshakespeare round trip skipped)\n", pelab_errmsg);
-        return;
-    }
+    int rc = corpus_read_file(CORPUS_DIR "/tinyshakespeare.txt", &text, &n);
+    CHECK(rc == 0, "the shipped tinyshakespeare: %s", rc ? pelab_errmsg : "");
+    if (rc != 0) return;
     Bpe b;
     CHECK(bpe_train(&b, text, n, 1024) == 0, "tinyshakespeare: %s", pelab_errmsg);
     size_t k = round_trip(&b, text, n, "tinyshakespeare");

@@ -35,15 +35,6 @@ static int run_compare(const char *env, const char *args, char *out, size_t cap)
     return run_sub(env, "compare", args, out, cap);
 }
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
 
 static long long mtime_ns(const char *path) {
     struct stat st;
@@ -63,7 +54,7 @@ static int count_substr(const char *s, const char *needle) {
 
 /* the loss field of the first CSV row starting with prefix, as text ("" if none) */
 static void csv_loss(const char *path, const char *prefix, char *loss, size_t cap) {
-    const char *csv = slurp(path), *row = csv ? strstr(csv, prefix) : NULL;
+    const char *csv = test_slurp(path), *row = csv ? strstr(csv, prefix) : NULL;
     loss[0] = 0;
     if (row) snprintf(loss, cap, "%.*s", (int)strcspn(row + strlen(prefix), ","), row + strlen(prefix));
 }
@@ -76,7 +67,7 @@ static void check_all_in(const char *text, const char *what, const char *const *
 static void check_finetune_csv(const char *dir) {
     char path[512], post_hoc[32], tuned[32];
     snprintf(path, sizeof path, "%s/cmp/runs/rope_s1_ft-pi2.csv", dir);
-    const char *csv = slurp(path);
+    const char *csv = test_slurp(path);
     CHECK(csv && count_substr(csv, "\nlength,rope,1,pi:2+ft,16,") == 6, "the fine-tune's CSV has 3 lengths x 2 protocols");
     csv_loss(path, "\nlength,rope,1,pi:2+ft,16,32,nonoverlap,", tuned, sizeof tuned);
     snprintf(path, sizeof path, "%s/cmp/runs/rope_s1.csv", dir);
@@ -91,7 +82,7 @@ static void check_finetune_csv(const char *dir) {
 static void check_gen_rows(const char *dir) {
     char path[512];
     snprintf(path, sizeof path, "%s/cmp/runs/rope_s1.csv", dir);
-    const char *csv = slurp(path);
+    const char *csv = test_slurp(path);
     CHECK(csv && count_substr(csv, "\ngen,rope,1,none,16,128,rep4,") == 8 &&
               count_substr(csv, "\ngen,rope,1,pi:2,16,128,ownloss,") == 8 &&
               count_substr(csv, "\ngen,rope,1,none,16,128,distinct4,") == 8,
@@ -100,11 +91,11 @@ static void check_gen_rows(const char *dir) {
               count_substr(csv, "\ngen,rope,1,none,16,128,distinct4_data,") >= 7,
           "... and of the held-out text's own continuation (the first bucket may be all prompt)");
     snprintf(path, sizeof path, "%s/cmp/report.md", dir);
-    const char *rep = slurp(path);
+    const char *rep = test_slurp(path);
     CHECK(rep && count_substr(rep, "| *held-out text* | (reference) |") == 2,
           "the report's repetition tables have the held-out text's row");
     snprintf(path, sizeof path, "%s/cmp/runs/rope_s1.csv", dir);
-    csv = slurp(path);
+    csv = test_slurp(path);
     const char *prefixes[] = {"\ngen,rope,1,none,16,128,rep4,", "\ngen,rope,1,none,16,128,distinct4,",
                               "\ngen,rope,1,none,16,128,ownloss,", "\njump,rope,1,none,16,32,nonoverlap,",
                               "\nkeyppl,rope,1,none,16,32,all,", "\nkeyppl,rope,1,none,16,16,share,"};
@@ -116,7 +107,7 @@ static void check_gen_rows(const char *dir) {
         CHECK(v[0] && !*end && isfinite(x) && (i == 3 || x >= 0), "%s row is finite: '%s'", prefixes[i] + 1, v);
     }
     snprintf(path, sizeof path, "%s/cmp/runs/alibi_s1.csv", dir);
-    csv = slurp(path);
+    csv = test_slurp(path);
     CHECK(csv && strstr(csv, "\njump,alibi,1,none,16,32,nonoverlap,") && strstr(csv, "\nkeyppl,alibi,1,none,16,8,key,"),
           "alibi has its jump and key-token rows");
 }
@@ -135,7 +126,7 @@ static void check_demo(const char *dir) {
     CHECK(rc == 0, "demo runs end to end (exit %d): %s", rc, out);
     check_all_in(out, "demo output", stdout_needles, sizeof stdout_needles / sizeof stdout_needles[0]);
     snprintf(path, sizeof path, "%s/demo/report.md", dir);
-    const char *rep = slurp(path);
+    const char *rep = test_slurp(path);
     const char *report_needles[] = {"# pelab demo report", "pelab demo --steps 3 --seq-len 8", "| 8 (=L) |",
                                     "| rope | none |", "| learned | none |", "n/a (past table of 8)",
                                     "runs: 4 of 4 finished", "gnuplot not found", "- rope: reliable length",
@@ -144,13 +135,20 @@ static void check_demo(const char *dir) {
     check_all_in(rep, "demo report.md", report_needles, sizeof report_needles / sizeof report_needles[0]);
     CHECK(rep && !strstr(rep, "sliding windows\n"), "the demo report has the non-overlapping table only");
     /* 3 steps learn nothing: every run is at the unigram bound, and the verdict says why there is none */
-    CHECK(rep && strncmp(rep, "# pelab demo report\n\n## Verdict\n\n**No scheme has 2 seeds that passed the gate", 60) == 0 &&
+    const char *verdict = rep ? strstr(rep, "\n\n## Verdict\n\n") : NULL;
+    const char *head = "# pelab demo report\n\n> **No plots drawn**: gnuplot was not run (PELAB_NO_GNUPLOT is set). To "
+                       "get them, install gnuplot (Debian/Ubuntu: `sudo apt-get install gnuplot-nox`; macOS: `brew "
+                       "install gnuplot`), then draw";
+    CHECK(rep && strncmp(rep, head, strlen(head)) == 0 && !strstr(rep, "--collect`, which trains"),
+          "the demo report's first lines say the plots were not drawn and how to get them: %.400s", rep ? rep : "");
+    CHECK(verdict && strncmp(verdict, "\n\n## Verdict\n\n**No scheme has 2 seeds that passed the gate", 58) == 0 &&
+              strchr(rep + 2, '#') == verdict + 2 &&
               !strstr(rep, "One seed per scheme") && strstr(rep, "- rope: 0 of 2 seeds passed the gate; left out: seeds 1, 2"),
           "the demo report opens with the verdict on its seeds: %.300s", rep ? rep : "");
     snprintf(path, sizeof path, "%s/demo/runs/rope_s1.csv", dir);
     CHECK(mtime_ns(path) > 0, "the demo keeps its CSV (%s)", path);
     snprintf(path, sizeof path, "%s/demo/plots/plots.gp", dir);
-    CHECK(slurp(path) && strstr(slurp(path), "set logscale x 2"), "the demo keeps the gnuplot script");
+    CHECK(test_slurp(path) && strstr(test_slurp(path), "set logscale x 2"), "the demo keeps the gnuplot script");
     rc = run_sub("PELAB_NO_GNUPLOT=1", "demo", args, out, sizeof out);
     CHECK(rc == 0 && strstr(out, "] train rope seed 1") && !strstr(out, "skip "), "a demo rerun trains again: %s", out);
 }
@@ -268,12 +266,12 @@ static void check_compare_task(const char *dir) {
     CHECK(rc == 0 && strstr(out, "len 16*") && strstr(out, "past table"), "compare --task end to end (exit %d): %s", rc,
           out);
     snprintf(path, sizeof path, "%s/cmpt/runs/learned_s2.csv", dir);
-    const char *csv = slurp(path);
+    const char *csv = test_slurp(path);
     CHECK(csv && count_substr(csv, "\ntask,learned,2,none,16,") == 6 &&
               strstr(csv, "\ntask,learned,2,none,16,16,exact,,n/a (past table of 16),"),
           "a task CSV: 3 lengths x (exact, bytes), n/a past the table: %s", csv ? csv : "(missing)");
     snprintf(path, sizeof path, "%s/cmpt/report.md", dir);
-    const char *rep = slurp(path);
+    const char *rep = test_slurp(path);
     const char *needles[] = {"## Exact match", "## Byte accuracy", "| *positions reached* | | 12 | 16 | 40 |",
                              "| 16 (past L) |", "| rope | none |", "| learned | none |", "- task: `copy:len=2-4,vocab=8`",
                              "n/a (past table of 16)", "every training window starts at an example"};
@@ -292,18 +290,18 @@ static void check_compare_task(const char *dir) {
     snprintf(args, sizeof args, "%s --out %s/cmpt --collect", micro, dir);
     rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
     snprintf(path, sizeof path, "%s/cmpt/report.md", dir);
-    rep = slurp(path);
+    rep = test_slurp(path);
     CHECK(rc == 0 && rep && strstr(rep, "| rope | none | — | 75.0 ± 35.4 | — |") && strstr(rep, "| 90.0 ± 0.0 |"),
           "compare --task --collect: mean ± std in percent (exit %d): %s", rc, rep ? rep : out);
     snprintf(path, sizeof path, "%s/cmpt/plots/accuracy_vs_length.dat", dir);
-    const char *dat = slurp(path);
+    const char *dat = test_slurp(path);
     CHECK(dat && strstr(dat, "\n4 16 75.000 35.355 "), "the plot data: mean and std per series: %s", dat ? dat : "");
 
     /* --unaligned reaches the plan: the report says the windows were cut anywhere */
     snprintf(args, sizeof args, "%s --out %s/cmpt --collect --unaligned", micro, dir);
     rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
     snprintf(path, sizeof path, "%s/cmpt/report.md", dir);
-    rep = slurp(path);
+    rep = test_slurp(path);
     CHECK(rc == 0 && rep && strstr(rep, "training windows cut anywhere in the stream (--unaligned)"),
           "--unaligned is said in the report (exit %d)", rc);
 
@@ -326,7 +324,7 @@ static void check_compare_task(const char *dir) {
              "--out %s/cmpt-rp", dir);
     rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
     snprintf(path, sizeof path, "%s/cmpt-rp/report.md", dir);
-    const char *rp = slurp(path);
+    const char *rp = test_slurp(path);
     CHECK(rc == 0 && rp && strstr(rp, "drawn from [0, 64)") && strstr(rp, "n/a (longer than rand_pos 64)"),
           "compare --task --rand-pos: said in the report, a too-long example n/a (exit %d): %s", rc, rp ? rp : out);
     /* +randpos per scheme: rope beside rope+randpos:64 in one compare; only the latter's runs are
@@ -336,11 +334,11 @@ static void check_compare_task(const char *dir) {
              "--out %s/cmpt-rp1", dir);
     rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
     snprintf(path, sizeof path, "%s/cmpt-rp1/report.md", dir);
-    rp = slurp(path);
+    rp = test_slurp(path);
     char *report_rp = rp ? strdup(rp) : NULL, csv_plain[600], csv_rand[600];
     snprintf(csv_plain, sizeof csv_plain, "%s/cmpt-rp1/runs/rope_s1.csv", dir);
     snprintf(csv_rand, sizeof csv_rand, "%s/cmpt-rp1/runs/rope-randpos-64_s1.csv", dir);
-    char *plain = slurp(csv_plain) ? strdup(slurp(csv_plain)) : NULL, *rand = slurp(csv_rand);
+    char *plain = test_slurp(csv_plain) ? strdup(test_slurp(csv_plain)) : NULL, *rand = test_slurp(csv_rand);
     CHECK(rc == 0 && report_rp && strstr(report_rp, "rope+randpos:64: every training row") &&
               !strstr(report_rp, ", rope: every") && plain &&
               rand && strstr(rand, "task,rope+randpos:64,1,none,16,40,exact,,n/a (longer than rand_pos 64)") &&
@@ -381,10 +379,10 @@ static void check_compare_pose(const char *dir) {
               strstr(out, "] PoSE fine-tune rope seed 1 with pi:2 at length 16, 10 steps, PoSE positions in [0, 32)"),
           "compare --finetune both: PI at 2L, PoSE at L for twice the steps (exit %d): %s", rc, out);
     snprintf(path, sizeof path, "%s/cmp-pose/runs/rope_s1_ft-pose2.csv", dir);
-    const char *csv = slurp(path);
+    const char *csv = test_slurp(path);
     CHECK(csv && count_substr(csv, "\nlength,rope,1,pi:2+pose,16,") == 4, "the PoSE fine-tune's CSV: 2 lengths x 2 protocols");
     snprintf(path, sizeof path, "%s/cmp-pose/report.md", dir);
-    const char *rep = slurp(path);
+    const char *rep = test_slurp(path);
     const char *needles[] = {"| rope | pi:2+ft |", "| rope | pi:2+pose |", "`--scale pi:2 --pose 32` at length 16",
                              "PI fine-tunes: 1 of 1 finished; PoSE fine-tunes: 1 of 1 finished",
                              "runs/SCHEME_sSEED_ft-pose2.safetensors"};
@@ -407,7 +405,7 @@ static void check_compare_sink(const char *dir) {
     int rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
     CHECK(rc == 0, "compare --sink-token runs (exit %d): %s", rc, out);
     snprintf(path, sizeof path, "%s/cmp-sink/runs/rope_s1.csv", dir);
-    char *csv = slurp(path);
+    char *csv = test_slurp(path);
     CHECK(csv && strstr(csv, "\nlength,rope,1,stream:0:15,16,32,nonoverlap,") && !strstr(csv, "\ngen,") &&
               !strstr(csv, "\njump,") && !strstr(csv, "\nkeyppl,"),
           "the loss by length under each rule, no generation / jump / key-token rows: %.600s", csv ? csv : "(none)");
@@ -442,7 +440,7 @@ static void check_seeds_auto(const char *dir) {
               strstr(out, "--seeds auto: 2 pairs: "),
           "--seeds auto runs its looks (exit %d): %.3000s", rc, out);
     snprintf(path, sizeof path, "%s/auto/sequential.md", dir);
-    char *seq = slurp(path);
+    char *seq = test_slurp(path);
     CHECK(seq && strstr(seq, "Exploratory: the family is all 2 pairs") && strstr(seq, "| 4L | rope | alibi | **"),
           "sequential.md: every pair at every length with its outcome: %s", seq ? seq : "(missing)");
     int second = strstr(out, "look 2 of 2") != NULL;
@@ -486,7 +484,7 @@ void test_compare(void) {
     check_finetune_csv(dir);
     check_gen_rows(dir);
     snprintf(path, sizeof path, "%s/cmp/report.md", dir);
-    char *rep = slurp(path);
+    char *rep = test_slurp(path);
     CHECK(rep != NULL, "compare writes report.md");
     if (!rep) return;
     const char *needles[] = {"## Command", "pelab compare --schemes rope,alibi", "## Configuration",
@@ -514,8 +512,10 @@ void test_compare(void) {
     int plotted = strstr(rep, "](plots/loss_vs_length.png)") != NULL;
     CHECK(plotted || strstr(rep, "gnuplot not found"), "report.md plots or says gnuplot is missing");
     snprintf(path, sizeof path, "%s/cmp/plots/plots.gp", dir);
-    CHECK(slurp(path) && strstr(slurp(path), "loss_vs_length.svg") && strstr(slurp(path), "title 'rope+pi:2+ft'"),
-          "the gnuplot script is kept and plots the fine-tune");
+    CHECK(test_slurp(path) && strstr(test_slurp(path), "loss_vs_length.svg"), "the gnuplot script is kept");
+    /* 20 steps pass no gate: the plot data has the fine-tune's columns, empty (test_plots draws passing runs) */
+    snprintf(path, sizeof path, "%s/cmp/plots/loss_vs_length.dat", dir);
+    CHECK(test_slurp(path) && strstr(test_slurp(path), "\n# columns 14-16: rope+pi:2+ft\n"), "the plot data has the fine-tune");
     CHECK(strstr(out, "\nrope+pi:2+ft "), "compare prints the table with the fine-tune: %s", out);
 
     /* rerun: every run and fine-tune skipped, nothing retrained, CSVs untouched */
@@ -536,7 +536,7 @@ void test_compare(void) {
     snprintf(jobs, sizeof jobs, "%s/cmp.jobs", dir);
     snprintf(args, sizeof args, "%s --out %s/cmp --jobs %s", micro, dir, jobs);
     rc = run_compare("", args, out, sizeof out);
-    char *j = slurp(jobs);
+    char *j = test_slurp(jobs);
     int lines = count_substr(j, "\n"), only = count_substr(j, " --only ");
     CHECK(rc == 0 && lines == 2 && only == 2 && !strstr(j, "--jobs") && strstr(j, "--only rope_s1\n") &&
               strstr(j, "--only alibi_s2\n"),
@@ -560,7 +560,7 @@ void test_compare(void) {
     /* --collect: the report from the CSVs alone (the gnuplot-less path CI takes) */
     snprintf(args, sizeof args, "%s --out %s/cmp --collect", micro, dir);
     rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
-    rep = slurp(path);
+    rep = test_slurp(path);
     CHECK(rc == 0 && !strstr(out, "train ") && rep && strstr(rep, "gnuplot not found") &&
               strstr(rep, "| alibi | none |") && strstr(rep, "| rope | pi:2+ft |") &&
               strstr(rep, "runs: 4 of 4 finished; PI fine-tunes: 2 of 2"),
@@ -573,11 +573,11 @@ void test_compare(void) {
               strstr(rep, "trained (seed 1's checkpoint)"),
           "report.md names the schemes' pictures and their data: %s", rep ? rep : "(missing)");
     snprintf(path, sizeof path, "%s/cmp/plots/show_rope/wavelength.csv", dir);
-    const char *wl = slurp(path);
+    const char *wl = test_slurp(path);
     CHECK(wl && strstr(wl, "pair,\"none\",\"pi:2\"\n0,6.28319,12.5664\n"), "plots/show_rope/wavelength.csv: %s",
           wl ? wl : "(missing)");
     snprintf(path, sizeof path, "%s/cmp/report.md", dir);
-    rep = slurp(path);
+    rep = test_slurp(path);
 
     /* bad input: one line, exit 1 */
     snprintf(args, sizeof args, "--schemes rope,bogus --out %s/cmp2", dir);

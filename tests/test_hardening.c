@@ -121,15 +121,6 @@ static int file_exists(const char *path) {
     return lstat(path, &st) == 0;
 }
 
-static char *slurp_small(const char *path) {
-    static char buf[1024]; /* the fake gnuplot log of two runs in a long directory */
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
 
 static const char *tiny_train[] = {"--steps", "1", "--dim", "16", "--layers", "1", "--heads", "2", "--seq-len", "16",
                                    "--batch", "2", "--synth-bytes", "20000", "--threads", "1", "--quiet"};
@@ -177,7 +168,7 @@ static void check_no_shell(const char *dir) {
     run_argv(&r, args, cwd, env, 30);
     CHECK(r.status == 0, "compare --collect into a hostile directory name (exit %d): %s", r.status, r.out);
     snprintf(plots, sizeof plots, "%s/plots", out);
-    char *got = slurp_small(log);
+    char *got = test_slurp(log);
     char want[2600];
     /* then the scheme's picture (report_show.c): rope's wavelengths in plots/show_rope */
     snprintf(want, sizeof want, "%s\n1:plots.gp\n%s/show_rope\n1:wavelength.gp\n", plots, plots);
@@ -249,7 +240,7 @@ static void check_symlinks(const char *dir) {
     struct stat st;
     CHECK(r.status == 0 && lstat(out, &st) == 0 && S_ISREG(st.st_mode),
           "train writes a regular checkpoint beside a planted OUT.tmp symlink (exit %d): %s", r.status, r.out);
-    char *v = slurp_small(victim);
+    char *v = test_slurp(victim);
     CHECK(v && strcmp(v, "precious") == 0, "the symlink's target is untouched (%s)", v ? v : "gone");
     mode_t mask = umask(0); /* read the umask the child inherited, then put it back */
     umask(mask);
@@ -259,7 +250,7 @@ static void check_symlinks(const char *dir) {
     remove(out);
     CHECK(symlink(victim, out) == 0, "symlink %s", out);
     train_tiny(&r, out, NULL);
-    v = slurp_small(victim);
+    v = test_slurp(victim);
     CHECK(r.status == 0 && lstat(out, &st) == 0 && S_ISREG(st.st_mode) && v && strcmp(v, "precious") == 0,
           "a symlink at the target is replaced, its target untouched (exit %d, victim %s): %s", r.status,
           v ? v : "gone", r.out);
@@ -269,7 +260,7 @@ static void check_symlinks(const char *dir) {
     snprintf(path, sizeof path, "%s/atomic.bin", dir);
     CHECK(write_bytes_atomic(path, "abc", 3) == 0 && write_bytes_atomic(path, "defg", 4) == 0,
           "write_bytes_atomic twice: %s", pelab_errmsg);
-    v = slurp_small(path);
+    v = test_slurp(path);
     CHECK(v && strcmp(v, "defg") == 0, "the second atomic write replaced the first (%s)", v ? v : "none");
     /* stale temporaries: regular files of the exact pattern go, symlinks and other names stay */
     const char *names[] = {"atomic.bin.tmp.Ab3xYz", "atomic.bin.tmp.000000", "atomic.bin.tmp.ab", "atomic.bin.tmp.Qq9-zz",
@@ -288,7 +279,7 @@ static void check_symlinks(const char *dir) {
     CHECK(removed == 2 && !left[0] && !left[1] && left[2] && left[3] && left[4],
           "remove_stale_temps removes the 2 regular PATH.tmp.XXXXXX files only (removed %d; left %d%d%d%d%d)", removed,
           left[0], left[1], left[2], left[3], left[4]);
-    v = slurp_small(victim);
+    v = test_slurp(victim);
     CHECK(v && strcmp(v, "precious") == 0, "remove_stale_temps never follows a symlink");
 }
 

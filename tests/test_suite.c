@@ -199,7 +199,7 @@ static void constructed_claims(const char *tmp) {
                       "why | P | cannot | - | - | - | - | needs what the toy scale lacks\n",
                       "suite: claims: 3 reproduced, 3 contradicted, 1 no effect, 1 floor, 4 inconclusive, 1 untestable at this scale, 2 not run", want,
                       sizeof want / sizeof want[0]);
-    CHECK(rep && strstr(rep, "| rep | P | nope beats rope past 8 | copy at 12: nope better:rope | **reproduced** | "
+    CHECK(rep && strstr(rep, "| rep | P | nope beats rope past 8 | copy at 12: nope better:rope | synthetic task examples | **reproduced** | "
                              "nope at 12: 91 ± 0.49 points (12 seeds); rope at 12: 0.3333 ± 0.49 points (12 seeds); nope "
                              "better by +90.7 points") && strstr(rep, "randomization test; sequential p ") &&
               strstr(rep, "The family is the 12 testable claims"),

@@ -21,6 +21,7 @@
 #include "../infer/eval.h"
 #include "../infer/passkey.h"
 #include "../model/pos/pos.h"
+#include "../train/progress.h"
 #include "args.h"
 #include "commands.h"
 #include "compare.h"
@@ -28,6 +29,7 @@
 #include "compare_gen.h"
 #include "compare_plan.h"
 #include "compare_task.h"
+#include "gnuplot.h"
 #include "jobs.h"
 #include "report.h"
 #include "train_flags.h"
@@ -153,6 +155,24 @@ static void evaluate_run(const Compare *c, int s, int k, const char *ckpt, const
     if (!c->task) dataset_free(&d);
 }
 
+/* compare_run_all's progress: runs done of all, their rate and the time left, a line per finished
+ * run; on a terminal each training's step line starts with them, redrawn in place. One compare
+ * runs at a time in a process (suite runs its protocols one after another). */
+static Progress runs_progress;
+static int runs_done;
+static char runs_prefix[200];
+
+/* tc shows its step line (on a terminal only), after the runs' progress and the run's name */
+static void show_steps(TrainConfig *tc, const char *name) {
+    const Progress *p = &runs_progress;
+    if (!p->tty) return;
+    double elapsed = now_seconds() - p->t_start, here = runs_done - p->done0;
+    char eta[32] = "?";
+    if (here > 0) progress_format_eta(eta, sizeof eta, elapsed / here * (p->total - runs_done));
+    snprintf(runs_prefix, sizeof runs_prefix, "[%s %d/%ld runs, ETA %s] %s: ", p->what, runs_done, p->total, eta, name);
+    tc->progress_line = 1, tc->progress_prefix = runs_prefix;
+}
+
 /* trains tc (what: "train" or "fine-tune", ft_label: the fine-tune's rule column or NULL), resuming
  * its checkpoint when one is there, and evaluates it into csv, written under a temporary name and
  * renamed: a CSV that exists is a finished run. A run stopped by a signal keeps its checkpoint and
@@ -166,8 +186,12 @@ static long train_and_evaluate(const Compare *c, int s, int k, const TrainConfig
     if (ft_label && tc->pose) fprintf(stderr, ", PoSE positions in [0, %d)", tc->pose);
     fprintf(stderr, "%s -> %s\n", done ? " (side by side, done)" : "", tc->out);
     TrainResult tr;
+    TrainConfig shown = *tc;
+    char name[200];
+    snprintf(name, sizeof name, "%s %s seed %llu", what, c->scheme[s], c->seed[k]);
+    show_steps(&shown, name);
     if (done) tr = *done; /* trained side by side with the scheme's other seeds (train_scheme_seeds) */
-    else if (train_run(tc, &tr) != 0)
+    else if (train_run(&shown, &tr) != 0)
         pelab_die("%s: %s %s seed %llu: %s", c->name, what, c->scheme[s], c->seed[k], pelab_errmsg);
     if (tr.interrupted) {
         fflush(stdout);
@@ -233,7 +257,7 @@ static void finetune_one(const Compare *c, int kind, int s, int k, const char *b
 
 /* train + evaluate one (scheme, seed), then its fine-tune; each skipped when its CSV exists.
  * done: NULL, or the run was trained already (train_scheme_seeds) and only its evaluation is due */
-static void run_one(const Compare *c, int s, int k, int idx, int total, const TrainResult *done) {
+static int run_one(const Compare *c, int s, int k, int idx, int total, const TrainResult *done) {
     char ckpt[1200], csv[1200];
     compare_run_path(c, s, k, ".safetensors", ckpt, sizeof ckpt);
     compare_run_path(c, s, k, ".csv", csv, sizeof csv);
@@ -246,6 +270,7 @@ static void run_one(const Compare *c, int s, int k, int idx, int total, const Tr
     }
     for (int kind = 0; kind < FT_KINDS; kind++)
         if (compare_finetunes_with(c, s, kind)) finetune_one(c, kind, s, k, ckpt, trained, idx, total);
+    return trained;
 }
 
 /* DIR/runs, created with its parents; DIR's length is bounded here so that every path built from it
@@ -277,11 +302,29 @@ static void train_scheme_seeds(const Compare *c, int s, TrainResult *done, int *
         ks[n++] = k;
     }
     if (n < 2) return;
+    char name[200];
+    snprintf(name, sizeof name, "%s, %d seeds", c->scheme[s], n);
+    show_steps(&tcs[0], name);
     double t0 = now_seconds();
     fprintf(stderr, "%s: training %s, %d seeds side by side\n", c->name, c->scheme[s], n);
     if (train_run_many(tcs, n, res) != 0) pelab_die("%s: train %s: %s", c->name, c->scheme[s], pelab_errmsg);
     fprintf(stderr, "%s: %s: %d seeds trained in %.1f s\n", c->name, c->scheme[s], n, now_seconds() - t0);
     for (int i = 0; i < n; i++) done[ks[i]] = res[i], trained[ks[i]] = 1;
+}
+
+/* the runs this compare_run_all trains (none when --seeds auto skips the scheme), and those already
+ * finished (a CSV, not --fresh) */
+static int runs_planned(const Compare *c, int *finished) {
+    int n = 0;
+    *finished = 0;
+    for (int s = 0; s < c->n_schemes; s++)
+        for (int k = 0; k < c->n_seeds && !c->skip_scheme[s]; k++) {
+            char csv[1200];
+            compare_run_path(c, s, k, ".csv", csv, sizeof csv);
+            n++;
+            *finished += !c->fresh && access(csv, F_OK) == 0;
+        }
+    return n;
 }
 
 void compare_run_all(const Compare *c, const char *only) {
@@ -292,7 +335,12 @@ void compare_run_all(const Compare *c, const char *only) {
         pelab_die("%s: --seq-len %d: the evaluation needs a training length of at least 2 (key tokens compare "
                   "contexts L/4 and L)", c->name, c->base.seq_len);
     make_runs_dir(c);
-    int total = c->n_schemes * c->n_seeds, idx = 0, found = 0;
+    int total = c->n_schemes * c->n_seeds, idx = 0, found = 0, finished;
+    int planned = runs_planned(c, &finished);
+    /* a job (--only) is one run: its engine's log, no line of its own */
+    progress_count_init(&runs_progress, stderr, !only && isatty(fileno(stderr)), c->name, "runs", 1, planned, finished,
+                        0);
+    runs_done = finished;
     for (int s = 0; s < c->n_schemes; s++) {
         TrainResult done[CMP_MAX_SEEDS];
         int trained[CMP_MAX_SEEDS] = {0};
@@ -307,7 +355,11 @@ void compare_run_all(const Compare *c, const char *only) {
             snprintf(name, sizeof name, "%s_s%llu", c->tag[s], c->seed[k]);
             if (only && strcmp(only, name) != 0) continue;
             found = 1;
-            run_one(c, s, k, idx, total, trained[k] ? &done[k] : NULL);
+            if (run_one(c, s, k, idx, total, trained[k] ? &done[k] : NULL) && !only) {
+                char name[200];
+                snprintf(name, sizeof name, "%s seed %llu done", c->scheme[s], c->seed[k]);
+                progress_count(&runs_progress, ++runs_done, -1, 1, name);
+            }
         }
     }
     if (only && !found) pelab_die("%s: --only %s: no such run (runs are SCHEME_sSEED)", c->name, only);
@@ -571,6 +623,7 @@ int compare_main(int argc, char **argv, Compare *c) {
     char all_schemes[512];
     pos_list(all_schemes, sizeof all_schemes);
     const char *schemes = NULL, *seeds = "5", *rules = NULL, *jobs = NULL, *only = NULL, *task_lens = NULL;
+    const char *task_depths = NULL;
     const char *precision = NULL, *finetune = "pi", *looks = NULL;
     static const char default_format[] = "lines"; /* by identity: a --jobs-format given without --jobs is refused */
     const char *jobs_format = default_format;
@@ -637,6 +690,18 @@ int compare_main(int argc, char **argv, Compare *c) {
                                        "length instead of loss (no rules unless --rules, no fine-tune)"},
         {"--task-lens", OPT_STR, &task_lens, 0, 0, "task lengths to score (default: the spec's lo, hi, then 2, 4, 8, 16 x hi)"},
         {"--task-n", OPT_INT, &c->task_n, 1, 1 << 20, "examples per task length"},
+        {"--task-depths", OPT_STR, &task_depths, 0, 0, "with --task of a task with a depth option (niah_single, "
+                                                       "niah_multikey, passkey): also each task length with the needle "
+                                                       "at each of these depths in [0, 1], the report's depth x "
+                                                       "length grid per scheme"},
+        {"--effective-threshold", OPT_FLOAT, &c->effective_pct, 0, 100, "with --task: RULER's effective length is the "
+                                                                        "longest task length whose score (RULER's "
+                                                                        "tasks: theirs; else exact match), and every "
+                                                                        "shorter one's, is at least this % (0: RULER's "
+                                                                        "85.6)"},
+        {"--effective-relative", OPT_FLOAT, &c->effective_rel, 0, 1, "with --task: instead, at least this fraction of "
+                                                                     "the series' own score at the longest length "
+                                                                     "inside L (0: off)"},
         {"--rand-pos", OPT_INT, &b->rand_pos, 0, 1 << 30, "with --task: randomized positions (Ruoss et al.), sorted "
                                                        "distinct ids from [0, N) in training and in the task evaluation, "
                                                        "every scheme (one scheme: SCHEME+randpos:N in --schemes)"},
@@ -691,14 +756,20 @@ int compare_main(int argc, char **argv, Compare *c) {
         if (c->passkey_frac > 0) pelab_die("compare: --passkey-frac mixes passkey rows into text; with --task use --task passkey");
         if (b->sink_token >= 0) pelab_die("compare: --sink-token and --task: task prompts are scored from their own first byte");
         compare_task_setup(c, task_lens);
+        compare_task_depths(c, task_depths);
         snprintf(task_data, sizeof task_data, "task:%s", c->task);
         c->data = b->data = task_data;
         b->align_examples = !unaligned;
         c->finetune_steps = 0, c->finetune_scale = 0;
         setup_finetune(c, 1);
         setup_rules(c, rules ? rules : "none", 1);
+        if (c->effective_pct > 0 && c->effective_rel > 0)
+            pelab_die("compare: --effective-threshold and --effective-relative: give one");
     } else {
         if (task_lens) pelab_die("compare: --task-lens needs --task SPEC");
+        if (task_depths) pelab_die("compare: --task-depths needs --task SPEC");
+        if (c->effective_pct > 0 || c->effective_rel > 0)
+            pelab_die("compare: --effective-threshold and --effective-relative need --task SPEC");
         if (unaligned) pelab_die("compare: --unaligned needs --task SPEC");
         if (b->rand_pos) pelab_die("compare: --rand-pos needs --task SPEC (loss lengths are measured at positions 0..)");
         if (b->sink_token >= 0 && c->passkey_frac > 0)
@@ -731,6 +802,9 @@ int compare_main(int argc, char **argv, Compare *c) {
     if (compare_report(c) != 0) pelab_die("compare: %s", pelab_errmsg);
     if (compare_print_table(c, stdout) != 0) pelab_die("compare: %s", pelab_errmsg);
     printf("compare: report in %s/report.md\n", c->out);
+    if (!gp_available())
+        printf("compare: no plots drawn: %s; to get them, %s, then the same command with --collect\n", gp_missing(),
+               GP_INSTALL_HINT);
     return 0;
 }
 

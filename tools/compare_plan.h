@@ -19,6 +19,7 @@
 enum { FT_PI, FT_POSE, FT_KINDS };
 
 enum { CMP_MAX_SCHEMES = 16, CMP_MAX_SEEDS = 16, CMP_MAX_RULES = 8, CMP_MAX_LENGTHS = 16, CMP_BUCKETS = 16 };
+enum { CMP_MAX_DEPTHS = 8 }; /* --task-depths */
 
 typedef struct {
     const char *name;                     /* "compare" or "demo": messages and the report title */
@@ -49,6 +50,10 @@ typedef struct {
     const char *task;                     /* --task SPEC: train on task:SPEC, evaluate task accuracy at
                                            * lens[] = task lengths (NULL: language modelling) */
     int task_n;                           /* examples per task length */
+    float effective_pct;                  /* --task: RULER's effective length at this score, in % (<= 0: 85.6) */
+    float effective_rel;                  /* > 0: at this fraction of the series' own score inside L instead */
+    int n_depths;                         /* --task-depths: a depth x length grid of rows kind grid (0: none) */
+    double depths[CMP_MAX_DEPTHS];
     TrainConfig base;                     /* the shared training config (seq_len = L) */
     int gen_tokens;                       /* long generation: length of each text, prompt included (0: off) */
     int gen_prompts;                      /* texts per model, prompts from the held-out text */
@@ -80,13 +85,16 @@ typedef struct {
  *           key tokens, n = their count) and all (the same tokens, every one); and one row with
  *           protocol share, length L: loss = the share of key tokens */
 #define CMP_CSV_COLUMNS \
-    "kind,scheme,seed,rule,train_len,length,protocol,loss,status,bucket,pos_lo,pos_hi,n,accepted,computable,ci_lo,ci_hi"
+    "kind,scheme,seed,rule,train_len,length,protocol,loss,status,bucket,pos_lo,pos_hi,n,accepted,computable,ci_lo,ci_hi," \
+    "depth"
 
 /* ci_lo, ci_hi (rows length, passkey, task, gate): the 95% percentile-bootstrap interval of the
  * run's figure over its evaluation windows (blocks of `length` scored tokens) or examples; empty
  * where there is none. Files written before these columns have 15 and are read all the same.
  *   gate:   --task only, rule none: exact match at a task length inside the trained range (its
- *           ends and middle), protocol exact; the run's gate figure is their mean (README: verdicts) */
+ *           ends and middle), protocol exact; the run's gate figure is their mean (README: verdicts)
+ *   grid:   --task-depths only, rule none: the task's headline figure (protocol recall for RULER's
+ *           tasks, else exact) with the needle at column depth, at each task length */
 
 /* one row of run (scheme s, seed k) under rule at length len: kind, scheme, seed, rule, train_len,
  * length, protocol and model m's accepted and computable lengths set, the rest empty, status ok */

@@ -1,6 +1,7 @@
 /* compare_task.c: task accuracy rows of `pelab compare --task` (compare_task.h). */
 #include "compare_task.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "../core/error.h"
@@ -31,6 +32,24 @@ void compare_task_setup(Compare *c, const char *lens) {
     }
 }
 
+/* the index of t's depth option, or -1 */
+static int depth_option(const TaskSpec *t) {
+    for (int k = 0; k < t->def->n_opts; k++)
+        if (strcmp(t->def->opts[k].name, "depth") == 0) return k;
+    return -1;
+}
+
+void compare_task_depths(Compare *c, const char *depths) {
+    c->n_depths = 0;
+    if (!depths) return;
+    TaskSpec t;
+    if (task_parse(&t, c->task) != 0) pelab_die("%s: --task: %s", c->name, pelab_errmsg);
+    if (depth_option(&t) < 0)
+        pelab_die("%s: --task-depths: task %s has no depth option (niah_single, niah_multikey and passkey have one)",
+                  c->name, t.def->name);
+    c->n_depths = args_numbers(c->name, "--task-depths", depths, 0, 1, c->depths, CMP_MAX_DEPTHS);
+}
+
 /* the positions one example of this length reaches, at most (the longest of a few draws) */
 static long positions_needed(const TaskSpec *t, int len) {
     Rng rng;
@@ -45,12 +64,12 @@ static long positions_needed(const TaskSpec *t, int len) {
     return most;
 }
 
-/* exact match and byte accuracy of one task length as rows of `kind` (task: both protocols; gate:
- * exact match only) */
+/* exact match and byte accuracy of one task length as rows of `kind` (task: both protocols and, for
+ * RULER's tasks, recall, their score; gate: exact match only) */
 static void length_rows(const Compare *c, int s, int k, Model *m, const char *rule, const TaskSpec *t, int len,
-                        const char *kind, FILE *f) {
+                        const char *kind, double depth, FILE *f) {
     long accepted = pos_max_position(&m->pos);
-    static const char *protocol[2] = {"exact", "bytes"};
+    static const char *protocol[3] = {"exact", "bytes", "recall"};
     long need = positions_needed(t, len);
     TaskScore sc;
     /* a learned table refuses what lies past its end: n/a, as the loss rows say it (the
@@ -68,15 +87,18 @@ static void length_rows(const Compare *c, int s, int k, Model *m, const char *ru
         refused = 1; /* an example longer than the draws that guided the checks above: say which limit */
         if (strstr(pelab_errmsg, "randomized positions")) why = RES_PAST_RAND_POS, limit = rand_pos;
     }
-    int n_protocols = strcmp(kind, "gate") == 0 ? 1 : 2;
-    for (int p = 0; p < n_protocols; p++) {
+    /* gate: exact match; grid: the headline figure; task: all (recall: RULER's score) */
+    int grid = strcmp(kind, "grid") == 0, listed = t->def->listed;
+    int p0 = grid && listed ? 2 : 0, n_protocols = strcmp(kind, "gate") == 0 || grid ? 1 : listed ? 3 : 2;
+    for (int p = p0; p < p0 + n_protocols; p++) {
         CmpRow w;
         compare_row(&w, c, m, kind, s, k, rule, len, protocol[p]);
+        w.r.depth = depth;
         if (refused) {
             w.r.status = why, w.r.limit = limit, w.r.pos_hi = need, w.r.n = 0;
         } else {
-            const double *ci = p == 0 ? sc.exact_ci : sc.bytes_ci;
-            w.r.value = p == 0 ? (double)sc.exact / sc.n : (double)sc.correct_bytes / sc.answer_bytes;
+            const double *ci = p == 0 ? sc.exact_ci : p == 1 ? sc.bytes_ci : sc.recall_ci;
+            w.r.value = p == 0 ? (double)sc.exact / sc.n : p == 1 ? (double)sc.correct_bytes / sc.answer_bytes : sc.recall;
             w.r.pos_hi = sc.max_positions, w.r.n = sc.n, w.r.ci_lo = ci[0], w.r.ci_hi = ci[1];
         }
         compare_row_write(f, &w);
@@ -99,7 +121,12 @@ void compare_task_rows(const Compare *c, int s, int k, Model *m, const char *rul
     if (strcmp(rule, "none") == 0) { /* the in-distribution gate: the run as trained */
         int gate[3], n_gate;
         compare_task_gate_lengths(c, gate, &n_gate);
-        for (int g = 0; g < n_gate; g++) length_rows(c, s, k, m, rule, &t, gate[g], "gate", f);
+        for (int g = 0; g < n_gate; g++) length_rows(c, s, k, m, rule, &t, gate[g], "gate", NAN, f);
     }
-    for (int l = 0; l < c->n_lengths; l++) length_rows(c, s, k, m, rule, &t, c->lens[l], "task", f);
+    for (int l = 0; l < c->n_lengths; l++) length_rows(c, s, k, m, rule, &t, c->lens[l], "task", NAN, f);
+    int opt = depth_option(&t);
+    for (int d = 0; strcmp(rule, "none") == 0 && d < c->n_depths; d++) { /* the needle's depth x length grid */
+        t.lo[opt] = t.hi[opt] = c->depths[d];
+        for (int l = 0; l < c->n_lengths; l++) length_rows(c, s, k, m, rule, &t, c->lens[l], "grid", c->depths[d], f);
+    }
 }

@@ -14,6 +14,7 @@
 #include "../core/error.h"
 #include "../core/mem.h"
 #include "../infer/eval.h"
+#include "../data/corpus.h"
 #include "../data/dataset.h"
 #include "../infer/genmetrics.h"
 #include "../io/checkpoint.h"
@@ -21,6 +22,7 @@
 #include "commands.h"
 #include "compare.h"
 #include "compare_gen.h"
+#include "gnuplot.h"
 #include "report.h"
 #include "train_flags.h"
 
@@ -164,5 +166,10 @@ int cmd_demo(int argc, char **argv) {
     compare_run_path(&c, c.n_schemes - 1, 0, ".safetensors", ckpt, sizeof ckpt);
     printf("\ncheckpoints are in %s/runs/; try: ./pelab sample %s --prompt \"Once upon a time\"\n", c.out, ckpt);
     printf("report: %s/report.md\n", c.out);
+    if (!gp_available())
+        printf("no plots drawn: %s; to get them, %s, then: cd %s/plots && gnuplot plots.gp curves.gp\n", gp_missing(),
+               GP_INSTALL_HINT, c.out);
+    printf("on real text, the shipped %s/%s: ./pelab suite quick --protocols lm (it prints its expected time first)\n",
+           CORPUS_DIR, shipped_corpora[0].file);
     return 0;
 }

@@ -5,14 +5,18 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../core/mem.h"
+#include "../core/strbuf.h"
 #include "../core/sys.h"
+#include "../data/corpus.h"
 #include "../data/tokenizer.h"
 #include "../infer/eval.h"
 #include "../io/results.h"
+#include "../train/progress.h"
 #include "args.h"
 #include "commands.h"
 #include "eval_gen.h"
@@ -250,7 +254,7 @@ static void load_rules(Run *run) {
 /* the --data file through the checkpoint's tokenizer, after the --bos token when one is given
  * (bos >= 0), cut at max_tokens (0: all) */
 static void load_tokens(Run *run, int max_tokens, int bos) {
-    if (read_file(run->data_path, &run->text, &run->n_file) != 0) pelab_die("%s", pelab_errmsg);
+    if (corpus_read_file(run->data_path, &run->text, &run->n_file) != 0) pelab_die("%s", pelab_errmsg);
     run->tokenizer = tokenizer_kind_name(&run->tok);
     if (bos >= run->tok.vocab_size)
         pelab_die("eval: --bos %d: expected a token id below the vocabulary size %d", bos, run->tok.vocab_size);
@@ -266,36 +270,94 @@ static void load_tokens(Run *run, int max_tokens, int bos) {
     if (run->n_tokens < 2) pelab_die("eval: %s: need at least 2 tokens, got %zu", run->data_path, run->n_tokens);
 }
 
-/* speed of one rule x length on stderr */
-static void report_length(const Run *run, int r, int l) {
+/* eval's progress line: tokens fed, and the work they stand for, for the time left. A token of a
+ * window of n tokens costs about 1 + n / (4 dim) tokens without attention: attention's 2 n d
+ * multiply-adds per layer (scores and values, a decoder loop) against the projections' and MLP's
+ * 12 d^2 (BLAS, several times faster per multiply-add). A rough model: on a dim-32 model here a
+ * token at length 256 took 2-10 times one at 32 (a loaded machine); the time left is the rate so
+ * far applied to the work left, so it corrects itself as lengths finish. */
+typedef struct {
+    Progress p;
+    double fed, work, total_work;
+    int dim;
+} EvalProgress;
+
+static double window_work(size_t nw, int dim) { return (double)nw * (1.0 + (double)nw / (4.0 * dim)); }
+
+/* the windows one protocol feeds (eval.c's loop: windows of len advanced by stride over n tokens) */
+static void windows_work(size_t n, int len, int stride, int dim, double *fed, double *work) {
+    for (size_t s = 0, done = 0, last = n - 1; done < last; s += (size_t)stride) {
+        size_t e = s + (size_t)len < last ? s + (size_t)len : last;
+        *fed += (double)(e - s), *work += window_work(e - s, dim);
+        done = e;
+    }
+}
+
+static void eval_tick(void *ctx, size_t fed) {
+    EvalProgress *ep = ctx;
+    ep->fed += (double)fed, ep->work += window_work(fed, ep->dim);
+    progress_count(&ep->p, ep->fed, ep->total_work > 0 ? ep->work / ep->total_work : 0, 0, NULL);
+}
+
+/* the stride eval_length gets at length len from --stride (0: its default, len / 2) */
+static int length_stride(int stride, int len) { return stride > 0 && stride < len ? stride : stride > 0 ? len : 0; }
+
+/* every rule x length that will be computed, counted as eval.c will feed it */
+static void eval_progress_begin(EvalProgress *ep, const Run *run, int stride) {
+    double fed = 0;
+    ep->total_work = ep->fed = ep->work = 0;
+    ep->dim = run->models[0].cfg.dim;
+    for (int r = 0; r < run->n_rules; r++) {
+        long table = pos_max_position(&run->models[r].pos), comp = pos_computable_position(&run->models[r].pos);
+        for (int l = 0; l < run->n_lengths; l++) {
+            int len = run->lens[l], s = length_stride(stride, len);
+            if ((table >= 0 && len > table) || (comp >= 0 && len > comp) || run->n_tokens < 2) continue;
+            s = s > 0 ? s : (len / 2 > 0 ? len / 2 : 1);
+            windows_work(run->n_tokens, len, len, ep->dim, &fed, &ep->total_work);
+            if (s != len) windows_work(run->n_tokens, len, s, ep->dim, &fed, &ep->total_work);
+        }
+    }
+    progress_count_init(&ep->p, stderr, isatty(fileno(stderr)), "eval", "tok", 0, fed, 0, 10);
+}
+
+/* speed of one rule x length, its line of the progress (a milestone) */
+static void report_length(const Run *run, int r, int l, EvalProgress *ep) {
     const EvalLength *e = &run->res[r][l];
     char st[64];
     eval_status_str(e, st, sizeof st);
-    if (e->status != EVAL_OK) {
-        fprintf(stderr, "eval: rule %-8s length %6d: %s\n", run->rules[r], run->lens[l], st);
-        return;
+    StrBuf b = {0};
+    if (e->status != EVAL_OK) sb_printf(&b, "rule %s length %d: %s", run->rules[r], run->lens[l], st);
+    else {
+        const ScoreResult *a = &e->proto[EVAL_NONOVERLAP], *sl = &e->proto[EVAL_SLIDING];
+        sb_printf(&b, "rule %s length %d: nonoverlap %zu tokens %.2f s (%.0f tok/s)", run->rules[r], run->lens[l],
+                  a->n_scored, e->seconds[0], a->n_scored / fmax(e->seconds[0], 1e-9));
+        if (e->stride == e->len) sb_printf(&b, ", sliding S=%d: the same windows", e->stride);
+        else /* sliding feeds about len/S times the tokens it scores */
+            sb_printf(&b, ", sliding S=%d %zu windows %.2f s (%.0f scored tok/s)", e->stride, sl->n_windows,
+                      e->seconds[1], sl->n_scored / fmax(e->seconds[1], 1e-9));
     }
-    const ScoreResult *a = &e->proto[EVAL_NONOVERLAP], *b = &e->proto[EVAL_SLIDING];
-    fprintf(stderr, "eval: rule %-8s length %6d: nonoverlap %zu tokens %.2f s (%.0f tok/s)", run->rules[r],
-            run->lens[l], a->n_scored, e->seconds[0], a->n_scored / fmax(e->seconds[0], 1e-9));
-    if (e->stride == e->len) fprintf(stderr, "  sliding S=%d: the same windows\n", e->stride);
-    else /* sliding feeds about len/S times the tokens it scores */
-        fprintf(stderr, "  sliding S=%d %zu windows %.2f s (%.0f scored tok/s)\n", e->stride, b->n_windows,
-                e->seconds[1], b->n_scored / fmax(e->seconds[1], 1e-9));
+    progress_count(&ep->p, ep->fed, ep->total_work > 0 ? ep->work / ep->total_work : 1, 1, sb_str(&b));
+    sb_free(&b);
 }
 
-/* every rule at every length, on the same tokens */
+/* every rule at every length, on the same tokens, with a progress line (rate, time left) */
 static void evaluate_all(Run *run, int stride, int buckets) {
     double t_all = now_seconds();
+    static EvalProgress ep;
+    eval_progress_begin(&ep, run, stride);
+    eval_set_tick(eval_tick, &ep);
     for (int r = 0; r < run->n_rules; r++)
         for (int l = 0; l < run->n_lengths; l++) {
-            int len = run->lens[l], s = stride > 0 && stride < len ? stride : stride > 0 ? len : 0;
-            if (eval_length(&run->models[r], run->tokens, run->n_tokens, len, s, run->dynamic, buckets,
-                            &run->res[r][l]) != 0)
+            int len = run->lens[l];
+            if (eval_length(&run->models[r], run->tokens, run->n_tokens, len, length_stride(stride, len), run->dynamic,
+                            buckets, &run->res[r][l]) != 0) {
+                progress_done(&ep.p);
                 pelab_die("eval: rule %s, length %d: %s", run->rules[r], len, pelab_errmsg);
-            report_length(run, r, l);
+            }
+            report_length(run, r, l, &ep);
         }
-    fprintf(stderr, "eval: done in %.1f s, peak RSS %ld MB\n", now_seconds() - t_all, peak_rss_kb() / 1024);
+    eval_set_tick(NULL, NULL);
+    progress_note(&ep.p, "eval: done in %.1f s, peak RSS %ld MB", now_seconds() - t_all, peak_rss_kb() / 1024);
 }
 
 static void run_free(Run *run) {

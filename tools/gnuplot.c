@@ -28,21 +28,51 @@ void gp_string(FILE *f, const char *s) {
     sb_free(&b);
 }
 
+/* 21 colours picked greedily, each the farthest in CIELAB from those before it, from the Okabe-Ito
+ * blue and vermillion over common categorical palettes (Okabe-Ito, Kelly, Trubetskoy, Tableau,
+ * ColorBrewer), lightness L* <= 82 to show on white; the closest pair is 30 apart (CIE76 delta E;
+ * tests/test_plots.c checks) */
+static const char *const gp_colours[GP_COLOURS] = {
+    "#0072b2", "#d55e00", "#3cb44b", "#f032e6", "#b3446c", "#000000", "#000075", "#c2b280", "#f3c300", "#dcbeff",
+    "#17becf", "#654522", "#800000", "#f99379", "#808000", "#4363d8", "#e6194b", "#1b9e77", "#984ea3", "#7f7f7f",
+    "#8db600"};
+
+void gp_series_style(int i, const char **colour, int *point) {
+    if (i < 0) i = 0;
+    *colour = gp_colours[i % GP_COLOURS];
+    *point = 1 + i % GP_MARKERS; /* gnuplot's point types 1..13 (+, x, *, squares, circles, triangles, diamonds) */
+}
+
+void gp_sb_series_style(StrBuf *b, int i) {
+    const char *colour;
+    int point;
+    gp_series_style(i, &colour, &point);
+    sb_printf(b, "lc rgb '%s' pt %d", colour, point);
+}
+
+void gp_series(FILE *f, int i) {
+    StrBuf b = {0};
+    gp_sb_series_style(&b, i);
+    fputs(sb_str(&b), f);
+    sb_free(&b);
+}
+
 void gp_preamble(FILE *f) {
     fprintf(f, "set datafile missing 'NaN'\nset key outside right\nset grid\n");
-    /* thicker lines in dark, distinct colours (gnuplot's default 5th, yellow, is hard to see) */
-    static const char *colours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#8c6d00", "#56b4e9",
-                                    "#000000", "#7f7f7f", "#e41a1c", "#6a3d9a", "#b15928", "#1b9e77"};
-    enum { N_COLOURS = sizeof colours / sizeof colours[0] }; /* every registered scheme its own colour */
-    for (int i = 0; i < N_COLOURS; i++)
-        fprintf(f, "set linetype %d lc rgb '%s' lw 2 pt %d ps 1.3\n", i + 1, colours[i], i % 13 + 1);
-    fprintf(f, "set linetype cycle %d\n", N_COLOURS);
+    /* linetype k: series k - 1's colour and marker, for the plots that name linetypes */
+    for (int i = 0; i < GP_COLOURS; i++) {
+        const char *colour;
+        int point;
+        gp_series_style(i, &colour, &point);
+        fprintf(f, "set linetype %d lc rgb '%s' lw 2 pt %d ps 1.3\n", i + 1, colour, point);
+    }
+    fprintf(f, "set linetype cycle %d\n", GP_COLOURS);
 }
 
 void gp_output(FILE *f, const char *name, const char *ext, int width, int height) {
     if (strcmp(ext, "png") == 0)
         fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) { set terminal pngcairo noenhanced size %d,%d } "
-                   "else { set terminal png noenhanced size %d,%d }\n", width, height, width, height);
+                   "else { set terminal png truecolor noenhanced size %d,%d }\n", width, height, width, height);
     else fprintf(f, "set terminal svg noenhanced size %d,%d\n", width, height);
     fprintf(f, "set output ");
     char file[512];
@@ -88,9 +118,19 @@ static int on_path(const char *prog) {
     return found;
 }
 
-int gp_run(const char *dir, const char *script, int *have_gp) {
+static int gp_disabled(void) {
     const char *no_gp = getenv("PELAB_NO_GNUPLOT");
-    *have_gp = !(no_gp && *no_gp) && on_path("gnuplot");
+    return no_gp && *no_gp;
+}
+
+int gp_available(void) { return !gp_disabled() && on_path("gnuplot"); }
+
+const char *gp_missing(void) {
+    return gp_disabled() ? "gnuplot was not run (PELAB_NO_GNUPLOT is set)" : "gnuplot is not installed (not on PATH)";
+}
+
+int gp_run(const char *dir, const char *script, int *have_gp) {
+    *have_gp = gp_available();
     if (!*have_gp) return 0;
     fflush(stdout);
     fflush(stderr);

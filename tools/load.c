@@ -7,6 +7,7 @@
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../core/mem.h"
+#include "../data/corpus.h"
 #include "../data/synth.h"
 #include "../io/checkpoint.h"
 #include "commands.h"
@@ -62,7 +63,7 @@ int *load_text_or_die(const char *cmd, const char *path, const Tokenizer *tok, s
     unsigned char *bytes;
     size_t len;
     if (path) {
-        if (read_file(path, &bytes, &len) != 0) pelab_die("%s: %s", cmd, pelab_errmsg);
+        if (corpus_read_file(path, &bytes, &len) != 0) pelab_die("%s: %s", cmd, pelab_errmsg);
     } else {
         len = 1 << 16;
         char *text;

@@ -7,6 +7,7 @@
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../core/mem.h"
+#include "../data/corpus.h"
 #include "../data/tokenizer.h"
 #include "../infer/longrope_search.h"
 #include "args.h"
@@ -39,7 +40,7 @@ int cmd_longrope_search(int argc, char **argv) {
     if (cfg.len == 0) cfg.len = 4 * m.cfg.seq_len;
     unsigned char *text;
     size_t n_bytes;
-    if (read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);
+    if (corpus_read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);
     size_t n;
     int *tokens = tokenizer_encode(&tok, text, n_bytes, 0, &n);
     LongRopeFactors best;

@@ -20,6 +20,8 @@
 #include "gnuplot.h"
 #include "report.h"
 #include "report_agg.h"
+#include "report_effective.h"
+#include "report_grid.h"
 #include "report_verdict.h"
 #include "report_show.h"
 #include "report_gen.h"
@@ -43,6 +45,15 @@ const Series *report_series(const Agg *a, int scheme, const char *rule) {
     return NULL;
 }
 
+void report_length_order(const Compare *c, int *order) {
+    for (int l = 0; l < c->n_lengths; l++) order[l] = l;
+    for (int i = 1; i < c->n_lengths; i++)
+        for (int j = i; j > 0 && c->lens[order[j - 1]] > c->lens[order[j]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+}
+
 int report_length_index(const Compare *c, int len) {
     for (int l = 0; l < c->n_lengths; l++)
         if (c->lens[l] == len) return l;
@@ -63,6 +74,10 @@ static long cell_or_0(long long v) { return v == RES_NONE ? 0 : (long)v; }
 
 /* one row of run (scheme si, seed k) into the aggregate */
 void report_take_row(const Compare *c, Agg *a, GenAgg *g, int si, int k, const ResultRow *r) {
+    if (strcmp(r->kind, "grid") == 0) { /* --task-depths: report_grid.c */
+        report_grid_take(c, a, si, k, r);
+        return;
+    }
     if (strcmp(r->kind, "gate") == 0) { /* --task: exact match inside the trained lengths */
         if (!isnan(r->value)) a->gate_sum[si][k] += r->value;
         a->gate_rows[si][k]++; /* a refused gate length counts as not learned */
@@ -78,13 +93,15 @@ void report_take_row(const Compare *c, Agg *a, GenAgg *g, int si, int k, const R
     if (strcmp(r->kind, "bucket") == 0) {
         long long b = r->bucket;
         if (c->lens[l] != a->lmax || b < 0 || b >= CMP_BUCKETS || !ok) return;
-        s->bsum[b] += r->value, s->bn[b]++, s->blo[b] = (int)cell_or_0(r->pos_lo), s->bhi[b] = (int)cell_or_0(r->pos_hi);
+        s->bval[b][k] = r->value, s->bhas[b][k] = 1;
+        s->blo[b] = (int)cell_or_0(r->pos_lo), s->bhi[b] = (int)cell_or_0(r->pos_hi);
         return;
     }
     if (strcmp(r->kind, "task") == 0) { /* exact match in slot 0, byte accuracy in 1 */
         long reach = cell_or_0(r->pos_hi);
         if (reach > a->reach[l]) a->reach[l] = reach;
-        int t = strcmp(r->protocol, "exact") == 0 ? TASK_EXACT : TASK_BYTES;
+        int t = strcmp(r->protocol, "exact") == 0 ? TASK_EXACT : strcmp(r->protocol, "recall") == 0 ? TASK_RECALL : TASK_BYTES;
+        a->has_recall |= t == TASK_RECALL;
         if (ok) put_value(s, t, l, k, r);
         else put_status(s, l, r);
         return;
@@ -206,80 +223,187 @@ static void fmt_limit(long v, const char *none, char *buf, size_t n) {
     else snprintf(buf, n, "%ld", v);
 }
 
-/* plot data and one gnuplot script writing PNG and SVG of both plots */
+/* --- plots --- */
+
+/* the legends' verdict ranks: at L (the first length where L is not one) and at the largest length */
+typedef struct {
+    int n, l[2];
+    int rank[2][MAX_SERIES];
+} Legend;
+
+static void legend_make(const Compare *c, const Agg *a, int only_lmax, Legend *lg) {
+    int ref = only_lmax ? -1 : c->task ? 0 : report_length_index(c, c->base.seq_len), last = 0;
+    for (int l = 0; l < c->n_lengths; l++)
+        if (c->lens[l] > c->lens[last]) last = l;
+    if (ref < 0 && !only_lmax) ref = 0;
+    lg->n = 0;
+    if (ref >= 0 && ref != last) lg->l[lg->n++] = ref;
+    lg->l[lg->n++] = last;
+    for (int k = 0; k < lg->n; k++) report_ranks_at(c, a, lg->l[k], lg->rank[k]);
+}
+
+/* series i's key entry, its label and its ranks: "rope (rank 2 at L, 1 at 8L)" */
+static void legend_title(FILE *f, const Compare *c, const Agg *a, const Legend *lg, int i) {
+    StrBuf b = {0};
+    sb_puts(&b, a->s[i].label);
+    int ranked = 0;
+    for (int k = 0; k < lg->n; k++) {
+        if (!lg->rank[k][i]) continue;
+        int len = c->lens[lg->l[k]];
+        sb_printf(&b, "%s%d at ", ranked++ ? ", " : " (rank ", lg->rank[k][i]);
+        if (c->task) sb_printf(&b, "length %d", len);
+        else if (len == c->base.seq_len) sb_puts(&b, "L");
+        else sb_printf(&b, "%gL", (double)len / c->base.seq_len);
+    }
+    if (ranked) sb_puts(&b, ")");
+    gp_string(f, sb_str(&b));
+    sb_free(&b);
+}
+
+/* one series of a line plot: with more than one seed somewhere, its band of mean ± sample std
+ * (columns y, y + 1 of data), then its mean with its colour, marker and legend */
+static void plot_series(FILE *f, const char *data, int y, int band, int i, int *first, const Compare *c, const Agg *a,
+                        const Legend *lg) {
+    const char *colour;
+    int point;
+    gp_series_style(i, &colour, &point);
+    fprintf(f, "%s", *first ? "" : ", \\\n     ");
+    if (band)
+        fprintf(f, "'%s' using 1:($%d-$%d):($%d+$%d) with filledcurves fc rgb '%s' fs transparent solid 0.15 noborder "
+                   "notitle, \\\n     ", data, y, y + 1, y, y + 1, colour);
+    fprintf(f, "'%s' using 1:%d with linespoints ", data, y);
+    gp_series(f, i);
+    fprintf(f, " title ");
+    legend_title(f, c, a, lg, i);
+    *first = 0;
+}
+
+/* the plot command of a plot without a series ("plot" alone stops gnuplot): the axes and why they
+ * are empty */
+static void empty_plot(FILE *f, double x_lo, double x_hi) {
+    fprintf(f, "set label 1 'no series has a value: no run passed the gate, or none was computed' at graph 0.5, 0.5 "
+               "center\nplot [%g:%g] [0:1] NaN notitle\nunset label 1", x_lo, x_hi > x_lo ? x_hi : x_lo + 1);
+}
+
+/* bucket b of series s (loss by position at the largest length) over the seeds that passed the
+ * gate, as every mean of the report, into v; their count */
+static int bucket_values(const Agg *a, const Series *s, int b, double *v) {
+    int n = 0;
+    for (int k = 0; k < CMP_MAX_SEEDS; k++)
+        if (s->bhas[b][k] && a->gate[s->scheme][k] != RUN_FAIL) v[n++] = s->bval[b][k];
+    return n;
+}
+
+/* the series' columns of one row of a .dat: mean, sample std and seed count (NaN: none) */
+static void dat_columns(FILE *f, double mean, double sd, int n) {
+    if (n) fprintf(f, " %.6f %.6f %d", mean, n > 1 ? sd : 0.0, n);
+    else fprintf(f, " NaN NaN 0");
+}
+
+/* the header of a .dat: what it holds and each series' columns */
+static void dat_header(FILE *f, const Agg *a, const char *what, int first_col) {
+    fprintf(f, "# %s; per series three columns: mean, sample std over seeds (0 for one), seeds (NaN 0: none)\n", what);
+    for (int i = 0; i < a->n_series; i++)
+        fprintf(f, "# columns %d-%d: %s\n", first_col + 3 * i, first_col + 3 * i + 2, a->s[i].label);
+}
+
+/* plot data and one gnuplot script writing PNG and SVG of both plots: per series its mean over the
+ * seeds that passed the gate, with a band of ± one sample std where it has more than one seed, in its
+ * own colour and marker, its verdict ranks in the key */
 static int write_plots(const Compare *c, const Agg *a, const char *dir) {
     char path[1300];
     snprintf(path, sizeof path, "%s/loss_vs_length.dat", dir);
     FILE *f = fopen(path, "w");
     if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
-    fprintf(f, "# length, then mean non-overlapping loss per series (NaN: not computed)\n");
+    dat_header(f, a, "loss vs length: column 1 the evaluation length, then the non-overlapping loss (nats/token)", 2);
+    int band[2][MAX_SERIES] = {{0}}, any[2][MAX_SERIES] = {{0}};
     for (int l = 0; l < c->n_lengths; l++) {
         fprintf(f, "%d", c->lens[l]);
-        for (int i = 0; i < a->n_series; i++) fprintf(f, " %.6f", report_mean(a, &a->s[i], EVAL_NONOVERLAP, l));
+        for (int i = 0; i < a->n_series; i++) {
+            int n = n_of(a, &a->s[i], EVAL_NONOVERLAP, l);
+            dat_columns(f, report_mean(a, &a->s[i], EVAL_NONOVERLAP, l), report_std(a, &a->s[i], EVAL_NONOVERLAP, l), n);
+            band[0][i] |= n > 1, any[0][i] |= n > 0;
+        }
         fprintf(f, "\n");
     }
-    fclose(f);
+    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
     snprintf(path, sizeof path, "%s/loss_by_position.dat", dir);
     if (!(f = fopen(path, "w"))) return pelab_fail("cannot open %s: %s", path, strerror(errno));
-    fprintf(f, "# bucket centre position, then mean loss per series at length %d (NaN: none)\n", a->lmax);
+    char what[160];
+    snprintf(what, sizeof what, "loss by position at length %d: column 1 the bucket's centre position, then the loss", a->lmax);
+    dat_header(f, a, what, 2);
     for (int b = 0; b < CMP_BUCKETS; b++) {
-        int i0 = -1;
-        for (int i = 0; i < a->n_series && i0 < 0; i++)
-            if (a->s[i].bn[b]) i0 = i;
+        double v[MAX_SERIES][CMP_MAX_SEEDS];
+        int n[MAX_SERIES], i0 = -1;
+        for (int i = 0; i < a->n_series; i++)
+            if ((n[i] = bucket_values(a, &a->s[i], b, v[i])) > 0 && i0 < 0) i0 = i;
         if (i0 < 0) continue;
         fprintf(f, "%g", 0.5 * (a->s[i0].blo[b] + a->s[i0].bhi[b]));
-        for (int i = 0; i < a->n_series; i++)
-            fprintf(f, " %.6f", a->s[i].bn[b] ? a->s[i].bsum[b] / a->s[i].bn[b] : NAN);
+        for (int i = 0; i < a->n_series; i++) {
+            StatSummary st = stats_summary(v[i], n[i]);
+            dat_columns(f, st.mean, st.sd, n[i]);
+            band[1][i] |= n[i] > 1, any[1][i] |= n[i] > 0;
+        }
         fprintf(f, "\n");
     }
-    fclose(f);
+    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
     snprintf(path, sizeof path, "%s/plots.gp", dir);
     if (!(f = fopen(path, "w"))) return pelab_fail("cannot open %s: %s", path, strerror(errno));
     const char *names[2] = {"loss_vs_length", "loss_by_position"};
     fprintf(f, "# gnuplot plots.gp (in this directory): %s.{png,svg}, %s.{png,svg}\n", names[0], names[1]);
     gp_preamble(f);
     fprintf(f, "set ylabel 'held-out loss (nats/token)'\n");
+    static Legend lg[2];
+    legend_make(c, a, 0, &lg[0]);
+    legend_make(c, a, 1, &lg[1]);
     for (int g = 0; g < 2; g++) {
-        int L = c->base.seq_len;
+        int L = c->base.seq_len, bands = 0;
+        for (int i = 0; i < a->n_series; i++) bands |= band[g][i];
+        const char *spread = bands ? "; bands: mean ± sample std over seeds" : "";
+        /* double quotes: the \\n is a line break (no user text in these titles) */
         if (g == 0) fprintf(f, "set logscale x 2\nset xlabel 'evaluation length (tokens, log scale)'\n"
-                               "set title 'loss vs length (non-overlapping windows; dashed: training length L = %d)'\n", L);
+                               "set title \"loss vs length, non-overlapping windows\\ndashed: training length L = %d%s\"\n",
+                            L, spread);
         else fprintf(f, "unset logscale x\nunset arrow\nset xlabel 'position in the window'\n"
-                        "set title 'loss by position at length %d (dashed: L = %d)'\n", a->lmax, L);
+                        "set title \"loss by position at length %d\\ndashed: L = %d%s\"\n", a->lmax, L, spread);
         fprintf(f, "set arrow from %d, graph 0 to %d, graph 1 nohead dashtype 2 lc rgb 'gray40'\n", L, L);
         for (int t = 0; t < 2; t++) {
-            gp_output(f, names[g], t ? "svg" : "png", 1000, 600);
-            fprintf(f, "plot ");
-            for (int i = 0, first = 1; i < a->n_series; i++) {
-                int any = 0; /* a series without a point would only draw a gnuplot warning */
-                for (int l = 0; l < c->n_lengths && g == 0; l++) any |= n_of(a, &a->s[i], EVAL_NONOVERLAP, l) > 0;
-                for (int k = 0; k < CMP_BUCKETS && g == 1; k++) any |= a->s[i].bn[k] > 0;
-                if (!any) continue;
-                fprintf(f, "%s'%s.dat' using 1:%d with linespoints title ", first ? "" : ", \\\n     ", names[g],
-                        i + 2);
-                gp_string(f, a->s[i].label);
-                first = 0;
-            }
+            gp_output(f, names[g], t ? "svg" : "png", 1200, 600);
+            char data[64];
+            snprintf(data, sizeof data, "%s.dat", names[g]);
+            int first = 1;
+            for (int i = 0; i < a->n_series; i++)
+                if (any[g][i]) { /* a series without a point would only draw a gnuplot warning */
+                    if (first) fprintf(f, "plot ");
+                    plot_series(f, data, 2 + 3 * i, band[g][i], i, &first, c, a, &lg[g]);
+                }
+            if (first) empty_plot(f, g ? 0 : c->lens[0], a->lmax);
             fprintf(f, "\nset output\n");
         }
     }
-    fclose(f);
+    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
     return 0;
 }
 
-/* --task: exact match (mean and std over seeds, %) vs task length per series, with error bars;
- * the dashed line at the last length whose examples fit in L */
+/* --task: exact match (RULER's tasks: their score; mean and std over seeds, %) vs task length per
+ * series, with error bars; the dashed line at the last length whose examples fit in L; for RULER's
+ * score, the effective length's absolute threshold dash-dotted */
 static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
     char path[1300];
+    int p = report_effective_metric(a);
+    const char *what = p == TASK_RECALL ? "RULER score" : "exact match";
     snprintf(path, sizeof path, "%s/accuracy_vs_length.dat", dir);
     FILE *f = fopen(path, "w");
     if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
-    fprintf(f, "# task length, positions reached, then exact match %% mean and std per series (NaN: not computed)\n");
-    int last_in = -1;
-    for (int l = 0; l < c->n_lengths; l++) {
+    fprintf(f, "# task length, positions reached, then %s %% mean and std per series (NaN: not computed)\n", what);
+    int last_in = -1, order[CMP_MAX_LENGTHS];
+    report_length_order(c, order); /* the lines run by length, whatever order --task-lens gave */
+    for (int i = 0; i < c->n_lengths; i++) {
+        int l = order[i];
         if (a->reach[l] && a->reach[l] <= c->base.seq_len) last_in = l;
         fprintf(f, "%d %ld", c->lens[l], a->reach[l]);
         for (int i = 0; i < a->n_series; i++)
-            fprintf(f, " %.3f %.3f", 100 * report_mean(a, &a->s[i], TASK_EXACT, l), 100 * report_std(a, &a->s[i], TASK_EXACT, l));
+            fprintf(f, " %.3f %.3f", 100 * report_mean(a, &a->s[i], p, l), 100 * report_std(a, &a->s[i], p, l));
         fprintf(f, "\n");
     }
     if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
@@ -287,32 +411,40 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
     if (!(f = fopen(path, "w"))) return pelab_fail("cannot open %s: %s", path, strerror(errno));
     fprintf(f, "# gnuplot plots.gp (in this directory): accuracy_vs_length.{png,svg}\n");
     gp_preamble(f);
-    fprintf(f, "set logscale x 2\nset yrange [-2:102]\nset ylabel 'exact match (%%), mean and std over seeds'\n"
+    fprintf(f, "set logscale x 2\nset yrange [-2:102]\nset ylabel '%s (%%), mean and std over seeds'\n"
                "set xlabel 'task length (dashed: the last whose examples fit in L = %d positions)'\nset title ",
-            c->base.seq_len);
+            what, c->base.seq_len);
     gp_string(f, c->task);
     fputc('\n', f);
     if (last_in >= 0)
         fprintf(f, "set arrow from %d, graph 0 to %d, graph 1 nohead dashtype 2 lc rgb 'gray40'\n", c->lens[last_in],
                 c->lens[last_in]);
+    if (c->effective_rel <= 0) /* the effective length's bar */
+        fprintf(f, "set arrow from graph 0, first %g to graph 1, first %g nohead dashtype 4 lc rgb 'gray40'\n",
+                c->effective_pct > 0 ? c->effective_pct : RULER_THRESHOLD, c->effective_pct > 0 ? c->effective_pct : RULER_THRESHOLD);
     TaskSpec t; /* and the longest task length trained on, dotted */
     if (task_parse(&t, c->task) == 0)
         fprintf(f, "set arrow from %g, graph 0 to %g, graph 1 nohead dashtype 3 lc rgb 'gray40'\n"
                    "set xlabel 'task length (dotted: the longest trained, %g; dashed: the last whose examples fit in "
                    "L = %d positions)'\n",
                 t.hi[t.def->len_opt], t.hi[t.def->len_opt], t.hi[t.def->len_opt], c->base.seq_len);
+    static Legend lg;
+    legend_make(c, a, 0, &lg);
     for (int t = 0; t < 2; t++) {
         gp_output(f, "accuracy_vs_length", t ? "svg" : "png", 1000, 600);
-        fprintf(f, "plot ");
-        for (int i = 0, first = 1; i < a->n_series; i++) {
+        int first = 1;
+        for (int i = 0; i < a->n_series; i++) {
             int any = 0;
-            for (int l = 0; l < c->n_lengths; l++) any |= n_of(a, &a->s[i], TASK_EXACT, l) > 0;
+            for (int l = 0; l < c->n_lengths; l++) any |= n_of(a, &a->s[i], p, l) > 0;
             if (!any) continue;
-            fprintf(f, "%s'accuracy_vs_length.dat' using 1:%d:%d with yerrorlines title ", first ? "" : ", \\\n     ",
+            fprintf(f, "%s'accuracy_vs_length.dat' using 1:%d:%d with yerrorlines ", first ? "plot " : ", \\\n     ",
                     3 + 2 * i, 4 + 2 * i);
-            gp_string(f, a->s[i].label);
+            gp_series(f, i);
+            fprintf(f, " title ");
+            legend_title(f, c, a, &lg, i);
             first = 0;
         }
+        if (first) empty_plot(f, c->lens[0], c->lens[c->n_lengths - 1]);
         fprintf(f, "\nset output\n");
     }
     if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
@@ -378,6 +510,8 @@ static void write_config(FILE *f, const Compare *c, const Agg *a) {
                 b->align_examples ? "every training window starts at an example, as evaluation prompts do"
                                   : "training windows cut anywhere in the stream (--unaligned)");
         for (int l = 0; l < c->n_lengths; l++) fprintf(f, " %d", c->lens[l]);
+        if (c->n_depths) fprintf(f, "; needle depths of the grid (as trained):");
+        for (int d = 0; d < c->n_depths; d++) fprintf(f, " %g", c->depths[d]);
         fprintf(f, "\n");
         for (int s = 0; s < c->n_schemes; s++)
             if (c->rand_pos[s] > 0)
@@ -443,7 +577,7 @@ static void write_reliable_lengths(FILE *f, const Compare *c, const Agg *a) {
 }
 
 /* --task: the accuracy tables, the plot and the files */
-static void write_task_results(FILE *f, const Compare *c, const Agg *a, int plotted, int have_gp) {
+static int write_task_results(FILE *f, const Compare *c, const Agg *a, int plotted, int have_gp) {
     fprintf(f, "\nGreedy answers to %d fresh examples per task length (seed 1000003 + the run's seed: the same examples "
                "for every scheme, none from training), in %%, mean ± sample std over seeds; (past L): the longest "
                "example reaches past the training length L = %d; n/a: a learned table refuses it; —: no data.\n\n"
@@ -451,14 +585,38 @@ static void write_task_results(FILE *f, const Compare *c, const Agg *a, int plot
     table(f, c, a, TASK_EXACT);
     fprintf(f, "\n## Byte accuracy\n\nAnswer bytes right at their position.\n\n");
     table(f, c, a, TASK_BYTES);
+    if (a->has_recall) {
+        fprintf(f, "\n## RULER score\n\nRULER's string_match_all: of the references (the answer's values, names or "
+                   "words) the fraction the model wrote, as whole words in any order, before its end marker (up to 2 "
+                   "answer lengths; extra words cost nothing); the mean over examples.\n\n");
+        table(f, c, a, TASK_RECALL);
+    }
+    report_effective_write(f, c, a);
+    if (report_grid_write(f, c, a) != 0) return -1;
     fprintf(f, "\n## Plots\n\n");
-    if (plotted) fprintf(f, "![exact match vs task length](plots/accuracy_vs_length.png)\n\nSVG: plots/accuracy_vs_length.svg.\n");
+    if (plotted)
+        fprintf(f, "![%s vs task length](plots/accuracy_vs_length.png)\n\nSVG: plots/accuracy_vs_length.svg.\n",
+                a->has_recall ? "RULER score" : "exact match");
     else if (have_gp) fprintf(f, "gnuplot failed (see plots/gnuplot.log); the data and script are in plots/.\n");
     else fprintf(f, "gnuplot not found: no plots drawn. The data and script are kept: `cd plots && gnuplot plots.gp`.\n");
     fprintf(f, "\n## Files\n\n- runs/SCHEME_sSEED.safetensors, runs/SCHEME_sSEED.csv (columns: %s; rows of kind task)\n"
                "- plots/accuracy_vs_length.dat, plots/plots.gp\n"
                "- runs/SCHEME_sSEED.curve.csv: each run's loss curve (%s); plots/curves_TAG.dat, plots/curves.gp\n"
                "- verdicts.csv: every pair of series at every length and metric\n", CMP_CSV_COLUMNS, CURVE_CSV_COLUMNS);
+    return 0;
+}
+
+/* the report's first lines when its plots were not drawn: why, and how to get them */
+static void plots_note(FILE *f, const Compare *c, int plotted, int have_gp) {
+    if (plotted) return;
+    if (have_gp)
+        fprintf(f, "> **Plots failed**: gnuplot ran but stopped with an error (%s/plots/gnuplot.log); the plot data "
+                   "(plots/*.dat) and scripts (plots/*.gp) are kept.\n\n", c->out);
+    else
+        fprintf(f, "> **No plots drawn**: %s. To get them, %s, then draw the data and scripts this run wrote: `cd "
+                   "%s/plots && gnuplot plots.gp curves.gp` (and `gnuplot NAME.gp` in each plots/show_* folder)%s.\n\n",
+                gp_missing(), GP_INSTALL_HINT, c->out,
+                strcmp(c->name, "compare") == 0 ? ", or rerun the command with `--collect`, which trains nothing" : "");
 }
 
 int compare_report(const Compare *c) {
@@ -475,6 +633,7 @@ int compare_report(const Compare *c) {
     FILE *f = fopen(path, "w");
     if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
     fprintf(f, "# pelab %s report\n\n", c->name);
+    plots_note(f, c, plotted, have_gp);
     if (report_verdict_write(f, c, &a) != 0) {
         fclose(f);
         return -1;
@@ -482,8 +641,7 @@ int compare_report(const Compare *c) {
     fprintf(f, "\n## Command\n\n```\n%s\n```\n\n## Configuration\n\n", sb_str(&c->cmdline));
     write_config(f, c, &a);
     if (c->task) {
-        write_task_results(f, c, &a, plotted, have_gp);
-        if (report_runs_write(f, c, &a, have_gp) != 0) {
+        if (write_task_results(f, c, &a, plotted, have_gp) != 0 || report_runs_write(f, c, &a, have_gp) != 0) {
             fclose(f);
             return -1;
         }
@@ -529,7 +687,8 @@ int compare_report(const Compare *c) {
 
 /* a table cell's text: the mean, why a length was not computed, or "—" */
 static void text_cell(const Compare *c, const Agg *a, const Series *s, int l, char *buf, size_t n) {
-    if (c->task && n_of(a, s, TASK_EXACT, l)) snprintf(buf, n, "%.1f%%", 100 * report_mean(a, s, TASK_EXACT, l));
+    int p = report_effective_metric(a); /* a task's headline: exact match, or RULER's score */
+    if (c->task && n_of(a, s, p, l)) snprintf(buf, n, "%.1f%%", 100 * report_mean(a, s, p, l));
     else if (n_of(a, s, EVAL_NONOVERLAP, l)) snprintf(buf, n, "%.3f", report_mean(a, s, EVAL_NONOVERLAP, l));
     else if (s->status[l] == RES_PAST_TABLE || s->status[l] == RES_PAST_THE_TABLE) snprintf(buf, n, "past table");
     else if (s->status[l] != RES_OK) snprintf(buf, n, "past limit");
@@ -560,9 +719,11 @@ int compare_print_table(const Compare *c, FILE *out) {
         fprintf(out, "\n");
     }
     if (c->task) {
-        fprintf(out, "(%s: exact match of greedy answers, %d examples per length", c->task, c->task_n);
+        fprintf(out, "(%s: %s of greedy answers, %d examples per length", c->task,
+                a.has_recall ? "RULER score" : "exact match", c->task_n);
         if (c->n_seeds > 1) fprintf(out, ", mean over %d seeds", c->n_seeds);
         fprintf(out, "; *: examples reach past L = %d positions)\n", c->base.seq_len);
+        report_effective_print(out, c, &a);
         report_verdict_print(out, c, &a);
         return 0;
     }

@@ -95,6 +95,7 @@ int report_metrics(const Compare *c, const Agg *a, Metric *m) {
     if (c->task) {
         m[n++] = (Metric){TASK_EXACT, "exact match (%)", "points", 100, 1};
         m[n++] = (Metric){TASK_BYTES, "byte accuracy (%)", "points", 100, 1};
+        if (a->has_recall) m[n++] = (Metric){TASK_RECALL, "RULER score (%)", "points", 100, 1};
         return n;
     }
     m[n++] = (Metric){EVAL_NONOVERLAP, "loss, non-overlapping windows (nats/token)", "nats", 1, 0};
@@ -110,6 +111,16 @@ void report_verdict_at(const Agg *a, const Metric *m, int l, double alpha, Lengt
         lv->vs[i] = (VerdictSeries){s->label, s->scheme, n, lv->vals[i], lv->seeds[i]};
     }
     verdict_compute(lv->vs, a->n_series, m->higher_better, alpha, &lv->v);
+}
+
+void report_ranks_at(const Compare *c, const Agg *a, int l, int *rank) {
+    static LengthVerdict lv; /* large: not on the stack */
+    Metric m[4];
+    report_metrics(c, a, m);
+    report_verdict_at(a, &m[0], l, c->alpha, &lv);
+    for (int i = 0; i < a->n_series; i++) rank[i] = 0;
+    for (int j = 0; j < lv.v.n; j++) rank[lv.v.order[j]] = lv.v.rank[j];
+    verdict_free(&lv.v);
 }
 
 static void length_name(const Compare *c, int l, char *buf, size_t n) {
@@ -131,7 +142,7 @@ static void pairs_csv(FILE *f, const Compare *c, const Metric *m, int l, const V
             if (v->order[i] == p->b) rb = v->rank[i];
         }
         ResultRow w = result_row();
-        w.protocol = c->task ? (m->p == TASK_EXACT ? "exact" : "bytes")
+        w.protocol = c->task ? (m->p == TASK_EXACT ? "exact" : m->p == TASK_RECALL ? "recall" : "bytes")
                    : m->p == EVAL_N_PROTOCOLS ? "passkey" : eval_protocol_names[m->p];
         w.length = c->lens[l], w.scheme = vs[p->a].label, w.scheme_b = vs[p->b].label;
         w.test = p->paired ? "paired-t" : "welch", w.n = p->na, w.n_b = p->nb;

@@ -34,6 +34,10 @@ int report_metrics(const Compare *c, const Agg *a, Metric *m);
 /* the verdict of metric m at length l over every series, into lv (free lv->v with verdict_free) */
 void report_verdict_at(const Agg *a, const Metric *m, int l, double alpha, LengthVerdict *lv);
 
+/* the rank of every series on the report's primary metric at length l, as its verdict table gives
+ * it (ties shared; 0: no value there), into rank[a->n_series] (the plots' legends) */
+void report_ranks_at(const Compare *c, const Agg *a, int l, int *rank);
+
 /* the loss curve beside a run's CSV (DIR/runs/NAME.curve.csv) into rc (CONV_UNKNOWN without one),
  * judged by the convergence rule (curve_judge) at its end, or with converge (a run trained with
  * --converge) where its cooldown began: its last validation at the peak learning rate, the point

@@ -9,6 +9,7 @@
 #include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/sys.h"
+#include "../data/corpus.h"
 #include "../data/tokenizer.h"
 #include "../infer/score.h"
 #include "../io/results.h"
@@ -83,7 +84,7 @@ int cmd_score(int argc, char **argv) {
         pelab_die("score: --len %d exceeds the %ld positions the %s scheme accepts", len, max_pos, m.pos.scheme->name);
     unsigned char *text;
     size_t n_bytes;
-    if (read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);
+    if (corpus_read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);
     FILE *csv = NULL;
     if (per_token_path) {
         csv = fopen(per_token_path, "w");

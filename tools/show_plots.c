@@ -128,8 +128,11 @@ static int line_plot(const char *dir, const char *name, const char *x, const Sho
     if (write_columns(path, x, r, v, rows) != 0) return -1;
     StrBuf b = {0};
     sb_printf(&b, "%splot ", settings);
+    int every = rows / 12 > 1 ? rows / 12 : 1; /* a marker every few points: the lines stay readable */
     for (int s = 0; s < r->n; s++) {
-        sb_printf(&b, "%s'%s' skip 1 using 1:%d with lines title ", s ? ", " : "", csv, s + 2);
+        sb_printf(&b, "%s'%s' skip 1 using 1:%d with linespoints ", s ? ", " : "", csv, s + 2);
+        gp_sb_series_style(&b, s);
+        sb_printf(&b, " pi %d title ", every);
         gp_sb_string(&b, r->label[s]);
     }
     sb_printf(&b, "%s\n", extra);

@@ -9,7 +9,7 @@
 
 #include "../model/pos/pos.h"
 
-enum { SHOW_MAX_SERIES = 16 };
+enum { SHOW_MAX_SERIES = 24 }; /* every series its own colour and marker (gnuplot.h): 21 colours, 13 markers */
 
 /* the rotary variants of one decay or wavelength picture */
 typedef struct {

@@ -15,11 +15,14 @@
 #include "../core/files.h"
 #include "../core/strbuf.h"
 #include "../core/sys.h"
+#include "../data/corpus.h"
 #include "../io/claims.h"
 #include "../io/results.h"
+#include "../train/progress.h"
 #include "args.h"
 #include "commands.h"
 #include "compare.h"
+#include "gnuplot.h"
 #include "report.h"
 #include "report_agg.h"
 #include "claim_family.h"
@@ -47,26 +50,51 @@ typedef struct {
 
 enum { LOOK_TRAIN, LOOK_COLLECT, LOOK_JOBS };
 
-/* the corpus: --data, else tinyshakespeare from ../shared/data (beside the binary or the working
- * directory), else the built-in synthetic stories with a note */
-static const char *find_corpus(const char *given, char *buf, size_t n, int *fallback) {
-    *fallback = 0;
-    if (given) return given;
-    char *exe = self_exe_path();
-    const char *dirs[2] = {".", NULL};
-    char exe_dir[1024] = "";
-    if (exe && strrchr(exe, '/')) {
-        snprintf(exe_dir, sizeof exe_dir, "%.*s", (int)(strrchr(exe, '/') - exe), exe);
-        dirs[1] = exe_dir;
+/* the corpus of the language-modelling protocols and how the report names it */
+typedef struct {
+    const char *path;  /* --data's spec, or the shipped corpus found */
+    char buf[1200];
+    char label[160];   /* short, for the claims' table and claims.csv: "tinyshakespeare (shipped)" */
+    char what[400];    /* the report's headline sentence */
+} SuiteCorpus;
+
+/* --data, else the shipped tinyshakespeare (data/corpora/ in the working directory, beside the
+ * binary, or one folder up: build-san/pelab). Never another corpus in silence: none found is an
+ * error, and a file is read and checked (a shipped one against its SHA-256) before anything trains. */
+static void find_corpus(const char *given, SuiteCorpus *sc) {
+    const ShippedCorpus *def = &shipped_corpora[0];
+    sc->path = given;
+    if (!given) {
+        char *exe = self_exe_path();
+        int len = exe && strrchr(exe, '/') ? (int)(strrchr(exe, '/') - exe) : -1;
+        snprintf(sc->buf, sizeof sc->buf, "%s/%s", CORPUS_DIR, def->file);
+        if (access(sc->buf, R_OK) == 0) sc->path = sc->buf;
+        for (int up = 0; up < 2 && len >= 0 && !sc->path; up++) {
+            snprintf(sc->buf, sizeof sc->buf, "%.*s%s/%s/%s", len, exe, up ? "/.." : "", CORPUS_DIR, def->file);
+            if (access(sc->buf, R_OK) == 0) sc->path = sc->buf;
+        }
+        free(exe);
+        if (!sc->path)
+            pelab_die("suite: the shipped corpus %s/%s is not in the working directory or beside the binary; give "
+                      "--data FILE (a text file, or synth:stories)", CORPUS_DIR, def->file);
     }
-    free(exe);
-    for (int i = 0; i < 2; i++) {
-        if (!dirs[i]) continue;
-        snprintf(buf, n, "%s/../shared/data/tinyshakespeare/input.txt", dirs[i]);
-        if (access(buf, R_OK) == 0) return buf;
+    const ShippedCorpus *shipped = corpus_shipped(sc->path);
+    if (strncmp(sc->path, "synth:", 6) != 0 && strncmp(sc->path, "task:", 5) != 0) {
+        unsigned char *bytes;
+        size_t n;
+        if (corpus_read_file(sc->path, &bytes, &n) != 0) pelab_die("suite: --data: %s", pelab_errmsg);
+        free(bytes);
     }
-    *fallback = 1;
-    return "synth:stories";
+    const char *base = strrchr(sc->path, '/') ? strrchr(sc->path, '/') + 1 : sc->path;
+    if (shipped) {
+        snprintf(sc->label, sizeof sc->label, "%s (shipped)", shipped->name);
+        snprintf(sc->what, sizeof sc->what, "`%s`: %s, shipped in %s (%zu bytes, SHA-256 %.16s... checked)%s",
+                 sc->path, shipped->name, CORPUS_DIR, shipped->bytes, shipped->sha256, given ? ", by --data" : "");
+    } else {
+        snprintf(sc->label, sizeof sc->label, "%s (--data)", base);
+        snprintf(sc->what, sizeof sc->what, "`%s`, by --data (**not the shipped %s: loss figures are not comparable "
+                 "with docs/CLAIMS.md's**)", sc->path, def->name);
+    }
 }
 
 /* --claims, else docs/claims.txt beside the binary (or one folder up: build-san/pelab) */
@@ -352,13 +380,13 @@ static void claim_why(const Claim *c, const ClaimTrack *t, const SuiteSeq *seq, 
 }
 
 /* the claims' verdicts into the report and DIR/claims.csv; counts[outcome] */
-static void write_claims(FILE *f, const char *dir, int setting, const ClaimList *cl, const ClaimTrack *tracks,
-                         const SuiteSeq *seq, const SuiteResult *res, int n, int *counts) {
+static void write_claims(FILE *f, const char *dir, int setting, const SuiteCorpus *corpus, const ClaimList *cl,
+                         const ClaimTrack *tracks, const SuiteSeq *seq, const SuiteResult *res, int n, int *counts) {
     char path[1200];
     snprintf(path, sizeof path, "%s/claims.csv", dir);
     FILE *csv = fopen(path, "w");
     if (!csv) pelab_die("suite: cannot open %s: %s", path, strerror(errno));
-    fprintf(csv, "id,paper,protocol,at,series,relation,outcome,seeds,effect,ci_lo,ci_hi,test,p_seq,p_holm,p_eq_holm,figures\n");
+    fprintf(csv, "id,paper,protocol,at,series,relation,outcome,seeds,effect,ci_lo,ci_hi,test,p_seq,p_holm,p_eq_holm,figures,data\n");
     fprintf(f, "\n## Published claims\n\nEach claim is one hypothesis registered before any run (docs/claims.txt), "
                "tested in its stated direction: significant that way is **reproduced**, significant the other way "
                "**contradicted**, a difference shown to lie within the claim's margin (two one-sided tests) **no "
@@ -372,7 +400,7 @@ static void write_claims(FILE *f, const char *dir, int setting, const ClaimList 
             seq->n_family, seq->plan.alpha, seq->looks);
     fprintf(f, "Looks run: %d of %d; %s%s%s.\n\n", seq->looks_done, seq->plan.n_looks, seq->stop ? seq->stop : "",
             seq->skipped[0] ? "; within the time budget (--budget), " : "", seq->skipped);
-    fprintf(f, "| claim | paper | statement | test | verdict | figures |\n|---|---|---|---|---|---|\n");
+    fprintf(f, "| claim | paper | statement | test | data | verdict | figures |\n|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < cl->n; i++) {
         const Claim *c = &cl->c[i];
         const ClaimTrack *t = &tracks[i];
@@ -385,8 +413,10 @@ static void write_claims(FILE *f, const char *dir, int setting, const ClaimList 
             claim_relation_str(c, rel, sizeof rel);
             snprintf(test, sizeof test, "%s at %g%s: %s %s", c->protocol, c->at, c->at_is_mult ? "L" : "", c->a, rel);
         }
-        fprintf(f, "| %s | %s | %s | %s | **%s** | %s |\n", c->id, c->paper, c->statement, test, claim_outcome_names[o],
-                sb_str(&why));
+        const SuiteProtocol *sp = c->untestable[0] ? NULL : suite_protocol(c->protocol);
+        const char *data = !sp ? "—" : sp->task ? "synthetic task examples" : corpus->label;
+        fprintf(f, "| %s | %s | %s | %s | %s | **%s** | %s |\n", c->id, c->paper, c->statement, test, data,
+                claim_outcome_names[o], sb_str(&why));
         results_csv_field(csv, c->id, ','), results_csv_field(csv, c->paper, ','), results_csv_field(csv, c->protocol, ',');
         if (c->untestable[0]) fprintf(csv, "-,");
         else fprintf(csv, "%g%s,", c->at, c->at_is_mult ? "L" : "");
@@ -402,7 +432,8 @@ static void write_claims(FILE *f, const char *dir, int setting, const ClaimList 
         } else {
             fprintf(csv, "%d,,,,,,,,", st ? st->n_a : 0);
         }
-        results_csv_field(csv, sb_str(&why), '\n');
+        results_csv_field(csv, sb_str(&why), ',');
+        results_csv_field(csv, sp ? data : "", '\n');
         sb_free(&why);
     }
     if (fclose(csv) != 0) pelab_die("suite: cannot write %s: %s", path, strerror(errno));
@@ -431,21 +462,27 @@ static void copy_verdict_section(FILE *f, const char *dir, const char *proto) {
     fclose(in);
 }
 
-static void write_report(const char *dir, const SuiteRun *run, const char *cmdline, const char *corpus, int fallback,
+static void write_report(const char *dir, const SuiteRun *run, const char *cmdline, const SuiteCorpus *corpus,
                          const ClaimList *cl, const ClaimTrack *tracks, const SuiteSeq *seq, const SuiteResult *res,
                          int n, int *counts) {
     char path[1200];
     snprintf(path, sizeof path, "%s/suite.md", dir);
     FILE *f = fopen(path, "w");
     if (!f) pelab_die("suite: cannot open %s: %s", path, strerror(errno));
+    StrBuf lm = {0}; /* the protocols that read the corpus: those without a task */
+    for (int i = 0; i < suite_n_protocols; i++)
+        if (!suite_protocols[i].task) sb_printf(&lm, "%s%s", lm.len ? ", " : "", suite_protocols[i].name);
     fprintf(f, "# pelab suite %s (suite version %d)\n\n`%s`\n\nSchemes: %s. Seeds: looks at %s per series, "
-               "%d run%s. Corpus of `lm`: %s%s\n\n",
+               "%d run%s. Corpus of the language-modelling protocols (%s): %s.\n\n",
             suite_setting_names[run->setting], SUITE_VERSION, cmdline, run->schemes, seq->looks, seq->looks_done,
-            seq->looks_done == 1 ? "" : "s", corpus,
-            fallback ? " (**no tinyshakespeare in ../shared/data: the built-in synthetic stories instead; loss "
-                       "figures are not comparable with a real-corpus suite**)" : "");
+            seq->looks_done == 1 ? "" : "s", sb_str(&lm), corpus->what);
+    sb_free(&lm);
+    if (!gp_available())
+        fprintf(f, "> **No plots drawn**: %s. Each protocol's report (PROTOCOL/report.md) keeps its plot data and "
+                   "scripts; to get the pictures, %s, then the same suite command with `--collect`, which trains "
+                   "nothing.\n\n", gp_missing(), GP_INSTALL_HINT);
     write_matrix(f, res, n);
-    write_claims(f, dir, run->setting, cl, tracks, seq, res, n, counts);
+    write_claims(f, dir, run->setting, corpus, cl, tracks, seq, res, n, counts);
     fprintf(f, "\n## Protocols\n");
     for (int i = 0; i < suite_n_protocols && run->setting == SUITE_QUICK; i++) {
         int ran = 0;
@@ -460,6 +497,7 @@ static void write_report(const char *dir, const SuiteRun *run, const char *cmdli
                 res[i].c->base.steps, res[i].p->batch, res[i].seeds, res[i].p->name,
                 res[i].seconds > 0 ? "" : " (read back, nothing trained here)");
         if (res[i].seconds > 0) fprintf(f, "Wall time of this protocol: %.0f s.\n\n", res[i].seconds);
+        if (!res[i].p->task) fprintf(f, "Data: %s.\n\n", corpus->what);
         copy_verdict_section(f, dir, res[i].p->name);
     }
     if (fclose(f) != 0) pelab_die("suite: cannot write %s: %s", path, strerror(errno));
@@ -534,7 +572,8 @@ int cmd_suite(int argc, char **argv) {
         {"--dir", OPT_OUT_DIR, &run.dir, 0, 0, "output directory: DIR/PROTOCOL per protocol, DIR/suite.md "
                                                "(default runs/suite-SETTING)"},
         {"--protocols", OPT_STR, &protocols, 0, 0, "only these protocols (default: all)"},
-        {"--data", OPT_STR, &data, 0, 0, "corpus of the lm protocol (default: ../shared/data/tinyshakespeare)"},
+        {"--data", OPT_STR, &data, 0, 0, "corpus of the lm and sinks protocols (default: the shipped "
+                                          CORPUS_DIR "/tinyshakespeare.txt)"},
         {"--claims", OPT_STR, &claims_path, 0, 0, "claims file (default: docs/claims.txt beside the binary)"},
         {"--seeds", OPT_INT, &run.seeds, 0, 16, "one look at this many seeds per series, no sequential looks (0: --looks)"},
         {"--looks", OPT_STR, &looks_text, 0, 0, "seeds per series at each look: every claim is judged at the first, "
@@ -570,9 +609,10 @@ int cmd_suite(int argc, char **argv) {
     StrBuf list = {0};
     scheme_list(schemes, with, &list);
     run.schemes = sb_str(&list), run.baselines = schemes == NULL, run.with = with;
-    char corpus_buf[1200], claims_buf[1200];
-    int fallback;
-    run.data = find_corpus(data, corpus_buf, sizeof corpus_buf, &fallback);
+    static SuiteCorpus corpus;
+    char claims_buf[1200];
+    find_corpus(data, &corpus);
+    run.data = corpus.path;
     ClaimList cl;
     if (claims_load(find_claims(claims_path, claims_buf, sizeof claims_buf), &cl) != 0) pelab_die("suite: %s", pelab_errmsg);
 
@@ -583,7 +623,6 @@ int cmd_suite(int argc, char **argv) {
         if (!cl.c[i].untestable[0] && !suite_protocol(cl.c[i].protocol))
             pelab_die("suite: claims line %d: protocol '%s' is not in suite version %d", cl.c[i].line, cl.c[i].protocol,
                       SUITE_VERSION);
-    if (fallback) fprintf(stderr, "suite: no ../shared/data/tinyshakespeare/input.txt: lm runs on synth:stories\n");
 
     int looks[SEQ_MAX_LOOKS], n_looks = 1;
     if (run.seeds > 0) looks[0] = run.seeds;
@@ -661,12 +700,35 @@ int cmd_suite(int argc, char **argv) {
             for (int i = 0; i < n; i++) sb_free(&need[i]);
             break;
         }
+        /* this look's models and expected seconds per protocol, for its progress line */
+        int look_models[64] = {0};
+        double look_expect[64] = {0}, all_expect = 0, done_expect = 0;
+        int all_models = 0, done_models = 0;
+        for (int i = 0; i < n; i++) {
+            if (k > 0 && !need[i].len) continue;
+            SuiteRun at = run;
+            at.seeds = seeds_k - (k ? res[i].seeds : 0); /* the seeds it adds (a budget may have skipped a look) */
+            StrBuf ps = {0};
+            if (k == 0) suite_protocol_schemes(res[i].p, &run, &ps);
+            int schemes_i = suite_count_schemes(k ? sb_str(&need[i]) : sb_str(&ps));
+            sb_free(&ps);
+            look_models[i] = schemes_i * at.seeds;
+            look_expect[i] = k && expect[i] > 0 ? expect[i] : expected_seconds(res[i].p, &at, schemes_i);
+            all_models += look_models[i], all_expect += look_expect[i];
+        }
+        Progress look_progress;
+        progress_count_init(&look_progress, stderr, isatty(fileno(stderr)), "suite", "models", 1, all_models, 0, 0);
         for (int i = 0; i < n; i++) {
             if (k > 0 && !need[i].len) continue;
             printf("suite: [look %d/%d, %d seeds; %d/%d] %s%s%s\n", k + 1, seq.plan.n_looks, seeds_k, i + 1, n,
                    res[i].p->name, k ? ": more seeds for " : "", k ? sb_str(&need[i]) : "");
             fflush(stdout);
             pending += run_look(&res[i], &run, seeds_k, k ? sb_str(&need[i]) : NULL, mode, &job_lines, &n_jobs, &cl, tracks);
+            if (mode != LOOK_TRAIN) continue;
+            done_models += look_models[i], done_expect += look_expect[i];
+            char what[160];
+            snprintf(what, sizeof what, "look %d/%d: %s done", k + 1, seq.plan.n_looks, res[i].p->name);
+            progress_count(&look_progress, done_models, all_expect > 0 ? done_expect / all_expect : -1, 1, what);
         }
         int extended[64];
         for (int i = 0; i < n; i++) extended[i] = k == 0 || need[i].len > 0, sb_free(&need[i]);
@@ -713,7 +775,7 @@ int cmd_suite(int argc, char **argv) {
     for (int i = 0; i < argc; i++) sb_printf(&cmdline, " %s", argv[i]);
     int any = 0;
     for (int i = 0; i < n; i++) any |= res[i].c != NULL;
-    if (any) write_report(run.dir, &run, sb_str(&cmdline), run.data, fallback, &cl, tracks, &seq, res, n, counts);
+    if (any) write_report(run.dir, &run, sb_str(&cmdline), &corpus, &cl, tracks, &seq, res, n, counts);
     printf("suite: claims: %d reproduced, %d contradicted, %d no effect, %d floor, %d inconclusive, %d untestable at "
            "this scale, %d not run (their protocols are outside this run) (looks: %d of %d; %s)\n",
            counts[CLAIM_REPRODUCED], counts[CLAIM_CONTRADICTED], counts[CLAIM_NO_EFFECT], counts[CLAIM_FLOOR],

@@ -13,6 +13,7 @@
 #include "args.h"
 #include "commands.h"
 #include "gnuplot.h"
+#include "gp_grid.h"
 #include "load.h"
 
 static const char USAGE[] = "usage: pelab task SUBCOMMAND ...   (pelab task SUBCOMMAND --help for its flags)\n"
@@ -20,7 +21,8 @@ static const char USAGE[] = "usage: pelab task SUBCOMMAND ...   (pelab task SUBC
                             "  show SPEC [--seed N] [--n K] [--len N]  K examples, the answer in [[ ]]\n"
                             "  eval CKPT --task SPEC [--lens A,B,...] [--depths D,...] [--csv F] [--json F] [--plots DIR]\n"
                             "                                         greedy answers: exact match and byte accuracy\n"
-                            "                                         per length (and depth), table, files, plots\n";
+                            "                                         (RULER's tasks: their score) per length (and\n"
+                            "                                         depth), table, files, plots\n";
 
 static void print_range(double lo, double hi) {
     printf(lo == hi ? "%g" : "%g-%g", lo, hi);
@@ -34,6 +36,12 @@ static int list(int argc, char **argv) {
         for (int k = 0; k < d->n_opts; k++) {
             const TaskOpt *o = &d->opts[k];
             printf("  %-13s default ", o->name);
+            if (o->names) {
+                char v[64];
+                task_opt_value_name(o, o->def_lo, v, sizeof v);
+                printf("%s, one of %s: %s\n", v, o->names, o->help);
+                continue;
+            }
             print_range(o->def_lo, o->def_hi);
             printf(", accepts %g..%g%s: %s\n", o->lo, o->hi, o->single ? " (one value)" : "", o->help);
         }
@@ -102,6 +110,8 @@ typedef struct {
 
 static double exact_of(const TaskScore *s) { return s->n ? (double)s->exact / s->n : NAN; }
 static double bytes_of(const TaskScore *s) { return s->answer_bytes ? (double)s->correct_bytes / s->answer_bytes : NAN; }
+/* the grid's figure: RULER's score for its tasks, exact match for the others */
+static double grid_of(const TaskScore *s) { return s->listed ? s->recall : exact_of(s); }
 
 /* one (depth, length) cell as a results row */
 static ResultRow cell_row(const TaskRun *r, int d, int i) {
@@ -113,6 +123,7 @@ static ResultRow cell_row(const TaskRun *r, int d, int i) {
     w.exact = s->exact, w.answer_bytes = s->answer_bytes, w.correct_bytes = s->correct_bytes;
     w.value = exact_of(s), w.ci_lo = s->exact_ci[0], w.ci_hi = s->exact_ci[1];
     w.value2 = bytes_of(s), w.ci2_lo = s->bytes_ci[0], w.ci2_hi = s->bytes_ci[1];
+    if (s->listed) w.recall = s->recall, w.recall_ci_lo = s->recall_ci[0], w.recall_ci_hi = s->recall_ci[1], w.recall_all = s->recall_all;
     return w;
 }
 
@@ -155,7 +166,8 @@ static void write_plots(const TaskRun *r, const char *dir) {
     snprintf(path, sizeof path, "%s/accuracy_vs_length.dat", dir);
     FILE *f = fopen(path, "w");
     if (!f) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
-    fprintf(f, "# length, positions, then exact match %% and byte accuracy %% per depth\n");
+    int listed = r->cell[0][0].listed;
+    fprintf(f, "# length, positions, then exact match %%, byte accuracy %%%s per depth\n", listed ? " and RULER score %" : "");
     int last_in = -1;
     for (int i = 0; i < r->n_len; i++) {
         long reach = 0;
@@ -163,17 +175,19 @@ static void write_plots(const TaskRun *r, const char *dir) {
             if (r->cell[d][i].max_positions > reach) reach = r->cell[d][i].max_positions;
         if (reach <= r->train_len) last_in = i;
         fprintf(f, "%d %ld", (int)r->len_value[i], reach);
-        for (int d = 0; d < r->n_depth; d++)
+        for (int d = 0; d < r->n_depth; d++) {
             fprintf(f, " %.3f %.3f", 100 * exact_of(&r->cell[d][i]), 100 * bytes_of(&r->cell[d][i]));
+            if (listed) fprintf(f, " %.3f", 100 * r->cell[d][i].recall);
+        }
         fprintf(f, "\n");
     }
     if (fclose(f) != 0) pelab_die("%s: write failed", path);
     if (r->has_depth) {
+        static double grid[MAX_CELLS * MAX_CELLS];
+        for (int d = 0; d < r->n_depth; d++)
+            for (int i = 0; i < r->n_len; i++) grid[d * r->n_len + i] = grid_of(&r->cell[d][i]);
         snprintf(path, sizeof path, "%s/depth_x_length.dat", dir);
-        if (!(f = fopen(path, "w"))) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
-        for (int d = 0; d < r->n_depth; d++, fputc('\n', f)) /* a matrix: depth down, length across */
-            for (int i = 0; i < r->n_len; i++) fprintf(f, "%s%.3f", i ? " " : "", 100 * exact_of(&r->cell[d][i]));
-        if (fclose(f) != 0) pelab_die("%s: write failed", path);
+        if (gp_grid_dat(path, grid, r->n_depth, r->n_len) != 0) pelab_die("task eval: --plots: %s", pelab_errmsg);
     }
     snprintf(path, sizeof path, "%s/task_plots.gp", dir);
     if (!(f = fopen(path, "w"))) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
@@ -190,28 +204,27 @@ static void write_plots(const TaskRun *r, const char *dir) {
     for (int t = 0; t < 2; t++) {
         gp_output(f, "accuracy_vs_length", t ? "svg" : "png", 1000, 600);
         fprintf(f, "plot ");
+        int per = listed ? 3 : 2; /* columns per depth */
         for (int d = 0; d < r->n_depth; d++) {
             char label[64] = "";
             if (r->has_depth) snprintf(label, sizeof label, ", depth %.2f", r->depth[d]);
             fprintf(f, "%s'accuracy_vs_length.dat' using 1:%d with linespoints lt %d title 'exact match%s', "
                        "'' using 1:%d with linespoints lt %d dashtype 2 title 'byte accuracy%s'",
-                    d ? ", \\\n     " : "", 3 + 2 * d, d + 1, label, 4 + 2 * d, d + 1, label);
+                    d ? ", \\\n     " : "", 3 + per * d, d + 1, label, 4 + per * d, d + 1, label);
+            if (listed)
+                fprintf(f, ", '' using 1:%d with linespoints lt %d dashtype 3 title 'RULER score%s'", 5 + per * d, d + 1,
+                        label);
         }
         fprintf(f, "\nset output\n");
     }
     if (r->has_depth) {
-        fprintf(f, "unset logscale x\nunset arrow\nunset grid\nset xlabel 'task length'\nset ylabel 'key depth'\n"
-                   "set cbrange [0:100]\nset cblabel 'exact match (%%)'\nset palette defined (0 '#ffffff', 1 '#0072b2')\n"
-                   "set yrange [*:*] reverse\nset xtics (");
-        for (int i = 0; i < r->n_len; i++) fprintf(f, "%s'%d' %d", i ? ", " : "", (int)r->len_value[i], i);
-        fprintf(f, ")\nset ytics (");
-        for (int d = 0; d < r->n_depth; d++) fprintf(f, "%s'%.2f' %d", d ? ", " : "", r->depth[d], d);
-        fprintf(f, ")\nset autoscale xfix\nset autoscale yfix\nset title 'exact match, depth x length'\n");
-        for (int t = 0; t < 2; t++) {
-            gp_output(f, "depth_x_length", t ? "svg" : "png", 900, 600);
-            fprintf(f, "plot 'depth_x_length.dat' matrix with image notitle, "
-                       "'' matrix using 1:2:(sprintf('%%.0f', $3)) with labels notitle\nset output\n");
-        }
+        const char *what = listed ? "RULER score (%)" : "exact match (%)";
+        int lens[MAX_CELLS];
+        for (int i = 0; i < r->n_len; i++) lens[i] = (int)r->len_value[i];
+        char title[64];
+        snprintf(title, sizeof title, "%s, depth x length", listed ? "RULER score" : "exact match");
+        gp_grid_plot(f, "depth_x_length", title, what, listed ? "needle depth" : "key depth", lens, r->n_len, r->depth,
+                     r->n_depth);
     }
     if (fclose(f) != 0) pelab_die("%s: write failed", path);
     int have_gp, drawn = gp_run(dir, "task_plots.gp", &have_gp);
@@ -223,21 +236,25 @@ static void write_plots(const TaskRun *r, const char *dir) {
 static void print_table(const TaskRun *r) {
     printf("# %s on %s, %d examples per cell, seed %llu, training length %d\n", r->task, r->model, r->n, r->seed,
            r->train_len);
-    printf("%6s %8s %10s %12s %14s\n", "depth", "length", "positions", "exact match", "byte accuracy");
+    int listed = r->cell[0][0].listed;
+    printf("%6s %8s %10s %12s %14s%s\n", "depth", "length", "positions", "exact match", "byte accuracy",
+           listed ? "    RULER score  all recalled" : "");
     for (int d = 0; d < r->n_depth; d++)
         for (int i = 0; i < r->n_len; i++) {
             const TaskScore *s = &r->cell[d][i];
-            char dtext[16] = "-";
+            char dtext[16] = "-", ruler[64] = "";
             if (r->has_depth) snprintf(dtext, sizeof dtext, "%.2f", r->depth[d]);
-            printf("%6s %8d %10ld %11.1f%% %13.1f%%%s\n", dtext, s->len, s->max_positions, 100 * exact_of(s),
-                   100 * bytes_of(s), s->max_positions > r->train_len ? "  (past L)" : "");
+            if (listed) snprintf(ruler, sizeof ruler, " %13.1f%% %13d", 100 * s->recall, s->recall_all);
+            printf("%6s %8d %10ld %11.1f%% %13.1f%%%s%s\n", dtext, s->len, s->max_positions, 100 * exact_of(s),
+                   100 * bytes_of(s), ruler, s->max_positions > r->train_len ? "  (past L)" : "");
         }
     if (!r->has_depth) return;
-    printf("\nexact match %%, depth x length\n%6s", "depth"); /* the retrieval grid: depth down, length across */
+    /* the retrieval grid: depth down, length across */
+    printf("\n%s %%, depth x length\n%6s", listed ? "RULER score" : "exact match", "depth");
     for (int i = 0; i < r->n_len; i++) printf(" %7d", (int)r->len_value[i]);
     for (int d = 0; d < r->n_depth; d++) {
         printf("\n%6.2f", r->depth[d]);
-        for (int i = 0; i < r->n_len; i++) printf(" %7.1f", 100 * exact_of(&r->cell[d][i]));
+        for (int i = 0; i < r->n_len; i++) printf(" %7.1f", 100 * grid_of(&r->cell[d][i]));
     }
     printf("\n");
 }

@@ -11,6 +11,7 @@
 #include "../core/mem.h"
 #include "../core/strbuf.h"
 #include "../core/sys.h"
+#include "../data/corpus.h"
 #include "../data/bpe.h"
 #include "../data/tokenizer.h"
 #include "../model/model.h"
@@ -56,7 +57,7 @@ static int train(int argc, char **argv) {
     if (!out) pelab_die("tokenizer train: --out TOK is required");
     unsigned char *text;
     size_t n;
-    if (read_file(pos[0], &text, &n) != 0) pelab_die("%s", pelab_errmsg);
+    if (corpus_read_file(pos[0], &text, &n) != 0) pelab_die("%s", pelab_errmsg);
     Bpe b;
     double t0 = now_seconds();
     if (bpe_train(&b, text, n, vocab) != 0) pelab_die("tokenizer train: %s: %s", pos[0], pelab_errmsg);
@@ -90,7 +91,7 @@ static int encode(int argc, char **argv) {
     load_tok_or_die(&tok, pos[0]);
     unsigned char *text;
     size_t n, n_ids;
-    if (read_file(pos[1], &text, &n) != 0) pelab_die("%s", pelab_errmsg);
+    if (corpus_read_file(pos[1], &text, &n) != 0) pelab_die("%s", pelab_errmsg);
     double t0 = now_seconds();
     int *ids = tokenizer_encode(&tok, text, n, 0, &n_ids); /* as training and eval see FILE */
     double dt = now_seconds() - t0;

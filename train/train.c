@@ -498,6 +498,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
     if (!tc->quiet) print_summary(tr);
     tr->opt = (AdamWConfig){.beta1 = tc->beta1, .beta2 = tc->beta2, .eps = 1e-8f, .weight_decay = tc->wd};
     progress_init(&tr->prog, tr->step, tc->steps, tc->log_every);
+    if (tc->progress_prefix) snprintf(tr->prog.prefix, sizeof tr->prog.prefix, "%s", tc->progress_prefix);
     if (curve_open(&tr->curve, tc->out, resuming ? tr->step : 0) != 0) return -1;
     tr->curve.loss_sum = tr->resume_loss_sum, tr->curve.loss_n = tr->resume_loss_n;
     if (resuming && check_resume_curve(tr) != 0) return -1;
@@ -558,7 +559,8 @@ int trainer_step(Trainer *tr) {
     tr->step++;
     tr->steps_this_run++;
     tr->tokens_per_s = (double)tr->steps_this_run * B * T / (now_seconds() - tr->t0);
-    if (!tc->quiet) progress_step(&tr->prog, tr->step, tr->train_loss, tr->opt.lr, tr->tokens_per_s);
+    if (!tc->quiet || tc->progress_line)
+        progress_step(&tr->prog, tr->step, tr->train_loss, tr->opt.lr, tr->tokens_per_s);
     return 0;
 }
 
@@ -749,7 +751,7 @@ int train_run_many(const TrainConfig *tcs, int n, TrainResult *res) {
             free(errs);
         }
         for (int k = 0; k < n; k++)
-            if (!tcs[k].quiet) progress_done(&tr[k].prog);
+            if (!tcs[k].quiet || tcs[k].progress_line) progress_done(&tr[k].prog);
         restore_signals(old);
     }
     for (int k = 0; k < n; k++) {

@@ -48,6 +48,8 @@ typedef struct {
                          * it was planned; `train --resume` may grow it) */
     long stop_after;    /* > 0: checkpoint and stop after this many steps (an interruption on purpose) */
     int quiet;          /* no progress output */
+    int progress_line;  /* with quiet: still the step line, nothing else (compare on a terminal) */
+    const char *progress_prefix; /* text before "step" on that line (compare's runs so far), or NULL */
     float *loss_log;    /* optional [steps]: training loss of every step (tests) */
 } TrainConfig;
 

@@ -10,7 +10,7 @@
 #                     recomputation
 #   stream-stories    the same on stories260K (16L and 64L)
 #   memory            peak RSS of sample to 10L, 100L and 1000L, dense against stream
-# Needs ../shared/data. One core per job (THREADS).
+# Needs ../shared/data for stories260K (tinyshakespeare: the shipped data/corpora). One core per job (THREADS).
 set -eu
 mode=$1
 out=$2
@@ -22,7 +22,7 @@ mkdir -p "$out"
 heldout="$out/shakespeare_heldout.txt"
 [ -f "$heldout" ] || python3 -c "
 import sys; t = open(sys.argv[1], 'rb').read(); open(sys.argv[2], 'wb').write(t[int(len(t) * 0.9):])" \
-    "$data/tinyshakespeare/input.txt" "$heldout"
+    "data/corpora/tinyshakespeare.txt" "$heldout"
 case $mode in
 shakespeare)
     seed=$3

@@ -17,7 +17,7 @@ run() { # DIR, then the compare flags
     "$pelab" compare "$@" --out "$out/$dir" --collect
 }
 if [ "$what" = all ] || [ "$what" = lm ]; then
-    run lm --data ../shared/data/tinyshakespeare/input.txt --seq-len 128 --steps 600 --seeds 1,2,3 \
+    run lm --data data/corpora/tinyshakespeare.txt --seq-len 128 --steps 600 --seeds 1,2,3 \
         --dim 96 --layers 3 --heads 4 --batch 16 --eval-tokens 16384 --mult 0.5,1,2,4,8,16 --rules none \
         --finetune-steps 0 --gen-tokens 0 --keyppl-tokens 0 --threads 1 \
         --schemes rope,alibi,nope,kerple,cope,fire,rope+nope@2,rope+ssmax,rope:keep=0.75,rope:max_period=128

@@ -13,7 +13,7 @@
 #     75000 of the held-out text; stories: 2 from offsets 0 and 16384), each decoded as one window:
 #     dense, stream:4:123 and stream:0:127 (a query sees L keys either way); a sink model's streams
 #     start with byte 0 (eval --bos 0), as StreamingLLM's start with BOS.
-# Needs ../shared/data for shakespeare. Models train side by side, one thread each.
+# Needs ../shared/data for stories (shakespeare: the shipped data/corpora). Models train side by side, one thread each.
 set -eu
 mode=$1
 out=$2
@@ -23,7 +23,7 @@ pelab=${PELAB:-./pelab}
 mkdir -p "$out"
 case $mode in
 shakespeare)
-    train_data="$data/tinyshakespeare/input.txt"
+    train_data="data/corpora/tinyshakespeare.txt"
     layers=3
     kinds="sink plain"
     offsets="0 25000 50000 75000"

@@ -7,8 +7,10 @@
  * prompt framed as "NAME: BODY|" (or ending "\nKey:" for passkey), the answer ending in its single
  * '\n', the oracle agreeing with itself, an answer with one byte changed not an exact match; a
  * short training stream has a 0/1 mask. A dense task's examples (mqar_dense): every supervised byte
- * the oracle's, '\n' last and unsupervised. The oracle of every task, given PROMPT, answers (ending
- * in '\n', unless dense) or refuses with a message; never crashes or reads past the prompt. */
+ * the oracle's, '\n' last and unsupervised. RULER's tasks (listed): exactly len bytes, the prompt's
+ * last line ending in ':', the answer " REFS\n"; task_recall of the answer is 1, of nothing 0, of the
+ * answer without its first reference one less. The oracle of every task, given PROMPT, answers
+ * (ending in '\n', unless dense) or refuses with a message; never crashes or reads past the prompt. */
 #include <stdint.h>
 
 #include "../../core/error.h"
@@ -55,6 +57,10 @@ static void check_example(const TaskSpec *t, const TaskExample *ex, const char *
                "%s: the answer must end in its only '\\n' (%zu + %zu of %zu bytes)", spec, ex->answer_start,
                ex->answer_len, ex->n);
     size_t nn = strlen(d->name);
+    if (d->listed) /* RULER's: every byte counted, a question line ending in ':', a list of references */
+        FUZZ_CHECK(ex->n == (size_t)ex->len && ex->answer_start > 1 && ex->text[ex->answer_start - 1] == ':' &&
+                       ex->text[ex->answer_start] == ' ' && ex->answer_len >= 3,
+                   "%s: a RULER example not len bytes ending \"...:\" then \" REFS\\n\" (%zu of %d)", spec, ex->n, ex->len);
     if (d->framed)
         FUZZ_CHECK(ex->answer_start > nn + 2 && memcmp(ex->text, d->name, nn) == 0 && ex->text[nn] == ':' &&
                        ex->text[ex->answer_start - 1] == '|' && memchr(ex->text, '\n', ex->answer_start) == NULL,
@@ -68,6 +74,17 @@ static void check_example(const TaskSpec *t, const TaskExample *ex, const char *
     FUZZ_CHECK(task_check(t, ex, ex->text + ex->answer_start, ex->answer_len, &right) == 1 &&
                    right == (int)ex->answer_len,
                "%s: the example's own answer is not an exact match", spec);
+    if (d->listed) { /* its own answer recalls every reference, nothing recalls none, one missing fewer */
+        int found = -1, total = -1;
+        double r = task_recall(t, ex, ex->text + ex->answer_start, ex->answer_len, &found, &total);
+        FUZZ_CHECK(r == 1 && found == total && total >= 1, "%s: the example's own answer recalls %d of %d", spec, found,
+                   total);
+        FUZZ_CHECK(task_recall(t, ex, "", 0, &found, &total) == 0 && found == 0, "%s: nothing recalls %d", spec, found);
+        const char *space = memchr(ex->text + ex->answer_start + 1, ' ', ex->answer_len - 1);
+        size_t first = space ? (size_t)(space - ex->text) - ex->answer_start : ex->answer_len - 1;
+        r = task_recall(t, ex, ex->text + ex->answer_start + first, ex->answer_len - first, &found, NULL);
+        FUZZ_CHECK(found == total - 1, "%s: without its first reference the answer recalls %d of %d", spec, found, total);
+    }
     char *wrong = malloc(ex->answer_len);
     memcpy(wrong, ex->text + ex->answer_start, ex->answer_len);
     wrong[ex->answer_len - 1] ^= 1; /* the end marker, changed */

@@ -138,7 +138,8 @@ printf 'fope:seed=7\npi:2\n\002' >"$OUT/pos_spec/shape2"
 
 # --- task specs, newline, a prompt: every task's own example prompt, and options ---
 n=0
-for t in copy reverse sort add parity selective_copy count flipflop mqar mqar_dense passkey; do
+for t in copy reverse sort add parity selective_copy count flipflop mqar mqar_dense passkey niah_single niah_multikey \
+    niah_multivalue niah_multiquery vt cwe fwe; do
     n=$((n + 1))
     # the example's prompt (task show writes a newline as \n and marks the answer with [[ ]])
     prompt=$("$PELAB" task show "$t" --n 1 --seed $n | sed -n 's/^   //p' | sed 's/\[\[.*//')
@@ -146,7 +147,9 @@ for t in copy reverse sort add parity selective_copy count flipflop mqar mqar_de
 done
 for s in "copy:len=1-3,vocab=2" "add:len=3,rev=0" "selective_copy:keep=100" "flipflop:write=0" \
     "mqar:pairs=52,queries=52" "passkey:len=45,depth=0.5" "count:vocab=52" "sort:len=40-60" \
-    "mqar_dense:pairs=1-52,queries=1-52,gap=0-5"; do
+    "mqar_dense:pairs=1-52,queries=1-52,gap=0-5" "niah_single:hay=needle,value=uuid,depth=0.5" \
+    "niah_multikey:keys=1-8,hay=noise" "niah_multivalue:values=1-6,len=24-300" "niah_multiquery:queries=2,hay=needle" \
+    "vt:hops=1-3,chains=1-3,hay=essay,len=60-200" "cwe:top=1-4,freq=3-5,rare=1-2,len=60-300" "fwe:alpha=1.1-4,top=1-4"; do
     n=$((n + 1))
     printf '%s\n\200' "$s" >"$OUT/task_spec/spec$n"
 done
