@@ -191,7 +191,7 @@ static int gnuplot_on_path(void) {
     return have;
 }
 
-#define SMALL "--schemes rope,alibi,nope --seeds 1,2 --dim 16 --layers 1 --heads 2 --train-len 16 --steps 150 --lr 1e-2 " \
+#define SMALL "--schemes rope,alibi,nope --seeds 1,2 --dim 16 --layers 1 --heads 2 --seq-len 16 --steps 150 --lr 1e-2 " \
               "--batch 8 --mult 0.5,1,2,4 --synth-bytes 30000 --eval-tokens 512 --rules none --finetune-steps 0 "     \
               "--gen-tokens 0 --keyppl-tokens 0 --threads 1"
 

@@ -142,7 +142,7 @@ static void piped_commands(void) {
     CHECK(rc == 0 && !strchr(out, '\r') && strstr(out, "\neval: ") && strstr(out, " tok/s | ") &&
               strstr(out, " | 100% | ETA done | rule none length 32: nonoverlap ") && strstr(out, "eval: done in "),
           "eval piped: a plain line per length with tok/s and the time left (exit %d): %s", rc, out);
-    snprintf(cmd, sizeof cmd, "./pelab compare --schemes rope,alibi --seeds 1 --dim 16 --layers 1 --heads 2 --train-len 16 "
+    snprintf(cmd, sizeof cmd, "./pelab compare --schemes rope,alibi --seeds 1 --dim 16 --layers 1 --heads 2 --seq-len 16 "
                               "--steps 5 --mult 1 --synth-bytes 20000 --eval-tokens 100 --rules none --finetune-steps 0 "
                               "--gen-tokens 0 --keyppl-tokens 0 --threads 1 --out %s/progress-cmp", dir);
     rc = run_pelab(cmd, out, sizeof out);

@@ -174,7 +174,7 @@ static void test_collect(void) {
             fclose(f);
         }
     const char *base = "compare --task niah_single:len=32-64 --task-lens 128,32,64,256 --schemes rope,alibi --seeds 1,2,3 "
-                       "--train-len 64 --task-depths 0,1 --collect";
+                       "--seq-len 64 --task-depths 0,1 --collect";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab %s --out %s/ruler-cmp", base, dir);
     int rc = run_pelab(cmd, out, sizeof out);
     snprintf(path, sizeof path, "%s/ruler-cmp/report.md", dir);
@@ -232,7 +232,7 @@ static void test_grid_end_to_end(void) {
     static char out[1 << 16], cmd[4096], path[600];
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab compare --task niah_single:len=24-40 --task-lens 24,40,80 "
              "--task-depths 0,0.5,1 --task-n 3 --schemes rope,learned --seeds 1 --dim 16 --layers 1 --heads 2 "
-             "--train-len 40 --steps 3 --synth-bytes 20000 --batch 4 --threads 1 --gate 0 --out %s/ruler-grid",
+             "--seq-len 40 --steps 3 --synth-bytes 20000 --batch 4 --threads 1 --gate 0 --out %s/ruler-grid",
              test_tmpdir());
     int rc = run_pelab(cmd, out, sizeof out);
     snprintf(path, sizeof path, "%s/ruler-grid/runs/learned_s1.csv", test_tmpdir());

@@ -6,7 +6,7 @@
 set -e
 OUT=${1:?usage: ruler.sh OUTDIR}
 P=${PELAB:-./pelab}
-nice -n 10 $P compare --task niah_single:len=32-64 --schemes rope,alibi,nope --seeds 3 --train-len 64 --steps 2000 \
+nice -n 10 $P compare --task niah_single:len=32-64 --schemes rope,alibi,nope --seeds 3 --seq-len 64 --steps 2000 \
     --dim 64 --layers 2 --heads 4 --batch 16 --lr 3e-3 --synth-bytes 2000000 --task-lens 32,64,128,256 --task-n 100 \
     --threads 1 --out "$OUT/niah"
 for r in rope_s1 alibi_s1 alibi_s2 alibi_s3 nope_s1; do
