@@ -198,7 +198,7 @@ static void table(FILE *f, const Compare *c, const Agg *a, int p) {
     }
 }
 
-/* design section 7: the largest tested length >= L such that every tested length from L up to it
+/* docs/position-encodings.md section 10.4: the largest tested length >= L such that every tested length from L up to it
  * keeps the mean non-overlapping loss within 5% of the loss at L (and passkey >= 80% of L's) */
 static int reliable_length(const Compare *c, const Agg *a, const Series *s, int has_passkey) {
     int li = report_length_index(c, c->base.seq_len);
