@@ -19,9 +19,9 @@
 #include "../core/error.h"
 #include "../io/checkpoint.h"
 #include "../model/pos/pos.h"
-#include "../tools/compare.h"
-#include "../tools/compare_plan.h"
-#include "../tools/report_show.h"
+#include "../lab/compare.h"
+#include "../lab/compare_plan.h"
+#include "../lab/report_show.h"
 #include "test.h"
 
 /* runs "PELAB SUBCOMMAND ARGS" (PELAB_BIN: the binary under test); stdout+stderr into out */

@@ -1,4 +1,4 @@
-/* suite.c: `pelab suite [quick|full]`: the standard suite. Every protocol of the versioned table
+/* suite_cmd.c: `pelab suite [quick|full]`: the standard suite. Every protocol of the versioned table
  * (suite_plan.h) is one `pelab compare` in DIR/PROTOCOL (resumable; --jobs writes its per-run
  * commands; --collect only reads), then one report, DIR/suite.md: a summary matrix (scheme x
  * protocol, rank with ties, in distribution / past L), each published claim of docs/claims.txt
@@ -21,16 +21,16 @@
 #include "../train/progress.h"
 #include "args.h"
 #include "commands.h"
-#include "compare.h"
-#include "gnuplot.h"
-#include "report.h"
-#include "report_agg.h"
-#include "claim_family.h"
-#include "claim_sim.h"
-#include "jobs.h"
-#include "suite_claims.h"
-#include "suite_plan.h"
-#include "verdict.h"
+#include "compare_cmd.h"
+#include "../lab/gnuplot.h"
+#include "../lab/report.h"
+#include "../lab/report_agg.h"
+#include "../lab/claim_family.h"
+#include "../lab/claim_sim.h"
+#include "../lab/jobs.h"
+#include "../lab/suite_claims.h"
+#include "../lab/suite_plan.h"
+#include "../lab/verdict.h"
 
 /* training tokens per second of one thread at the suite's size (dim 64, 2 layers, seeds side by
  * side), and evaluation's share on top: the expected time printed before a run (EXPERIMENTS.md
@@ -395,7 +395,7 @@ static void write_claims(FILE *f, const char *dir, int setting, const SuiteCorpu
                "false reproduced or contradicted at or below %g, and the same for no effect. Seeds come in looks (%s "
                "per series), added only to the claims still undecided; each look spends the share of alpha of the "
                "seeds it adds, and a claim's sequential p value is the smallest p / share over its looks, so "
-               "looking again costs no error rate (tools/claim_family.h; its simulation: docs/CLAIMS.md). Losses "
+               "looking again costs no error rate (lab/claim_family.h; its simulation: docs/CLAIMS.md). Losses "
                "are tested by Welch's or the paired t, task accuracies by exact randomization tests.\n\n",
             seq->n_family, seq->plan.alpha, seq->looks);
     fprintf(f, "Looks run: %d of %d; %s%s%s.\n\n", seq->looks_done, seq->plan.n_looks, seq->stop ? seq->stop : "",
@@ -594,7 +594,7 @@ int cmd_suite(int argc, char **argv) {
                                                        "--wait FILE)"},
         {"--collect", OPT_FLAG, &collect, 0, 0, "the report from the finished runs, no training"},
         {"--simulate", OPT_INT, &simulate, 0, 1 << 24, "no runs: N simulated suites per scenario through the verdict "
-                                                       "rule (false-verdict rate and power, tools/claim_sim.h)"},
+                                                       "rule (false-verdict rate and power, lab/claim_sim.h)"},
         OPT_THREADS_ROW(&run.threads),
     };
     args_parse("suite", "[quick|full] [--schemes a,b] [--with mine] [--dir DIR] [--jobs FILE | --collect] [flags]",
