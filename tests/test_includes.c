@@ -183,7 +183,8 @@ static int defines(const char *text, const char *name) {
     for (const char *p = find_call(text, name); p; p = find_call(p + 1, name)) {
         const char *line = p;
         while (line > text && line[-1] != '\n') line--;
-        if (*line == ' ' || *line == '\t' || *line == '#' || *line == '/' || *line == '*') continue;
+        if (*line == ' ' || *line == '\t' || *line == '#' || *line == '/' || *line == '*' || strncmp(line, "static", 6) == 0)
+            continue; /* a call, a comment, or a file's own function of the same name */
         const char *end = p + strcspn(p, ";{");
         if (*end == '{') return 1;
     }
