@@ -95,7 +95,7 @@ ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) $(DNNL_DEF) -std=gnu11 -fno-math-errno -Wall
               $(PLATFORM_CFLAGS) -MMD -MP
 ALL_LDLIBS := $(OPTFLAGS) $(LDFLAGS) $(PLATFORM_LIBS) $(BLAS_LIBS) $(DNNL_LIBS) $(PKG_LIBS) -lm $(OMP_LIBS)
 
-LIB_SRC  := $(wildcard core/*.c model/*.c model/pos/*.c data/*.c io/*.c train/*.c infer/*.c tools/*.c)
+LIB_SRC  := $(wildcard core/*.c model/*.c model/pos/*.c data/*.c io/*.c train/*.c infer/*.c lab/*.c tools/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)

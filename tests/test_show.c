@@ -11,7 +11,7 @@
 #include "../infer/show.h"
 #include "../io/checkpoint.h"
 #include "../model/model.h"
-#include "../tools/show_plots.h"
+#include "../lab/show_plots.h"
 #include "test.h"
 
 static int close_rel(double got, double want, double rel) { return fabs(got - want) <= rel * fabs(want) + 1e-9; }
