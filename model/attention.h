@@ -42,6 +42,7 @@ typedef struct {
     const bf16 *k16, *v16;
     const int *kstart;       /* NULL, or [n_seq]: sequence b's keys before kstart[b] are padding */
     int window;              /* as AttnHead's (keys in ascending position order, as every caller has them) */
+    float *d_sinks;          /* NULL, or [n_heads]: attention_backward adds the layer's sink gradients (+sinks) */
     int n_heads, n_kv_heads, head_dim, layer;
 } Attention;
 

@@ -26,7 +26,7 @@ static void set_tensor(TensorInfo *t, const char *name, int decay, int ndim, int
 static void point_tensors(const Model *m, float *block, ParamTensors *p) {
     float **slot[N_PARAM_TENSORS] = {&p->tok_emb, &p->pos, &p->attn_scale, &p->attn_norm, &p->wq, &p->wk, &p->wv, &p->wo,
                                      &p->mlp_norm, &p->w1, &p->w2, &p->w3, &p->final_norm, &p->lm_head,
-                                     &p->bq, &p->bk, &p->bv};
+                                     &p->bq, &p->bk, &p->bv, &p->sinks};
     for (int i = 0; i < N_PARAM_TENSORS; i++) *slot[i] = block + m->tensors[i].offset;
     if (m->cfg.tied) p->lm_head = p->tok_emb;
 }
@@ -69,6 +69,8 @@ int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec) {
     set_tensor(&t[T_BQ], "layers.bq", 0, nb, L, qdim, 0);
     set_tensor(&t[T_BK], "layers.bk", 0, nb, L, kvdim, 0);
     set_tensor(&t[T_BV], "layers.bv", 0, nb, L, kvdim, 0);
+    /* +sinks: one logit per layer and head, last so a model without them keeps its layout; no decay */
+    set_tensor(&t[T_SINKS], "pos.sinks", 0, m->pos.sinks.on ? 2 : 0, L, cfg->n_heads, 0);
 
     size_t off = 0;
     for (int i = 0; i < N_PARAM_TENSORS; i++) {
@@ -85,6 +87,7 @@ void model_set_param_block(Model *m, float *block) {
     point_tensors(m, block, &m->params);
     m->pos.params = m->tensors[T_POS].numel ? m->params.pos : NULL;
     m->pos.attn_scale.s = m->tensors[T_ATTN_SCALE].numel ? m->params.attn_scale : NULL;
+    m->pos.sinks.logit = m->tensors[T_SINKS].numel ? m->params.sinks : NULL;
 }
 
 void model_init_weights(Model *m, unsigned long long seed) {
@@ -101,6 +104,8 @@ void model_init_weights(Model *m, unsigned long long seed) {
             if (m->pos.scheme->init_params) m->pos.scheme->init_params(&m->pos, p, &rng);
         } else if (i == T_ATTN_SCALE) {
             for (size_t j = 0; j < t->numel; j++) p[j] = (float)m->pos.attn_scale.init;
+        } else if (i == T_SINKS) {
+            for (size_t j = 0; j < t->numel; j++) p[j] = (float)m->pos.sinks.init;
         } else if (i == T_ATTN_NORM || i == T_MLP_NORM || i == T_FINAL_NORM) {
             for (size_t j = 0; j < t->numel; j++) p[j] = 1.0f;
         } else if (i == T_BQ || i == T_BK || i == T_BV) {
@@ -370,6 +375,7 @@ static void block_backward_into(const Model *m, int layer, const LayerActs *a, c
     LayerWeights w = layer_weights(m, &m->params, layer), dw = layer_weights(m, grads, layer);
     Attention att = layer_attention(m, layer, a);
     float *dpos = m->tensors[T_POS].numel ? grads->pos : NULL;
+    att.d_sinks = m->tensors[T_SINKS].numel ? grads->sinks + (size_t)layer * H : NULL;
 
     // MLP; d_res flows through the residual unchanged, rmsnorm_backward adds the branch's share
     // (N, D) -> (N, F); -> 2 x (N, F); (N, F) -> (N, D), twice, the second added

@@ -12,7 +12,7 @@
 
 enum {
     T_TOK_EMB, T_POS, T_ATTN_SCALE, T_ATTN_NORM, T_WQ, T_WK, T_WV, T_WO, T_MLP_NORM, T_W1, T_W2, T_W3,
-    T_FINAL_NORM, T_LM_HEAD, T_BQ, T_BK, T_BV, N_PARAM_TENSORS
+    T_FINAL_NORM, T_LM_HEAD, T_BQ, T_BK, T_BV, T_SINKS, N_PARAM_TENSORS
 };
 
 typedef struct {
@@ -33,6 +33,7 @@ typedef struct {
     float *bq;         /* [L, H*hd] q projection bias (qkv_bias; empty otherwise) */
     float *bk;         /* [L, KVH*hd] */
     float *bv;         /* [L, KVH*hd] */
+    float *sinks;      /* [L, H] learned attention sinks (+sinks, pos/sinks.h; empty otherwise) */
 } ParamTensors;
 
 typedef struct {

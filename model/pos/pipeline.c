@@ -139,6 +139,10 @@ void pos_score_row_backward(const PosCtx *pc, const AttnHead *h, const PosRowGra
                                                    .nk = g->n, .head = h->head, .layer = h->layer});
 }
 
+float pos_sink_logit(const PosCtx *pc, int layer, int head) {
+    return pc ? sinks_logit(&pc->sinks, layer, head, pc->n_heads) : -INFINITY;
+}
+
 PosCachePolicy pos_cache_policy(const PosCtx *pc) { return extend_cache_policy(&pc->extend); }
 
 int pos_cache_refuse_batch(const PosCtx *pc, int n_seq) {

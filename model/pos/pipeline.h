@@ -7,6 +7,7 @@
  *                      +ssmax); pos_key_copies says how many copies of the keys a cache keeps
  *   pos_score_block    a block of one head's scores adjusted: far-branch scores merged in, the
  *                      content bias (CoPE), the score bias (ALiBi, T5, KERPLE, FIRE)
+ *   pos_sink_logit     the learned sink's logit in a head's softmax denominator (+sinks)
  *   pos_layer_backward the gradient of pos_layer_map's queries and keys (one copy: training)
  *   pos_cache_policy   what a KV cache must do for the extension method (StreamingLLM's slide)
  * Adding an extension method touches model/pos alone: extend.c names its positions, these
@@ -82,6 +83,11 @@ typedef struct {
 } PosRowGrad;
 
 void pos_score_row_backward(const PosCtx *pc, const AttnHead *h, const PosRowGrad *g);
+
+/* the learned sink logit of one head of one layer (+sinks, sinks.h): attention adds exp of it to
+ * every softmax denominator of that head; -INFINITY without sinks (pc NULL too). The sink's
+ * gradient from one query's row is -sum_j drow[j] (drow: d(loss)/d(scores), PosRowGrad's). */
+float pos_sink_logit(const PosCtx *pc, int layer, int head);
 
 /* What a KV cache does for the model's extension method (PosCachePolicy, extend.h). */
 PosCachePolicy pos_cache_policy(const PosCtx *pc);

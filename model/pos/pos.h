@@ -21,6 +21,7 @@
 #include "attn_scale.h"
 #include "extend.h"
 #include "rope_scaling.h"
+#include "sinks.h"
 
 typedef struct PosCtx PosCtx;
 
@@ -74,7 +75,7 @@ enum {
                                      * straddle a kink (the gradient checks then also try one-sided ones) */
 };
 
-enum { POS_MAX_TEST_SPECS = 12 };
+enum { POS_MAX_TEST_SPECS = 16 };
 /* the most layers a model has (config.c), and the longest canonical spec + 1 (a checkpoint's
  * metadata value holds 447 bytes, io/checkpoint.h) */
 enum { POS_MAX_LAYERS = 1024, POS_SPEC_MAX = 448 };
@@ -156,6 +157,7 @@ struct PosCtx {
     const float *params; /* the scheme's learned parameters inside the model block, NULL if none */
     void *state;         /* scheme-private options and tables */
     AttnScale attn_scale; /* "+logn" / "+temp" / "+ssmax": queries scaled by their position (attn_scale.h) */
+    PosSinks sinks;       /* "+sinks": a learned logit per layer and head in the softmax's denominator (sinks.h) */
     /* "+nope@L1,L2": bit l set = layer l runs without the scheme's per-layer hooks (Llama 4's
      * interleaved NoPE layers). A fixed bitset, not an allocation: PosCtx is copied by value. */
     unsigned char nope_layers[POS_MAX_LAYERS / 8];
@@ -182,8 +184,8 @@ void pos_options_summary(const PosScheme *s, char *buf, size_t n);
 /* every scheme and its options with their help, one line each, each line starting with indent */
 void pos_help(char *buf, size_t n, const char *indent);
 
-/* Parse "NAME[:k=v,...][+MODIFIER[:k=v,...]][+nope@L1,L2,...]" (a later key overrides an earlier
- * one; the modifier is length-scaled attention, attn_scale.h; nope@ lists the 0-based layers that
+/* Parse "NAME[:k=v,...][+MODIFIER[:k=v,...]][+sinks[:init=F]][+nope@L1,L2,...]" (a later key overrides
+ * an earlier one; the modifier is length-scaled attention, attn_scale.h; sinks, sinks.h; nope@ lists the 0-based layers that
  * skip the scheme's q/k transform and score bias, in any order with the modifier) and set up pc
  * for a model of this shape. */
 int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads, int n_layers, int seq_len);
@@ -221,7 +223,7 @@ int pos_set_attn_scale(PosCtx *pc, const char *text);
 long pos_computable_position(const PosCtx *pc);
 /* "training L; accepted N|unbounded; computable N|unbounded[; extension method M]" */
 void pos_lengths(const PosCtx *pc, char *buf, size_t n);
-/* "name:k=v,...[+modifier:k=v,...][+nope@L1,L2]" with every option spelled out and the layers in
+/* "name:k=v,...[+modifier:k=v,...][+sinks:init=F][+nope@L1,L2]" with every option spelled out and the layers in
  * ascending order (the canonical spec stored in checkpoints; pos_init refuses a longer one than
  * POS_SPEC_MAX - 1) */
 void pos_spec(const PosCtx *pc, char *buf, size_t n);

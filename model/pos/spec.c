@@ -46,17 +46,20 @@ static int parse_nope_layers(PosCtx *pc, const char *list) {
     }
 }
 
-/* the '+' parts after the scheme: at most one attention modifier, at most one nope@ list */
+/* the '+' parts after the scheme: at most one attention modifier, sinks, at most one nope@ list */
 static int parse_parts(PosCtx *pc, char *parts) {
     char *save = NULL, modifier[64] = "", *tok;
     int has_nope = 0;
     size_t len = strlen(parts);
     if (len == 0 || parts[len - 1] == '+' || strstr(parts, "++"))
-        return pelab_fail("an empty '+' part (expected +logn, +temp, +ssmax or +nope@L1,L2)");
+        return pelab_fail("an empty '+' part (expected +logn, +temp, +ssmax, +sinks or +nope@L1,L2)");
     for (tok = strtok_r(parts, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
         if (!strncmp(tok, "nope@", 5)) {
             if (has_nope++) return pelab_fail("+nope@ given twice: list every NoPE layer in one +nope@L1,L2");
             if (parse_nope_layers(pc, tok + 5) != 0) return -1;
+        } else if (!strncmp(tok, "sinks", 5) && (!tok[5] || tok[5] == ':')) {
+            if (pc->sinks.on) return pelab_fail("+sinks given twice");
+            if (sinks_parse(&pc->sinks, tok) != 0) return -1;
         } else if (!strcmp(tok, "nope")) {
             return pelab_fail("+nope: expected +nope@L1,L2 (the 0-based layers without position encoding)");
         } else {
@@ -158,6 +161,8 @@ static size_t write_spec(const PosCtx *pc, char *buf, size_t n) {
     }
     char mod[96];
     attn_scale_spec(&pc->attn_scale, mod, sizeof mod);
+    pos_put(buf, n, &used, "%s", mod);
+    sinks_spec(&pc->sinks, mod, sizeof mod);
     pos_put(buf, n, &used, "%s", mod);
     int first = 1;
     for (int l = 0; l < pc->n_layers && l < POS_MAX_LAYERS; l++)
