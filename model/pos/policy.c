@@ -39,8 +39,11 @@ const char *pos_extend_refusal(const PosScheme *s, const PosExtend *e) {
     return NULL;
 }
 
-int pos_set_extend(PosCtx *pc, const PosExtend *e) {
+int pos_set_extend(PosCtx *pc, const PosExtend *method) {
     const PosScheme *s = pc->scheme;
+    PosExtend resolved = *method; /* "string", "dca": their arguments from the training length */
+    if (extend_resolve(&resolved, pc->seq_len) != 0) return -1;
+    const PosExtend *e = &resolved;
     char name[64];
     extend_describe(e, name, sizeof name);
     const char *why = pos_extend_refusal(s, e);
