@@ -47,6 +47,8 @@ AttnHead attention_head(const Attention *a, int b, int h) {
                       .stats = a->stats ? a->stats + head_rows * 2 : NULL, .ldq = qdim, .ldkv = ldkv,
                       .qpos = a->qpos + qrow, .kpos = a->kpos + krow, .nq = a->nq, .nk = a->nk,
                       .q_offset = a->q_offset, .kstart = a->kstart ? a->kstart[b] : 0, .window = a->window,
+                      .gate = a->gate ? a->gate + krow * a->n_heads + h : NULL,
+                      .dgate = a->dgate ? a->dgate + krow * a->n_heads + h : NULL, .ldg = a->n_heads,
                       .hd = hd, .head = h,
                       .layer = a->layer};
 }

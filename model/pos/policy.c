@@ -33,6 +33,9 @@ const char *pos_extend_refusal(const PosScheme *s, const PosExtend *e) {
     const ExtendMethod *m = e->method;
     if (!m) return NULL;
     if (m->refuse_input && s->input_forward) return m->refuse_input;
+    if (m->cache_policy && s->gate_forward) /* the only method with a policy slides its cache */
+        return "sums forget gates along the whole sequence, which a sliding cache would cut; decode it with a full "
+               "cache";
     if (extend_two_branch(e) && !s->qk_forward)
         return "has no q/k map whose relative positions the method could remap (rotary schemes: rope, xpos, fope)";
     if (m->refuse_no_rules && !(s->caps & POS_CAP_RULES)) return m->refuse_no_rules;

@@ -5,6 +5,7 @@
  *   2. q/k transform: per-pair 2x2 map of q and k     (RoPE family, FoPE, xPos)
  *   3. score bias:   s[i][j] += b_h(pos_i, pos_j)     (ALiBi, T5, KERPLE)
  *   4. content bias: s[i][j] += c(q_i, s[i][..])       (CoPE: positions counted by gates on the scores)
+ *   5. gate bias:    s[i][j] += sum_{l in (j,i]} g(x_l)  (FoX: forget gates from the layer input)
  * Every token carries an explicit position id, so training, KV-cache decoding, sliding windows
  * and randomized positions all go through the same hooks. A NULL hook means "not used".
  * A scheme declares what it is: its options (a PosOption table that the option engine, options.c,
@@ -146,6 +147,14 @@ typedef struct PosScheme {
     void (*content_row)(const PosCtx *pc, float *row, const float *q, int nk, int head, int layer);
     /* the backward of content_row for one query's row (PosContentGrad) */
     void (*content_backward)(const PosCtx *pc, const struct PosContentGrad *g);
+    /* 5. data-dependent gate (FoX): one log forget gate per row and head, logf[n, n_heads] (<= 0),
+     *    from the rows' layer input x [n, dim] (after the attention norm, as q, k, v see it); the
+     *    pipeline sums them along each sequence, c_t = sum_{l <= t} logf_l, and adds c_i - c_j =
+     *    sum_{l in (j, i]} logf_l to the score of query i against key j (pipeline.h) */
+    void (*gate_forward)(const PosCtx *pc, int layer, const float *x, int n, float *logf);
+    /* given dlogf [n, n_heads]: dx [n, dim] += its gradient with respect to x, dparams += its own */
+    void (*gate_backward)(const PosCtx *pc, int layer, const float *x, const float *dlogf, int n, float *dx,
+                          float *dparams);
     /* free what prepare allocated inside the state; pos_free then frees the state block itself */
     void (*release)(PosCtx *pc);
 } PosScheme;

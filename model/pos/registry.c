@@ -17,6 +17,7 @@
     X(fope)            \
     X(cope)            \
     X(fire)            \
+    X(fox)             \
     /* a new scheme: one X(name) line above this one */
 
 #define DECLARE(name) extern const PosScheme pos_##name;

@@ -26,7 +26,7 @@ static size_t write_spec(const PosCtx *pc, char *buf, size_t n);
 /* "nope@L1,L2,...": the 0-based layers without the scheme's per-layer hooks */
 static int parse_nope_layers(PosCtx *pc, const char *list) {
     const PosScheme *s = pc->scheme;
-    if (!s->qk_forward && !s->bias_row)
+    if (!s->qk_forward && !s->bias_row && !s->gate_forward)
         return pelab_fail("+nope@%s: %s has no per-layer hook to switch off (%s); NoPE layers need a rotary or "
                           "score-bias scheme",
                           list, s->name, s->input_forward ? "its positions are added once, at the input" : "no positions");
@@ -73,7 +73,8 @@ static int parse_parts(PosCtx *pc, char *parts) {
         return pelab_fail("+%s:layers=nope: the model has no NoPE layers (add +nope@L1,L2)", modifier);
     /* SSMax multiplies the whole logit vector; pelab scales the queries, which is that only when
      * the logits are q.k alone */
-    if (pc->attn_scale.kind == ATTN_SCALE_SSMAX && (pc->scheme->bias_row || pc->scheme->content_row))
+    if (pc->attn_scale.kind == ATTN_SCALE_SSMAX &&
+        (pc->scheme->bias_row || pc->scheme->content_row || pc->scheme->gate_forward))
         return pelab_fail("+ssmax on %s: SSMax scales the whole logit vector, the score bias included, and pelab "
                           "scales only the queries (q.k): use a scheme without a score bias (rope, nope, ...)",
                           pc->scheme->name);
