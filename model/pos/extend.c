@@ -209,13 +209,13 @@ static const ExtendMethod METHODS[] = {
      .far_relative = leaky_relative, .far_rule = leaky_far_rule, .far_usage = "pi:K",
      .refuse_no_rules = "takes no scaling rule, and leaky-rerope divides the frequencies by K with one (pi:K)"},
     {.name = "string", .usage = "string[:S:W]", .args = "shift S >= 1, local window 0 <= W < S (default L/3, L/16)",
-     .summary = "STRING: exact below S, distance d - S + W from S on (default S = L/3, W = L/16)",
+     .summary = "STRING: exact below S, distance d - S + W from S on; default S = L/3, W = L/16",
      .example = "string:21:4",
      .parse = string_parse, .describe = string_describe, .far_qpos = string_far_qpos, .far_relative = string_relative,
      .defaults = string_defaults},
     {.name = "dca", .usage = "dca[:C:W]", .args = "chunk size C >= 1, local window 0 <= W < C (default 3L/4, L/16)",
-     .summary = "Dual Chunk Attention: chunks of C - W, intra-, successive- and inter-chunk positions (default C = "
-                "3L/4, W = L/16)",
+     .summary = "Dual Chunk Attention: chunks of C - W, intra-, successive- and inter-chunk positions; default C = "
+                "3L/4, W = L/16",
      .example = "dca:12:3", .parse = dca_parse, .describe = dca_describe, .far_qpos = dca_far_qpos, .far_kpos = dca_far_kpos,
      .far_relative = dca_relative, .near = dca_near, .defaults = dca_defaults},
     {.name = "stream", .usage = "stream:S:W", .args = "S >= 0 sink tokens, W >= 1 recent tokens",
