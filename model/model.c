@@ -417,6 +417,7 @@ static void block_backward_into(const Model *m, int layer, const LayerActs *a, c
     }
     pos_layer_backward(&m->pos, layer, &(PosLayerGrads){.dq = s->d_q, .dk = s->d_k, .q_proj = q_proj,
                                                         .d_attn_scale = grads->attn_scale + (size_t)layer * H,
+                                                        .q_mapped = a->q, .k_mapped = a->k, .dpos = dpos,
                                                         .pos = a->pos, .n = N, .n_heads = H, .n_kv_heads = KVH,
                                                         .head_dim = m->head_dim}); // d(mapped q, k) -> d(projections)
     bias_backward(dw.bq, s->d_q, N, qdim), bias_backward(dw.bk, s->d_k, N, kvdim), bias_backward(dw.bv, s->d_v, N, kvdim);

@@ -363,6 +363,8 @@ static void extend_kvcache(void) {
         }
     extend_kvcache_one("rope", "string"); /* the defaults at L = 8: string:2:1, dca:6:0 */
     extend_kvcache_one("rope", "dca");
+    extend_kvcache_one("pope", "string:6:2"); /* PoPE's map, exact at any position pair, under both */
+    extend_kvcache_one("pope", "dca:8:2");
 }
 
 static void extend_refusals(void) {

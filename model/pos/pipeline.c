@@ -65,6 +65,10 @@ void pos_layer_backward(const PosCtx *pc, int layer, const PosLayerGrads *g) {
         }
         attn_scale_apply(&pc->attn_scale, g->dq, g->pos, n, H, g->head_dim, layer); /* q' = f q: dq = f dq' */
     }
+    if (ps->qk_backward_mapped && pos_layer_active(pc, layer)) {
+        ps->qk_backward_mapped(pc, g->dq, g->q_mapped, g->pos, n, H, 0, layer, g->dpos);
+        ps->qk_backward_mapped(pc, g->dk, g->k_mapped, g->pos, n, g->n_kv_heads, 1, layer, g->dpos);
+    }
     if (ps->qk_backward && pos_layer_active(pc, layer)) {
         ps->qk_backward(pc, g->dq, g->pos, n, H, 0, layer);
         ps->qk_backward(pc, g->dk, g->pos, n, g->n_kv_heads, 1, layer);

@@ -57,6 +57,8 @@ typedef struct {
     float *dk;            /* [n, n_kv_heads * head_dim]: the same for the keys */
     float *q_proj;        /* the projected queries (pos_backward_needs_q, else unused; clobbered: mapped in place) */
     float *d_attn_scale;  /* the layer's +ssmax gradient [n_heads] (accumulated when learned) */
+    const float *q_mapped, *k_mapped; /* the forward's mapped q, k (a scheme's qk_backward_mapped; else unused) */
+    float *dpos;          /* NULL, or += the scheme's parameters' gradient (qk_backward_mapped) */
     const int *pos;       /* [n] the rows' position ids */
     int n, n_heads, n_kv_heads, head_dim;
 } PosLayerGrads;

@@ -134,6 +134,12 @@ typedef struct PosScheme {
      *    is_key: 1 for keys, 0 for queries (schemes like xPos treat them differently). */
     void (*qk_forward)(const PosCtx *pc, float *v, const int *pos, int n, int n_heads, int is_key, int layer);
     void (*qk_backward)(const PosCtx *pc, float *dv, const int *pos, int n, int n_heads, int is_key, int layer);
+    /*    in place of qk_backward, for a map whose backward reads its own output or has parameters
+     *    (PoPE: magnitudes and phases, learned phase biases): mapped = qk_forward's output for the
+     *    same rows (training keeps it); dparams (NULL: not wanted) += its parameters' gradient.
+     *    The queries' length scale (+logn, +temp, +ssmax) would change that output: refused. */
+    void (*qk_backward_mapped)(const PosCtx *pc, float *dv, const float *mapped, const int *pos, int n, int n_heads,
+                               int is_key, int layer, float *dparams);
     /* 3. score bias for one query against nk keys of one head: row[j] += b(qpos, kpos[j]) */
     void (*bias_row)(const PosCtx *pc, float *row, int qpos, const int *kpos, int nk, int head, int layer);
     /* dparams += d(loss)/d(params) given drow = d(loss)/d(row) (the softmax-input gradient) */

@@ -18,6 +18,7 @@
     X(cope)            \
     X(fire)            \
     X(fox)             \
+    X(pope)            \
     /* a new scheme: one X(name) line above this one */
 
 #define DECLARE(name) extern const PosScheme pos_##name;

@@ -69,6 +69,9 @@ static int parse_parts(PosCtx *pc, char *parts) {
             snprintf(modifier, sizeof modifier, "%.*s", (int)strcspn(tok, ":"), tok);
         }
     }
+    if (pc->attn_scale.kind != ATTN_SCALE_NONE && pc->scheme->qk_backward_mapped)
+        return pelab_fail("+%s on %s: its backward reads the mapped queries, which the length scale changes", modifier,
+                          pc->scheme->name);
     if (pc->attn_scale.nope_only && !has_nope)
         return pelab_fail("+%s:layers=nope: the model has no NoPE layers (add +nope@L1,L2)", modifier);
     /* SSMax multiplies the whole logit vector; pelab scales the queries, which is that only when
