@@ -342,8 +342,9 @@ static void gate_rows(const Model *m, int layer, const LayerActs *a) {
     size_t stride = a->key_stride ? (size_t)a->key_stride : (size_t)a->n_keys;
     for (int b = 0; b < a->n_seq; b++) {
         float *keys = a->key_fgates + (size_t)b * stride * H, *rows = a->fgate + (size_t)b * a->n * H;
-        pos_gate_forward(&m->pos, layer, a->ln1 + (size_t)b * a->n * D, a->n, a->past ? keys + (size_t)(a->past - 1) * H : NULL,
-                         rows);
+        int n_pad = a->key_start && a->key_start[b] > a->past ? a->key_start[b] - a->past : 0; /* left padding */
+        pos_gate_forward(&m->pos, layer, a->ln1 + (size_t)b * a->n * D, a->n, n_pad,
+                         a->past ? keys + (size_t)(a->past - 1) * H : NULL, rows);
         if (a->key_stride) memcpy(keys + (size_t)a->past * H, rows, (size_t)a->n * H * sizeof(float));
     }
 }

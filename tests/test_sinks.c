@@ -2,7 +2,7 @@
  * its refusals; one head's weights and output against gpt-oss's formula computed here, in double
  * (p_j = exp(z_j) / (exp(s) + sum_k exp(z_k)), out = sum_j p_j v_j), the future exactly 0, under a
  * sliding window too; on a model: the tensor, a sink of -100 equal to no sink, d loss / d sink by
- * central differences. (Gradients of every tensor, KV cache, causality: the shared scheme checks
+ * central differences; every gradient under a sliding window. (Gradients of every tensor, KV cache, causality: the shared scheme checks
  * run rope+sinks, alibi+sinks, nope+sinks, test_schemes.c; a checkpoint round trip:
  * test_checkpoint.c.) */
 #include <math.h>
@@ -150,4 +150,6 @@ void test_sinks(void) {
     reference_head(0.8, 0);
     reference_head(-0.7, 3);
     on_a_model();
+    gradcheck_window("rope+sinks:init=0.3", 3); /* every tensor, the sinks', under a sliding window */
+    gradcheck_window("fox+sinks", 2);
 }

@@ -164,9 +164,10 @@ void pos_score_row_backward(const PosCtx *pc, const AttnHead *h, const PosRowGra
 
 int pos_has_gate(const PosCtx *pc, int layer) { return pc && pc->scheme->gate_forward && pos_layer_active(pc, layer); }
 
-void pos_gate_forward(const PosCtx *pc, int layer, const float *x, int n, const float *prev, float *c) {
+void pos_gate_forward(const PosCtx *pc, int layer, const float *x, int n, int n_pad, const float *prev, float *c) {
     int H = pc->n_heads;
     pc->scheme->gate_forward(pc, layer, x, n, c); /* log f in place, then summed down the rows */
+    for (size_t i = 0; i < (size_t)(n_pad < n ? n_pad : n) * H; i++) c[i] = 0.0f;
     for (int t = 0; t < n; t++)
         for (int h = 0; h < H; h++) c[(size_t)t * H + h] += t ? c[(size_t)(t - 1) * H + h] : prev ? prev[h] : 0.0f;
 }

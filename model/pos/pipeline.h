@@ -97,8 +97,9 @@ float pos_sink_logit(const PosCtx *pc, int layer, int head);
 int pos_has_gate(const PosCtx *pc, int layer);
 /* one sequence's n rows: c[t, h] = prev[h] + sum_{l <= t} logf[l, h] with logf from the rows' layer
  * input x [n, dim]; prev NULL: 0 (the sequence starts here), else the running sums of the key
- * before the rows (a KV cache's last) */
-void pos_gate_forward(const PosCtx *pc, int layer, const float *x, int n, const float *prev, float *c);
+ * before the rows (a KV cache's last). The first n_pad rows are left padding: their gates count as
+ * open (log f = 0), so the real rows' sums are bit for bit those of the sequence alone. */
+void pos_gate_forward(const PosCtx *pc, int layer, const float *x, int n, int n_pad, const float *prev, float *c);
 /* its backward for one whole sequence (training: prev NULL): dc [n, H] the gradient of the sums,
  * clobbered; dx [n, dim] += the inputs' gradient, dparams += the parameters' */
 void pos_gate_backward(const PosCtx *pc, int layer, const float *x, int n, float *dc, float *dx, float *dparams);

@@ -136,6 +136,7 @@ seed_spec fope rerope:8
 seed_spec "rope+sinks:init=0.5" dca
 seed_spec "fox:bias=2+nope@1" none
 seed_spec "fox+sinks" stream:2:8
+seed_spec "pope:base=500+sinks" string:12:2
 printf 'rope:fraction=0.5\000pi:1.5\n\001' >"$OUT/pos_spec/shape1"
 printf 'fope:seed=7\npi:2\n\002' >"$OUT/pos_spec/shape2"
 
