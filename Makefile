@@ -170,7 +170,8 @@ check-slurm: $(BIN)
 # times or train for long stay out: under emulation they take minutes each.
 ARM64_CC     ?= aarch64-linux-gnu-gcc
 QEMU_ARM64   ?= qemu-aarch64
-ARM64_GROUPS ?= test_pos_reference test_model test_attention test_attn_scale test_cope test_fire test_nope_layers \
+ARM64_GROUPS ?= test_pos_reference test_model test_attention test_attn_scale test_sinks test_cope test_fire test_fox test_pope \
+                test_nope_layers \
                 test_batch test_bf16 test_rotary_variants test_bias_schemes test_rope_scaling test_longrope \
                 test_stream test_kv_layout test_hf_config test_hf_llama test_permutation test_probe test_show test_synth \
                 test_bpe test_sampler test_checkpoint test_genmetrics test_cpu test_gemm test_stats test_includes

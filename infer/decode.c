@@ -53,6 +53,10 @@ void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int 
         c->knew2 = xmalloc(rows * c->kvdim * sizeof(float));
         c->copy_pos = xmalloc(rows * sizeof(int));
     }
+    if (pos_has_gate(&m->pos, -1)) {
+        c->fgates = xmalloc((size_t)cfg->n_layers * n_seq * max_len * cfg->n_heads * sizeof(float));
+        c->fnew = xmalloc(rows * cfg->n_heads * sizeof(float));
+    }
     const PosScheme *ps = m->pos.scheme;
     c->dynamic_from = ps->qk_dynamic_from ? ps->qk_dynamic_from(&m->pos) : -1;
     if (c->policy.slot_positions) { /* keys are mapped again at every call: no prefix to recompute */
@@ -70,7 +74,7 @@ void kvcache_reset(KVCache *c) { c->len = 0; }
 void kvcache_free(KVCache *c) {
     void *bufs[] = {c->k, c->v, c->k16, c->v16, c->pos, c->x, c->ln, c->q, c->att_out, c->res_mid, c->gate, c->up, c->act,
                     c->lnf, c->tokens, c->key_start, c->knew, c->vnew, c->chunk_tokens, c->chunk_pos,
-                    c->chunk_logits, c->k2, c->q2, c->knew2, c->copy_pos, c->kmap, c->krows};
+                    c->chunk_logits, c->k2, c->q2, c->knew2, c->copy_pos, c->kmap, c->krows, c->fgates, c->fnew};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(c, 0, sizeof *c);
 }
@@ -136,6 +140,8 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
         layer.values16 = c->v16 ? c->v16 + l * layer_cache : NULL;
         if (c->k2) /* the second key copy beside the first */
             layer.q2 = c->q2, layer.keys2 = c->k2 + l * layer_cache, layer.copy_pos = c->copy_pos, layer.k2 = c->knew2;
+        if (c->fgates)
+            layer.fgate = c->fnew, layer.key_fgates = c->fgates + (size_t)l * S * c->max_len * cfg->n_heads;
         if (c->policy.slot_positions) slot_keys(m, c, l, &layer);
         block_forward(m, l, &layer); /* stores the new rows in keys, values (keys2) */
         if (c->policy.slot_positions) /* the cache keeps the new keys unmapped */

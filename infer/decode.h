@@ -44,6 +44,9 @@ typedef struct {
     float *k2, *q2, *knew2;
     int *copy_pos;
     int *pos;      /* [n_seq, max_len] position id of every cached token */
+    /* a gate scheme (FoX), NULL otherwise: every cached key's running sum of log forget gates
+     * [L, n_seq, max_len, H], and the new rows' [n_seq * chunk, H] */
+    float *fgates, *fnew;
     int *key_start; /* [n_seq]: sequence b's cache entries before key_start[b] are padding (0: none);
                      * set before the first call, never attended */
     /* NULL, or what decode_forward hands each block's logits to when all_logits is set and logits is

@@ -62,6 +62,8 @@ static int hf_rope_of(const Model *m, const char *name, HfRope *r) {
     const char *plus = strchr(spec, '+');
     if (plus && !strncmp(plus, "+nope@", 6))
         return pelab_fail("%s: NoPE layers (%s): HF's Llama rotates q and k in every layer", name, plus);
+    if (plus && !strncmp(plus, "+sinks", 6))
+        return pelab_fail("%s: learned attention sinks (+sinks): HF's Llama has none", name);
     if (plus) return pelab_fail("%s: %.*s: HF's Llama has no length-scaled attention", name, (int)strcspn(plus + 1, "+") + 1, plus);
     spec_value(spec, "fraction", v, sizeof v);
     if (strtod(v, NULL) != 1) return pelab_fail("%s: partial rotary (fraction=%s): HF's Llama rotates the whole head", name, v);

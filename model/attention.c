@@ -14,10 +14,12 @@
 /* softmax of row[0..n) in place, returning the row's max and 1/sum for the backward's
  * recomputation; every loop vectorizes (8 partial sums: a fixed order, so the result does not
  * depend on the thread count) */
-static void softmax_row(float *row, int n, float *row_max, float *row_inv_sum) {
+static void softmax_row(float *row, int n, float sink, float *row_max, float *row_inv_sum) {
     float mx = max8(row, n);
+    if (sink > mx) mx = sink; /* a learned sink (pos_sink_logit): one more term in the denominator only */
     for (int j = 0; j < n; j++) row[j] = fast_expf(row[j] - mx);
     float part[8] = {0};
+    if (sink > -INFINITY) part[0] = fast_expf(sink - mx);
     int j = 0;
     for (; j + 8 <= n; j += 8)
         for (int u = 0; u < 8; u++) part[u] += row[j + u];
@@ -45,6 +47,8 @@ AttnHead attention_head(const Attention *a, int b, int h) {
                       .stats = a->stats ? a->stats + head_rows * 2 : NULL, .ldq = qdim, .ldkv = ldkv,
                       .qpos = a->qpos + qrow, .kpos = a->kpos + krow, .nq = a->nq, .nk = a->nk,
                       .q_offset = a->q_offset, .kstart = a->kstart ? a->kstart[b] : 0, .window = a->window,
+                      .gate = a->gate ? a->gate + krow * a->n_heads + h : NULL,
+                      .dgate = a->dgate ? a->dgate + krow * a->n_heads + h : NULL, .ldg = a->n_heads,
                       .hd = hd, .head = h,
                       .layer = a->layer};
 }
@@ -89,12 +93,13 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, const ScoreBlock *
 static void score_block_forward(const AttnHead *a, const PosCtx *pc, int i0, int i1, float *S, int lds,
                                 int fill_to) {
     int n_keys = head_visible_end(a, i1 - 1), nb = i1 - i0;
+    float sink = pos_sink_logit(pc, a->layer, a->head);
     block_scores(a, pc, &(ScoreBlock){.i0 = i0, .i1 = i1, .n_keys = n_keys, .S = S, .lds = lds});
     for (int i = i0; i < i1; i++) {
         float *row = S + (size_t)(i - i0) * lds, mx = 0.0f, inv = 0.0f;
         /* a chunk may end before a long padding does: the row holds fill_to entries */
         int n_visible = head_visible_end(a, i), ks = first_key(a, i) < fill_to ? first_key(a, i) : fill_to;
-        if (n_visible > ks) softmax_row(row + ks, n_visible - ks, &mx, &inv);
+        if (n_visible > ks) softmax_row(row + ks, n_visible - ks, sink, &mx, &inv);
         else n_visible = ks; /* a padding query: all zeros */
         for (int j = 0; j < ks; j++) row[j] = 0.0f; /* padding (and keys past a window) get exactly zero weight */
         for (int j = n_visible; j < fill_to; j++) row[j] = 0.0f; /* so does the future */
@@ -167,6 +172,7 @@ typedef struct {
     float *dq, *dk, *dv;
     float kv_beta;
     float *dpos;
+    float *dsinks; /* NULL, or the layer's [n_heads] sink gradients (this thread's) */
 } HeadGrads;
 
 /* one thread's room for a block's backward: P, dS [ATT_QBLOCK x nk]; raw [ATT_QBLOCK x nk] and
@@ -208,6 +214,11 @@ static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, in
         for (int j = 0; j < ks; j++) drow[j] = 0.0f;
         for (int j = ks; j < n_visible; j++) drow[j] = prow[j] * (drow[j] - dot);
         for (int j = n_visible; j < n_keys; j++) drow[j] = 0.0f;
+        if (g->dsinks && n_visible > ks) { /* dL/ds = -sum_j dL/dz_j (sinks.h) */
+            float sum = 0.0f;
+            for (int j = ks; j < n_visible; j++) sum += drow[j];
+            g->dsinks[hv->head] -= sum;
+        }
         if (n_visible > ks)
             pos_score_row_backward(pc, hv, &(PosRowGrad){.i = i, .first = ks, .n = n_visible - ks, .drow = drow + ks,
                                                           .raw = content ? w->raw + (size_t)(i - i0) * lds + ks : NULL,
@@ -233,6 +244,8 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
     int rows = nq < ATT_QBLOCK ? nq : ATT_QBLOCK;
     /* the bias parameters are shared by every (b, head): one private accumulator per thread */
     float *dpos_private = n_pos ? xcalloc((size_t)n_threads * n_pos, sizeof(float)) : NULL;
+    int H = a->n_heads, sinks = a->d_sinks && pos_sink_logit(pc, a->layer, 0) > -INFINITY;
+    float *dsinks_private = sinks ? xcalloc((size_t)n_threads * H, sizeof(float)) : NULL;
 
     /* parallel over (b, kv head): the query heads of one group all write the same dk, dv slice */
 #pragma omp parallel
@@ -243,6 +256,7 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
         float *raw = content_floats ? dS + (size_t)rows * nk : NULL;
         float *dq_content = content_floats ? raw + (size_t)rows * nk : NULL;
         float *dpos = n_pos ? dpos_private + (size_t)omp_get_thread_num() * n_pos : NULL;
+        float *dsinks = sinks ? dsinks_private + (size_t)omp_get_thread_num() * H : NULL;
         BlockScratch room = {.P = P, .dS = dS, .raw = raw, .dq_content = dq_content};
 #pragma omp for collapse(2) schedule(static)
         for (int b = 0; b < a->n_seq; b++) {
@@ -261,7 +275,8 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
                     float *dqh = dq + (hv.q - a->q);
                     for (int i0 = 0; i0 < nq; i0 += ATT_QBLOCK) {
                         HeadGrads grads = {.dO = dO, .dq = dqh, .dk = dkh, .dv = dvh,
-                                           .kv_beta = g == 0 && i0 == 0 ? 0.0f : 1.0f, .dpos = dpos};
+                                           .kv_beta = g == 0 && i0 == 0 ? 0.0f : 1.0f, .dpos = dpos,
+                                           .dsinks = dsinks};
                         head_block_backward(&hv, pc, i0, i0 + ATT_QBLOCK < nq ? i0 + ATT_QBLOCK : nq, &grads, &room);
                     }
                 }
@@ -273,5 +288,10 @@ void attention_backward(const Attention *a, const float *dout, float *dq, float 
         for (int t = 0; t < n_threads; t++)
             for (size_t i = 0; i < n_pos; i++) dpos_params[i] += dpos_private[(size_t)t * n_pos + i];
         free(dpos_private);
+    }
+    if (sinks) {
+        for (int t = 0; t < n_threads; t++)
+            for (int h = 0; h < H; h++) a->d_sinks[h] += dsinks_private[(size_t)t * H + h];
+        free(dsinks_private);
     }
 }

@@ -42,6 +42,11 @@ typedef struct {
     const bf16 *k16, *v16;
     const int *kstart;       /* NULL, or [n_seq]: sequence b's keys before kstart[b] are padding */
     int window;              /* as AttnHead's (keys in ascending position order, as every caller has them) */
+    float *d_sinks;          /* NULL, or [n_heads]: attention_backward adds the layer's sink gradients (+sinks) */
+    /* NULL, or a gate scheme's (FoX's) running sums [n_seq*nk, H] per key (laid out as kpos: row
+     * stride H, kv_stride rows a sequence), and dgate (backward; NULL: not wanted) += their gradient */
+    const float *gate;
+    float *dgate;
     int n_heads, n_kv_heads, head_dim, layer;
 } Attention;
 

@@ -26,7 +26,7 @@ static void set_tensor(TensorInfo *t, const char *name, int decay, int ndim, int
 static void point_tensors(const Model *m, float *block, ParamTensors *p) {
     float **slot[N_PARAM_TENSORS] = {&p->tok_emb, &p->pos, &p->attn_scale, &p->attn_norm, &p->wq, &p->wk, &p->wv, &p->wo,
                                      &p->mlp_norm, &p->w1, &p->w2, &p->w3, &p->final_norm, &p->lm_head,
-                                     &p->bq, &p->bk, &p->bv};
+                                     &p->bq, &p->bk, &p->bv, &p->sinks};
     for (int i = 0; i < N_PARAM_TENSORS; i++) *slot[i] = block + m->tensors[i].offset;
     if (m->cfg.tied) p->lm_head = p->tok_emb;
 }
@@ -69,6 +69,8 @@ int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec) {
     set_tensor(&t[T_BQ], "layers.bq", 0, nb, L, qdim, 0);
     set_tensor(&t[T_BK], "layers.bk", 0, nb, L, kvdim, 0);
     set_tensor(&t[T_BV], "layers.bv", 0, nb, L, kvdim, 0);
+    /* +sinks: one logit per layer and head, last so a model without them keeps its layout; no decay */
+    set_tensor(&t[T_SINKS], "pos.sinks", 0, m->pos.sinks.on ? 2 : 0, L, cfg->n_heads, 0);
 
     size_t off = 0;
     for (int i = 0; i < N_PARAM_TENSORS; i++) {
@@ -85,6 +87,7 @@ void model_set_param_block(Model *m, float *block) {
     point_tensors(m, block, &m->params);
     m->pos.params = m->tensors[T_POS].numel ? m->params.pos : NULL;
     m->pos.attn_scale.s = m->tensors[T_ATTN_SCALE].numel ? m->params.attn_scale : NULL;
+    m->pos.sinks.logit = m->tensors[T_SINKS].numel ? m->params.sinks : NULL;
 }
 
 void model_init_weights(Model *m, unsigned long long seed) {
@@ -101,6 +104,8 @@ void model_init_weights(Model *m, unsigned long long seed) {
             if (m->pos.scheme->init_params) m->pos.scheme->init_params(&m->pos, p, &rng);
         } else if (i == T_ATTN_SCALE) {
             for (size_t j = 0; j < t->numel; j++) p[j] = (float)m->pos.attn_scale.init;
+        } else if (i == T_SINKS) {
+            for (size_t j = 0; j < t->numel; j++) p[j] = (float)m->pos.sinks.init;
         } else if (i == T_ATTN_NORM || i == T_MLP_NORM || i == T_FINAL_NORM) {
             for (size_t j = 0; j < t->numel; j++) p[j] = 1.0f;
         } else if (i == T_BQ || i == T_BK || i == T_BV) {
@@ -139,11 +144,13 @@ void model_alloc_train(Model *m, int B, int T) {
     size_t sizes[] = {BT * D,       L * BT * D,    L * BT,        L * BT * qdim, L * BT * kvdim,
                       L * BT * kvdim, L * att,     L * rows * 2,  L * BT * qdim, L * BT * D,    L * BT * D,
                       L * BT,       L * BT * F,    L * BT * F,    L * BT * F,    L * BT * D,
-                      BT * D,       BT,            BT * V,        BT};
+                      BT * D,       BT,            BT * V,        BT,
+                      pos_has_gate(&m->pos, -1) ? L * BT * c->n_heads : 0};
     float **slots[] = {&m->acts.x0,      &m->acts.ln1,      &m->acts.ln1_rstd, &m->acts.q,       &m->acts.k,
                        &m->acts.v,       &m->acts.att_probs, &m->acts.att_stats, &m->acts.att_out, &m->acts.res_mid,
                        &m->acts.ln2,     &m->acts.ln2_rstd, &m->acts.h_gate,  &m->acts.h_up,     &m->acts.h_act,
-                       &m->acts.res_out, &m->acts.lnf,     &m->acts.lnf_rstd, &m->acts.logits,   &m->acts.losses};
+                       &m->acts.res_out, &m->acts.lnf,     &m->acts.lnf_rstd, &m->acts.logits,   &m->acts.losses,
+                       &m->acts.fgate};
     int n = sizeof sizes / sizeof sizes[0];
     size_t total = 0;
     for (int i = 0; i < n; i++) total += sizes[i];
@@ -156,10 +163,11 @@ void model_alloc_train(Model *m, int B, int T) {
     if (!att) m->acts.att_probs = NULL;
     m->acts_have_probs = m->keep_att_probs;
 
-    size_t ssizes[] = {BT * D, BT * D, BT * qdim, BT * kvdim, BT * kvdim, BT * qdim, BT * F, BT * F, BT * F};
+    size_t ssizes[] = {BT * D, BT * D, BT * qdim, BT * kvdim, BT * kvdim, BT * qdim, BT * F, BT * F, BT * F,
+                       pos_has_gate(&m->pos, -1) ? BT * c->n_heads : 0};
     float **sslots[] = {&m->scratch.d_res, &m->scratch.d_ln,      &m->scratch.d_q,    &m->scratch.d_k,
                         &m->scratch.d_v,   &m->scratch.d_att_out, &m->scratch.d_gate, &m->scratch.d_up,
-                        &m->scratch.d_act};
+                        &m->scratch.d_act, &m->scratch.d_fgate};
     n = sizeof ssizes / sizeof ssizes[0];
     total = 0;
     for (int i = 0; i < n; i++) total += ssizes[i];
@@ -274,6 +282,7 @@ static Attention layer_attention(const Model *m, int layer, const LayerActs *a) 
                        .k16 = a->keys16, .v16 = a->values16,
                        .kstart = a->key_start,
                        .window = m->cfg.sliding_window,
+                       .gate = pos_has_gate(&m->pos, layer) ? a->key_fgates : NULL,
                        .n_heads = m->cfg.n_heads, .n_kv_heads = m->cfg.n_kv_heads, .head_dim = m->head_dim,
                        .layer = layer};
 }
@@ -326,6 +335,20 @@ static void store_new_rows(const Model *m, int layer, const LayerActs *a) {
     }
 }
 
+/* a gate scheme (FoX): each sequence's running sums from its rows' normed input, continuing the
+ * last cached key's; a KV cache keeps the new rows' after its cached ones */
+static void gate_rows(const Model *m, int layer, const LayerActs *a) {
+    int H = m->cfg.n_heads, D = m->cfg.dim;
+    size_t stride = a->key_stride ? (size_t)a->key_stride : (size_t)a->n_keys;
+    for (int b = 0; b < a->n_seq; b++) {
+        float *keys = a->key_fgates + (size_t)b * stride * H, *rows = a->fgate + (size_t)b * a->n * H;
+        int n_pad = a->key_start && a->key_start[b] > a->past ? a->key_start[b] - a->past : 0; /* left padding */
+        pos_gate_forward(&m->pos, layer, a->ln1 + (size_t)b * a->n * D, a->n, n_pad,
+                         a->past ? keys + (size_t)(a->past - 1) * H : NULL, rows);
+        if (a->key_stride) memcpy(keys + (size_t)a->past * H, rows, (size_t)a->n * H * sizeof(float));
+    }
+}
+
 void block_forward(const Model *m, int layer, const LayerActs *a) {
     const ModelConfig *c = &m->cfg;
     int N = a->n_seq * a->n, D = c->dim, F = c->hidden_dim, H = c->n_heads, KVH = c->n_kv_heads;
@@ -338,6 +361,7 @@ void block_forward(const Model *m, int layer, const LayerActs *a) {
     matmul_forward(a->k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim);        // (N, D) -> (N, KVH*hd)
     matmul_forward(a->v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim);        // (N, D) -> (N, KVH*hd)
     bias_forward(a->q, w.bq, N, qdim), bias_forward(a->k, w.bk, N, kvdim), bias_forward(a->v, w.bv, N, kvdim);
+    if (pos_has_gate(&m->pos, layer)) gate_rows(m, layer, a); // (N, D) -> (N, H) running sums
     pos_layer_map(&m->pos, layer, &(PosLayerRows){.q = a->q, .k = a->k, .k_unmapped = a->k_unmapped, .q2 = a->q2,
                                                   .k2 = a->k2, .copy_pos = a->copy_pos, .pos = a->pos, .n = N,
                                                   .n_heads = H, .n_kv_heads = KVH, .head_dim = m->head_dim});
@@ -370,6 +394,9 @@ static void block_backward_into(const Model *m, int layer, const LayerActs *a, c
     LayerWeights w = layer_weights(m, &m->params, layer), dw = layer_weights(m, grads, layer);
     Attention att = layer_attention(m, layer, a);
     float *dpos = m->tensors[T_POS].numel ? grads->pos : NULL;
+    att.d_sinks = m->tensors[T_SINKS].numel ? grads->sinks + (size_t)layer * H : NULL;
+    int gated = pos_has_gate(&m->pos, layer);
+    if (gated) memset(s->d_fgate, 0, (size_t)N * H * sizeof(float)), att.dgate = s->d_fgate;
 
     // MLP; d_res flows through the residual unchanged, rmsnorm_backward adds the branch's share
     // (N, D) -> (N, F); -> 2 x (N, F); (N, F) -> (N, D), twice, the second added
@@ -391,6 +418,7 @@ static void block_backward_into(const Model *m, int layer, const LayerActs *a, c
     }
     pos_layer_backward(&m->pos, layer, &(PosLayerGrads){.dq = s->d_q, .dk = s->d_k, .q_proj = q_proj,
                                                         .d_attn_scale = grads->attn_scale + (size_t)layer * H,
+                                                        .q_mapped = a->q, .k_mapped = a->k, .dpos = dpos,
                                                         .pos = a->pos, .n = N, .n_heads = H, .n_kv_heads = KVH,
                                                         .head_dim = m->head_dim}); // d(mapped q, k) -> d(projections)
     bias_backward(dw.bq, s->d_q, N, qdim), bias_backward(dw.bk, s->d_k, N, kvdim), bias_backward(dw.bv, s->d_v, N, kvdim);
@@ -398,6 +426,9 @@ static void block_backward_into(const Model *m, int layer, const LayerActs *a, c
     matmul_backward(&(MatmulGrads){s->d_ln, dw.wq, 0}, s->d_q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim);
     matmul_backward(&(MatmulGrads){s->d_ln, dw.wk, 1}, s->d_k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim);
     matmul_backward(&(MatmulGrads){s->d_ln, dw.wv, 1}, s->d_v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim);
+    for (int b = 0; gated && b < a->n_seq; b++) // (n, H) sums -> (n, D) added to d ln1, and pos.weight's
+        pos_gate_backward(&m->pos, layer, a->ln1 + (size_t)b * a->n * D, a->n, s->d_fgate + (size_t)b * a->n * H,
+                          s->d_ln + (size_t)b * a->n * D, dpos);
     rmsnorm_backward(s->d_res, dw.attn_norm, s->d_ln, a->in, w.attn_norm, a->ln1_rstd, N, D);
 }
 
@@ -421,7 +452,9 @@ static LayerActs train_layer_acts(const Model *m, int l, int b0, int nb) {
                        .res_mid = a->res_mid + (l * BT + r0) * D, .ln2 = a->ln2 + (l * BT + r0) * D,
                        .ln2_rstd = a->ln2_rstd + l * BT + r0, .gate = a->h_gate + (l * BT + r0) * F,
                        .up = a->h_up + (l * BT + r0) * F, .act = a->h_act + (l * BT + r0) * F,
-                       .res_out = a->res_out + (l * BT + r0) * D};
+                       .res_out = a->res_out + (l * BT + r0) * D,
+                       .fgate = pos_has_gate(&m->pos, l) ? a->fgate + (l * BT + r0) * H : NULL,
+                       .key_fgates = pos_has_gate(&m->pos, l) ? a->fgate + (l * BT + r0) * H : NULL};
 }
 
 int model_shards(const Model *m, int B) {
@@ -523,7 +556,8 @@ static GradScratch scratch_rows(const Model *m, size_t r0) {
     size_t kvdim = (size_t)c->n_kv_heads * m->head_dim;
     return (GradScratch){.d_res = s->d_res + r0 * D, .d_ln = s->d_ln + r0 * D, .d_q = s->d_q + r0 * qdim,
                          .d_k = s->d_k + r0 * kvdim, .d_v = s->d_v + r0 * kvdim, .d_att_out = s->d_att_out + r0 * qdim,
-                         .d_gate = s->d_gate + r0 * F, .d_up = s->d_up + r0 * F, .d_act = s->d_act + r0 * F};
+                         .d_gate = s->d_gate + r0 * F, .d_up = s->d_up + r0 * F, .d_act = s->d_act + r0 * F,
+                         .d_fgate = s->d_fgate + r0 * c->n_heads};
 }
 
 /* the backward of one batch shard, into m->grads (shard 0) or the shard's own zeroed block */

@@ -12,7 +12,7 @@
 
 enum {
     T_TOK_EMB, T_POS, T_ATTN_SCALE, T_ATTN_NORM, T_WQ, T_WK, T_WV, T_WO, T_MLP_NORM, T_W1, T_W2, T_W3,
-    T_FINAL_NORM, T_LM_HEAD, T_BQ, T_BK, T_BV, N_PARAM_TENSORS
+    T_FINAL_NORM, T_LM_HEAD, T_BQ, T_BK, T_BV, T_SINKS, N_PARAM_TENSORS
 };
 
 typedef struct {
@@ -33,6 +33,7 @@ typedef struct {
     float *bq;         /* [L, H*hd] q projection bias (qkv_bias; empty otherwise) */
     float *bk;         /* [L, KVH*hd] */
     float *bv;         /* [L, KVH*hd] */
+    float *sinks;      /* [L, H] learned attention sinks (+sinks, pos/sinks.h; empty otherwise) */
 } ParamTensors;
 
 typedef struct {
@@ -67,6 +68,7 @@ typedef struct {
     float *lnf_rstd;  /* [BT] */
     float *logits;    /* [BT, V]; after backward starts, holds d(loss)/d(logits) */
     float *losses;    /* [BT] per-token negative log-likelihood */
+    float *fgate;     /* [L, BT, H] a gate scheme's (FoX's) running sums of log forget gates; empty otherwise */
 } ActTensors;
 
 /* Scratch for the backward pass: one layer's worth of activation gradients, reused. */
@@ -80,6 +82,7 @@ typedef struct {
     float *d_gate;     /* [BT, F] */
     float *d_up;       /* [BT, F] */
     float *d_act;      /* [BT, F] */
+    float *d_fgate;    /* [BT, H] a gate scheme's running sums' gradient (empty otherwise) */
 } GradScratch;
 
 /* Where one decoder layer reads and writes (block_forward, block_backward). Its N = n_seq * n rows
@@ -126,6 +129,10 @@ typedef struct {
     float *ln2, *ln2_rstd;      /* [N, D], [N] */
     float *gate, *up, *act;     /* [N, F] w1 x, w3 x, silu(gate) * up */
     float *res_out;             /* [N, D] residual after the MLP */
+    /* a gate scheme (FoX; NULL otherwise): the rows' running sums of log forget gates [N, H], and
+     * the keys' (laid out as key_pos, row stride H; training: fgate itself, a KV cache: its block,
+     * which block_forward extends by the new rows' and reads the last cached one's from) */
+    float *fgate, *key_fgates;
 } LayerActs;
 
 /* what the weight products run in: float32, or bf16 operands with float32 accumulation (bf16.h) */

@@ -460,6 +460,9 @@ void test_checkpoint(void) {
     roundtrip("cope:heads=separate", 1, 1);
     roundtrip("fire:layers=shared", 0, 1);
     roundtrip("rope:max_period=6+ssmax+nope@1", 1, 1);
+    roundtrip("rope+sinks:init=0.3", 0, 1);
+    roundtrip("fox:bias=1.5", 1, 1);
+    roundtrip("pope:base=500", 0, 1);
     test_save_errors();
     test_rejections();
 }

@@ -1,5 +1,5 @@
-/* test_extend.c: the two-branch extension methods (model/pos/extend.h): Self-Extend, ReRoPE and
- * leaky ReRoPE. Their texts and refusals; the relative positions they give against tables worked
+/* test_extend.c: the two-branch extension methods (model/pos/extend.h): Self-Extend, ReRoPE,
+ * leaky ReRoPE, STRING and Dual Chunk Attention. Their texts and refusals; the relative positions they give against tables worked
  * by hand; a model's attention weights against a double-precision reference built from the
  * definition (every score q_i . R(rel(i, j)) k_j from the raw projections); KV-cache decoding
  * (token by token, in chunks, batched and left-padded) against the full forward up to 3L. */
@@ -83,6 +83,7 @@ static void every_method_in_the_table(void) {
                 snprintf(text + strlen(text), sizeof text - strlen(text), "4");
                 while (u[1] && u[1] != ':') u++;
             }
+        if (m->example) snprintf(text, sizeof text, "%s", m->example);
         PosExtend e, e2;
         int rc = extend_parse(text, &e);
         extend_describe(&e, back, sizeof back);
@@ -91,15 +92,88 @@ static void every_method_in_the_table(void) {
         snprintf(more, sizeof more, "%s:4", text);
         CHECK(extend_parse(more, &e2) == -1 && strstr(pelab_errmsg, m->usage), "%s is refused naming %s (%s)", more,
               m->usage, pelab_errmsg);
-        CHECK(extend_parse(m->name, &e2) == -1 && strstr(pelab_errmsg, m->usage), "%s alone is refused naming %s",
-              m->name, m->usage);
+        if (m->defaults) { /* its arguments from the training length, once on a model */
+            CHECK(extend_parse(m->name, &e2) == 1 && e2.method == m && extend_resolve(&e2, 48) == 0 &&
+                      e2.window > 0 && extend_two_branch(&e2),
+                  "%s alone parses and takes its defaults from L (%s)", m->name, pelab_errmsg);
+            extend_parse(m->name, &e2);
+            extend_describe(&e2, back, sizeof back);
+            CHECK(!strcmp(back, m->name), "%s alone reads back as %s", m->name, back);
+        } else
+            CHECK(extend_parse(m->name, &e2) == -1 && strstr(pelab_errmsg, m->usage), "%s alone is refused naming %s",
+                  m->name, m->usage);
         if (!extend_two_branch(&e) || m->far_rule) continue;
         int bad = 0;
         for (int q = e.window; q < 40; q++)
             for (int d = e.window; d <= q; d++)
-                bad += extend_far_qpos(&e, q) - extend_far_kpos(&e, q - d) != extend_relative(&e, q, d);
+                if (!extend_near(&e, q, q - d)) /* DCA's previous chunk may still be near */
+                    bad += extend_far_qpos(&e, q) - extend_far_kpos(&e, q - d) != extend_relative(&e, q, d);
         CHECK(!bad, "%s: far query minus far key is the relative position (%d wrong)", text, bad);
     }
+}
+
+/* STRING and DCA: their arguments, defaults from L, refusals; relative positions from tables worked
+ * by hand from the papers (STRING: d below S, d - S + W from S; DCA, chunks of c = C - W: keys at
+ * j mod c, queries at i mod c in the key's chunk, min(i mod c + c, C) in the next, min(2c - 1, C) later) */
+static void string_and_dca(void) {
+    PosExtend st, dca, e;
+    CHECK(extend_parse("string:6:2", &st) == 1 && st.window == 6 && st.local == 2, "string:6:2: S 6, W 2");
+    CHECK(extend_parse("dca:8:2", &dca) == 1 && dca.chunk == 8 && dca.local == 2 && dca.window == 6,
+          "dca:8:2: C 8, W 2, chunks of 6");
+    static const double st10[11] = {0, 1, 2, 3, 4, 5, 2, 3, 4, 5, 6};
+    static const double dca13[14] = {0, 1, 2, 3, 4, 5, 6, 7, 3, 4, 5, 6, 7, 8};
+    static const double dca16[17] = {0, 1, 2, 3, 4, 3, 4, 5, 6, 7, 8, 3, 4, 5, 6, 7, 8};
+    int bad = 0, bad_far = 0;
+    for (int d = 0; d <= 10; d++) {
+        bad += extend_relative(&st, 10, d) != st10[d];
+        bad_far += extend_near(&st, 10, 10 - d) != (d < 6);
+        if (d >= 6) bad_far += extend_far_qpos(&st, 10) - extend_far_kpos(&st, 10 - d) != st10[d];
+    }
+    for (int d = 0; d <= 13; d++) bad += extend_relative(&dca, 13, d) != dca13[d];
+    for (int d = 0; d <= 16; d++) {
+        bad += extend_relative(&dca, 16, d) != dca16[d];
+        if (!extend_near(&dca, 16, 16 - d))
+            bad_far += extend_far_qpos(&dca, 16) - extend_far_kpos(&dca, 16 - d) != dca16[d];
+    }
+    /* query 13 (1 into its chunk, below W): its previous chunk is near; query 16 (4 in): it is far */
+    bad_far += !extend_near(&dca, 13, 6) || extend_near(&dca, 13, 5) || extend_near(&dca, 16, 11) ||
+               !extend_near(&dca, 16, 12);
+    CHECK(!bad && !bad_far, "STRING and DCA relative positions match the hand tables (%d wrong, far branch %d)", bad,
+          bad_far);
+    /* defaults from L = 48: STRING S 16, W 3; DCA C 36, W 3; at L = 8: S 2, W 1; C 6, W 0 */
+    static const struct {
+        const char *name;
+        int L, window, local, chunk;
+    } defaults[] = {{"string", 48, 16, 3, 0}, {"dca", 48, 33, 3, 36}, {"string", 8, 2, 1, 0}, {"dca", 8, 6, 0, 6},
+                    {"string", 3072, 1024, 192, 0}, {"dca", 4096, 2816, 256, 3072}};
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+        int rc = extend_parse(defaults[i].name, &e) == 1 ? extend_resolve(&e, defaults[i].L) : -1;
+        CHECK(rc == 0 && e.window == defaults[i].window && e.local == defaults[i].local && e.chunk == defaults[i].chunk,
+              "%s at L = %d: window %d local %d chunk %d (%s)", defaults[i].name, defaults[i].L, e.window, e.local,
+              e.chunk, rc ? pelab_errmsg : "");
+    }
+    CHECK(extend_parse("string", &e) == 1 && extend_resolve(&e, 4) == -1 && strstr(pelab_errmsg, "string:S:W"),
+          "string at L = 4 is refused: %s", pelab_errmsg);
+    static const struct {
+        const char *text, *needle;
+    } bad_texts[] = {{"string:4:4", "must be below S"}, {"string:0:1", "the shift"}, {"string:5", "local window"},
+                     {"string:5:-1", "local window"},   {"dca:4:4", "must be below C"}, {"dca:0:0", "chunk size"},
+                     {"dca:8", "local window"},         {"dca:8:2:1", "too many"},     {"string:6:2:", "empty"}};
+    for (size_t i = 0; i < sizeof bad_texts / sizeof bad_texts[0]; i++) {
+        int rc = extend_parse(bad_texts[i].text, &e);
+        CHECK(rc == -1 && strstr(pelab_errmsg, bad_texts[i].needle) && strstr(pelab_errmsg, bad_texts[i].text) &&
+                  !strchr(pelab_errmsg, '\n'),
+              "%s is refused in one line naming '%s' (rc %d: %s)", bad_texts[i].text, bad_texts[i].needle, rc,
+              pelab_errmsg);
+    }
+    /* on a model the defaults are set from its L and written out */
+    Model m;
+    tiny_model(&m, "rope", 2, 0, 3);
+    char lengths[256];
+    int rc = pos_set_scale(&m.pos, "dca");
+    pos_lengths(&m.pos, lengths, sizeof lengths);
+    CHECK(rc == 0 && strstr(lengths, "extension method dca:6:0"), "dca on L = 8: %s", rc ? pelab_errmsg : lengths);
+    model_free(&m);
 }
 
 /* relative positions from tables worked by hand, and the far branch's positions agreeing with them */
@@ -140,6 +214,12 @@ static double ref_relative(const char *method, int i, int j) {
     if (strcmp(method, "selfextend:2:4") == 0) return d < 4 ? d : i / 2 - j / 2 + 4 - 4 / 2;
     if (strcmp(method, "rerope:5") == 0) return d < 5 ? d : 5;
     if (strcmp(method, "leaky-rerope:3:4") == 0) return d < 3 ? d : 3 + (d - 3) / 4.0;
+    if (strcmp(method, "string:6:2") == 0) return d < 6 ? d : d - 6 + 2; /* STRING, S 6, W 2 */
+    if (strcmp(method, "dca:8:2") == 0) { /* ChunkLlama's position ids, chunk_size 8, local_window 2 */
+        int c = 8 - 2, qc = i / c, kc = j / c, q_intra = i % c, q_succ = i % c + c < 8 ? i % c + c : 8;
+        int q_inter = 2 * c - 1 < 8 ? 2 * c - 1 : 8;
+        return (qc == kc ? q_intra : qc == kc + 1 ? q_succ : q_inter) - j % c;
+    }
     return d;
 }
 
@@ -209,8 +289,8 @@ static void extend_reference_one(const char *spec, const char *method) {
 }
 
 static void extend_reference(void) {
-    static const char *methods[] = {"selfextend:2:4", "rerope:5", "leaky-rerope:3:4"};
-    for (int i = 0; i < 3; i++) {
+    static const char *methods[] = {"selfextend:2:4", "rerope:5", "leaky-rerope:3:4", "string:6:2", "dca:8:2"};
+    for (int i = 0; i < 5; i++) {
         extend_reference_one("rope", methods[i]);
         extend_reference_one("rope:layout=half", methods[i]);
     }
@@ -274,13 +354,17 @@ static void extend_kvcache_one(const char *spec, const char *method) {
 static void extend_kvcache(void) {
     static const char *specs[] = {"rope", "rope:layout=half,fraction=0.5", "rope:scale=pi:2", "xpos", "fope",
                                   "rope+logn", "rope+nope@1"};
-    static const char *methods[] = {"selfextend:3:6", "rerope:6", "leaky-rerope:4:3"};
+    static const char *methods[] = {"selfextend:3:6", "rerope:6", "leaky-rerope:4:3", "string:6:2", "dca:8:2"};
     for (int s = 0; s < 7; s++)
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 5; k++) {
             /* leaky brings pi:K: not on a model with a rule, nor on fope (no rules) */
             if (k == 2 && (strstr(specs[s], "scale") || strcmp(specs[s], "fope") == 0)) continue;
             extend_kvcache_one(specs[s], methods[k]);
         }
+    extend_kvcache_one("rope", "string"); /* the defaults at L = 8: string:2:1, dca:6:0 */
+    extend_kvcache_one("rope", "dca");
+    extend_kvcache_one("pope", "string:6:2"); /* PoPE's map, exact at any position pair, under both */
+    extend_kvcache_one("pope", "dca:8:2");
 }
 
 static void extend_refusals(void) {
@@ -369,6 +453,7 @@ void test_extend(void) {
     every_method_in_the_table();
     extend_texts();
     extend_tables();
+    string_and_dca();
     extend_reference();
     extend_kvcache();
     extend_refusals();

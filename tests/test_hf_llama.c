@@ -77,6 +77,7 @@ static void refusals(void) {
         {"rope:max_period=4", "HoPE"},
         {"rope+logn", "length-scaled attention"},
         {"rope+nope@1", "NoPE layers"},
+        {"rope+sinks", "attention sinks"},
         {"rope:scale=dynatan", "DynaTan"},
     };
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {

@@ -377,7 +377,7 @@ static void test_import_errors_and_round_trip(void) {
     }
     /* models llama2.c's runner would compute differently are refused, naming the reason */
     static const char *const refused[] = {"alibi", "rope:layout=half", "rope:base=500", "rope:scale=pi:2", "learned",
-                                          "learned:max_len=16", "rope+nope@1", "rope+temp", "rope+ssmax"};
+                                          "learned:max_len=16", "rope+nope@1", "rope+temp", "rope+ssmax", "rope+sinks"};
     for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
         Model m;
         tiny_model(&m, refused[k], 4, 1, 3);

@@ -32,10 +32,14 @@ static void sublayer(PosCtx *pc, const float *x0, const float *wq, const float *
         pc->scheme->qk_forward(pc, q, pos, N, H, 0, 0);
         pc->scheme->qk_forward(pc, k, pos, N, H, 1, 0);
     }
+    float gates[N * H]; /* a gate scheme (FoX): the running sums from the rows, as block_forward */
+    int gated = pos_has_gate(pc, 0);
+    if (gated) pos_gate_forward(pc, 0, x, N, 0, NULL, gates);
     for (int h = 0; h < H; h++) {
         AttnHead a = {.q = q + h * HD, .k = k + h * HD, .v = v + h * HD, .out = out + h * HD, .probs = probs,
                       .ldq = D, .ldkv = D, .qpos = pos, .kpos = pos, .nq = N, .nk = N,
-                      .q_offset = N /* >= nk: no causal mask */, .hd = HD, .head = h, .layer = 0};
+                      .q_offset = N /* >= nk: no causal mask */, .hd = HD, .head = h, .layer = 0,
+                      .gate = gated ? gates + h : NULL, .ldg = H};
         attention_head_forward(&a, pc);
     }
 }

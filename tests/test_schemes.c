@@ -43,7 +43,8 @@ static void capabilities(void) {
             CHECK(0, "%s: default spec: %s", s->name, pelab_errmsg);
             continue;
         }
-        int positional = s->input_forward || s->qk_forward || s->bias_row || s->content_row; /* CoPE: order */
+        /* CoPE, FoX: order from the row's gates */
+        int positional = s->input_forward || s->qk_forward || s->bias_row || s->content_row || s->gate_forward;
         CHECK(pos_find(s->name) == s && pos_find_spec(s->name) == s, "%s: found by name", s->name);
         CHECK(has(s, POS_CAP_POSITION_FREE) == !positional, "%s: position-free iff no hook sees a position", s->name);
         CHECK(has(s, POS_CAP_ROTARY) == !!s->qk_forward, "%s: rotary iff it maps q and k", s->name);

@@ -138,7 +138,7 @@ static void bench_model_create(Model *m, const BenchConfig *bc, const char *spec
 static double forward_flops_per_token(const Model *m, int len) {
     size_t matmul_params = m->n_params - m->tensors[T_ATTN_NORM].numel - m->tensors[T_MLP_NORM].numel -
                            m->tensors[T_FINAL_NORM].numel - m->tensors[T_POS].numel -
-                           m->tensors[T_ATTN_SCALE].numel;
+                           m->tensors[T_ATTN_SCALE].numel - m->tensors[T_SINKS].numel;
     return 2.0 * matmul_params + 2.0 * m->cfg.n_layers * m->cfg.dim * (len + 1.0);
 }
 

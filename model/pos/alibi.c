@@ -43,7 +43,7 @@ static void alibi_bias_row(const PosCtx *pc, float *row, int qpos, const int *kp
 const PosScheme pos_alibi = {
     .name = "alibi",
     /* with Qwen's log-n query scaling past 3 positions (a modifier: attn_scale.h) */
-    .test_specs = {"alibi+logn:len=3", "alibi+temp:scale=0.2+nope@1"},
+    .test_specs = {"alibi+logn:len=3", "alibi+temp:scale=0.2+nope@1", "alibi+sinks:init=0.5+nope@1"},
     .prepare = alibi_prepare,
     .bias_row = alibi_bias_row,
 };

@@ -92,6 +92,90 @@ static void leaky_far_rule(const PosExtend *e, RopeRule *r) {
     *r = (RopeRule){.def = rope_rule_find("pi"), .s = e->leak};
 }
 
+/* --- string[:S:W] ------------------------------------------------------------------------------ */
+
+static int string_check(const char *text, const PosExtend *e) {
+    if (e->local >= e->window)
+        return pelab_fail("%s: W = %d must be below S = %d (the shifted distances start at W)", text, e->local,
+                          e->window);
+    return 0;
+}
+
+static int string_parse(const char *text, const char **p, PosExtend *e) {
+    if (next_int(text, p, "S, the shift", 1, 1 << 24, &e->window) != 0 ||
+        next_int(text, p, "W, the local window", 0, 1 << 24, &e->local) != 0)
+        return -1;
+    char what[96];
+    snprintf(what, sizeof what, "--scale %s", text);
+    return string_check(what, e);
+}
+
+/* S = L / 3, W = L / 16 (extend.h) */
+static int string_defaults(PosExtend *e, int train_len) {
+    e->window = train_len / 3;
+    e->local = train_len / 16 > 1 ? train_len / 16 : 1;
+    if (e->window < 2)
+        return pelab_fail("--scale string: the training length L = %d is too short for S = L / 3 > W >= 1; give "
+                          "string:S:W", train_len);
+    return string_check("--scale string", e);
+}
+
+static void string_describe(const PosExtend *e, char *buf, size_t n) {
+    if (e->window) snprintf(buf, n, "string:%d:%d", e->window, e->local);
+    else snprintf(buf, n, "string");
+}
+
+static int string_far_qpos(const PosExtend *e, int pos) { return pos - e->window + e->local; }
+static double string_relative(const PosExtend *e, int i, int d) {
+    (void)i;
+    return d - e->window + e->local;
+}
+
+/* --- dca[:C:W] ---------------------------------------------------------------------------------- */
+
+static int dca_check(const char *text, PosExtend *e) {
+    if (e->local >= e->chunk)
+        return pelab_fail("%s: W = %d must be below C = %d (chunks of C - W tokens)", text, e->local, e->chunk);
+    e->window = e->chunk - e->local; /* c: a query before it has no far key */
+    return 0;
+}
+
+static int dca_parse(const char *text, const char **p, PosExtend *e) {
+    if (next_int(text, p, "C, the chunk size", 1, 1 << 24, &e->chunk) != 0 ||
+        next_int(text, p, "W, the local window", 0, 1 << 24, &e->local) != 0)
+        return -1;
+    char what[96];
+    snprintf(what, sizeof what, "--scale %s", text);
+    return dca_check(what, e);
+}
+
+/* the authors' code: C = 3L / 4, W = L / 16 */
+static int dca_defaults(PosExtend *e, int train_len) {
+    e->chunk = train_len * 3 / 4, e->local = train_len / 16;
+    if (e->chunk < 1) return pelab_fail("--scale dca: the training length L = %d is too short; give dca:C:W", train_len);
+    return dca_check("--scale dca", e);
+}
+
+static void dca_describe(const PosExtend *e, char *buf, size_t n) {
+    if (e->chunk) snprintf(buf, n, "dca:%d:%d", e->chunk, e->local);
+    else snprintf(buf, n, "dca");
+}
+
+/* the query's own chunk (intra), or the previous one while the successive position i mod c + c
+ * stays below C (then it is the real distance) */
+static int dca_near(const PosExtend *e, int qpos, int kpos) {
+    int c = e->window, cq = qpos / c, ck = kpos / c;
+    return cq == ck || (cq == ck + 1 && qpos % c < e->local);
+}
+
+static int dca_inter_qpos(const PosExtend *e) {
+    int c = e->window;
+    return 2 * c - 1 < e->chunk ? 2 * c - 1 : e->chunk;
+}
+static int dca_far_qpos(const PosExtend *e, int pos) { (void)pos; return dca_inter_qpos(e); }
+static int dca_far_kpos(const PosExtend *e, int pos) { return pos % e->window; }
+static double dca_relative(const PosExtend *e, int i, int d) { return dca_inter_qpos(e) - (i - d) % e->window; }
+
 /* --- stream:S:W --------------------------------------------------------------------------------- */
 
 static int stream_parse(const char *text, const char **p, PosExtend *e) {
@@ -124,6 +208,16 @@ static const ExtendMethod METHODS[] = {
      .summary = "slope 1/K past W", .parse = leaky_parse, .describe = leaky_describe, .far_qpos = leaky_far_qpos,
      .far_relative = leaky_relative, .far_rule = leaky_far_rule, .far_usage = "pi:K",
      .refuse_no_rules = "takes no scaling rule, and leaky-rerope divides the frequencies by K with one (pi:K)"},
+    {.name = "string", .usage = "string[:S:W]", .args = "shift S >= 1, local window 0 <= W < S (default L/3, L/16)",
+     .summary = "STRING: exact below S, distance d - S + W from S on; default S = L/3, W = L/16",
+     .example = "string:21:4",
+     .parse = string_parse, .describe = string_describe, .far_qpos = string_far_qpos, .far_relative = string_relative,
+     .defaults = string_defaults},
+    {.name = "dca", .usage = "dca[:C:W]", .args = "chunk size C >= 1, local window 0 <= W < C (default 3L/4, L/16)",
+     .summary = "Dual Chunk Attention: chunks of C - W, intra-, successive- and inter-chunk positions; default C = "
+                "3L/4, W = L/16",
+     .example = "dca:12:3", .parse = dca_parse, .describe = dca_describe, .far_qpos = dca_far_qpos, .far_kpos = dca_far_kpos,
+     .far_relative = dca_relative, .near = dca_near, .defaults = dca_defaults},
     {.name = "stream", .usage = "stream:S:W", .args = "S >= 0 sink tokens, W >= 1 recent tokens",
      .summary = "StreamingLLM: S sink tokens and the W before the query in a sliding cache, the query sees S + W + "
                 "1 keys, positions = cache slots",
@@ -155,6 +249,10 @@ int extend_parse(const char *text, PosExtend *e) {
     for (int i = 0; i < N_METHODS; i++)
         if (strlen(METHODS[i].name) == len && strncmp(text, METHODS[i].name, len) == 0) m = &METHODS[i];
     if (!m) return 0;
+    if (!text[len] && m->defaults) { /* its arguments from the training length (extend_resolve) */
+        e->method = m;
+        return 1;
+    }
     if (!text[len]) return pelab_fail("--scale %s: needs its arguments: %s (%s)", text, m->usage, m->args);
     if (text[strlen(text) - 1] == ':') /* every argument reads up to a ':': a last one would pass as none */
         return pelab_fail("--scale %s: an empty argument after the last ':': expected %s (%s)", text, m->usage, m->args);
@@ -183,8 +281,17 @@ int extend_far_kpos(const PosExtend *e, int pos) {
     return extend_two_branch(e) && e->method->far_kpos ? e->method->far_kpos(e, pos) : pos;
 }
 
+int extend_near(const PosExtend *e, int qpos, int kpos) {
+    return e->method && e->method->near ? e->method->near(e, qpos, kpos) : qpos - kpos < e->window;
+}
+
+int extend_resolve(PosExtend *e, int train_len) {
+    if (!e->method || !e->method->defaults || e->window) return 0;
+    return e->method->defaults(e, train_len);
+}
+
 double extend_relative(const PosExtend *e, int i, int d) {
-    if (!extend_two_branch(e) || d < e->window) return d;
+    if (!extend_two_branch(e) || extend_near(e, i, i - d)) return d;
     return e->method->far_relative(e, i, d);
 }
 

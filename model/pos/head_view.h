@@ -26,6 +26,12 @@ typedef struct {
     float *copy_scratch;
     int nq, nk, q_offset;
     int kstart;              /* keys before this index are padding (left-padded batches): never attended */
+    /* NULL, or a gate scheme's (FoX's) running sums c of this head, one per key (stride ldg; query
+     * i's own at key index q_offset + i): pos_score_block adds c_i - c_j; dgate (NULL: not wanted,
+     * same layout) += the scores' gradient with respect to them */
+    const float *gate;
+    float *dgate;
+    int ldg;
     int window;              /* > 0: a query sees only keys fewer than this many positions behind it
                               * (qpos - kpos < window: Mistral's sliding window); 0: all */
     int hd, head, layer;

@@ -39,6 +39,8 @@ void pos_help(char *buf, size_t n, const char *indent) {
     /* the modifiers any scheme takes after a '+' (attn_scale.h), then the NoPE layers (spec.c) */
     char mods[1024];
     attn_scale_help(mods, sizeof mods, indent);
+    pos_put(buf, n, &used, "%s", mods);
+    sinks_help(mods, sizeof mods, indent);
     pos_put(buf, n, &used, "%s\n%s%-11s %-24s %s", mods, indent, "SPEC+nope@L", "L1,L2,...",
             "these 0-based layers skip the scheme (rotary, bias schemes); W = nope: logn, temp only there");
 }

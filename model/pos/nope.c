@@ -4,4 +4,5 @@
 const PosScheme pos_nope = {
     .name = "nope",
     .caps = POS_CAP_POSITION_FREE,
+    .test_specs = {"nope+sinks:init=0.2"}, /* learned sinks keep it position-free (sinks.h) */
 };

@@ -65,6 +65,10 @@ void pos_layer_backward(const PosCtx *pc, int layer, const PosLayerGrads *g) {
         }
         attn_scale_apply(&pc->attn_scale, g->dq, g->pos, n, H, g->head_dim, layer); /* q' = f q: dq = f dq' */
     }
+    if (ps->qk_backward_mapped && pos_layer_active(pc, layer)) {
+        ps->qk_backward_mapped(pc, g->dq, g->q_mapped, g->pos, n, H, 0, layer, g->dpos);
+        ps->qk_backward_mapped(pc, g->dk, g->k_mapped, g->pos, n, g->n_kv_heads, 1, layer, g->dpos);
+    }
     if (ps->qk_backward && pos_layer_active(pc, layer)) {
         ps->qk_backward(pc, g->dq, g->pos, n, H, 0, layer);
         ps->qk_backward(pc, g->dk, g->pos, n, g->n_kv_heads, 1, layer);
@@ -98,6 +102,10 @@ static void merge_far(const PosCtx *pc, const AttnHead *h, const ScoreBlock *b) 
     }
 }
 
+/* the key index of query i's own row: q_offset + i, or without a causal mask (q_offset >= nk) the
+ * queries are the last nq keys */
+static int own_key(const AttnHead *h, int i) { return (h->q_offset < h->nk ? h->q_offset : h->nk - h->nq) + i; }
+
 void pos_score_block(const PosCtx *pc, const AttnHead *h, const ScoreBlock *b) {
     if (h->q2 && h->copy_scratch) merge_far(pc, h, b);
     if (!pc || !pos_layer_active(pc, h->layer)) return; /* +nope@: no position in this layer */
@@ -109,6 +117,13 @@ void pos_score_block(const PosCtx *pc, const AttnHead *h, const ScoreBlock *b) {
             if (n <= 0) continue;
             if (b->raw) memcpy(b->raw + (size_t)(i - b->i0) * b->lds + ks, row, (size_t)n * sizeof(float));
             pc->scheme->content_row(pc, row, h->q + (size_t)i * h->ldq, n, h->head, h->layer);
+        }
+    if (h->gate) /* FoX: + c_i - c_j, the log forget gates between key and query summed */
+        for (int i = b->i0; i < b->i1; i++) {
+            int end = head_visible_end(h, i);
+            float ci = h->gate[(size_t)own_key(h, i) * h->ldg];
+            float *row = b->S + (size_t)(i - b->i0) * b->lds;
+            for (int j = ks; j < end; j++) row[j] += ci - h->gate[(size_t)j * h->ldg];
         }
     if (pc->scheme->bias_row)
         for (int i = b->i0; i < b->i1; i++) {
@@ -130,6 +145,14 @@ int pos_score_has_grad(const PosCtx *pc) {
 void pos_score_row_backward(const PosCtx *pc, const AttnHead *h, const PosRowGrad *g) {
     if (!pc || !pos_layer_active(pc, h->layer)) return;
     const PosScheme *ps = pc->scheme;
+    if (h->dgate) { /* d(c_i - c_j): + the row's sum at the query's own key, - each entry at its key */
+        float sum = 0.0f, *dg = h->dgate;
+        for (int j = 0; j < g->n; j++) {
+            sum += g->drow[j];
+            dg[(size_t)(g->first + j) * h->ldg] -= g->drow[j];
+        }
+        dg[(size_t)own_key(h, g->i) * h->ldg] += sum;
+    }
     if (g->dpos && ps->bias_backward)
         ps->bias_backward(pc, g->drow, h->qpos[g->i], h->kpos + g->first, g->n, h->head, h->layer, g->dpos);
     /* the content bias's gradient flows into the scores themselves (and q), parameters or not */
@@ -137,6 +160,27 @@ void pos_score_row_backward(const PosCtx *pc, const AttnHead *h, const PosRowGra
         ps->content_backward(pc, &(PosContentGrad){.drow = g->drow, .scores = g->raw,
                                                    .q = h->q + (size_t)g->i * h->ldq, .dq = g->dq, .dparams = g->dpos,
                                                    .nk = g->n, .head = h->head, .layer = h->layer});
+}
+
+int pos_has_gate(const PosCtx *pc, int layer) { return pc && pc->scheme->gate_forward && pos_layer_active(pc, layer); }
+
+void pos_gate_forward(const PosCtx *pc, int layer, const float *x, int n, int n_pad, const float *prev, float *c) {
+    int H = pc->n_heads;
+    pc->scheme->gate_forward(pc, layer, x, n, c); /* log f in place, then summed down the rows */
+    for (size_t i = 0; i < (size_t)(n_pad < n ? n_pad : n) * H; i++) c[i] = 0.0f;
+    for (int t = 0; t < n; t++)
+        for (int h = 0; h < H; h++) c[(size_t)t * H + h] += t ? c[(size_t)(t - 1) * H + h] : prev ? prev[h] : 0.0f;
+}
+
+void pos_gate_backward(const PosCtx *pc, int layer, const float *x, int n, float *dc, float *dx, float *dparams) {
+    int H = pc->n_heads;
+    for (int t = n - 2; t >= 0; t--) /* c_t sums logf_l for l <= t: d logf_l = sum_{t >= l} dc_t */
+        for (int h = 0; h < H; h++) dc[(size_t)t * H + h] += dc[(size_t)(t + 1) * H + h];
+    pc->scheme->gate_backward(pc, layer, x, dc, n, dx, dparams);
+}
+
+float pos_sink_logit(const PosCtx *pc, int layer, int head) {
+    return pc ? sinks_logit(&pc->sinks, layer, head, pc->n_heads) : -INFINITY;
 }
 
 PosCachePolicy pos_cache_policy(const PosCtx *pc) { return extend_cache_policy(&pc->extend); }

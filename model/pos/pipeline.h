@@ -7,6 +7,9 @@
  *                      +ssmax); pos_key_copies says how many copies of the keys a cache keeps
  *   pos_score_block    a block of one head's scores adjusted: far-branch scores merged in, the
  *                      content bias (CoPE), the score bias (ALiBi, T5, KERPLE, FIRE)
+ *   pos_gate_forward   a gate scheme's running sums of log forget gates (FoX), whose differences
+ *                      pos_score_block adds to the scores
+ *   pos_sink_logit     the learned sink's logit in a head's softmax denominator (+sinks)
  *   pos_layer_backward the gradient of pos_layer_map's queries and keys (one copy: training)
  *   pos_cache_policy   what a KV cache must do for the extension method (StreamingLLM's slide)
  * Adding an extension method touches model/pos alone: extend.c names its positions, these
@@ -54,6 +57,8 @@ typedef struct {
     float *dk;            /* [n, n_kv_heads * head_dim]: the same for the keys */
     float *q_proj;        /* the projected queries (pos_backward_needs_q, else unused; clobbered: mapped in place) */
     float *d_attn_scale;  /* the layer's +ssmax gradient [n_heads] (accumulated when learned) */
+    const float *q_mapped, *k_mapped; /* the forward's mapped q, k (a scheme's qk_backward_mapped; else unused) */
+    float *dpos;          /* NULL, or += the scheme's parameters' gradient (qk_backward_mapped) */
     const int *pos;       /* [n] the rows' position ids */
     int n, n_heads, n_kv_heads, head_dim;
 } PosLayerGrads;
@@ -82,6 +87,22 @@ typedef struct {
 } PosRowGrad;
 
 void pos_score_row_backward(const PosCtx *pc, const AttnHead *h, const PosRowGrad *g);
+
+/* the learned sink logit of one head of one layer (+sinks, sinks.h): attention adds exp of it to
+ * every softmax denominator of that head; -INFINITY without sinks (pc NULL too). The sink's
+ * gradient from one query's row is -sum_j drow[j] (drow: d(loss)/d(scores), PosRowGrad's). */
+float pos_sink_logit(const PosCtx *pc, int layer, int head);
+
+/* A gate scheme (FoX, the scheme's gate_forward): 1 when layer `layer` has one */
+int pos_has_gate(const PosCtx *pc, int layer);
+/* one sequence's n rows: c[t, h] = prev[h] + sum_{l <= t} logf[l, h] with logf from the rows' layer
+ * input x [n, dim]; prev NULL: 0 (the sequence starts here), else the running sums of the key
+ * before the rows (a KV cache's last). The first n_pad rows are left padding: their gates count as
+ * open (log f = 0), so the real rows' sums are bit for bit those of the sequence alone. */
+void pos_gate_forward(const PosCtx *pc, int layer, const float *x, int n, int n_pad, const float *prev, float *c);
+/* its backward for one whole sequence (training: prev NULL): dc [n, H] the gradient of the sums,
+ * clobbered; dx [n, dim] += the inputs' gradient, dparams += the parameters' */
+void pos_gate_backward(const PosCtx *pc, int layer, const float *x, int n, float *dc, float *dx, float *dparams);
 
 /* What a KV cache does for the model's extension method (PosCachePolicy, extend.h). */
 PosCachePolicy pos_cache_policy(const PosCtx *pc);

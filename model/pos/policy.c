@@ -33,14 +33,20 @@ const char *pos_extend_refusal(const PosScheme *s, const PosExtend *e) {
     const ExtendMethod *m = e->method;
     if (!m) return NULL;
     if (m->refuse_input && s->input_forward) return m->refuse_input;
+    if (m->cache_policy && s->gate_forward) /* the only method with a policy slides its cache */
+        return "sums forget gates along the whole sequence, which a sliding cache would cut; decode it with a full "
+               "cache";
     if (extend_two_branch(e) && !s->qk_forward)
         return "has no q/k map whose relative positions the method could remap (rotary schemes: rope, xpos, fope)";
     if (m->refuse_no_rules && !(s->caps & POS_CAP_RULES)) return m->refuse_no_rules;
     return NULL;
 }
 
-int pos_set_extend(PosCtx *pc, const PosExtend *e) {
+int pos_set_extend(PosCtx *pc, const PosExtend *method) {
     const PosScheme *s = pc->scheme;
+    PosExtend resolved = *method; /* "string", "dca": their arguments from the training length */
+    if (extend_resolve(&resolved, pc->seq_len) != 0) return -1;
+    const PosExtend *e = &resolved;
     char name[64];
     extend_describe(e, name, sizeof name);
     const char *why = pos_extend_refusal(s, e);

@@ -5,6 +5,7 @@
  *   2. q/k transform: per-pair 2x2 map of q and k     (RoPE family, FoPE, xPos)
  *   3. score bias:   s[i][j] += b_h(pos_i, pos_j)     (ALiBi, T5, KERPLE)
  *   4. content bias: s[i][j] += c(q_i, s[i][..])       (CoPE: positions counted by gates on the scores)
+ *   5. gate bias:    s[i][j] += sum_{l in (j,i]} g(x_l)  (FoX: forget gates from the layer input)
  * Every token carries an explicit position id, so training, KV-cache decoding, sliding windows
  * and randomized positions all go through the same hooks. A NULL hook means "not used".
  * A scheme declares what it is: its options (a PosOption table that the option engine, options.c,
@@ -21,6 +22,7 @@
 #include "attn_scale.h"
 #include "extend.h"
 #include "rope_scaling.h"
+#include "sinks.h"
 
 typedef struct PosCtx PosCtx;
 
@@ -74,7 +76,7 @@ enum {
                                      * straddle a kink (the gradient checks then also try one-sided ones) */
 };
 
-enum { POS_MAX_TEST_SPECS = 12 };
+enum { POS_MAX_TEST_SPECS = 16 };
 /* the most layers a model has (config.c), and the longest canonical spec + 1 (a checkpoint's
  * metadata value holds 447 bytes, io/checkpoint.h) */
 enum { POS_MAX_LAYERS = 1024, POS_SPEC_MAX = 448 };
@@ -132,6 +134,12 @@ typedef struct PosScheme {
      *    is_key: 1 for keys, 0 for queries (schemes like xPos treat them differently). */
     void (*qk_forward)(const PosCtx *pc, float *v, const int *pos, int n, int n_heads, int is_key, int layer);
     void (*qk_backward)(const PosCtx *pc, float *dv, const int *pos, int n, int n_heads, int is_key, int layer);
+    /*    in place of qk_backward, for a map whose backward reads its own output or has parameters
+     *    (PoPE: magnitudes and phases, learned phase biases): mapped = qk_forward's output for the
+     *    same rows (training keeps it); dparams (NULL: not wanted) += its parameters' gradient.
+     *    The queries' length scale (+logn, +temp, +ssmax) would change that output: refused. */
+    void (*qk_backward_mapped)(const PosCtx *pc, float *dv, const float *mapped, const int *pos, int n, int n_heads,
+                               int is_key, int layer, float *dparams);
     /* 3. score bias for one query against nk keys of one head: row[j] += b(qpos, kpos[j]) */
     void (*bias_row)(const PosCtx *pc, float *row, int qpos, const int *kpos, int nk, int head, int layer);
     /* dparams += d(loss)/d(params) given drow = d(loss)/d(row) (the softmax-input gradient) */
@@ -145,6 +153,14 @@ typedef struct PosScheme {
     void (*content_row)(const PosCtx *pc, float *row, const float *q, int nk, int head, int layer);
     /* the backward of content_row for one query's row (PosContentGrad) */
     void (*content_backward)(const PosCtx *pc, const struct PosContentGrad *g);
+    /* 5. data-dependent gate (FoX): one log forget gate per row and head, logf[n, n_heads] (<= 0),
+     *    from the rows' layer input x [n, dim] (after the attention norm, as q, k, v see it); the
+     *    pipeline sums them along each sequence, c_t = sum_{l <= t} logf_l, and adds c_i - c_j =
+     *    sum_{l in (j, i]} logf_l to the score of query i against key j (pipeline.h) */
+    void (*gate_forward)(const PosCtx *pc, int layer, const float *x, int n, float *logf);
+    /* given dlogf [n, n_heads]: dx [n, dim] += its gradient with respect to x, dparams += its own */
+    void (*gate_backward)(const PosCtx *pc, int layer, const float *x, const float *dlogf, int n, float *dx,
+                          float *dparams);
     /* free what prepare allocated inside the state; pos_free then frees the state block itself */
     void (*release)(PosCtx *pc);
 } PosScheme;
@@ -156,6 +172,7 @@ struct PosCtx {
     const float *params; /* the scheme's learned parameters inside the model block, NULL if none */
     void *state;         /* scheme-private options and tables */
     AttnScale attn_scale; /* "+logn" / "+temp" / "+ssmax": queries scaled by their position (attn_scale.h) */
+    PosSinks sinks;       /* "+sinks": a learned logit per layer and head in the softmax's denominator (sinks.h) */
     /* "+nope@L1,L2": bit l set = layer l runs without the scheme's per-layer hooks (Llama 4's
      * interleaved NoPE layers). A fixed bitset, not an allocation: PosCtx is copied by value. */
     unsigned char nope_layers[POS_MAX_LAYERS / 8];
@@ -182,8 +199,8 @@ void pos_options_summary(const PosScheme *s, char *buf, size_t n);
 /* every scheme and its options with their help, one line each, each line starting with indent */
 void pos_help(char *buf, size_t n, const char *indent);
 
-/* Parse "NAME[:k=v,...][+MODIFIER[:k=v,...]][+nope@L1,L2,...]" (a later key overrides an earlier
- * one; the modifier is length-scaled attention, attn_scale.h; nope@ lists the 0-based layers that
+/* Parse "NAME[:k=v,...][+MODIFIER[:k=v,...]][+sinks[:init=F]][+nope@L1,L2,...]" (a later key overrides
+ * an earlier one; the modifier is length-scaled attention, attn_scale.h; sinks, sinks.h; nope@ lists the 0-based layers that
  * skip the scheme's q/k transform and score bias, in any order with the modifier) and set up pc
  * for a model of this shape. */
 int pos_init(PosCtx *pc, const char *spec, int dim, int n_heads, int n_kv_heads, int n_layers, int seq_len);
@@ -221,7 +238,7 @@ int pos_set_attn_scale(PosCtx *pc, const char *text);
 long pos_computable_position(const PosCtx *pc);
 /* "training L; accepted N|unbounded; computable N|unbounded[; extension method M]" */
 void pos_lengths(const PosCtx *pc, char *buf, size_t n);
-/* "name:k=v,...[+modifier:k=v,...][+nope@L1,L2]" with every option spelled out and the layers in
+/* "name:k=v,...[+modifier:k=v,...][+sinks:init=F][+nope@L1,L2]" with every option spelled out and the layers in
  * ascending order (the canonical spec stored in checkpoints; pos_init refuses a longer one than
  * POS_SPEC_MAX - 1) */
 void pos_spec(const PosCtx *pc, char *buf, size_t n);

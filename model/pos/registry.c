@@ -17,6 +17,8 @@
     X(fope)            \
     X(cope)            \
     X(fire)            \
+    X(fox)             \
+    X(pope)            \
     /* a new scheme: one X(name) line above this one */
 
 #define DECLARE(name) extern const PosScheme pos_##name;

@@ -102,7 +102,9 @@ const PosScheme pos_rope = {
                    /* dynamic: the shared checks leave out the KV cache (test_rope_scaling.c decodes past L) */
                    "rope:scale=dynamic-ntk:2,fraction=0.5",
                    /* a NoPE layer (Llama 4, RNoPE); SSMax's learned s */
-                   "rope+nope@1", "rope+ssmax"},
+                   "rope+nope@1", "rope+ssmax",
+                   /* gpt-oss's learned sinks (sinks.h) */
+                   "rope+sinks:init=-0.5"},
     .prepare = rope_prepare,
     .reserve = rope_reserve,
     .qk_dynamic_from = rope_dynamic_from,

@@ -26,7 +26,7 @@ static size_t write_spec(const PosCtx *pc, char *buf, size_t n);
 /* "nope@L1,L2,...": the 0-based layers without the scheme's per-layer hooks */
 static int parse_nope_layers(PosCtx *pc, const char *list) {
     const PosScheme *s = pc->scheme;
-    if (!s->qk_forward && !s->bias_row)
+    if (!s->qk_forward && !s->bias_row && !s->gate_forward)
         return pelab_fail("+nope@%s: %s has no per-layer hook to switch off (%s); NoPE layers need a rotary or "
                           "score-bias scheme",
                           list, s->name, s->input_forward ? "its positions are added once, at the input" : "no positions");
@@ -46,17 +46,20 @@ static int parse_nope_layers(PosCtx *pc, const char *list) {
     }
 }
 
-/* the '+' parts after the scheme: at most one attention modifier, at most one nope@ list */
+/* the '+' parts after the scheme: at most one attention modifier, sinks, at most one nope@ list */
 static int parse_parts(PosCtx *pc, char *parts) {
     char *save = NULL, modifier[64] = "", *tok;
     int has_nope = 0;
     size_t len = strlen(parts);
     if (len == 0 || parts[len - 1] == '+' || strstr(parts, "++"))
-        return pelab_fail("an empty '+' part (expected +logn, +temp, +ssmax or +nope@L1,L2)");
+        return pelab_fail("an empty '+' part (expected +logn, +temp, +ssmax, +sinks or +nope@L1,L2)");
     for (tok = strtok_r(parts, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
         if (!strncmp(tok, "nope@", 5)) {
             if (has_nope++) return pelab_fail("+nope@ given twice: list every NoPE layer in one +nope@L1,L2");
             if (parse_nope_layers(pc, tok + 5) != 0) return -1;
+        } else if (!strncmp(tok, "sinks", 5) && (!tok[5] || tok[5] == ':')) {
+            if (pc->sinks.on) return pelab_fail("+sinks given twice");
+            if (sinks_parse(&pc->sinks, tok) != 0) return -1;
         } else if (!strcmp(tok, "nope")) {
             return pelab_fail("+nope: expected +nope@L1,L2 (the 0-based layers without position encoding)");
         } else {
@@ -66,11 +69,15 @@ static int parse_parts(PosCtx *pc, char *parts) {
             snprintf(modifier, sizeof modifier, "%.*s", (int)strcspn(tok, ":"), tok);
         }
     }
+    if (pc->attn_scale.kind != ATTN_SCALE_NONE && pc->scheme->qk_backward_mapped)
+        return pelab_fail("+%s on %s: its backward reads the mapped queries, which the length scale changes", modifier,
+                          pc->scheme->name);
     if (pc->attn_scale.nope_only && !has_nope)
         return pelab_fail("+%s:layers=nope: the model has no NoPE layers (add +nope@L1,L2)", modifier);
     /* SSMax multiplies the whole logit vector; pelab scales the queries, which is that only when
      * the logits are q.k alone */
-    if (pc->attn_scale.kind == ATTN_SCALE_SSMAX && (pc->scheme->bias_row || pc->scheme->content_row))
+    if (pc->attn_scale.kind == ATTN_SCALE_SSMAX &&
+        (pc->scheme->bias_row || pc->scheme->content_row || pc->scheme->gate_forward))
         return pelab_fail("+ssmax on %s: SSMax scales the whole logit vector, the score bias included, and pelab "
                           "scales only the queries (q.k): use a scheme without a score bias (rope, nope, ...)",
                           pc->scheme->name);
@@ -158,6 +165,8 @@ static size_t write_spec(const PosCtx *pc, char *buf, size_t n) {
     }
     char mod[96];
     attn_scale_spec(&pc->attn_scale, mod, sizeof mod);
+    pos_put(buf, n, &used, "%s", mod);
+    sinks_spec(&pc->sinks, mod, sizeof mod);
     pos_put(buf, n, &used, "%s", mod);
     int first = 1;
     for (int l = 0; l < pc->n_layers && l < POS_MAX_LAYERS; l++)

@@ -67,8 +67,23 @@ static void run_hooks(PosCtx *pc, const char *spec) {
                 s->qk_forward(pc, x, pos, n, heads, is_key, l);
                 check_finite(x, (size_t)n * heads * hd, is_key ? "k" : "q", spec);
                 if (s->qk_backward) s->qk_backward(pc, x, pos, n, heads, is_key, l);
+                if (s->qk_backward_mapped) { /* its own output as the forward's, x as the gradient */
+                    float *y = malloc(sizeof(float) * (size_t)n * heads * hd);
+                    memcpy(y, x, sizeof(float) * (size_t)n * heads * hd);
+                    s->qk_backward_mapped(pc, x, y, pos, n, heads, is_key, l, np ? dparams : NULL);
+                    free(y);
+                }
                 check_finite(x, (size_t)n * heads * hd, is_key ? "dk" : "dq", spec);
             }
+    if (s->gate_forward)
+        for (int l = 0; l < pc->n_layers; l++) {
+            float *c = malloc(sizeof(float) * (size_t)n * H);
+            for (int i = 0; i < n * D; i++) x[i] = 0.5f - 0.01f * (float)(i % 97);
+            s->gate_forward(pc, l, x, n, c);
+            check_finite(c, (size_t)n * H, "log forget gates", spec);
+            if (s->gate_backward) s->gate_backward(pc, l, x, c, n, NULL, np ? dparams : NULL);
+            free(c);
+        }
     if (s->bias_row) {
         float row[N], drow[N];
         for (int l = 0; l < pc->n_layers; l++)

@@ -127,12 +127,16 @@ for r in none pi:4 ntk:4 dynamic-ntk dynamic-ntk:2 yarn:4 llama3:8 dynatan dynat
     seed_spec rope "$r"
     seed_spec "xpos:scale=$r" "$r"
 done
-for m in selfextend:4:16 rerope:32 leaky-rerope:16:3 stream:4:60; do
+for m in selfextend:4:16 rerope:32 leaky-rerope:16:3 stream:4:60 string string:21:4 dca dca:48:3; do
     seed_spec rope "$m"
     seed_spec "xpos:layout=half" "$m"
     seed_spec alibi "$m"
 done
 seed_spec fope rerope:8
+seed_spec "rope+sinks:init=0.5" dca
+seed_spec "fox:bias=2+nope@1" none
+seed_spec "fox+sinks" stream:2:8
+seed_spec "pope:base=500+sinks" string:12:2
 printf 'rope:fraction=0.5\000pi:1.5\n\001' >"$OUT/pos_spec/shape1"
 printf 'fope:seed=7\npi:2\n\002' >"$OUT/pos_spec/shape2"
 
