@@ -3,10 +3,11 @@
  * sgemv's setup and its blocking for long rows cost more than the arithmetic there, and a dot
  * product of 24 floats per key is mostly its horizontal sum. With AVX2 and FMA (hd a multiple of
  * 8), eight keys go at once and their eight sums are folded together in registers, and the weighted
- * sum keeps the whole output row in registers across the keys; elsewhere (other CPUs, arm64, any
- * hd) plain loops that the compiler vectorizes. A bf16 KV cache's rows are widened to float32 as they
- * are loaded (exact: bf16 is float32's upper half). The order of operations is fixed for a given build:
- * results do not depend on the thread count. */
+ * sum keeps the whole output row in registers across the keys; with NEON (hd a multiple of 4) four
+ * keys; elsewhere (other CPUs, any hd) plain loops that the compiler vectorizes. The set is chosen
+ * at run time (core/kernels.h). A bf16 KV cache's rows are widened to float32 as they
+ * are loaded (exact: bf16 is float32's upper half). The order of operations is fixed for a given kernel
+ * set: results do not depend on the thread count. */
 #ifndef PELAB_DOT_ROWS_H
 #define PELAB_DOT_ROWS_H
 

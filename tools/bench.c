@@ -17,6 +17,7 @@
 #include "../core/blas.h"
 #include "../core/cpu.h"
 #include "../core/error.h"
+#include "../core/kernels.h"
 #include "../core/mem.h"
 #include "../core/rng.h"
 #include "../core/sys.h"
@@ -484,6 +485,7 @@ static void json_write(FILE *f, const char *path, const char *spec, int threads,
     json_field(f, ", ", "blas_core", core ? core : "unknown");
     json_field(f, ", ", "blas_kernels", blas_family_name(blas_family(core)));
     json_field(f, ", ", "cpu_isa", isa_s);
+    json_field(f, ", ", "kernels", kernels()->name);
     fprintf(f, ", \"env\": {");
     for (int i = 0, any = 0; i < N_THREAD_ENV; i++)
         if (getenv(thread_env[i])) json_field(f, any++ ? ", " : "", thread_env[i], getenv(thread_env[i]));
@@ -675,6 +677,9 @@ int cmd_bench(int argc, char **argv) {
     printf("sgemm 1024^3: %.1f GFLOP/s (best of 5)  threads %d\n", peak, omp_get_max_threads());
     print_thread_env();
     print_machine(stdout, 1); /* figures mean little without the kernels they ran on */
+    char kern_line[256];
+    kernels_report(kern_line, sizeof kern_line);
+    printf("%s\n", kern_line);
     printf("XS = dim 64, 2 layers, 4 heads, hidden 192, vocab 256, T 64, batch 16\n");
     printf("S = dim 128, 4 layers, 4 heads, hidden 384, vocab 256, T 128, batch 16\n");
     printf("M = dim 288, 6 layers, 6 heads, hidden 768, vocab 256, T 256, batch 8\n");
