@@ -50,7 +50,7 @@ static void free_workspaces(void) {
 
 #if defined(__x86_64__)
 /* 32 pairs per instruction (vdpbf16ps); the tail through a masked load */
-__attribute__((target("avx512f,avx512bw,avx512bf16"))) static void gemv_rows(float *out, const bf16 *w, const bf16 *x,
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) static void dpbf16_rows(float *out, const bf16 *w, const bf16 *x,
                                                                           int o0, int o1, int C) {
     for (int o = o0; o < o1; o++) {
         const bf16 *row = w + (size_t)o * C;
@@ -81,22 +81,19 @@ static int cpu_bf16_dot(void) {
 }
 
 int bf16_gemv(float *out, const bf16 *w, const float *x, int OC, int C) {
-    /* rows in blocks of 64 over the threads when the product is worth a fork */
-    int n_blocks = (OC + 63) / 64, par = (size_t)OC * C >= 2 * PAR_MIN_WORK;
 #if defined(__x86_64__)
     bf16 *xb = cpu_bf16_dot() ? bf16_workspace(0, (size_t)C) : NULL;
-    if (xb) {
-        bf16_convert(xb, x, (size_t)C);
-        PAR_FOR(par, int, blk, n_blocks, gemv_rows(out, w, xb, blk * 64, blk * 64 + 64 < OC ? blk * 64 + 64 : OC, C););
-        return 0;
-    }
-#endif
-    /* the weights widened as they are loaded: a bf16 row dotted with x is dot_rows over bf16 rows */
-    const Kernels *k = kernels();
-    PAR_FOR(par, int, blk, n_blocks,
-            int o0 = blk * 64, n = OC - o0 < 64 ? OC - o0 : 64;
-            k->dot_rows(w + (size_t)o0 * C, 1, (size_t)C, n, x, C, 1.0f, out + o0););
+    if (!xb) return -1;
+    bf16_convert(xb, x, (size_t)C);
+    /* rows in blocks of 64 over the threads when the product is worth a fork */
+    int n_blocks = (OC + 63) / 64;
+    PAR_FOR((size_t)OC * C >= 2 * PAR_MIN_WORK, int, blk, n_blocks,
+            dpbf16_rows(out, w, xb, blk * 64, blk * 64 + 64 < OC ? blk * 64 + 64 : OC, C););
     return 0;
+#else
+    (void)out, (void)w, (void)x, (void)OC, (void)C;
+    return -1;
+#endif
 }
 
 /* the line for a CPU without native bf16 products */

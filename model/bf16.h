@@ -54,11 +54,10 @@ const char *bf16_impl_name(void);
 int bf16_gemm(int trans_b, int M, int N, int K, const bf16 *A, int lda, const bf16 *B, int ldb, float *C, int ldc,
               int accumulate);
 
-/* out[OC] = w[OC, C] x, fp32 accumulation: one row of a decoding step, where a oneDNN primitive
- * call costs more than the product (M sampled at 1,126 tokens/s in bf16 against 1,764 in fp32).
- * With AVX512_BF16 (bf16_native): x rounded to bf16, vdpbf16ps; elsewhere the kernel set's
- * dot_rows over bf16 rows (widened in registers; x stays float32). Rows split over threads when
- * large. Returns 0. */
+/* out[OC] = w[OC, C] x (x rounded to bf16), fp32 accumulation: one row of a decoding step, where
+ * a oneDNN primitive call costs more than the product (M sampled at 1,126 tokens/s in bf16 against
+ * 1,764 in fp32). AVX512_BF16 dot products, rows split over threads when large. -1 where
+ * bf16_native's AVX512_BF16 is missing (the caller widens the weights: gemv_rows, dot_rows.h). */
 int bf16_gemv(float *out, const bf16 *w, const float *x, int OC, int C);
 
 /* a grow-only conversion buffer of n elements, one per slot (0..2): the operands of one product

@@ -3,6 +3,7 @@
 #include "dot_rows.h"
 
 #include "../core/kernels.h"
+#include "../core/sys.h"
 
 void dot_rows(const float *rows, size_t ld, int n, const float *x, int hd, float scale, float *out) {
     kernels()->dot_rows(rows, 0, ld, n, x, hd, scale, out);
@@ -18,4 +19,13 @@ void dot_rows_bf16(const bf16 *rows, size_t ld, int n, const float *x, int hd, f
 
 void weighted_rows_bf16(const bf16 *rows, size_t ld, int n, const float *w, int hd, float *out) {
     kernels()->weighted_rows(rows, 1, ld, n, w, hd, out);
+}
+
+void gemv_rows(const void *w, int is_bf16, const float *x, int OC, int C, float *out) {
+    const Kernels *k = kernels();
+    size_t elem = is_bf16 ? sizeof(bf16) : sizeof(float);
+    int n_blocks = (OC + 63) / 64;
+    PAR_FOR((size_t)OC * C >= 2 * PAR_MIN_WORK, int, blk, n_blocks,
+            int o0 = blk * 64, n = OC - o0 < 64 ? OC - o0 : 64;
+            k->dot_rows((const char *)w + (size_t)o0 * C * elem, is_bf16, (size_t)C, n, x, C, 1.0f, out + o0););
 }

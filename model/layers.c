@@ -1,7 +1,9 @@
 #include "layers.h"
 
 #include "../core/blas.h"
+#include "../core/kernels.h"
 #include "../core/sys.h"
+#include "dot_rows.h"
 #include "fastmath.h"
 
 #include <math.h>
@@ -85,6 +87,10 @@ static int bf16_forward(float *out, const float *inp, const bf16 *w16, int N, in
 
 void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC) {
     if (w16 && N == 1 && bf16_gemv(out, w16, inp, OC, C) == 0) return;
+    if (w16 && N == 1) { /* no AVX512_BF16: the bf16 rows widened in registers (half the bytes of fp32) */
+        gemv_rows(w16, 1, inp, OC, C, out);
+        return;
+    }
     if (w16 && bf16_forward(out, inp, w16, N, C, OC) == 0) return;
     float *wide = NULL; /* oneDNN refused: the same bf16 weights, widened (a bf16-only model has no others) */
     if (w16) {
@@ -93,7 +99,8 @@ void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w1
         w = wide;
     }
     /* one row (decoding): sgemm would repack all of w for a single product; sgemv streams it */
-    if (N == 1)
+    if (N == 1 && kernels()->own_gemv) gemv_rows(w, 0, inp, OC, C, out);
+    else if (N == 1)
         cblas_sgemv(CblasRowMajor, CblasNoTrans, OC, C, 1.0f, w, C, inp, 1, 0.0f, out, 1);
     else
         blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);

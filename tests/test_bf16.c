@@ -18,6 +18,7 @@
 #include "../infer/decode.h"
 #include "../io/checkpoint.h"
 #include "../model/bf16.h"
+#include "../model/dot_rows.h"
 #include "../model/layers.h"
 #include "../model/model.h"
 #include "../train/train.h"
@@ -265,8 +266,9 @@ static void training_follows_fp32(void) {
     CHECK(fabsf(bf - fp) < 0.02f * fp, "bf16 training: validation loss %.4f vs fp32 %.4f (within 2%%)", bf, fp);
 }
 
-/* bf16_gemv without native bf16 products: each kernel set's widened rows (x stays float32) against
- * a double product, C not a multiple of 8 or 4 (the loops' tails), rows over threads */
+/* decoding's product without native bf16 products (gemv_rows over bf16 rows): each kernel set's
+ * widened rows (x stays float32) against a double product, C not a multiple of 8 or 4 (the loops'
+ * tails), rows over threads; bf16_gemv declines there */
 static void widened_gemv(void) {
     enum { OC = 300, CC = 77, CW = 96 };
     Rng rng;
@@ -282,18 +284,35 @@ static void widened_gemv(void) {
         if (!k || kernels_force(k->name) != 0 || bf16_native(why, sizeof why)) continue;
         for (int cols = CC; cols <= CW; cols += CW - CC) {
             double worst = 0;
-            CHECK(bf16_gemv(out, W, x, OC, cols) == 0, "bf16_gemv (%s, widened) runs", k->name);
+            CHECK(bf16_gemv(out, W, x, OC, cols) != 0, "bf16_gemv declines under the %s kernels", k->name);
+            gemv_rows(W, 1, x, OC, cols, out);
             for (int o = 0; o < OC; o++) {
                 double want = 0;
                 for (int c = 0; c < cols; c++) want += (double)bf16_to_float(W[(size_t)o * cols + c]) * x[c];
                 worst = worse(worst, fabs(out[o] - want));
             }
-            CHECK(worst < 1e-4, "bf16_gemv widened by the %s kernels, %d x %d: max error %.3g vs double", k->name, OC,
+            CHECK(worst < 1e-4, "gemv_rows over bf16 rows, %s kernels, %d x %d: max error %.3g vs double", k->name, OC,
                   cols, worst);
         }
     }
+    /* float32 rows, every set (the decoding product where a set's own_gemv is 1) */
+    float *W32 = xmalloc(sizeof(float) * OC * CW);
+    for (int i = 0; i < OC * CW; i++) W32[i] = rng_normal(&rng);
+    for (int i = 0; i < ISA_COUNT; i++) {
+        const Kernels *k = kernels_get((KernelIsa)i);
+        if (!k || kernels_force(k->name) != 0) continue;
+        double worst = 0;
+        gemv_rows(W32, 0, x, OC, CC, out);
+        for (int o = 0; o < OC; o++) {
+            double want = 0;
+            for (int c = 0; c < CC; c++) want += (double)W32[(size_t)o * CC + c] * x[c];
+            worst = worse(worst, fabs(out[o] - want));
+        }
+        CHECK(worst < 1e-4, "gemv_rows over float rows, %s kernels, %d x %d: max error %.3g vs double", k->name, OC, CC,
+              worst);
+    }
     kernels_force(def->name);
-    free(W);
+    free(W), free(W32);
 }
 
 void test_bf16(void) {
