@@ -25,7 +25,7 @@ typedef struct {
     void (*dot_rows)(const void *rows, int is_bf16, size_t ld, int n, const float *x, int hd, float scale, float *out);
     void (*weighted_rows)(const void *rows, int is_bf16, size_t ld, int n, const float *w, int hd, float *out);
     /* 1: decoding's one-row weight products (out = W x) run as dot_rows over W's rows (model/dot_rows.h:
-     * gemv_rows) rather than the BLAS's sgemv, where that was measured faster (docs/PERFORMANCE.md) */
+     * rows_product) rather than the BLAS's sgemv, where that was measured faster (docs/PERFORMANCE.md) */
     int own_gemv;
 } Kernels;
 

@@ -38,7 +38,7 @@ void bf16_convert_transposed(bf16 *dst, const float *src, int rows, int cols, in
  * naming what is missing ("this CPU lacks AVX512_BF16 and AMX-BF16", "pelab was built without
  * oneDNN"). Training in bf16 needs them; inference does not: without them bf16 weights are widened
  * to float32 in registers by the kernel set in use (core/kernels.h: AVX2, NEON, ...), so decoding,
- * which is memory-bound, still reads half the weight bytes (bf16_gemv), and products of several rows
+ * which is memory-bound, still reads half the weight bytes (rows_product), and products of several rows
  * widen a copy of the weights (model/layers.c). */
 int bf16_native(char *why, size_t n);
 /* one line: "bf16 products: oneDNN 2.6.3, AVX512_BF16 (--precision bf16)", or the widened path and
@@ -57,7 +57,7 @@ int bf16_gemm(int trans_b, int M, int N, int K, const bf16 *A, int lda, const bf
 /* out[OC] = w[OC, C] x (x rounded to bf16), fp32 accumulation: one row of a decoding step, where
  * a oneDNN primitive call costs more than the product (M sampled at 1,126 tokens/s in bf16 against
  * 1,764 in fp32). AVX512_BF16 dot products, rows split over threads when large. -1 where
- * bf16_native's AVX512_BF16 is missing (the caller widens the weights: gemv_rows, dot_rows.h). */
+ * bf16_native's AVX512_BF16 is missing (the caller widens the weights: rows_product, dot_rows.h). */
 int bf16_gemv(float *out, const bf16 *w, const float *x, int OC, int C);
 
 /* a grow-only conversion buffer of n elements, one per slot (0..2): the operands of one product

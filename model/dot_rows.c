@@ -21,11 +21,13 @@ void weighted_rows_bf16(const bf16 *rows, size_t ld, int n, const float *w, int 
     kernels()->weighted_rows(rows, 1, ld, n, w, hd, out);
 }
 
-void gemv_rows(const void *w, int is_bf16, const float *x, int OC, int C, float *out) {
+void rows_product(const void *w, int is_bf16, const float *x, int N, int C, int OC, float *out) {
     const Kernels *k = kernels();
     size_t elem = is_bf16 ? sizeof(bf16) : sizeof(float);
     int n_blocks = (OC + 63) / 64;
-    PAR_FOR((size_t)OC * C >= 2 * PAR_MIN_WORK, int, blk, n_blocks,
+    PAR_FOR((size_t)N * OC * C >= 2 * PAR_MIN_WORK, int, blk, n_blocks,
             int o0 = blk * 64, n = OC - o0 < 64 ? OC - o0 : 64;
-            k->dot_rows((const char *)w + (size_t)o0 * C * elem, is_bf16, (size_t)C, n, x, C, 1.0f, out + o0););
+            const char *wb = (const char *)w + (size_t)o0 * C * elem;
+            for (int r = 0; r < N; r++)
+                k->dot_rows(wb, is_bf16, (size_t)C, n, x + (size_t)r * C, C, 1.0f, out + (size_t)r * OC + o0););
 }

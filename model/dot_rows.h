@@ -25,9 +25,11 @@ void weighted_rows(const float *rows, size_t ld, int n, const float *w, int hd, 
 void dot_rows_bf16(const bf16 *rows, size_t ld, int n, const float *x, int hd, float scale, float *out);
 void weighted_rows_bf16(const bf16 *rows, size_t ld, int n, const float *w, int hd, float *out);
 
-/* out[o] = w[o, :] . x for o < OC (w row-major [OC, C], float32 or bf16 when is_bf16): a decoding
- * step's weight product as dot_rows over blocks of 64 rows, the blocks over threads when large.
- * Each row's sum runs in one order: the result does not depend on the thread count. */
-void gemv_rows(const void *w, int is_bf16, const float *x, int OC, int C, float *out);
+/* out[N, OC] = x[N, C] w[OC, C]^T (w row-major, float32 or bf16 when is_bf16) for a few rows N: a
+ * decoding step's weight products (one row per sequence) as dot_rows over blocks of 64 weight
+ * rows, each block read from memory once and kept in cache for the N rows of x; the blocks over
+ * threads when large. Each output's sum runs in one order: the result does not depend on the
+ * thread count. */
+void rows_product(const void *w, int is_bf16, const float *x, int N, int C, int OC, float *out);
 
 #endif

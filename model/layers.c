@@ -87,8 +87,9 @@ static int bf16_forward(float *out, const float *inp, const bf16 *w16, int N, in
 
 void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC) {
     if (w16 && N == 1 && bf16_gemv(out, w16, inp, OC, C) == 0) return;
-    if (w16 && N == 1) { /* no AVX512_BF16: the bf16 rows widened in registers (half the bytes of fp32) */
-        gemv_rows(w16, 1, inp, OC, C, out);
+    if (w16 && N < BLAS_SMALL_MIN_ROWS && bf16_native(NULL, 0) == 0) {
+        /* decoding without AVX512_BF16: the bf16 rows widened in registers (half the bytes of fp32) */
+        rows_product(w16, 1, inp, N, C, OC, out);
         return;
     }
     if (w16 && bf16_forward(out, inp, w16, N, C, OC) == 0) return;
@@ -99,7 +100,7 @@ void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w1
         w = wide;
     }
     /* one row (decoding): sgemm would repack all of w for a single product; sgemv streams it */
-    if (N == 1 && kernels()->own_gemv) gemv_rows(w, 0, inp, OC, C, out);
+    if (N == 1 && kernels()->own_gemv) rows_product(w, 0, inp, 1, C, OC, out);
     else if (N == 1)
         cblas_sgemv(CblasRowMajor, CblasNoTrans, OC, C, 1.0f, w, C, inp, 1, 0.0f, out, 1);
     else

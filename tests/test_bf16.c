@@ -266,50 +266,42 @@ static void training_follows_fp32(void) {
     CHECK(fabsf(bf - fp) < 0.02f * fp, "bf16 training: validation loss %.4f vs fp32 %.4f (within 2%%)", bf, fp);
 }
 
-/* decoding's product without native bf16 products (gemv_rows over bf16 rows): each kernel set's
- * widened rows (x stays float32) against a double product, C not a multiple of 8 or 4 (the loops'
- * tails), rows over threads; bf16_gemv declines there */
-static void widened_gemv(void) {
-    enum { OC = 300, CC = 77, CW = 96 };
+/* decoding's products without native bf16 products (rows_product over bf16 rows, x float32), and
+ * over float32 rows (the fp32 decoding of a set with own_gemv): each kernel set against a double
+ * product, 1 and 3 rows of x, C not a multiple of 8 or 4 (the loops' tails), blocks over threads;
+ * bf16_gemv declines where bf16 is not native */
+static void rows_products(void) {
+    enum { OC = 300, CC = 77, CW = 96, NX = 3 };
     Rng rng;
     rng_seed(&rng, 16);
-    float x[CW], out[OC];
+    float x[NX * CW], out[NX * OC];
     bf16 *W = xmalloc(sizeof(bf16) * OC * CW);
-    for (int i = 0; i < OC * CW; i++) W[i] = bf16_from_float(rng_normal(&rng));
-    for (int c = 0; c < CW; c++) x[c] = rng_normal(&rng);
+    float *W32 = xmalloc(sizeof(float) * OC * CW);
+    for (int i = 0; i < OC * CW; i++) W32[i] = rng_normal(&rng), W[i] = bf16_from_float(W32[i]);
+    for (int c = 0; c < NX * CW; c++) x[c] = rng_normal(&rng);
     const Kernels *def = kernels();
     char why[160];
     for (int i = 0; i < ISA_COUNT; i++) {
         const Kernels *k = kernels_get((KernelIsa)i);
-        if (!k || kernels_force(k->name) != 0 || bf16_native(why, sizeof why)) continue;
-        for (int cols = CC; cols <= CW; cols += CW - CC) {
-            double worst = 0;
-            CHECK(bf16_gemv(out, W, x, OC, cols) != 0, "bf16_gemv declines under the %s kernels", k->name);
-            gemv_rows(W, 1, x, OC, cols, out);
-            for (int o = 0; o < OC; o++) {
-                double want = 0;
-                for (int c = 0; c < cols; c++) want += (double)bf16_to_float(W[(size_t)o * cols + c]) * x[c];
-                worst = worse(worst, fabs(out[o] - want));
-            }
-            CHECK(worst < 1e-4, "gemv_rows over bf16 rows, %s kernels, %d x %d: max error %.3g vs double", k->name, OC,
-                  cols, worst);
-        }
-    }
-    /* float32 rows, every set (the decoding product where a set's own_gemv is 1) */
-    float *W32 = xmalloc(sizeof(float) * OC * CW);
-    for (int i = 0; i < OC * CW; i++) W32[i] = rng_normal(&rng);
-    for (int i = 0; i < ISA_COUNT; i++) {
-        const Kernels *k = kernels_get((KernelIsa)i);
         if (!k || kernels_force(k->name) != 0) continue;
-        double worst = 0;
-        gemv_rows(W32, 0, x, OC, CC, out);
-        for (int o = 0; o < OC; o++) {
-            double want = 0;
-            for (int c = 0; c < CC; c++) want += (double)W32[(size_t)o * CC + c] * x[c];
-            worst = worse(worst, fabs(out[o] - want));
-        }
-        CHECK(worst < 1e-4, "gemv_rows over float rows, %s kernels, %d x %d: max error %.3g vs double", k->name, OC, CC,
-              worst);
+        int native = bf16_native(why, sizeof why);
+        if (!native) CHECK(bf16_gemv(out, W, x, OC, CC) != 0, "bf16_gemv declines under the %s kernels", k->name);
+        for (int half = 0; half < 2; half++)
+            for (int cols = CC; cols <= CW; cols += CW - CC)
+                for (int nx = 1; nx <= NX; nx += NX - 1) {
+                    double worst = 0;
+                    rows_product(half ? (const void *)W : (const void *)W32, half, x, nx, cols, OC, out);
+                    for (int r = 0; r < nx; r++)
+                        for (int o = 0; o < OC; o++) {
+                            double want = 0;
+                            for (int c = 0; c < cols; c++)
+                                want += (double)(half ? bf16_to_float(W[(size_t)o * cols + c]) : W32[(size_t)o * cols + c]) *
+                                        x[r * cols + c];
+                            worst = worse(worst, fabs(out[r * OC + o] - want));
+                        }
+                    CHECK(worst < 1e-4, "rows_product over %s rows, %s kernels, %d x %d x %d: max error %.3g vs double",
+                          half ? "bf16" : "float", k->name, nx, cols, OC, worst);
+                }
     }
     kernels_force(def->name);
     free(W), free(W32);
@@ -317,7 +309,7 @@ static void widened_gemv(void) {
 
 void test_bf16(void) {
     conversions();
-    widened_gemv();
+    rows_products();
     char why[160];
     if (!bf16_native(why, sizeof why)) {
         fprintf(stderr, "  native bf16 products skipped: %s\n", why);
