@@ -26,9 +26,9 @@ void dot_rows_bf16(const bf16 *rows, size_t ld, int n, const float *x, int hd, f
 void weighted_rows_bf16(const bf16 *rows, size_t ld, int n, const float *w, int hd, float *out);
 
 /* out[N, OC] = x[N, C] w[OC, C]^T (w row-major, float32 or bf16 when is_bf16) for a few rows N: a
- * decoding step's weight products (one row per sequence) as dot_rows over blocks of 64 weight
- * rows, each block read from memory once and kept in cache for the N rows of x; the blocks over
- * threads when large. Each output's sum runs in one order: the result does not depend on the
+ * decoding step's weight products (one row per sequence) as dot_rows over blocks of weight rows,
+ * one block per thread when large (64-row blocks left 288 rows split 192 : 96 over 2 threads),
+ * each block read from memory once for the N rows of x. Each output's sum runs in one order: the result does not depend on the
  * thread count. */
 void rows_product(const void *w, int is_bf16, const float *x, int N, int C, int OC, float *out);
 

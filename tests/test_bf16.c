@@ -7,6 +7,7 @@
  * hold with the weights widened in registers (every kernel set's bf16_gemv against a double
  * product), and bf16 training is refused naming the missing instruction set. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -304,6 +305,17 @@ static void rows_products(void) {
                 }
     }
     kernels_force(def->name);
+    /* one block of rows per thread, rows grouped alike: the same bits on 1, 2 and 3 threads */
+    int same = 1, threads = omp_get_max_threads();
+    float ref[NX * OC];
+    for (int half = 0; half < 2; half++)
+        for (int t = 1; t <= 3; t++) {
+            omp_set_num_threads(t);
+            rows_product(half ? (const void *)W : (const void *)W32, half, x, NX, CW, OC, t == 1 ? ref : out);
+            if (t > 1) same &= memcmp(ref, out, sizeof ref) == 0;
+        }
+    omp_set_num_threads(threads);
+    CHECK(same, "rows_product %d x %d x %d, float and bf16 rows: the same bits on 1, 2 and 3 threads", NX, CW, OC);
     free(W), free(W32);
 }
 
