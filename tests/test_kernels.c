@@ -3,7 +3,7 @@
  * odd sizes and row strides: the small product for every transpose case, alpha and beta, a NaN under
  * beta 0, K past one pass; the decoding rows over float and bf16 rows (every head size's tail); the
  * sets that share the row intrinsics giving the same bits; and the choice itself (the widest runnable set by
- * default, PELAB_ISA's names, the refusals). */
+ * default, PELAB_ISA's names, the refusals, through ./pelab too, and bench's line naming the set). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,7 +173,20 @@ static void choice(void) {
     CHECK(strstr(line, def->name) && strstr(line, "portable"), "the report names the set in use and the runnable: %s", line);
 }
 
+/* the command layer: PELAB_ISA reaches ./pelab, a bad one is one line and exit 1, bench names the set */
+static void command_line(void) {
+    expect_pelab_error("PELAB_ISA=avx3 ./pelab info", "PELAB_ISA=avx3: expected portable, sse2, avx2, avx512 or neon");
+#if defined(__x86_64__) /* a bench under qemu takes minutes (its 1024^3 sgemm) */
+    static char out[8192];
+    int rc = run_pelab("PELAB_ISA=portable ./pelab bench --configs XS --workloads sample --precision fp32 --repeats 1 "
+                       "--sample-tokens 4 --sample-batch 1 --no-fork 2>&1", out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "\nkernels: portable (") && strstr(out, "this CPU and build run: portable sse2"),
+          "PELAB_ISA=portable pelab bench prints the set it runs and the runnable (exit %d): %.600s", rc, out);
+#endif
+}
+
 void test_kernels(void) {
+    command_line();
     const Kernels *def = kernels();
     choice();
     float *logs[ISA_COUNT] = {0};
