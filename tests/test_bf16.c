@@ -327,9 +327,9 @@ void test_bf16(void) {
         fprintf(stderr, "  native bf16 products skipped: %s\n", why);
         CHECK(bf16_gemm(1, 1, 1, 1, (bf16[]){0x3f80}, 1, (bf16[]){0x3f80}, 1, (float[]){0}, 1, 0) != 0,
               "bf16_gemm refused without native bf16 products: %s", pelab_errmsg);
-        /* inference in bf16 still runs, weights widened in registers, to the same tolerances */
+        /* inference in bf16 still runs, weights widened in registers, to the same tolerances (one
+         * scheme: under qemu, check-arm64, each trained model takes minutes) */
         trained_model("rope");
-        trained_model("alibi");
         char path[256];
         snprintf(path, sizeof path, "%s/bf16_refused.safetensors", test_tmpdir());
         CHECK(trained("rope", path, PRECISION_BF16, NULL) != 0 && strstr(pelab_errmsg, "training needs native bf16") &&
