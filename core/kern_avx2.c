@@ -13,7 +13,7 @@
 #include "kern_rows.h"
 
 static const Kernels set = {ISA_AVX2, "avx2", "gemm 6x16 ymm tiles (FMA); rows: AVX2+FMA, 8 keys per step",
-                            kern_gemm, kern_dot_rows, kern_weighted_rows, 1};
+                            kern_gemm, kern_dot_rows, kern_weighted_rows};
 const Kernels *const kern_set_avx2 = &set;
 #else
 const Kernels *const kern_set_avx2 = NULL; /* not x86-64, or built without KERN_FLAGS */

@@ -11,7 +11,7 @@
 #include "kern_rows.h"
 
 static const Kernels set = {ISA_AVX512, "avx512", "gemm 8x32 zmm tiles (FMA); rows: AVX2+FMA, 8 keys per step",
-                            kern_gemm, kern_dot_rows, kern_weighted_rows, 0};
+                            kern_gemm, kern_dot_rows, kern_weighted_rows};
 const Kernels *const kern_set_avx512 = &set;
 #else
 const Kernels *const kern_set_avx512 = NULL; /* not x86-64, or built without KERN_FLAGS */

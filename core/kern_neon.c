@@ -11,7 +11,7 @@
 #include "kern_rows.h"
 
 static const Kernels set = {ISA_NEON, "neon", "gemm 6x16 tiles (2 q registers a vector, FMA); rows: NEON, 4 keys per step",
-                            kern_gemm, kern_dot_rows, kern_weighted_rows, 0};
+                            kern_gemm, kern_dot_rows, kern_weighted_rows};
 const Kernels *const kern_set_neon = &set;
 #else
 const Kernels *const kern_set_neon = NULL; /* not arm64 */

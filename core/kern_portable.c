@@ -9,5 +9,5 @@
 #include "kern_rows.h"
 
 static const Kernels set = {ISA_PORTABLE, "portable", "gemm 6x16 tiles of C vectors; rows: plain loops", kern_gemm,
-                            kern_dot_rows, kern_weighted_rows, 0};
+                            kern_dot_rows, kern_weighted_rows};
 const Kernels *const kern_set_portable = &set;

@@ -10,7 +10,7 @@
 #include "kern_rows.h"
 
 static const Kernels set = {ISA_SSE2, "sse2", "gemm 6x8 xmm tiles; rows: plain loops (SSE2, no FMA)", kern_gemm,
-                            kern_dot_rows, kern_weighted_rows, 0};
+                            kern_dot_rows, kern_weighted_rows};
 const Kernels *const kern_set_sse2 = &set;
 #else
 const Kernels *const kern_set_sse2 = NULL; /* not x86-64, or built without KERN_FLAGS */

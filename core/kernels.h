@@ -24,9 +24,6 @@ typedef struct {
     /* dot_rows / weighted_rows (model/dot_rows.h); rows are float32, or bf16 (uint16_t) when is_bf16 */
     void (*dot_rows)(const void *rows, int is_bf16, size_t ld, int n, const float *x, int hd, float scale, float *out);
     void (*weighted_rows)(const void *rows, int is_bf16, size_t ld, int n, const float *w, int hd, float *out);
-    /* 1: decoding's one-row weight products (out = W x) run as dot_rows over W's rows (model/dot_rows.h:
-     * rows_product) rather than the BLAS's sgemv, where that was measured faster (docs/PERFORMANCE.md) */
-    int own_gemv;
 } Kernels;
 
 /* the set in use: the widest this CPU runs, or the one kernels_force chose; chosen at the first call */

@@ -1,7 +1,6 @@
 #include "layers.h"
 
 #include "../core/blas.h"
-#include "../core/kernels.h"
 #include "../core/sys.h"
 #include "dot_rows.h"
 #include "fastmath.h"
@@ -100,8 +99,7 @@ void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w1
         w = wide;
     }
     /* one row (decoding): sgemm would repack all of w for a single product; sgemv streams it */
-    if (N == 1 && kernels()->own_gemv) rows_product(w, 0, inp, 1, C, OC, out);
-    else if (N == 1)
+    if (N == 1)
         cblas_sgemv(CblasRowMajor, CblasNoTrans, OC, C, 1.0f, w, C, inp, 1, 0.0f, out, 1);
     else
         blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);

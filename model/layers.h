@@ -24,8 +24,7 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gai
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp, const float *gain,
                       const float *rstd, int N, int D);
 
-/* out[N, OC] = inp[N, C] @ w[OC, C]^T  (cblas_sgemm; for one row, as when decoding a token, sgemv or
- * the kernel set's rows_product: core/kernels.h own_gemv).
+/* out[N, OC] = inp[N, C] @ w[OC, C]^T  (cblas_sgemm; sgemv for one row, as when decoding a token).
  * w16: NULL, or w rounded to bf16 (model_sync_bf16): the product then runs in bf16 with float32
  * accumulation (bf16.h), inp rounded on the way in; without native bf16 products (bf16_native) a
  * few rows (decoding: fewer than BLAS_SMALL_MIN_ROWS) run as rows_product over the bf16 rows

@@ -268,7 +268,7 @@ static void training_follows_fp32(void) {
 }
 
 /* decoding's products without native bf16 products (rows_product over bf16 rows, x float32), and
- * over float32 rows (the fp32 decoding of a set with own_gemv): each kernel set against a double
+ * over float32 rows: each kernel set against a double
  * product, 1 and 3 rows of x, C not a multiple of 8 or 4 (the loops' tails), blocks over threads;
  * bf16_gemv declines where bf16 is not native */
 static void rows_products(void) {
