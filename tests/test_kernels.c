@@ -148,7 +148,9 @@ static void choice(void) {
     if (def->isa == ISA_SSE2 || def->isa == ISA_PORTABLE) wider = kernels_get(ISA_AVX2) || kernels_get(ISA_AVX512);
     if (def->isa == ISA_AVX2) wider = kernels_get(ISA_AVX512) != NULL;
     if (def->isa == ISA_PORTABLE) wider = wider || kernels_get(ISA_SSE2) || kernels_get(ISA_NEON);
-    CHECK(!wider, "the default set (%s) is the widest this CPU runs", def->name);
+    const char *forced = getenv("PELAB_ISA"); /* run_tests honours it: then that set is the default */
+    if (forced && *forced) CHECK(strcmp(def->name, forced) == 0, "PELAB_ISA=%s: the set in use is %s", forced, def->name);
+    else CHECK(!wider, "the default set (%s) is the widest this CPU runs", def->name);
     CHECK(kernels_get(ISA_PORTABLE) != NULL, "the portable set is always there");
 #if defined(__x86_64__)
     CHECK(kernels_get(ISA_SSE2) && !kernels_get(ISA_NEON), "x86-64: the SSE2 set is there, NEON is not");
