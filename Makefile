@@ -95,7 +95,7 @@ ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) $(DNNL_DEF) -std=gnu11 -fno-math-errno -Wall
               $(PLATFORM_CFLAGS) -MMD -MP
 ALL_LDLIBS := $(OPTFLAGS) $(LDFLAGS) $(PLATFORM_LIBS) $(BLAS_LIBS) $(DNNL_LIBS) $(PKG_LIBS) -lm $(OMP_LIBS)
 
-LIB_SRC  := $(wildcard core/*.c model/*.c model/pos/*.c data/*.c io/*.c train/*.c infer/*.c tools/*.c)
+LIB_SRC  := $(wildcard core/*.c model/*.c model/pos/*.c data/*.c io/*.c train/*.c infer/*.c lab/*.c tools/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
@@ -158,6 +158,11 @@ readme-lists: $(BIN)
 	    skip = 1; next } /^<!-- end -->$$/ { skip = 0 } !skip' README.md >$(BUILD)/README.md
 	mv $(BUILD)/README.md README.md
 
+# docs/COMMANDS.md, every command's --help (tools/commands_doc.sh; tests/test_docs.c fails when it is stale)
+commands-doc: $(BIN)
+	sh tools/commands_doc.sh ./$(BIN) >$(BUILD)/COMMANDS.md
+	mv $(BUILD)/COMMANDS.md docs/COMMANDS.md
+
 # Sweeps on real engines (README: Running a sweep on a cluster): a compare's and a suite's --jobs
 # files through GNU parallel, and as Slurm job arrays on a one-node cluster the script starts as
 # root; each collected equal to the in-process sweep, a killed job resumed. Each skips with a
@@ -207,7 +212,7 @@ fuzz:
 clean:
 	rm -rf build build-san build-fuzz build-arm64 build-clang pelab
 
-.PHONY: all test bench bench-torch demo readme-lists sanitize fuzz clean check-arm64 check-clang check-parallel check-slurm
+.PHONY: all test bench bench-torch demo readme-lists commands-doc sanitize fuzz clean check-arm64 check-clang check-parallel check-slurm
 # keep the harness objects make builds on the way to $(REPLAY)
 .SECONDARY: $(HARNESSES:%=$(BUILD)/tests/fuzz/fuzz_%.o) $(BUILD)/tests/fuzz/replay_main.o
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/pelab.d $(HARNESSES:%=$(BUILD)/tests/fuzz/fuzz_%.d)

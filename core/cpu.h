@@ -1,6 +1,6 @@
 /* cpu.h: what the CPU and the linked BLAS run: the instruction sets the CPU offers (and the OS has
  * enabled), and the kernel family OpenBLAS chose. A BLAS that runs generic kernels on a CPU with
- * AVX2 loses most of its speed without a sign (issue 13: "Prescott" kernels on an AVX-512 Xeon, 5x
+ * AVX2 loses most of its speed without a sign (seen 2026-12-01: "Prescott" kernels on an AVX-512 Xeon, 5x
  * slower); pelab says so. */
 #ifndef PELAB_CPU_H
 #define PELAB_CPU_H

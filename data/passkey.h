@@ -1,5 +1,5 @@
 /* passkey.h: deterministic passkey-retrieval documents for byte-level models (the Landmark
- * Attention prompt of position-encodings.md 10.3, shortened so that it fits the 64-256 byte
+ * Attention prompt of docs/position-encodings.md section 10.3, shortened so that it fits the 64-256 byte
  * training lengths of the lab's tiny models).
  *
  * A document of `total` bytes, answer included:

@@ -1,4 +1,4 @@
-/* eval.h: loss by evaluation length under both protocols of the evaluation design (section 7),
+/* eval.h: loss by evaluation length under both protocols of docs/position-encodings.md section 10.1,
  * and loss by position, through the KV-cache decoder (memory linear in the length).
  *
  *   non-overlapping: windows of len tokens at 0, len, 2len, ...; positions restart at 0 in

@@ -1,4 +1,4 @@
-/* genmetrics.h: how a model fails when it writes past its training length L (issue 12, item 5).
+/* genmetrics.h: how a model fails when it writes past its training length L (the long-generation view of EXPERIMENTS.md section 6.4).
  *
  *   repetition: for n-grams ending at positions [lo, hi) of one token array, the share already seen
  *               earlier in the same array (repeated-n rate) and the share that are unique within the

@@ -1,5 +1,5 @@
 /* keyppl.h: key-token perplexity, after LongPPL (Fang et al. 2024, "What is Wrong with Perplexity for
- * Long-context Language Modeling?"; issue 12, item 6).
+ * Long-context Language Modeling?"; EXPERIMENTS.md section 6.4).
  *
  * LongPPL: a token x_i is a key token when an evaluator model predicts it much better from the long
  * context than from a short one: LSD = log p(x_i | long) - log p(x_i | short) > alpha (2) and

@@ -1,5 +1,5 @@
 /* passkey.h (infer): passkey retrieval accuracy of a model by (length, depth), both ways that
- * position-encodings.md 10.3 allows for tiny models:
+ * docs/position-encodings.md section 10.3 allows for tiny models:
  *   (a) exact match: the greedy continuation of the prompt starts with the 5 key digits;
  *   (b) log-prob rank: log p(" KEY" | prompt), teacher-forced, against 9 random distractor keys;
  *       rank 1 = the true key scores best (ties share ranks: a model blind to the key gets 5.5).

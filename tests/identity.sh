@@ -26,7 +26,7 @@ N=0
 mask() {
     sed -E -e "s#$BIN#PELAB#g" -e "s#$OUT#OUT#g" -e 's/[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)? ?(s|ms|tok\/s|tokens\/s|scored tok\/s|MB|min)\b/# \3/g' \
         -e 's/tokens\/s [0-9.]+/tokens\/s #/g' -e 's/[0-9]+(\.[0-9]+)? tokens\/s/# tokens\/s/g' \
-        -e 's/seed [0-9]{9,}/seed #/g' -e 's/(took|elapsed|wall|minutes?) [0-9.]+/\1 #/g'
+        -e 's/[0-9]+ runs\/min/# runs\/min/g' -e 's/seed [0-9]{9,}/seed #/g' -e 's/(took|elapsed|wall|minutes?) [0-9.]+/\1 #/g'
 }
 
 # run NAME ARGS...: stdout to NAME.out, stderr to NAME.err (both masked), exit status to NAME.rc

@@ -1,5 +1,5 @@
 /* test_bias_schemes.c: the score-bias schemes (ALiBi, T5, KERPLE) against the reference vectors
- * of docs/position-encodings.md (sections 3, 5, 9; numbers from testvectors/pe_testvectors.out),
+ * of docs/position-encodings.md (sections 3, 5, 9, and the numbers listed there),
  * driven through the PosScheme interface and the real attention kernel. (The shared checks,
  * gradients incl. pos.weight, KV cache and causality: test_schemes.c, from the registry.) */
 #include <math.h>
@@ -41,7 +41,7 @@ static void zero_content_probs(const PosCtx *pc, int head, float probs[9]) {
 }
 
 static void test_alibi(void) {
-    /* section 3 of pe_testvectors.out, "official" (7 significant digits where not a power of 2) */
+    /* docs/position-encodings.md section 5, "official" (7 significant digits where not a power of 2) */
     static const struct {
         int H;
         double m[16];
@@ -152,7 +152,7 @@ static int t5_buckets(const char *spec, int n, int *buckets) {
 }
 
 static void test_t5(void) {
-    /* section 4 of pe_testvectors.out: num_buckets 32, max_distance 128, d = 0..119; 31 after */
+    /* docs/position-encodings.md section 3: num_buckets 32, max_distance 128, d = 0..119; 31 after */
     static const int table[120] = {
         0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 16, 16, 17, 17, 18, 18, 18,
         19, 19, 19, 20, 20, 20, 20, 21, 21, 21, 21, 22, 22, 22, 22, 22, 23, 23, 23, 23, 23, 23, 24, 24,

@@ -1,8 +1,8 @@
-/* test_claim_sim.c: the claims' verdict rule (tools/claim_family.h) and its proof by simulation.
+/* test_claim_sim.c: the claims' verdict rule (lab/claim_family.h) and its proof by simulation.
  * The randomization tests against hand-counted arrangements; the sequential plan's spending; the
  * family's outcomes from constructed statistics (direction, contradiction, no effect, floor, Holm
  * over the claims, a decided claim frozen); then simulated suites through the real verdict path
- * (tools/claim_sim.h): under every null the rule covers, the share of suites with any false
+ * (lab/claim_sim.h): under every null the rule covers, the share of suites with any false
  * verdict stays at or below 5% within its sampling error, and strong effects are found. The long
  * version is `pelab suite --simulate 2000` (docs/CLAIMS.md). */
 #include <math.h>
@@ -10,8 +10,8 @@
 
 #include "../core/error.h"
 #include "../core/stats.h"
-#include "../tools/claim_family.h"
-#include "../tools/claim_sim.h"
+#include "../lab/claim_family.h"
+#include "../lab/claim_sim.h"
 #include "test.h"
 
 static void randomization(void) {

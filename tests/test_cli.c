@@ -257,7 +257,7 @@ void test_cli(void) {
     snprintf(cmd, sizeof cmd, "./pelab score %s/learned.safetensors %s/text.txt --len 64", dir, dir);
     expect_pelab_error(cmd, "--len 64");
 
-    /* the newer schemes through every command: train, sample, score, eval past L (issue 14) */
+    /* the newer schemes through every command: train, sample, score, eval past L (CoPE, FIRE, SSMax, HoPE) */
     static const char *newer[][2] = {{"cope", ""}, {"fire:width=8", ""}, {"rope+ssmax", "--pos-layers nope@1"},
                                      {"rope:max_period=8", ""}};
     for (int i = 0; i < 4; i++) {

@@ -19,9 +19,9 @@
 #include "../core/error.h"
 #include "../io/checkpoint.h"
 #include "../model/pos/pos.h"
-#include "../tools/compare.h"
-#include "../tools/compare_plan.h"
-#include "../tools/report_show.h"
+#include "../lab/compare.h"
+#include "../lab/compare_plan.h"
+#include "../lab/report_show.h"
 #include "test.h"
 
 /* runs "PELAB SUBCOMMAND ARGS" (PELAB_BIN: the binary under test); stdout+stderr into out */
@@ -230,6 +230,21 @@ static void rules_follow_capability(void) {
     CHECK(c.rand_pos[0] == 128 && c.rand_pos[1] == 128 && strcmp(c.pos[1], "alibi") == 0,
           "--rand-pos 128 reaches every scheme (%d, %d)", c.rand_pos[0], c.rand_pos[1]);
     c.task = NULL, c.base.rand_pos = 0;
+    /* the lab returns its refusals as one line in pelab_errmsg; the process goes on (only the command
+     * layer exits) */
+    pelab_errmsg[0] = 0;
+    CHECK(compare_set_schemes(&c, "rope,ropey") == -1 &&
+              strstr(pelab_errmsg, "compare: --schemes: unknown position scheme 'ropey'") && !strchr(pelab_errmsg, '\n'),
+          "compare_set_schemes refuses an unknown scheme with one line: %s", pelab_errmsg);
+    TrainConfig keep = c.base;
+    train_config_defaults(&c.base);
+    c.base.seq_len = 1, c.out = "/nonexistent-pelab-dir";
+    CHECK(compare_run_all(&c, NULL) == -1 && strstr(pelab_errmsg, "compare: --seq-len 1: the evaluation needs") &&
+              compare_stop_status() == 1,
+          "compare_run_all refuses a length below 2 with one line, exit status 1: %s (%d)", pelab_errmsg,
+          compare_stop_status());
+    c.base = keep, c.out = NULL;
+    compare_set_schemes(&c, "rope,alibi");
     static const char *const bad_randpos[][2] = {
         {"--schemes rope+randpos:64 --seq-len 16", "randomized positions need --task"},
         {"--task copy --schemes rope+randpos:x", "expected +randpos or +randpos:N"},

@@ -13,7 +13,7 @@
 
 #include "../core/files.h"
 #include "../core/strbuf.h"
-#include "../tools/jobs.h"
+#include "../lab/jobs.h"
 #include "test.h"
 
 /* path's text until the next call; NULL when it does not read */

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 
 #include "../core/error.h"
-#include "../tools/gnuplot.h"
-#include "../tools/show_plots.h"
+#include "../lab/gnuplot.h"
+#include "../lab/show_plots.h"
 #include "test.h"
 
 /* sRGB "#rrggbb" to CIELAB (D65), for the palette's distances */

@@ -1,5 +1,5 @@
 /* test_pos.c: the position schemes against the reference vectors of
- * ../shared/docs/position-encodings.md (sinusoidal section 2, RoPE section 4, learned section 1). */
+ * docs/position-encodings.md (sinusoidal section 2, RoPE section 4, learned section 1). */
 #include <math.h>
 #include <string.h>
 

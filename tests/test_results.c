@@ -13,7 +13,7 @@
 #include "../core/error.h"
 #include "../core/stats.h"
 #include "../io/results.h"
-#include "../tools/compare_plan.h"
+#include "../lab/compare_plan.h"
 #include "../train/curve.h"
 #include "test.h"
 

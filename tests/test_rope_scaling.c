@@ -1,6 +1,6 @@
 /* test_rope_scaling.c: the RoPE context-extension rules (model/pos/rope_scaling.c) against
- * ../shared/docs/position-encodings.md section 6.7 (PI, NTK, dynamic NTK, YaRN code variant,
- * Llama-3) and section 8 (DynaTan A and B), the numbers of testvectors/pe_testvectors.out; the
+ * docs/position-encodings.md section 6.7 (PI, NTK, dynamic NTK, YaRN code variant,
+ * Llama-3) and section 8 (DynaTan A and B), the numbers listed there; the
  * rules through the real rope scheme; gradients past L; KV-cache decoding under a dynamic rule,
  * and score / eval under --dynamic window and prefix. LongRoPE: test_longrope.c.
  * (The shared checks of each rule: test_schemes.c, from rope's test_specs.) */

@@ -1,5 +1,5 @@
 /* test_rotary_variants.c: xPos and FoPE (model/pos/xpos.c, fope.c) against
- * ../shared/docs/position-encodings.md sections 7 and 9, the partial-rotary vector of section 4,
+ * docs/position-encodings.md sections 7 and 9, the partial-rotary vector of section 4,
  * and p-RoPE (rope:keep=P, Barbero et al. 2024) from its definition. (The shared checks of both schemes: test_schemes.c, from the registry.) */
 #include <math.h>
 #include <stdlib.h>

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../tools/compare_plan.h"
-#include "../tools/report.h"
-#include "../tools/report_effective.h"
-#include "../tools/report_verdict.h"
+#include "../lab/compare_plan.h"
+#include "../lab/report.h"
+#include "../lab/report_effective.h"
+#include "../lab/report_verdict.h"
 #include "test.h"
 
 static const char *const SCHEMES[2] = {"rope", "alibi"};

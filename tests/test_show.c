@@ -11,7 +11,7 @@
 #include "../infer/show.h"
 #include "../io/checkpoint.h"
 #include "../model/model.h"
-#include "../tools/show_plots.h"
+#include "../lab/show_plots.h"
 #include "test.h"
 
 static int close_rel(double got, double want, double rel) { return fabs(got - want) <= rel * fabs(want) + 1e-9; }
@@ -182,7 +182,7 @@ static void test_bias(void) {
           pelab_errmsg);
     pos_free(&pc);
     /* T5 with w[b][h] = b: the map is the bucket of i - j (reference table of
-     * pe_testvectors.out section 4: 16 -> 16, 19 -> 17, 46 -> 24, 112 -> 30, 113 and on -> 31) */
+     * docs/position-encodings.md section 3: 16 -> 16, 19 -> 17, 46 -> 24, 112 -> 30, 113 and on -> 31) */
     CHECK(show_scheme_init(&pc, "t5", 8, 1, 1, 8, &params) == 0 && params, "t5: %s", pelab_errmsg);
     for (int b = 0; b < 32; b++) params[b] = (float)b;
     CHECK(show_bias_map(&pc, T, 0, 0, map) == 0, "t5 map: %s", pelab_errmsg);

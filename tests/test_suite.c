@@ -1,4 +1,4 @@
-/* test_suite.c: the standard suite (tools/suite.c) and its claims. The claims file parser refuses
+/* test_suite.c: the standard suite (tools/suite_cmd.c) and its claims. The claims file parser refuses
  * bad input with one line naming the file, line and field; a claim judged from constructed CSVs
  * (`suite --collect`, no training) comes out reproduced, contradicted or inconclusive as its
  * figures say, for better:B, learns:B, flat:TOL and degrades:TOL alike; an untestable claim says why; the
@@ -12,8 +12,8 @@
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../io/claims.h"
-#include "../tools/compare_plan.h"
-#include "../tools/suite_plan.h"
+#include "../lab/compare_plan.h"
+#include "../lab/suite_plan.h"
 #include "test.h"
 
 /* the file's text, NUL-terminated (read_file adds the NUL), or NULL */

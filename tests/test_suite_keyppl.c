@@ -1,5 +1,5 @@
 /* test_suite_keyppl.c: the keygap:B relation of the claims file (io/claims.h) and its statistic
- * (tools/suite_keyppl.h) on constructed key-token rows: known per-seed figures give a known effect,
+ * (lab/suite_keyppl.h) on constructed key-token rows: known per-seed figures give a known effect,
  * standard error and df; the figures pair by seed whatever order the rows come in; a seed whose run
  * failed the gate, or that misses a figure, is left out; the seed cap; and every case without a
  * test says why. */
@@ -8,7 +8,7 @@
 
 #include "../core/error.h"
 #include "../io/claims.h"
-#include "../tools/suite_keyppl.h"
+#include "../lab/suite_keyppl.h"
 #include "test.h"
 
 static void keygap_parser(void) {

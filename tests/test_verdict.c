@@ -5,7 +5,7 @@
  * run still improving at its end is flagged (with --converge: where its cooldown began); a language
  * model's loss at L not below its unigram bound (or above --gate-loss) leaves it out, a few percent
  * worse than its siblings does not; one seed says no verdict is possible; --seeds N is a
- * count and a rerun with more seeds trains only the new ones. tools/verdict.h, tools/report_verdict.h. */
+ * count and a rerun with more seeds trains only the new ones. lab/verdict.h, lab/report_verdict.h. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "../core/stats.h"
-#include "../tools/compare_plan.h"
+#include "../lab/compare_plan.h"
 #include "test.h"
 
 /* the file's text in a buffer of its own (the caller frees it) */

@@ -1,4 +1,4 @@
-/* passkey_cmd.c: `pelab passkey CKPT`: passkey retrieval by length and key depth (design.md 7). */
+/* passkey_cmd.c: `pelab passkey CKPT`: passkey retrieval by length and key depth (docs/position-encodings.md section 10.3). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
 #include "../io/results.h"
 #include "args.h"
 #include "commands.h"
-#include "gnuplot.h"
+#include "../lab/gnuplot.h"
 #include "load.h"
 
 /* the attention probe's files: the weights as CSV, and a PNG with gray = sqrt of the weight (dark

@@ -13,7 +13,7 @@
 #include "../infer/generate.h"
 #include "args.h"
 #include "commands.h"
-#include "lines.h"
+#include "../data/lines.h"
 #include "load.h"
 
 typedef struct {

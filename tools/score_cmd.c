@@ -15,7 +15,7 @@
 #include "../io/results.h"
 #include "args.h"
 #include "commands.h"
-#include "lines.h"
+#include "../data/lines.h"
 #include "load.h"
 
 /* --lines: every non-empty line its own text from position 0; one row per line, then the total */

@@ -14,9 +14,9 @@
 #include "../infer/show.h"
 #include "args.h"
 #include "commands.h"
-#include "gnuplot.h"
+#include "../lab/gnuplot.h"
 #include "load.h"
-#include "show_plots.h"
+#include "../lab/show_plots.h"
 
 typedef struct {
     const char *pos, *ckpt, *scales, *also, *at, *text, *out;

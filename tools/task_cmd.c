@@ -12,8 +12,8 @@
 #include "../io/results.h"
 #include "args.h"
 #include "commands.h"
-#include "gnuplot.h"
-#include "gp_grid.h"
+#include "../lab/gnuplot.h"
+#include "../lab/gp_grid.h"
 #include "load.h"
 
 static const char USAGE[] = "usage: pelab task SUBCOMMAND ...   (pelab task SUBCOMMAND --help for its flags)\n"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bf16 against fp32 (issue 13): the demo's model (dim 96, 3 layers, 4 heads, L = 64, batch 16) on
+# bf16 against fp32 (EXPERIMENTS.md section 7): the demo's model (dim 96, 3 layers, 4 heads, L = 64, batch 16) on
 # synth:stories, every scheme, 1,000 steps, trained and evaluated once with fp32 and once with bf16
 # weight products from the same seed; a second fp32 seed gives the seed-to-seed noise the
 # precision difference is read against. Usage: docs/experiments/bf16_accuracy.sh OUTDIR

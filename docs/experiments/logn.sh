@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Qwen's logn at inference (issue 14, item 4) on the RoPE runs of prope.sh (L = 64, seeds 1-3):
+# Qwen's logn at inference (EXPERIMENTS.md section 9) on the RoPE runs of prope.sh (L = 64, seeds 1-3):
 # eval with and without --attn-scale logn, plain and under dynamic NTK, on a fresh synth:stories
 # text (seed 99, never trained on). Usage: docs/experiments/logn.sh PROPE_OUTDIR
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The newer schemes of issue 14 against RoPE, ALiBi, NoPE and KERPLE (EXPERIMENTS.md section 10):
+# The newer schemes (CoPE, FIRE, SSMax, HoPE, ...) against RoPE, ALiBi, NoPE and KERPLE (EXPERIMENTS.md section 10):
 # the tinyshakespeare setup of section 1 (dim 96, 3 layers, 4 heads, L = 128, 600 steps, seeds 1-3,
 # evaluated to 16L with both protocols), then copy (as section 6.1), selective copy and counting,
 # trained short and tested longer (dim 64, 2 layers, L = 64, 3000 steps). Two workers, one thread

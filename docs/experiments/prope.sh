@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# p-RoPE (issue 14, item 5) at toy scale: RoPE with the slowest pairs dropped (keep = 0.75, 0.5,
+# p-RoPE (EXPERIMENTS.md section 8) at toy scale: RoPE with the slowest pairs dropped (keep = 0.75, 0.5,
 # 0.25) against RoPE and NoPE, the demo's model (dim 96, 3 layers, 4 heads, L = 64) on
 # synth:stories, 1,000 steps, seeds 1-3, evaluated to 16L. Usage: docs/experiments/prope.sh OUTDIR
 set -euo pipefail

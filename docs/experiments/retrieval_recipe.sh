@@ -1,5 +1,5 @@
 #!/bin/sh
-# retrieval_recipe.sh: passkey at toy scale (issue 12, item 4), and the MQAR runs that did not work.
+# retrieval_recipe.sh: passkey at toy scale (EXPERIMENTS.md sections 6.2 and 6.3), and the MQAR runs that did not work.
 # Run from the repository root after `make`. Timings measured with --threads 1 on a shared 2-core
 # machine (about 60k tokens/s at dim 64): each passkey model trains in about 1.6 minutes.
 #
@@ -22,7 +22,7 @@ done
 # MQAR (one query: the classic associative recall): NOT solved at this budget. 23-26% exact match at
 # 8 pairs (chance-like: the model picks one of the values in the prompt, without the key binding).
 # Also tried without success: queries=1-4, queries=4 with pairs=4-16, dim 128, 3 layers, 2 heads,
-# lr 1e-2, 8000 steps, pairs=1-4 (see the closing note of issue 12 item 4).
+# lr 1e-2, 8000 steps, pairs=1-4 (EXPERIMENTS.md section 6.3).
 for pos in rope alibi; do
     ./pelab train --data task:mqar:pairs=2-8,queries=1 --align-examples --pos $pos $COMMON --out "$OUT/mqar-$pos.safetensors"
     ./pelab task eval "$OUT/mqar-$pos.safetensors" --task mqar:pairs=2-8,queries=1 --lens 2,4,8,16,32 --n 200 --seed 7 \

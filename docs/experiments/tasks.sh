@@ -1,5 +1,5 @@
 #!/bin/sh
-# tasks.sh: the task section of EXPERIMENTS.md (issue 12): every scheme, 3 seeds, on copy, sort
+# tasks.sh: the task section of EXPERIMENTS.md (section 6): every scheme, 3 seeds, on copy, sort
 # and passkey; the passkey depth x length grid of the seed-1 models; the language-model compare
 # with the long-generation metrics and key-token perplexity. Run from the repository root after
 # `make`. Each compare writes --jobs files that two workers run side by side (one thread each, as

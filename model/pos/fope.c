@@ -1,4 +1,4 @@
-/* fope.c: Fourier Position Embedding (Hua et al. 2024, position-encodings.md section 7), as the
+/* fope.c: Fourier Position Embedding (Hua et al. 2024, docs/position-encodings.md section 7), as the
  * official OLMo code computes it. Per pair o of each q/k head the 2x2 map
  *     y0 = C x0 - S x1,   y1 = S x0 + C x1
  * has C, S = short Fourier series over the RoPE frequencies that complete a period within the
@@ -17,7 +17,7 @@
  *   seed=N (1), base=F (10000), layout=half|interleaved (half, the official rotate_half).
  * C^2 + S^2 != 1, so the backward is the transpose M^T (the kernel with S negated), not R(-phi).
  * When kept > head_dim/4 the strided identity reaches only ceil-spaced columns: some positional
- * pairs carry noise only (section 7 item 4); fope_setup() reports how many got an identity. */
+ * pairs carry noise only (docs/position-encodings.md section 7, the floor table); fope_setup() reports how many got an identity. */
 #include "fope.h"
 
 #include <math.h>

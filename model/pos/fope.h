@@ -1,4 +1,4 @@
-/* fope.h: FoPE internals exposed for the reference tests (position-encodings.md section 7). */
+/* fope.h: FoPE internals exposed for the reference tests (docs/position-encodings.md section 7). */
 #ifndef PELAB_FOPE_H
 #define PELAB_FOPE_H
 

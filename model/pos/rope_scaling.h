@@ -1,4 +1,4 @@
-/* rope_scaling.h: RoPE context-extension rules (position-encodings.md sections 6 and 8). A rule
+/* rope_scaling.h: RoPE context-extension rules (docs/position-encodings.md sections 6 and 8). A rule
  * only changes how the rotary table is built: per-pair frequencies, an attention factor that
  * multiplies cos and sin of q and k alike (so logits scale by its square), or, for DynaTan, the
  * angle as a function of position. Rules are options of the rotary schemes: rope:scale=pi:4.

@@ -3,7 +3,7 @@
  * and convergence (its loss curve), then per metric and length a ranking in which series
  * not significantly different share a rank, one sentence per length, the paired rule and
  * fine-tune comparisons, the runs with their bootstrap intervals, DIR/verdicts.csv (every pair)
- * and the loss-curve plots. Tests and methods: tools/verdict.h. */
+ * and the loss-curve plots. Tests and methods: lab/verdict.h. */
 #ifndef PELAB_REPORT_VERDICT_H
 #define PELAB_REPORT_VERDICT_H
 

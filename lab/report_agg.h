@@ -1,7 +1,8 @@
-/* report_agg.h: a compare report's figures as read back from the runs' CSVs (report.c), shared
- * with the verdict sections (report_verdict.c). One Series per (scheme, rule or fine-tune); every
- * figure is kept per seed, with its bootstrap interval, so that means, spreads and tests are taken
- * over the runs that passed the gate only. */
+/* report_agg.h: a compare report's figures as read back from the runs' CSVs (report.c fills them),
+ * shared with the verdict sections (report_verdict.c), generation rows (report_gen.c) and claims;
+ * the lookups and seed statistics over them are report_agg.c. One Series per (scheme, rule or
+ * fine-tune); every figure is kept per seed, with its bootstrap interval, so that means, spreads and
+ * tests are taken over the runs that passed the gate only. */
 #ifndef PELAB_REPORT_AGG_H
 #define PELAB_REPORT_AGG_H
 

@@ -12,7 +12,7 @@
  * tests (claim_stat.h says why). better:B and learns:B carry an equivalence margin (claim_margin):
  * a difference shown to lie inside it is "no effect". Both series at the same bound of an accuracy
  * (every seed 0%, or every seed 100%) is a floor: no number of seeds can move it. keygap:B (key-token
- * perplexity, LongPPL) is tools/suite_keyppl.h's, from the keyppl rows (g). */
+ * perplexity, LongPPL) is lab/suite_keyppl.h's, from the keyppl rows (g). */
 #ifndef PELAB_SUITE_CLAIMS_H
 #define PELAB_SUITE_CLAIMS_H
 

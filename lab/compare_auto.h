@@ -15,12 +15,12 @@
 #define COMPARE_AUTO_LOOKS "3,5,8"
 
 /* trains the runs of c not yet finished, skipping c->skip_scheme[] (compare.c's compare_run_all,
- * passed in: the driver calls this file, not the other way round) */
-typedef void (*CompareTrainFn)(const Compare *c, const char *only);
+ * passed in: the driver calls this file, not the other way round); -1 with pelab_errmsg */
+typedef int (*CompareTrainFn)(const Compare *c, const char *only);
 
 /* the looks' runs of c (c->n_seeds and c->seed[] are set here, per look) through train, the
- * decisions into DIR/sequential.md and a summary on stdout; budget_min 0: none. Dies with one line
- * on a failure. */
-void compare_auto_run(Compare *c, const char *looks, double budget_min, CompareTrainFn train);
+ * decisions into DIR/sequential.md and a summary on stdout; budget_min 0: none. -1 with one line
+ * (pelab_errmsg) on a failure. */
+int compare_auto_run(Compare *c, const char *looks, double budget_min, CompareTrainFn train);
 
 #endif

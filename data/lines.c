@@ -1,3 +1,4 @@
+/* lines.c: a file of texts, one per line, encoded (lines.h). */
 #include "lines.h"
 
 #include <stdlib.h>

@@ -11,7 +11,6 @@
 #include "../core/sys.h"
 #include "../io/claims.h"
 #include "claim_family.h"
-#include "commands.h"
 #include "report.h"
 #include "suite_claims.h"
 
@@ -42,16 +41,16 @@ static AutoPair *make_pairs(const Compare *c, const Agg *a, int *n) {
     return p;
 }
 
-static void read_back(const Compare *c, Agg *a, GenAgg *g) {
-    if (compare_aggregate(c, a, g) != 0) pelab_die("compare: %s", pelab_errmsg);
+static int read_back(const Compare *c, Agg *a, GenAgg *g) {
+    return compare_aggregate(c, a, g) != 0 ? pelab_fail("compare: %s", pelab_errmsg) : 0;
 }
 
-static void write_sequential(const Compare *c, const AutoPair *p, int n, const SeqPlan *plan, int looks_done,
+static int write_sequential(const Compare *c, const AutoPair *p, int n, const SeqPlan *plan, int looks_done,
                              const char *stop, const Agg *a) {
     char path[1200];
     snprintf(path, sizeof path, "%s/sequential.md", c->out);
     FILE *f = fopen(path, "w");
-    if (!f) pelab_die("compare: cannot open %s: %s", path, strerror(errno));
+    if (!f) return pelab_fail("compare: cannot open %s: %s", path, strerror(errno));
     int counts[CLAIM_OUTCOMES] = {0};
     for (int i = 0; i < n; i++) counts[p[i].t.outcome]++;
     fprintf(f, "# compare --seeds auto: every pair, decided in looks\n\n`%s`\n\nExploratory: the family is all %d "
@@ -75,23 +74,25 @@ static void write_sequential(const Compare *c, const AutoPair *p, int n, const S
                 q->cl.a, q->cl.b, o, sb_str(&why), q->t.seq_diff, q->t.holm_diff);
         sb_free(&why);
     }
-    if (fclose(f) != 0) pelab_die("compare: cannot write %s: %s", path, strerror(errno));
+    if (fclose(f) != 0) return pelab_fail("compare: cannot write %s: %s", path, strerror(errno));
     printf("compare: --seeds auto: %d pairs: %d different, %d no difference, %d floor, %d undecided (looks %d of %d; "
            "%s); %s\n", n, counts[CLAIM_REPRODUCED] + counts[CLAIM_CONTRADICTED], counts[CLAIM_NO_EFFECT],
            counts[CLAIM_FLOOR], counts[CLAIM_INCONCLUSIVE], looks_done, plan->n_looks, stop, path);
+    return 0;
 }
 
-void compare_auto_run(Compare *c, const char *looks_text, double budget_min, CompareTrainFn train) {
+int compare_auto_run(Compare *c, const char *looks_text, double budget_min, CompareTrainFn train) {
     int looks[SEQ_MAX_LOOKS], n_looks = seq_plan_parse(looks_text, looks, SEQ_MAX_LOOKS);
     SeqPlan plan;
-    if (n_looks < 0 || seq_plan_make(&plan, looks, n_looks, c->alpha) != 0) pelab_die("compare: --looks: %s", pelab_errmsg);
+    if (n_looks < 0 || seq_plan_make(&plan, looks, n_looks, c->alpha) != 0)
+        return pelab_fail("compare: --looks: %s", pelab_errmsg);
     Agg *a = xmalloc(sizeof *a);
     GenAgg *g = xmalloc(sizeof *g);
     AutoPair *pairs = NULL;
     int n_pairs = 0, looks_done = 0;
     const char *stop = "the last look ran";
     double t0 = now_seconds(), per_run = 0;
-    int runs_trained = 0;
+    int runs_trained = 0, rc = 0;
     for (int k = 0; k < n_looks; k++) {
         int want[CMP_MAX_SCHEMES] = {0}, n_want = 0;
         for (int s = 0; s < c->n_schemes; s++) want[s] = k == 0;
@@ -116,11 +117,11 @@ void compare_auto_run(Compare *c, const char *looks_text, double budget_min, Com
         printf("compare: --seeds auto: look %d of %d, %d seeds, %d scheme%s\n", k + 1, n_looks, looks[k], n_want,
                n_want == 1 ? "" : "s");
         fflush(stdout);
-        train(c, NULL);
+        if ((rc = train(c, NULL)) != 0) break;
         runs_trained += n_want * (looks[k] - (k ? looks[k - 1] : 0));
         per_run = (now_seconds() - t0) / runs_trained;
         memset(c->skip_scheme, 0, sizeof c->skip_scheme);
-        read_back(c, a, g);
+        if ((rc = read_back(c, a, g)) != 0) break;
         if (!pairs) pairs = make_pairs(c, a, &n_pairs);
         for (int i = 0; i < n_pairs; i++) {
             if (claim_decided(&pairs[i].t)) continue;
@@ -138,7 +139,8 @@ void compare_auto_run(Compare *c, const char *looks_text, double budget_min, Com
         free(t);
         looks_done = k + 1;
     }
-    read_back(c, a, g);
-    write_sequential(c, pairs, n_pairs, &plan, looks_done, stop, a);
+    if (rc == 0) rc = read_back(c, a, g);
+    if (rc == 0) rc = write_sequential(c, pairs, n_pairs, &plan, looks_done, stop, a);
     free(pairs), free(a), free(g);
+    return rc;
 }

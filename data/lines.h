@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "../data/tokenizer.h"
+#include "tokenizer.h"
 
 typedef struct {
     int n;      /* texts (non-empty lines) */

@@ -39,27 +39,6 @@ static Series *series_get(Agg *a, int scheme, const char *rule, const Compare *c
     return s;
 }
 
-const Series *report_series(const Agg *a, int scheme, const char *rule) {
-    for (int i = 0; i < a->n_series; i++)
-        if (a->s[i].scheme == scheme && strcmp(a->s[i].rule, rule) == 0) return &a->s[i];
-    return NULL;
-}
-
-void report_length_order(const Compare *c, int *order) {
-    for (int l = 0; l < c->n_lengths; l++) order[l] = l;
-    for (int i = 1; i < c->n_lengths; i++)
-        for (int j = i; j > 0 && c->lens[order[j - 1]] > c->lens[order[j]]; j--) {
-            int t = order[j];
-            order[j] = order[j - 1], order[j - 1] = t;
-        }
-}
-
-int report_length_index(const Compare *c, int len) {
-    for (int l = 0; l < c->n_lengths; l++)
-        if (c->lens[l] == len) return l;
-    return -1;
-}
-
 /* one figure of seed k into series s, metric p, length l */
 static void put_value(Series *s, int p, int l, int k, const ResultRow *r) {
     s->val[p][l][k] = r->value, s->has[p][l][k] = 1;
@@ -128,31 +107,6 @@ static int read_run(const Compare *c, Agg *a, GenAgg *g, int si, int k, FILE *f,
     return got;
 }
 
-int report_counts(const Agg *a, const Series *s, int p, int l, int k) {
-    return s->has[p][l][k] && a->gate[s->scheme][k] != RUN_FAIL;
-}
-
-int report_values(const Agg *a, const Series *s, int p, int l, double *v, int *seed) {
-    int n = 0;
-    for (int k = 0; k < CMP_MAX_SEEDS; k++)
-        if (report_counts(a, s, p, l, k)) {
-            if (v) v[n] = s->val[p][l][k];
-            if (seed) seed[n] = k;
-            n++;
-        }
-    return n;
-}
-
-double report_mean(const Agg *a, const Series *s, int p, int l) {
-    double v[CMP_MAX_SEEDS];
-    return stats_summary(v, report_values(a, s, p, l, v, NULL)).mean;
-}
-
-double report_std(const Agg *a, const Series *s, int p, int l) {
-    double v[CMP_MAX_SEEDS];
-    return stats_summary(v, report_values(a, s, p, l, v, NULL)).sd;
-}
-
 static int n_of(const Agg *a, const Series *s, int p, int l) { return report_values(a, s, p, l, NULL, NULL); }
 
 /* "1.2345 ± 0.0123" (sample std over seeds), "1.2345" for one seed, the status, or "—";
@@ -198,7 +152,7 @@ static void table(FILE *f, const Compare *c, const Agg *a, int p) {
     }
 }
 
-/* design section 7: the largest tested length >= L such that every tested length from L up to it
+/* docs/position-encodings.md section 10.4: the largest tested length >= L such that every tested length from L up to it
  * keeps the mean non-overlapping loss within 5% of the loss at L (and passkey >= 80% of L's) */
 static int reliable_length(const Compare *c, const Agg *a, const Series *s, int has_passkey) {
     int li = report_length_index(c, c->base.seq_len);

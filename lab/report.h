@@ -19,7 +19,7 @@ int compare_print_table(const Compare *c, FILE *out);
 /* every finished run's CSV (and fine-tunes') of c into a and g (zeroed first; the gen, jump and
  * keyppl rows into g), gates judged; -1 with the message of a CSV that does not read */
 int compare_aggregate(const Compare *c, Agg *a, GenAgg *g);
-/* the same from rows in hand (the verdicts' simulation, tools/claim_sim.h): an empty aggregate
+/* the same from rows in hand (the verdicts' simulation, lab/claim_sim.h): an empty aggregate
  * for c, then each row of run (scheme si, seed k) as if read from its CSV (the run found: mark
  * a->gate[si][k] = RUN_UNGATED), then report_gates (report_verdict.h) */
 void report_agg_begin(const Compare *c, Agg *a);

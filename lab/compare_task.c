@@ -8,28 +8,22 @@
 #include "../data/task.h"
 #include "../infer/task_eval.h"
 #include "../model/pos/pos.h"
-#include "args.h"
-#include "commands.h"
 
-void compare_task_setup(Compare *c, const char *lens) {
+int compare_task_lengths(Compare *c, double *lo, double *hi) {
     TaskSpec t;
-    if (task_parse(&t, c->task) != 0) pelab_die("%s: --task: %s", c->name, pelab_errmsg);
+    if (task_parse(&t, c->task) != 0) return pelab_fail("%s: --task: %s", c->name, pelab_errmsg);
     const TaskOpt *o = &t.def->opts[t.def->len_opt];
-    if (lens) {
-        double v[CMP_MAX_LENGTHS];
-        c->n_lengths = args_numbers(c->name, "--task-lens", lens, o->lo, o->hi, v, CMP_MAX_LENGTHS);
-        for (int i = 0; i < c->n_lengths; i++) c->lens[i] = (int)v[i];
-        return;
-    }
+    *lo = o->lo, *hi = o->hi;
     /* in distribution (the range's ends), then 2x .. 16x its top, as far as the option goes */
-    int lo = (int)t.lo[t.def->len_opt], hi = (int)t.hi[t.def->len_opt];
+    int first = (int)t.lo[t.def->len_opt], top = (int)t.hi[t.def->len_opt];
     static const int mult[] = {0, 1, 2, 4, 8, 16};
     c->n_lengths = 0;
     for (int i = 0; i < 6; i++) {
-        int len = i == 0 ? lo : mult[i] * hi;
+        int len = i == 0 ? first : mult[i] * top;
         if (len > o->hi) len = (int)o->hi;
         if (c->n_lengths == 0 || len > c->lens[c->n_lengths - 1]) c->lens[c->n_lengths++] = len;
     }
+    return 0;
 }
 
 /* the index of t's depth option, or -1 */
@@ -39,15 +33,13 @@ static int depth_option(const TaskSpec *t) {
     return -1;
 }
 
-void compare_task_depths(Compare *c, const char *depths) {
-    c->n_depths = 0;
-    if (!depths) return;
+int compare_task_takes_depths(const Compare *c) {
     TaskSpec t;
-    if (task_parse(&t, c->task) != 0) pelab_die("%s: --task: %s", c->name, pelab_errmsg);
+    if (task_parse(&t, c->task) != 0) return pelab_fail("%s: --task: %s", c->name, pelab_errmsg);
     if (depth_option(&t) < 0)
-        pelab_die("%s: --task-depths: task %s has no depth option (niah_single, niah_multikey and passkey have one)",
-                  c->name, t.def->name);
-    c->n_depths = args_numbers(c->name, "--task-depths", depths, 0, 1, c->depths, CMP_MAX_DEPTHS);
+        return pelab_fail("%s: --task-depths: task %s has no depth option (niah_single, niah_multikey and passkey have "
+                          "one)", c->name, t.def->name);
+    return 0;
 }
 
 /* the positions one example of this length reaches, at most (the longest of a few draws) */
@@ -66,7 +58,7 @@ static long positions_needed(const TaskSpec *t, int len) {
 
 /* exact match and byte accuracy of one task length as rows of `kind` (task: both protocols and, for
  * RULER's tasks, recall, their score; gate: exact match only) */
-static void length_rows(const Compare *c, int s, int k, Model *m, const char *rule, const TaskSpec *t, int len,
+static int length_rows(const Compare *c, int s, int k, Model *m, const char *rule, const TaskSpec *t, int len,
                         const char *kind, double depth, FILE *f) {
     long accepted = pos_max_position(&m->pos);
     static const char *protocol[3] = {"exact", "bytes", "recall"};
@@ -83,7 +75,8 @@ static void length_rows(const Compare *c, int s, int k, Model *m, const char *ru
     }
     if (!refused && task_eval_length(m, NULL, t, len, c->task_n, compare_task_seed(c, k), rand_pos, &sc) != 0) {
         if (accepted < 0 && rand_pos <= 0)
-            pelab_die("%s: %s seed %llu: task length %d: %s", c->name, c->scheme[s], c->seed[k], len, pelab_errmsg);
+            return pelab_fail("%s: %s seed %llu: task length %d: %s", c->name, c->scheme[s], c->seed[k], len,
+                              pelab_errmsg);
         refused = 1; /* an example longer than the draws that guided the checks above: say which limit */
         if (strstr(pelab_errmsg, "randomized positions")) why = RES_PAST_RAND_POS, limit = rand_pos;
     }
@@ -103,30 +96,36 @@ static void length_rows(const Compare *c, int s, int k, Model *m, const char *ru
         }
         compare_row_write(f, &w);
     }
+    return 0;
 }
 
-void compare_task_gate_lengths(const Compare *c, int *lens, int *n) {
+int compare_task_gate_lengths(const Compare *c, int *lens, int *n) {
     TaskSpec t;
-    if (task_parse(&t, c->task) != 0) pelab_die("%s: --task: %s", c->name, pelab_errmsg);
+    if (task_parse(&t, c->task) != 0) return pelab_fail("%s: --task: %s", c->name, pelab_errmsg);
     int lo = (int)t.lo[t.def->len_opt], hi = (int)t.hi[t.def->len_opt], mid = (lo + hi) / 2;
     *n = 0;
     lens[(*n)++] = lo;
     if (mid > lo && mid < hi) lens[(*n)++] = mid;
     if (hi > lo) lens[(*n)++] = hi;
+    return 0;
 }
 
-void compare_task_rows(const Compare *c, int s, int k, Model *m, const char *rule, FILE *f) {
+int compare_task_rows(const Compare *c, int s, int k, Model *m, const char *rule, FILE *f) {
     TaskSpec t;
-    if (task_parse(&t, c->task) != 0) pelab_die("%s: --task: %s", c->name, pelab_errmsg);
+    if (task_parse(&t, c->task) != 0) return pelab_fail("%s: --task: %s", c->name, pelab_errmsg);
     if (strcmp(rule, "none") == 0) { /* the in-distribution gate: the run as trained */
         int gate[3], n_gate;
-        compare_task_gate_lengths(c, gate, &n_gate);
-        for (int g = 0; g < n_gate; g++) length_rows(c, s, k, m, rule, &t, gate[g], "gate", NAN, f);
+        if (compare_task_gate_lengths(c, gate, &n_gate) != 0) return -1;
+        for (int g = 0; g < n_gate; g++)
+            if (length_rows(c, s, k, m, rule, &t, gate[g], "gate", NAN, f) != 0) return -1;
     }
-    for (int l = 0; l < c->n_lengths; l++) length_rows(c, s, k, m, rule, &t, c->lens[l], "task", NAN, f);
+    for (int l = 0; l < c->n_lengths; l++)
+        if (length_rows(c, s, k, m, rule, &t, c->lens[l], "task", NAN, f) != 0) return -1;
     int opt = depth_option(&t);
     for (int d = 0; strcmp(rule, "none") == 0 && d < c->n_depths; d++) { /* the needle's depth x length grid */
         t.lo[opt] = t.hi[opt] = c->depths[d];
-        for (int l = 0; l < c->n_lengths; l++) length_rows(c, s, k, m, rule, &t, c->lens[l], "grid", c->depths[d], f);
+        for (int l = 0; l < c->n_lengths; l++)
+            if (length_rows(c, s, k, m, rule, &t, c->lens[l], "grid", c->depths[d], f) != 0) return -1;
     }
+    return 0;
 }

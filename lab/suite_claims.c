@@ -67,7 +67,7 @@ static void two_samples(ClaimStat *st, const Metric *m, const double *x, int nx,
     st->status = CSTAT_TEST;
     /* two samples: Welch's statistic on min(nx, ny) - 1 degrees of freedom, which is conservative whatever
      * the ratio of the spreads (Hsu 1938; Welch-Satterthwaite's df runs above its level at 3 seeds and
-     * spreads 4x apart: tools/claim_sim.h) */
+     * spreads 4x apart: lab/claim_sim.h) */
     st->effect = t.diff, st->df = paired ? t.df : (nx < ny ? nx : ny) - 1;
     st->se = isfinite(t.t) && t.t != 0 ? fabs(t.diff / t.t) : t.ci_hi > t.ci_lo ? (t.ci_hi - t.ci_lo) / 2 / 1.96 : 0;
     if (m->scale == 1) return; /* losses: Student's t */

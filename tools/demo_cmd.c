@@ -1,11 +1,11 @@
-/* demo.c: `pelab demo`: the built-in end-to-end run. Trains a few seeds of one small model per
+/* demo_cmd.c: `pelab demo`: the built-in end-to-end run. Trains a few seeds of one small model per
  * position scheme side by side on the synthetic corpus at a short length L, each until its
  * validation loss converges (compare --converge), measures held-out loss at L/2 .. 8L
  * (non-overlapping windows, positions restarting at 0), prints the table, writes a report with a
  * loss-vs-length plot, then shows why the table looks as it does: the same held-out prompt continued
  * to 8L by RoPE, RoPE with yarn at the largest multiple, and ALiBi (those among --schemes), the
  * crossing of L marked, with one line of failure metrics each (infer/genmetrics.h). It is a
- * `pelab compare` (compare.c, report.c): the same run files, CSVs, report, verdicts and gnuplot
+ * `pelab compare` (lab/compare.c, lab/report.c): the same run files, CSVs, report, verdicts and gnuplot
  * scripts. Its defaults (L 32, dim 32, lr 1e-2, 4 seeds) are sized so that every run converges and
  * the verdicts past L are significant within about 3 minutes on 2 cores (README). */
 #include <stdlib.h>
@@ -20,10 +20,10 @@
 #include "../io/checkpoint.h"
 #include "args.h"
 #include "commands.h"
-#include "compare.h"
-#include "compare_gen.h"
-#include "gnuplot.h"
-#include "report.h"
+#include "../lab/compare.h"
+#include "../lab/gnuplot.h"
+#include "../lab/report.h"
+#include "compare_flags.h"
 #include "train_flags.h"
 
 /* a byte of a generated text; control bytes but the newline, and bytes past ASCII (the demo corpus is
@@ -139,7 +139,7 @@ int cmd_demo(int argc, char **argv) {
     };
     args_parse("demo", "[flags]", argc, argv, 1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
     set_threads(threads);
-    compare_set_schemes(&c, schemes);
+    if (compare_set_schemes(&c, schemes) != 0) pelab_die("%s", pelab_errmsg);
     compare_set_cmdline(&c, argc, argv);
 
     b->steps = steps, b->synth_bytes = synth_bytes, b->ckpt_every = 0, b->converge = 1;
@@ -156,7 +156,11 @@ int cmd_demo(int argc, char **argv) {
            "out), each trained until its validation loss converges (at most %d steps); held-out loss in nats/byte at "
            "L/2 .. 8L\n", seeds, seeds == 1 ? "" : "s", b->seq_len, synth_bytes, 100 * b->val_frac, steps);
     fflush(stdout);
-    compare_run_all(&c, NULL);
+    if (compare_run_all(&c, NULL) != 0) {
+        fflush(stdout);
+        fprintf(stderr, "pelab: %s\n", pelab_errmsg);
+        exit(compare_stop_status());
+    }
     if (compare_print_table(&c, stdout) != 0) pelab_die("demo: %s", pelab_errmsg);
     fflush(stdout);
     if (compare_report(&c) != 0) pelab_die("demo: %s", pelab_errmsg);
