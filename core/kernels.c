@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "blas.h"
 #include "cpu.h"
 #include "error.h"
 #include "gemm.h"
@@ -86,9 +87,18 @@ void kernels_report(char *buf, size_t n) {
     snprintf(buf, n, "kernels: %s (%s); this CPU and build run: %s; PELAB_ISA chooses", k->name, k->summary, can);
 }
 
-/* gemm.h's product, here rather than in a gemm.c of its own: blas.c reaches it, and cpu.c (which
- * this file reads) reaches blas.h */
+/* gemm.h's product and blas.h's blas_sgemm, which chooses it, here rather than in gemm.c and blas.c:
+ * this file reads cpu.h, cpu.c reads blas.h, and blas.c calling back into the kernels would close a
+ * cycle */
 void gemm_small(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                 int ldb, float beta, float *C, int ldc) {
     kernels()->gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void blas_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans_a, enum CBLAS_TRANSPOSE trans_b, int M, int N,
+                int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    if (order == CblasRowMajor && M >= BLAS_SMALL_MIN_ROWS && (long long)M * N * K <= BLAS_SMALL_MACS)
+        gemm_small(trans_a != CblasNoTrans, trans_b != CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else
+        cblas_sgemm(order, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
