@@ -119,9 +119,18 @@ $(BIN): $(BUILD)/pelab.o $(LIB_OBJ)
 $(BUILD)/tests/run_tests: $(TEST_OBJ) $(LIB_OBJ)
 	$(CC) -o $@ $^ $(ALL_LDLIBS)
 
+# Each kernel set (core/kernels.h) is compiled for its own instruction set, after the build's flags
+# (so they win): one binary, built with -march=native or none, chooses at run time and never runs an
+# instruction the CPU lacks. -mno-avx also drops AVX2, FMA and AVX-512; -mno-avx512f every AVX-512 part.
+ifeq ($(TARGET),x86_64)
+$(BUILD)/core/kern_sse2.o:   KERN_FLAGS := -mno-avx
+$(BUILD)/core/kern_avx2.o:   KERN_FLAGS := -mavx2 -mfma -mno-avx512f
+$(BUILD)/core/kern_avx512.o: KERN_FLAGS := -mavx2 -mfma -mavx512f
+endif
+
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(KERN_FLAGS) -c -o $@ $<
 
 $(BUILD)/replay/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay_main.o $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -174,7 +183,7 @@ ARM64_GROUPS ?= test_pos_reference test_model test_attention test_attn_scale tes
                 test_nope_layers \
                 test_batch test_bf16 test_rotary_variants test_bias_schemes test_rope_scaling test_longrope \
                 test_stream test_kv_layout test_hf_config test_hf_llama test_permutation test_probe test_show test_synth \
-                test_bpe test_sampler test_checkpoint test_genmetrics test_cpu test_gemm test_stats test_includes
+                test_bpe test_sampler test_checkpoint test_genmetrics test_cpu test_gemm test_kernels test_stats test_includes
 # Debian's libgsl-dev cannot be installed for amd64 and arm64 at once (it is not multi-arch): the
 # host's headers serve, and the arm64 library (libgsl27:arm64) is linked through build-arm64/lib
 ARM64_LIBDIR := /usr/lib/aarch64-linux-gnu

@@ -1,7 +1,10 @@
 /* pelab: a position-encoding laboratory. main() only dispatches subcommands. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
+#include "core/kernels.h"
 #include "tools/commands.h"
 
 typedef struct {
@@ -43,6 +46,12 @@ int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 1 : 0;
+    }
+    /* PELAB_ISA=avx2: the kernel set of an older CPU on this one (core/kernels.h), for measuring it */
+    const char *isa = getenv("PELAB_ISA");
+    if (isa && *isa && kernels_force(isa) != 0) {
+        fprintf(stderr, "pelab: %s\n", pelab_errmsg);
+        return 1;
     }
     for (int i = 0; i < N_COMMANDS; i++)
         if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);

@@ -2,15 +2,8 @@
 #include "blas.h"
 
 #include "error.h"
-#include "gemm.h"
 
-void blas_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans_a, enum CBLAS_TRANSPOSE trans_b, int M, int N,
-                int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
-    if (order == CblasRowMajor && M >= BLAS_SMALL_MIN_ROWS && (long long)M * N * K <= BLAS_SMALL_MACS)
-        gemm_small(trans_a != CblasNoTrans, trans_b != CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    else
-        cblas_sgemm(order, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
+/* blas_sgemm is in kernels.c, beside gemm_small (its comment says why) */
 
 #ifdef PELAB_BLAS_ACCELERATE
 

@@ -1,8 +1,9 @@
 /* gemm.h: a register-blocked single-precision product for the small shapes of the tiny models
  * (dim 64-128: K, N a few hundred at most). No packing of A, no call into a library: at these
- * sizes OpenBLAS spends as much time packing, zeroing C and dispatching as multiplying. Portable C
- * (GNU vector extensions: gcc and clang, x86 and arm64); one thread; deterministic (the sum over k
- * runs in one order whatever the caller). blas_sgemm (blas.h) chooses between it and cblas_sgemm. */
+ * sizes OpenBLAS spends as much time packing, zeroing C and dispatching as multiplying. GNU vector
+ * extensions (gcc and clang, x86 and arm64), in one set per instruction set chosen at run time
+ * (kernels.h, kern_gemm.h); one thread; deterministic (the sum over k runs in one order whatever the
+ * caller). blas_sgemm (blas.h) chooses between it and cblas_sgemm. */
 #ifndef PELAB_GEMM_H
 #define PELAB_GEMM_H
 

@@ -1,5 +1,6 @@
 #include "bf16.h"
 
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "../core/cpu.h"
 #include "../core/error.h"
+#include "../core/kernels.h"
 #include "../core/sys.h"
 
 void bf16_convert(bf16 *dst, const float *src, size_t n) {
@@ -49,7 +51,7 @@ static void free_workspaces(void) {
 
 #if defined(__x86_64__)
 /* 32 pairs per instruction (vdpbf16ps); the tail through a masked load */
-__attribute__((target("avx512f,avx512bw,avx512bf16"))) static void gemv_rows(float *out, const bf16 *w, const bf16 *x,
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) static void dpbf16_rows(float *out, const bf16 *w, const bf16 *x,
                                                                           int o0, int o1, int C) {
     for (int o = o0; o < o1; o++) {
         const bf16 *row = w + (size_t)o * C;
@@ -67,21 +69,28 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) static void gemv_rows(flo
 }
 #endif
 
-int bf16_gemv(float *out, const bf16 *w, const float *x, int OC, int C) {
-#if defined(__x86_64__)
+/* whether this CPU has AVX512_BF16 and the AVX-512 kernel set is in use (PELAB_ISA below it
+ * emulates a CPU without) */
+static int cpu_bf16_dot(void) {
     static int has = -1;
     if (has < 0) {
         CpuIsa isa;
         cpu_isa(&isa);
         has = isa.avx512bf16;
     }
-    bf16 *xb = has ? bf16_workspace(0, (size_t)C) : NULL;
+    return has && kernels()->isa == ISA_AVX512;
+}
+
+int bf16_gemv(float *out, const bf16 *w, const float *x, int OC, int C) {
+#if defined(__x86_64__)
+    bf16 *xb = cpu_bf16_dot() ? bf16_workspace(0, (size_t)C) : NULL;
     if (!xb) return -1;
     bf16_convert(xb, x, (size_t)C);
-    /* rows in blocks of 64 over the threads when the product is worth a fork */
-    int n_blocks = (OC + 63) / 64;
-    PAR_FOR((size_t)OC * C >= 2 * PAR_MIN_WORK, int, blk, n_blocks,
-            gemv_rows(out, w, xb, blk * 64, blk * 64 + 64 < OC ? blk * 64 + 64 : OC, C););
+    /* one block of rows per thread when the product is worth a fork (blocks of 64 left 288 rows
+     * split 192 : 96 over 2 threads); each row's sum is its own, whatever the split */
+    int par = (size_t)OC * C >= 2 * PAR_MIN_WORK, threads = par ? omp_get_max_threads() : 1;
+    int rows = (OC + threads - 1) / threads, n_blocks = (OC + rows - 1) / rows;
+    PAR_FOR(par, int, blk, n_blocks, dpbf16_rows(out, w, xb, blk * rows, blk * rows + rows < OC ? blk * rows + rows : OC, C););
     return 0;
 #else
     (void)out, (void)w, (void)x, (void)OC, (void)C;
@@ -89,23 +98,29 @@ int bf16_gemv(float *out, const bf16 *w, const float *x, int OC, int C) {
 #endif
 }
 
+/* the line for a CPU without native bf16 products */
+static void widened_report(char *buf, size_t n, const char *why) {
+    snprintf(buf, n, "bf16 weights: widened to fp32 in registers by the %s kernels, for inference (--precision bf16 "
+                     "samples, scores, evaluates; training needs native bf16 products: %s)", kernels()->name, why);
+}
+
 #ifdef PELAB_NO_DNNL
 
-int bf16_supported(char *why, size_t n) {
+int bf16_native(char *why, size_t n) {
 #if defined(__x86_64__)
     snprintf(why, n, "pelab was built without oneDNN (install libdnnl-dev and rebuild)");
 #else
     /* a NEON BF16 path (BFDOT/BFMMLA: Apple M2, Graviton 3) is not written: nothing here could test it */
     snprintf(why, n, "bf16 products need an x86-64 CPU with AVX512_BF16 or AMX-BF16 (through oneDNN); pelab has no "
-                     "bf16 path for this CPU architecture");
+                     "bf16 product for this CPU architecture");
 #endif
     return 0;
 }
 const char *bf16_impl_name(void) { return "none"; }
 void bf16_report(char *buf, size_t n) {
     char why[160];
-    bf16_supported(why, sizeof why);
-    snprintf(buf, n, "bf16 products: unavailable: %s", why);
+    bf16_native(why, sizeof why);
+    widened_report(buf, n, why);
 }
 int bf16_gemm(int trans_b, int M, int N, int K, const bf16 *A, int lda, const bf16 *B, int ldb, float *C, int ldc,
               int accumulate) {
@@ -113,6 +128,7 @@ int bf16_gemm(int trans_b, int M, int N, int K, const bf16 *A, int lda, const bf
         (void)accumulate;
     return pelab_fail("bf16 products: pelab was built without oneDNN");
 }
+
 void bf16_release(void) { free_workspaces(); }
 
 #else
@@ -151,23 +167,30 @@ static int ensure_engine(void) {
     return 0;
 }
 
-int bf16_supported(char *why, size_t n) {
-    CpuIsa isa;
-    cpu_isa(&isa);
+int bf16_native(char *why, size_t n) {
+    static CpuIsa isa;
+    static int known; /* cpuid once: a VM may trap it, and bf16_gemm asks at every product */
+    if (!known) cpu_isa(&isa), known = 1;
     if (!isa.avx512bf16 && !isa.amx_bf16) {
         snprintf(why, n, "this CPU lacks AVX512_BF16 and AMX-BF16 (CPU: %s)", isa.avx512f ? "AVX-512F without BF16" : "no AVX-512");
         return 0;
     }
+    if (kernels()->isa != ISA_AVX512) { /* PELAB_ISA=avx2 on this CPU: as one without AVX-512 */
+        snprintf(why, n, "PELAB_ISA=%s leaves out AVX512_BF16 and AMX-BF16", kernels()->name);
+        return 0;
+    }
     return 1;
 }
+
+
 
 const char *bf16_impl_name(void) { return g.impl[0] ? g.impl : "none"; }
 
 void bf16_report(char *buf, size_t n) {
     char why[160];
     const dnnl_version_t *v = dnnl_version();
-    if (!bf16_supported(why, sizeof why)) {
-        snprintf(buf, n, "bf16 products: unavailable: %s", why);
+    if (!bf16_native(why, sizeof why)) {
+        widened_report(buf, n, why);
         return;
     }
     CpuIsa isa;
@@ -248,6 +271,8 @@ static Cached *lookup(const Cached *want) {
 
 int bf16_gemm(int trans_b, int M, int N, int K, const bf16 *A, int lda, const bf16 *B, int ldb, float *C, int ldc,
               int accumulate) {
+    char why[160];
+    if (!bf16_native(why, sizeof why)) return pelab_fail("bf16 products: %s", why);
     if (ensure_engine() != 0) return -1;
     Cached want = {.trans_b = trans_b != 0, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc,
                    .accumulate = accumulate != 0};

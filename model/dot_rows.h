@@ -3,10 +3,11 @@
  * sgemv's setup and its blocking for long rows cost more than the arithmetic there, and a dot
  * product of 24 floats per key is mostly its horizontal sum. With AVX2 and FMA (hd a multiple of
  * 8), eight keys go at once and their eight sums are folded together in registers, and the weighted
- * sum keeps the whole output row in registers across the keys; elsewhere (other CPUs, arm64, any
- * hd) plain loops that the compiler vectorizes. A bf16 KV cache's rows are widened to float32 as they
- * are loaded (exact: bf16 is float32's upper half). The order of operations is fixed for a given build:
- * results do not depend on the thread count. */
+ * sum keeps the whole output row in registers across the keys; with NEON (hd a multiple of 4) four
+ * keys; elsewhere (other CPUs, any hd) plain loops that the compiler vectorizes. The set is chosen
+ * at run time (core/kernels.h). A bf16 KV cache's rows are widened to float32 as they
+ * are loaded (exact: bf16 is float32's upper half). The order of operations is fixed for a given kernel
+ * set: results do not depend on the thread count. */
 #ifndef PELAB_DOT_ROWS_H
 #define PELAB_DOT_ROWS_H
 
@@ -23,5 +24,12 @@ void weighted_rows(const float *rows, size_t ld, int n, const float *w, int hd, 
 /* the same over bf16 rows (a bf16 KV cache), float32 arithmetic */
 void dot_rows_bf16(const bf16 *rows, size_t ld, int n, const float *x, int hd, float scale, float *out);
 void weighted_rows_bf16(const bf16 *rows, size_t ld, int n, const float *w, int hd, float *out);
+
+/* out[N, OC] = x[N, C] w[OC, C]^T (w row-major, float32 or bf16 when is_bf16) for a few rows N: a
+ * decoding step's weight products (one row per sequence) as dot_rows over blocks of weight rows,
+ * one block per thread when large (64-row blocks left 288 rows split 192 : 96 over 2 threads),
+ * each block read from memory once for the N rows of x. Each output's sum runs in one order: the result does not depend on the
+ * thread count. */
+void rows_product(const void *w, int is_bf16, const float *x, int N, int C, int OC, float *out);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include "../core/blas.h"
 #include "../core/sys.h"
+#include "dot_rows.h"
 #include "fastmath.h"
 
 #include <math.h>
@@ -85,6 +86,11 @@ static int bf16_forward(float *out, const float *inp, const bf16 *w16, int N, in
 
 void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC) {
     if (w16 && N == 1 && bf16_gemv(out, w16, inp, OC, C) == 0) return;
+    if (w16 && N < BLAS_SMALL_MIN_ROWS && bf16_native(NULL, 0) == 0) {
+        /* decoding without AVX512_BF16: the bf16 rows widened in registers (half the bytes of fp32) */
+        rows_product(w16, 1, inp, N, C, OC, out);
+        return;
+    }
     if (w16 && bf16_forward(out, inp, w16, N, C, OC) == 0) return;
     float *wide = NULL; /* oneDNN refused: the same bf16 weights, widened (a bf16-only model has no others) */
     if (w16) {

@@ -26,8 +26,11 @@ void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float 
 
 /* out[N, OC] = inp[N, C] @ w[OC, C]^T  (cblas_sgemm; sgemv for one row, as when decoding a token).
  * w16: NULL, or w rounded to bf16 (model_sync_bf16): the product then runs in bf16 with float32
- * accumulation (bf16.h), inp rounded on the way in; should oneDNN refuse, w16 widened runs through
- * sgemm (w itself is never read then: a bf16-only model has none). */
+ * accumulation (bf16.h), inp rounded on the way in; without native bf16 products (bf16_native) a
+ * few rows (decoding: fewer than BLAS_SMALL_MIN_ROWS) run as rows_product over the bf16 rows
+ * (widened in registers, inp float32), and more (or a product oneDNN refuses) through sgemm on w16
+ * widened (w itself is never read then: a
+ * bf16-only model has none). */
 void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC);
 /* where matmul_backward's gradients go: dinp[N, C] (+)= dout @ w (overwritten if accumulate_dinp
  * is 0; skipped if dinp is NULL); dw[OC, C] += dout^T @ inp */

@@ -185,9 +185,7 @@ void model_alloc_train(Model *m, int B, int T) {
 int model_set_precision(Model *m, Precision precision) {
     if (m->bf16_only) /* the float32 weights were never there */
         return precision == PRECISION_BF16 ? 0 : pelab_fail("--precision fp32: this model's weights are held in bf16 only");
-    if (precision == PRECISION_BF16) {
-        char why[160];
-        if (!bf16_supported(why, sizeof why)) return pelab_fail("--precision bf16: %s", why);
+    if (precision == PRECISION_BF16) { /* every CPU: natively, or widened (bf16_native) */
         if (!m->params_bf16) m->params_bf16 = xmalloc(m->n_params * sizeof(bf16));
         m->precision = PRECISION_BF16;
         model_sync_bf16(m);

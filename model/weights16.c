@@ -12,8 +12,6 @@ int model_weight_in_bf16_only(int t) {
 }
 
 int model_create_bf16(Model *m, const ModelConfig *cfg, const char *pos_spec) {
-    char why[160];
-    if (!bf16_supported(why, sizeof why)) return pelab_fail("--precision bf16: %s", why);
     if (model_create(m, cfg, pos_spec) != 0) return -1;
     /* the float32 block model_create made was never written (calloc: untouched pages) */
     free(m->params_mem);

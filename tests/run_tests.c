@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/error.h"
+#include "../core/kernels.h"
 #include "../core/sys.h"
 #include "test.h"
 
@@ -52,7 +54,7 @@ const char *shared_data_dir(void) {
     return NULL;
 }
 
-#define TEST_GROUPS(X) X(test_pos_reference) X(test_model) X(test_attention) X(test_attn_scale) X(test_sinks) X(test_cope) X(test_fire) X(test_fox) X(test_pope) X(test_nope_layers) X(test_batch) X(test_bf16) X(test_weights16) X(test_sliding_window) X(test_rotary_variants) X(test_bias_schemes) X(test_rope_scaling) X(test_longrope) X(test_extend) X(test_stream) X(test_kv_layout) X(test_hf_config) X(test_hf_llama) X(test_permutation) X(test_schemes) X(test_probe) X(test_show) X(test_plots) X(test_synth) X(test_bpe) X(test_hf_tok) X(test_llama2c) X(test_sampler) X(test_checkpoint) X(test_train) X(test_crash) X(test_cli) X(test_progress) X(test_passkey) X(test_task) X(test_ruler) X(test_ruler_report) X(test_eval) X(test_genmetrics) X(test_cpu) X(test_gemm) X(test_stats) X(test_verdict) X(test_claim_sim) X(test_results) X(test_suite) X(test_corpus) X(test_suite_keyppl) X(test_compare) X(test_jobs) X(test_key_subword) X(test_hardening) X(test_regress) X(test_docs) X(test_includes)
+#define TEST_GROUPS(X) X(test_pos_reference) X(test_model) X(test_attention) X(test_attn_scale) X(test_sinks) X(test_cope) X(test_fire) X(test_fox) X(test_pope) X(test_nope_layers) X(test_batch) X(test_bf16) X(test_weights16) X(test_sliding_window) X(test_rotary_variants) X(test_bias_schemes) X(test_rope_scaling) X(test_longrope) X(test_extend) X(test_stream) X(test_kv_layout) X(test_hf_config) X(test_hf_llama) X(test_permutation) X(test_schemes) X(test_probe) X(test_show) X(test_plots) X(test_synth) X(test_bpe) X(test_hf_tok) X(test_llama2c) X(test_sampler) X(test_checkpoint) X(test_train) X(test_crash) X(test_cli) X(test_progress) X(test_passkey) X(test_task) X(test_ruler) X(test_ruler_report) X(test_eval) X(test_genmetrics) X(test_cpu) X(test_gemm) X(test_kernels) X(test_stats) X(test_verdict) X(test_claim_sim) X(test_results) X(test_suite) X(test_corpus) X(test_suite_keyppl) X(test_compare) X(test_jobs) X(test_key_subword) X(test_hardening) X(test_regress) X(test_docs) X(test_includes)
 
 #define DECLARE(fn) void fn(void);
 TEST_GROUPS(DECLARE)
@@ -73,6 +75,12 @@ static int selected(const char *name, int argc, char **argv) {
 
 int main(int argc, char **argv) {
     double t_all = now_seconds();
+    /* PELAB_ISA=avx2: every group on that kernel set (core/kernels.h), as ./pelab takes it */
+    const char *isa = getenv("PELAB_ISA");
+    if (isa && *isa && kernels_force(isa) != 0) {
+        fprintf(stderr, "run_tests: %s\n", pelab_errmsg);
+        return 1;
+    }
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
         if (!selected(groups[i].name, argc, argv)) continue;
         int p0 = tests_passed, f0 = tests_failed;

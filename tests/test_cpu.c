@@ -103,10 +103,10 @@ static void info_command(void) {
           "pelab info without a checkpoint: the BLAS and CPU line (exit %d): %s", rc, out);
     /* the bf16 line agrees with what the library says of this CPU and build */
     char why[160];
-    int bf16 = bf16_supported(why, sizeof why);
-    const char *line = strstr(out, "\nbf16 products: ");
+    int bf16 = bf16_native(why, sizeof why);
+    const char *line = strstr(out, bf16 ? "\nbf16 products: " : "\nbf16 weights: ");
     CHECK(line && (bf16 ? strstr(line, "oneDNN ") && strstr(line, "--precision bf16") != NULL
-                        : strstr(line, "unavailable: ") != NULL),
+                        : strstr(line, "widened to fp32 in registers") && strstr(line, why) != NULL),
           "pelab info: a bf16 line that says %s: %s", bf16 ? "which oneDNN runs them" : why, out);
     rc = run_pelab("./pelab info a b", out, sizeof out);
     CHECK(rc != 0, "pelab info with two paths is refused: %s", out);

@@ -40,7 +40,8 @@ int threads_limit(void);
 /* one row of a command's table: --precision fp32|bf16 */
 #define OPT_PRECISION_ROW(dst)                                                                             \
     {"--precision", OPT_STR, (dst), 0, 0,                                                                  \
-     "fp32, or bf16: weight products in bf16 with fp32 accumulation (oneDNN; AVX512_BF16 or AMX CPUs)"}
+     "fp32, or bf16: weight products in bf16 with fp32 accumulation (oneDNN on AVX512_BF16 or AMX CPUs; "     \
+     "elsewhere bf16 weights widened in registers, inference only)"}
 /* one row of a command's table: --attn-scale MOD */
 #define OPT_ATTN_SCALE_ROW(dst)                                                                            \
     {"--attn-scale", OPT_STR, (dst), 0, 0,                                                                 \

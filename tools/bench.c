@@ -17,6 +17,7 @@
 #include "../core/blas.h"
 #include "../core/cpu.h"
 #include "../core/error.h"
+#include "../core/kernels.h"
 #include "../core/mem.h"
 #include "../core/rng.h"
 #include "../core/sys.h"
@@ -484,6 +485,7 @@ static void json_write(FILE *f, const char *path, const char *spec, int threads,
     json_field(f, ", ", "blas_core", core ? core : "unknown");
     json_field(f, ", ", "blas_kernels", blas_family_name(blas_family(core)));
     json_field(f, ", ", "cpu_isa", isa_s);
+    json_field(f, ", ", "kernels", kernels()->name);
     fprintf(f, ", \"env\": {");
     for (int i = 0, any = 0; i < N_THREAD_ENV; i++)
         if (getenv(thread_env[i])) json_field(f, any++ ? ", " : "", thread_env[i], getenv(thread_env[i]));
@@ -644,7 +646,7 @@ int cmd_bench(int argc, char **argv) {
             pelab_die("bench: --train-lens %s: expected up to %d positive lengths, or none", train_lens_s, MAX_TRAIN_LENS);
     }
     char bf16_why[160] = "";
-    int run_bf16 = list_has(precisions, "bf16") && bf16_supported(bf16_why, sizeof bf16_why);
+    int run_bf16 = list_has(precisions, "bf16"), bf16_trains = bf16_native(bf16_why, sizeof bf16_why);
     if (schemes && json_path) pelab_die("bench: --json applies to the workloads, not to --schemes");
     set_threads(threads);
     FILE *json = NULL;
@@ -661,9 +663,15 @@ int cmd_bench(int argc, char **argv) {
         for (int p = 0; p < 2; p++) {
             if (p == 0 ? !list_has(precisions, "fp32") : !run_bf16) continue;
             if (n + 2 * MAX_EVAL + MAX_TRAIN_LENS + 4 > MAX_WORKS) pelab_die("bench: too many workloads");
-            n += plan_config(&configs[i], workloads, spec, p ? PRECISION_BF16 : PRECISION_FP32, mult, extra,
-                             train_lens, n_train_lens, repeats, steps, sample_tokens, sample_batch, eval_tokens,
-                             n_seeds, works + n);
+            int planned = plan_config(&configs[i], workloads, spec, p ? PRECISION_BF16 : PRECISION_FP32, mult, extra,
+                                      train_lens, n_train_lens, repeats, steps, sample_tokens, sample_batch, eval_tokens,
+                                      n_seeds, works + n);
+            for (int w = n; w < n + planned; w++) /* bf16 without native products: inference only */
+                if (p && !bf16_trains && works[w].kind != WORK_SAMPLE && works[w].kind != WORK_EVAL) {
+                    memmove(works + w, works + w + 1, (size_t)(n + planned - w - 1) * sizeof works[0]);
+                    planned--, w--;
+                }
+            n += planned;
         }
     }
 
@@ -675,10 +683,16 @@ int cmd_bench(int argc, char **argv) {
     printf("sgemm 1024^3: %.1f GFLOP/s (best of 5)  threads %d\n", peak, omp_get_max_threads());
     print_thread_env();
     print_machine(stdout, 1); /* figures mean little without the kernels they ran on */
+    char kern_line[256];
+    kernels_report(kern_line, sizeof kern_line);
+    printf("%s\n", kern_line);
     printf("XS = dim 64, 2 layers, 4 heads, hidden 192, vocab 256, T 64, batch 16\n");
     printf("S = dim 128, 4 layers, 4 heads, hidden 384, vocab 256, T 128, batch 16\n");
     printf("M = dim 288, 6 layers, 6 heads, hidden 768, vocab 256, T 256, batch 8\n");
-    if (run_bf16) {
+    if (run_bf16 && !bf16_trains)
+        printf("bf16: weights widened to fp32 in registers by the %s kernels; sample and eval only (%s)\n",
+               kernels()->name, bf16_why);
+    else if (run_bf16) {
         Work bf16_work = {.kind = WORK_BF16_GEMM};
         WorkResult bf16_peak;
         work_isolated(&bf16_work, &bf16_peak, in_process);
@@ -686,7 +700,6 @@ int cmd_bench(int argc, char **argv) {
                "ceiling\n", bf16_peak.rate.max);
         printf("bf16: weight products through oneDNN, fp32 accumulation; attention and the rest fp32\n");
     }
-    else if (list_has(precisions, "bf16")) printf("bf16 skipped: %s\n", bf16_why);
     if (!in_process)
         printf("each workload in its own process; peak RSS includes a %.1f MB baseline\n", baseline_kb / 1024.0);
     if (schemes) {

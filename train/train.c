@@ -493,6 +493,10 @@ int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
     }
     rng_seed(&tr->data_rng, tc->seed * 0x9E3779B97F4A7C15ull + 1);
     if (load_model(tr, resuming) != 0) return -1;
+    char why[160];
+    if (tc->precision == PRECISION_BF16 && !bf16_native(why, sizeof why))
+        return pelab_fail("--precision bf16: training needs native bf16 products: %s (on this CPU bf16 weights serve "
+                          "sample, score and eval)", why);
     if (model_set_precision(&tr->model, tc->precision) != 0) return -1;
     alloc_training(tr);
     if (!tc->quiet) print_summary(tr);

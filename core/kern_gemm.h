@@ -1,32 +1,24 @@
-/* gemm.c: the small-shape product of gemm.h. C is computed in tiles of GEMM_MR rows by one or two
- * vectors of columns held in registers; each step over k broadcasts one element of A per row and
- * loads the tile's row of B (B^T and the last, narrow panel are first copied into a zero-padded
- * panel on the stack, GEMM_KC rows of k at a time). */
-#include "gemm.h"
-
+/* kern_gemm.h: the small-shape product of gemm.h, as a template: a kern_<isa>.c file defines
+ * KERN_VL (floats per vector) and KERN_ROWS (rows of a tile) and includes it once, compiled for its
+ * ISA, to define kern_gemm. C is computed in tiles of KERN_ROWS rows by two vectors of columns held
+ * in registers; each step over k broadcasts one element of A per row and loads the tile's row of B
+ * (B^T and the last, narrow panel are first copied into a zero-padded panel on the stack, KERN_KC
+ * rows of k at a time). Every element of C is one sum over k in k's order, so a result does not
+ * depend on where a product is split over threads; sets of different widths may round differently
+ * (FMA or not, the tails' epilogues). */
 #include <stddef.h>
 #include <string.h>
 
-/* floats per vector: a zmm register where the compiler may use AVX-512, else 8 (two NEON
- * registers or one ymm; gcc and clang split a wider vector type as the target needs) */
-#if defined(__AVX512F__)
-#define GEMM_VL 16
-#else
-#define GEMM_VL 8
+#if !defined(KERN_VL) || !defined(KERN_ROWS)
+#error "kern_gemm.h: define KERN_VL and KERN_ROWS first"
 #endif
-/* rows of a tile: GEMM_ROWS x 2 accumulators + 2 vectors of B + a broadcast must fit the
- * registers (32 with AVX-512: 8 rows; 16 ymm, or 32 NEON registers holding 8-float pairs: 6) */
-#if defined(__AVX512F__)
-#define GEMM_ROWS 8
-#else
-#define GEMM_ROWS 6
-#endif
-typedef float vf __attribute__((vector_size(GEMM_VL * sizeof(float))));
+
+typedef float vf __attribute__((vector_size(KERN_VL * sizeof(float))));
 
 enum {
-    GEMM_MR = GEMM_ROWS,
-    GEMM_NR = 2 * GEMM_VL,   /* columns of a tile */
-    GEMM_KC = 256            /* k per pass: the panel (KC x NR floats, 16-32 KB) stays in L1 */
+    KERN_MR = KERN_ROWS,
+    KERN_NR = 2 * KERN_VL, /* columns of a tile */
+    KERN_KC = 256          /* k per pass: the panel (KC x NR floats, 8-32 KB) stays in L1 */
 };
 
 static inline vf vload(const float *p) {
@@ -42,17 +34,17 @@ static inline void vstore(float *p, vf v) { memcpy(p, &v, sizeof v); }
 static inline vf splat(float x) { return x - (vf){0}; }
 
 /* C[mr, nc] = alpha * (rows of op(A)) x (panel b) + beta C, for a tile of mr rows and nv vectors
- * (nc columns, nc <= nv * GEMM_VL): a[r * ars + k * aks] is row r's element k, b + k * ldb row k
+ * (nc columns, nc <= nv * KERN_VL): a[r * ars + k * aks] is row r's element k, b + k * ldb row k
  * of the panel. Inlined with constant mr and nv, the loops unroll and acc stays in registers. */
 static inline __attribute__((always_inline)) void tile(int mr, int nv, int nc, int kc, const float *a, size_t ars,
                                                        size_t aks, const float *b, size_t ldb, float alpha, float beta,
                                                        float *c, size_t ldc) {
-    vf acc[GEMM_MR][2];
+    vf acc[KERN_MR][2];
     for (int r = 0; r < mr; r++)
         for (int v = 0; v < nv; v++) acc[r][v] = (vf){0};
     for (int k = 0; k < kc; k++) {
         const float *bk = b + (size_t)k * ldb, *ak = a + (size_t)k * aks;
-        vf b0 = vload(bk), b1 = nv > 1 ? vload(bk + GEMM_VL) : (vf){0};
+        vf b0 = vload(bk), b1 = nv > 1 ? vload(bk + KERN_VL) : (vf){0};
         for (int r = 0; r < mr; r++) {
             vf ar = splat(ak[(size_t)r * ars]);
             acc[r][0] += ar * b0;
@@ -61,15 +53,15 @@ static inline __attribute__((always_inline)) void tile(int mr, int nv, int nc, i
     }
     for (int r = 0; r < mr; r++) {
         float *cr = c + (size_t)r * ldc;
-        if (nc == nv * GEMM_VL) {
+        if (nc == nv * KERN_VL) {
             for (int v = 0; v < nv; v++) {
                 vf x = acc[r][v] * alpha;
-                if (beta != 0.0f) x += vload(cr + v * GEMM_VL) * beta;
-                vstore(cr + v * GEMM_VL, x);
+                if (beta != 0.0f) x += vload(cr + v * KERN_VL) * beta;
+                vstore(cr + v * KERN_VL, x);
             }
         } else {
-            float t[2 * GEMM_VL] = {0}; /* (all of it written below; the initializer quiets gcc) */
-            for (int v = 0; v < nv; v++) vstore(t + v * GEMM_VL, acc[r][v]);
+            float t[2 * KERN_VL] = {0}; /* (all of it written below; the initializer quiets gcc) */
+            for (int v = 0; v < nv; v++) vstore(t + v * KERN_VL, acc[r][v]);
             for (int j = 0; j < nc; j++) cr[j] = alpha * t[j] + (beta != 0.0f ? beta * cr[j] : 0.0f);
         }
     }
@@ -78,27 +70,27 @@ static inline __attribute__((always_inline)) void tile(int mr, int nv, int nc, i
 /* every row tile of one column panel; the switch hands tile() constant shapes */
 static void panel_rows(int M, int nv, int nc, int kc, const float *a, size_t ars, size_t aks, const float *b,
                        size_t ldb, float alpha, float beta, float *c, size_t ldc) {
-    for (int i0 = 0; i0 < M; i0 += GEMM_MR) {
-        int mr = M - i0 < GEMM_MR ? M - i0 : GEMM_MR;
+    for (int i0 = 0; i0 < M; i0 += KERN_MR) {
+        int mr = M - i0 < KERN_MR ? M - i0 : KERN_MR;
         const float *ai = a + (size_t)i0 * ars;
         float *ci = c + (size_t)i0 * ldc;
-#define GEMM_TILE(MR_, NV_)                                                                                      \
+#define KERN_TILE(MR_, NV_)                                                                                      \
     case (MR_) * 4 + (NV_):                                                                                        \
         tile(MR_, NV_, nc, kc, ai, ars, aks, b, ldb, alpha, beta, ci, ldc);                                       \
         break;
         switch (mr * 4 + nv) {
-#if GEMM_ROWS == 8
-            GEMM_TILE(8, 2) GEMM_TILE(7, 2) GEMM_TILE(8, 1) GEMM_TILE(7, 1)
+#if KERN_ROWS == 8
+            KERN_TILE(8, 2) KERN_TILE(7, 2) KERN_TILE(8, 1) KERN_TILE(7, 1)
 #endif
-            GEMM_TILE(6, 2) GEMM_TILE(5, 2) GEMM_TILE(4, 2) GEMM_TILE(3, 2) GEMM_TILE(2, 2) GEMM_TILE(1, 2)
-            GEMM_TILE(6, 1) GEMM_TILE(5, 1) GEMM_TILE(4, 1) GEMM_TILE(3, 1) GEMM_TILE(2, 1) GEMM_TILE(1, 1)
+            KERN_TILE(6, 2) KERN_TILE(5, 2) KERN_TILE(4, 2) KERN_TILE(3, 2) KERN_TILE(2, 2) KERN_TILE(1, 2)
+            KERN_TILE(6, 1) KERN_TILE(5, 1) KERN_TILE(4, 1) KERN_TILE(3, 1) KERN_TILE(2, 1) KERN_TILE(1, 1)
         }
-#undef GEMM_TILE
+#undef KERN_TILE
     }
 }
 
-void gemm_small(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
-                int ldb, float beta, float *C, int ldc) {
+static void kern_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                      const float *B, int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) { /* no products: C = beta C, as BLAS */
         for (int i = 0; i < M; i++)
@@ -106,30 +98,30 @@ void gemm_small(int trans_a, int trans_b, int M, int N, int K, float alpha, cons
         return;
     }
     size_t ars = trans_a ? 1 : (size_t)lda, aks = trans_a ? (size_t)lda : 1;
-    float panel[GEMM_KC * GEMM_NR];
-    for (int k0 = 0; k0 < K; k0 += GEMM_KC) {
-        int kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
+    float panel[KERN_KC * KERN_NR];
+    for (int k0 = 0; k0 < K; k0 += KERN_KC) {
+        int kc = K - k0 < KERN_KC ? K - k0 : KERN_KC;
         float beta_k = k0 == 0 ? beta : 1.0f; /* later passes add to what the first wrote */
-        for (int j0 = 0; j0 < N; j0 += GEMM_NR) {
-            int nc = N - j0 < GEMM_NR ? N - j0 : GEMM_NR, nv = nc > GEMM_VL ? 2 : 1;
+        for (int j0 = 0; j0 < N; j0 += KERN_NR) {
+            int nc = N - j0 < KERN_NR ? N - j0 : KERN_NR, nv = nc > KERN_VL ? 2 : 1;
             const float *b;
             size_t ldp;
-            if (!trans_b && nc == nv * GEMM_VL) { /* whole vectors of B's own rows: read in place */
+            if (!trans_b && nc == nv * KERN_VL) { /* whole vectors of B's own rows: read in place */
                 b = B + (size_t)k0 * ldb + j0;
                 ldp = (size_t)ldb;
             } else { /* B^T, or a narrow last panel: copied, zero-padded to whole vectors */
-                int w = nv * GEMM_VL;
-                for (int k = 0; k < kc; k++) memset(panel + (size_t)k * GEMM_NR + nc, 0, (size_t)(w - nc) * sizeof(float));
+                int w = nv * KERN_VL;
+                for (int k = 0; k < kc; k++) memset(panel + (size_t)k * KERN_NR + nc, 0, (size_t)(w - nc) * sizeof(float));
                 if (trans_b)
                     for (int j = 0; j < nc; j++) {
                         const float *src = B + (size_t)(j0 + j) * ldb + k0;
-                        for (int k = 0; k < kc; k++) panel[(size_t)k * GEMM_NR + j] = src[k];
+                        for (int k = 0; k < kc; k++) panel[(size_t)k * KERN_NR + j] = src[k];
                     }
                 else
                     for (int k = 0; k < kc; k++)
-                        memcpy(panel + (size_t)k * GEMM_NR, B + (size_t)(k0 + k) * ldb + j0, (size_t)nc * sizeof(float));
+                        memcpy(panel + (size_t)k * KERN_NR, B + (size_t)(k0 + k) * ldb + j0, (size_t)nc * sizeof(float));
                 b = panel;
-                ldp = GEMM_NR;
+                ldp = KERN_NR;
             }
             panel_rows(M, nv, nc, kc, A + (size_t)k0 * aks, ars, aks, b, ldp, alpha, beta_k, C + j0, (size_t)ldc);
         }
