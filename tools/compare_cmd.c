@@ -292,9 +292,7 @@ int compare_main(int argc, char **argv, Compare *c) {
         COMPARE_GEN_OPTS(c),
         {"--jobs", OPT_OUT_FILE, &jobs, 0, 0, "write one shell command per run (and its fine-tune) to this file instead of "
                                          "running"},
-        {"--jobs-format", OPT_STR, &jobs_format, 0, 0, "lines: one command per line (GNU parallel, xargs -P, sh); "
-                                                       "slurm: an sbatch array script, task i runs line i (sbatch "
-                                                       "--wait FILE)"},
+        JOBS_FORMAT_OPT(jobs_format),
         {"--only", OPT_STR, &only, 0, 0, "run only SCHEME_sSEED (what --jobs commands use); no report"},
         {"--collect", OPT_FLAG, &collect, 0, 0, "build the report from the finished CSVs, no training"},
         TRAIN_FLAG_ROWS(b),

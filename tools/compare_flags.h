@@ -17,4 +17,9 @@
     {"--key-evaluator", OPT_STR, &(c)->key_evaluator, 0, 0, "checkpoint that picks the key tokens for every run "  \
                                                             "(default: each run's own model)"}
 
+/* the engine of a sweep's --jobs file, shared by compare and suite (lab/jobs.h) */
+#define JOBS_FORMAT_OPT(var)                                                                                   \
+    {"--jobs-format", OPT_STR, &(var), 0, 0, "lines: one command per line (GNU parallel, xargs -P, sh); slurm: an " \
+                                             "sbatch array script, task i runs line i (sbatch --wait FILE)"}
+
 #endif

@@ -21,6 +21,7 @@
 #include "args.h"
 #include "commands.h"
 #include "compare_cmd.h"
+#include "compare_flags.h"
 #include "../lab/report.h"
 #include "../lab/claim_family.h"
 #include "../lab/claim_sim.h"
@@ -319,9 +320,7 @@ int cmd_suite(int argc, char **argv) {
                                                                   "full 32768)"},
         {"--jobs", OPT_OUT_FILE, &jobs, 0, 0, "write every protocol's per-run commands to this file instead of "
                                               "running; then run them and `pelab suite ... --collect`"},
-        {"--jobs-format", OPT_STR, &jobs_format, 0, 0, "lines: one command per line (GNU parallel, xargs -P, sh); "
-                                                       "slurm: an sbatch array script, task i runs line i (sbatch "
-                                                       "--wait FILE)"},
+        JOBS_FORMAT_OPT(jobs_format),
         {"--collect", OPT_FLAG, &collect, 0, 0, "the report from the finished runs, no training"},
         {"--simulate", OPT_INT, &simulate, 0, 1 << 24, "no runs: N simulated suites per scenario through the verdict "
                                                        "rule (false-verdict rate and power, lab/claim_sim.h)"},
