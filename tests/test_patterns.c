@@ -15,6 +15,7 @@
 #include "../core/mem.h"
 #include "../infer/decode.h"
 #include "../io/checkpoint.h"
+#include "../io/hf_config.h"
 #include "../model/attention.h"
 #include "../model/model.h"
 #include "test.h"
@@ -82,7 +83,7 @@ static void spec_round_trip(void) {
     cfg.sliding_window = 4;
     CHECK(model_create(&m, &cfg, "rope") == -1 && strstr(pelab_errmsg, "give the windows in the pattern alone"),
           "a pattern beside sliding_window is refused (%s)", pelab_errmsg);
-    expect_pelab_error("./pelab train --data synth:copy --steps 1 --out x.st --attn-pattern window=0",
+    expect_pelab_error("./pelab train --data synth:stories --steps 1 --out x.st --attn-pattern window=0",
                        "--attn-pattern window=0: 'window=0': expected window=W");
 }
 
@@ -332,7 +333,94 @@ static void cache_bytes(void) {
     model_free(&m), model_free(&full);
 }
 
+/* the pattern of a config text, rc of hf_config_pattern */
+static int pattern_of(const char *json, char *spec, size_t n, HfConfig *c) {
+    if (hf_config_parse(json, strlen(json), "cfg", c) != 0) return -2;
+    return hf_config_pattern(c, spec, n, NULL);
+}
+
+static void hf_configs(void) {
+    static const struct { const char *file, *want; } files[] = {
+        {"tests/configs/gemma3-like.json", "5*window=512,base=10000:global,base=1000000"},
+        {"tests/configs/gemma3-pattern-like.json", "5*window=512,base=10000:global,base=1000000"},
+        {"tests/configs/gpt-oss-like.json", "window=128:global"},
+        {"tests/configs/llama4-like.json", "3*chunk=8192:global,nope"},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        HfConfig c;
+        char spec[PATTERN_SPEC_MAX + 1] = "", cmd[300], out[16384];
+        int rc = hf_config_read(files[i].file, &c) == 0 ? hf_config_pattern(&c, spec, sizeof spec, NULL) : -2;
+        CHECK(rc == 1 && !strcmp(spec, files[i].want) && c.n_warn == 0, "%s: --attn-pattern %s (expected %s, %d warnings)",
+              files[i].file, spec, files[i].want, c.n_warn);
+        snprintf(cmd, sizeof cmd, "./pelab inspect %s", files[i].file);
+        char line[PATTERN_SPEC_MAX + 40];
+        snprintf(line, sizeof line, "pelab: --attn-pattern %s\n", files[i].want);
+        CHECK(run_pelab(cmd, out, sizeof out) == 0 && strstr(out, line) && strstr(out, "attention per layer"),
+              "inspect %s shows the layers and the pattern", files[i].file);
+    }
+    HfConfig c;
+    char spec[PATTERN_SPEC_MAX + 1], cmd[700], out[16384];
+    CHECK(run_pelab("./pelab inspect tests/configs/gemma3-like.json", out, sizeof out) == 0 &&
+              strstr(out, "  layers 0,1,2,3,4,6,7,8,9,10,12,13,14,15,16: window 512, base 10000\n") &&
+              strstr(out, "  layers 5,11,17: global, base 1000000\n"),
+          "inspect lists every layer of each kind: %s", out);
+    /* a Gemma-3 pattern runs: a model from it builds and its windows hold */
+    Model m;
+    ModelConfig cfg = {.vocab_size = 13, .dim = 16, .n_layers = 6, .n_heads = 4, .n_kv_heads = 1, .hidden_dim = 20,
+                       .seq_len = 8, .norm_eps = 1e-5f};
+    CHECK(pattern_parse(&cfg.pattern, files[0].want) == 0 && model_create(&m, &cfg, "rope:base=1e6,layout=half") == 0 &&
+              model_layer_attn(&m, 0).window == 512 && model_layer_pos(&m, 0) != &m.pos && model_layer_pos(&m, 5) != &m.pos,
+          "the imported Gemma 3 pattern builds a model (%s)", pelab_errmsg);
+    model_free(&m);
+    /* the odd and the refused: one warning, or one line */
+    CHECK(pattern_of("{\"rope_theta\": 10000, \"num_attention_heads\": 2, \"num_hidden_layers\": 2, \"sliding_window\": 4, \"layer_types\": [\"sliding_attention\", 7]}",
+                     spec, sizeof spec, &c) == 1 && !strcmp(spec, "window=4:global") && c.n_warn == 1 &&
+              strstr(c.warn[0], "layer_types[1]: number"),
+          "a layer type that is not a string: full, one warning (%s)", c.n_warn ? c.warn[0] : "none");
+    char big[4096] = "{\"num_hidden_layers\": 70, \"sliding_window\": 8, \"layer_types\": [";
+    for (int l = 0; l < 70; l++)
+        snprintf(big + strlen(big), sizeof big - strlen(big), "%s\"%s\"", l ? ", " : "",
+                 l == 69 ? "full_attention" : "sliding_attention");
+    strcat(big, "]}");
+    CHECK(pattern_of(big, spec, sizeof spec, &c) == -1 && strstr(pelab_errmsg, "no cycle of 64 or fewer") &&
+              !strchr(pelab_errmsg, '\n'),
+          "70 layers without a cycle of <= 64: refused in one line (%s)", pelab_errmsg);
+    CHECK(pattern_of("{\"num_hidden_layers\": 2, \"sliding_window\": 99999999999, \"layer_types\": "
+                     "[\"sliding_attention\", \"full_attention\"]}", spec, sizeof spec, &c) == -1 &&
+              strstr(pelab_errmsg, "go up to 16777216"),
+          "a window past pelab's: refused (%s)", pelab_errmsg);
+    CHECK(pattern_of("{\"model_type\": \"mistral\", \"num_hidden_layers\": 2, \"sliding_window\": 4096}", spec,
+                     sizeof spec, &c) == 0 && !spec[0],
+          "Mistral's one window for every layer: no pattern (import --sliding-window applies it)");
+    CHECK(pattern_of("{\"rope_theta\": 10000, \"num_attention_heads\": 2, \"num_hidden_layers\": 3, \"sliding_window\": 4, \"layer_types\": \"sliding\"}", spec,
+                     sizeof spec, &c) == 0 && c.n_warn == 1,
+          "layer_types not an array: one warning, no pattern");
+    const char *data = shared_data_dir();
+    if (!data) {
+        fprintf(stderr, "  test_patterns: no ../shared/data: the real gpt-oss and Gemma 2 configs are skipped\n");
+        return;
+    }
+    static const struct { const char *file, *want; } real[] = {{"gpt-oss-120b.json", "window=128:global"},
+                                                               {"gemma2-2b-it-finetune.json", "window=4096:global"}};
+    for (size_t i = 0; i < sizeof real / sizeof real[0]; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/hf-configs/%s", data, real[i].file);
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            fprintf(stderr, "  test_patterns: %s absent: skipped\n", path);
+            continue;
+        }
+        fclose(f);
+        int rc = hf_config_read(path, &c) == 0 ? hf_config_pattern(&c, spec, sizeof spec, NULL) : -2;
+        snprintf(cmd, sizeof cmd, "./pelab inspect %s", path);
+        CHECK(rc == 1 && !strcmp(spec, real[i].want) && run_pelab(cmd, out, sizeof out) == 0 &&
+                  strstr(out, real[i].want),
+              "%s: --attn-pattern %s (expected %s)", real[i].file, spec, real[i].want);
+    }
+}
+
 void test_patterns(void) {
+    hf_configs();
     spec_round_trip();
     weights_exactly_zero("rope", 0);
     weights_exactly_zero("alibi", 5);
