@@ -330,6 +330,11 @@ static void cache_bytes(void) {
     CHECK(ok && total == (2 * 8192 + 14 * 575) * row,
           "the cache at 8192 tokens: a window-512 layer keeps 511 + 64 rows, a global one 8192 (%zu of %zu bytes)",
           total, total_full);
+    KVCache kv; /* what the decoder allocates is what is reported */
+    kvcache_init(&kv, &m, 8192, 64);
+    CHECK(kv.trim && kv.layer_at[16] * kv.kvdim * 2 * sizeof(float) == total && kv.cap[0] == 575 && kv.cap[5] == 8192,
+          "a cache of 8192 tokens allocates those %zu bytes (%zu)", total, kv.layer_at[16] * kv.kvdim * 2 * sizeof(float));
+    kvcache_free(&kv);
     model_free(&m), model_free(&full);
 }
 
