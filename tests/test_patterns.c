@@ -16,6 +16,8 @@
 #include "../infer/decode.h"
 #include "../io/checkpoint.h"
 #include "../io/hf_config.h"
+#include "../io/hf_llama.h"
+#include "../io/llama2c.h"
 #include "../model/attention.h"
 #include "../model/model.h"
 #include "test.h"
@@ -235,6 +237,48 @@ static void decode_equals_full(const char *spec, const char *pattern) {
     model_free(&m);
 }
 
+/* a bf16 cache, and a second key copy (Self-Extend), through the layers that drop keys: decoding in
+ * steps of 1 and of 5 agree (bf16: the same rounded keys either way), Self-Extend also with its full
+ * forward */
+static void decode_variants(void) {
+    Model m;
+    tiny_attn_pattern = "window=3,base=500:chunk=4:global";
+    int rc = tiny_model_shaped(&m, "rope", 4, 2, 3, 0, 12);
+    tiny_attn_pattern = NULL;
+    if (rc != 0) {
+        CHECK(0, "decode_variants: %s", pelab_errmsg);
+        return;
+    }
+    int V = m.cfg.vocab_size, in[T], pos[T];
+    for (int t = 0; t < T; t++) in[t] = (t * 5 + 2) % V, pos[t] = t; /* forward()'s tokens */
+    static float full[T * 13], one[T * 13], five[T * 13];
+    for (int variant = 0; variant < 2; variant++) {
+        if (variant == 0) m.kv_cache_bf16 = 1;
+        else {
+            m.kv_cache_bf16 = 0;
+            CHECK(pos_set_scale(&m.pos, "selfextend:2:4") == 0, "selfextend on a pattern model: %s", pelab_errmsg);
+            forward(&m, pos, full);
+        }
+        float *outs[2] = {one, five};
+        const int steps[2] = {1, 5};
+        rc = 0;
+        for (int s = 0; s < 2; s++) {
+            KVCache kv;
+            kvcache_init(&kv, &m, T, 4);
+            for (int t = 0; t < T && rc == 0; t += steps[s]) {
+                int n = T - t < steps[s] ? T - t : steps[s];
+                rc = decode_forward(&m, &kv, in + t, pos + t, n, outs[s] + (size_t)t * V, 1);
+            }
+            rc |= !kv.trim || (variant == 0 && !kv.k16) || (variant == 1 && !kv.k2);
+            kvcache_free(&kv);
+        }
+        float d = max_abs_diff(one, five, T * V), df = variant ? max_abs_diff(one, full, T * V) : 0;
+        CHECK(rc == 0 && d <= 1e-4f && df <= 1e-4f, "%s cache through dropping layers: steps of 1 = steps of 5 (%.3g)%s (%.3g)",
+              variant ? "Self-Extend's two-copy" : "a bf16", d, variant ? " = full forward" : "", df);
+    }
+    model_free(&m);
+}
+
 static void bases_and_nope(void) {
     Model a, b;
     int pos[T];
@@ -300,6 +344,15 @@ static void checkpoint_round_trip(void) {
           "the pattern survives a checkpoint (%s -> %s, version 2) and so do the logits (%s)", pa, pb, pelab_errmsg);
     meta_free(&meta);
     if (rc) model_free(&back);
+    /* the formats with one attention for every layer refuse it rather than drop it */
+    char dir[600], l2c[600];
+    snprintf(dir, sizeof dir, "%s/pattern-hf", test_tmpdir());
+    snprintf(l2c, sizeof l2c, "%s/pattern.bin", test_tmpdir());
+    char note[200];
+    CHECK(hf_llama_write(dir, &m, note, sizeof note) == -1 && strstr(pelab_errmsg, "one attention for every layer"),
+          "export --hf refuses a pattern (%s)", pelab_errmsg);
+    CHECK(llama2c_write_model(l2c, &m) == -1 && strstr(pelab_errmsg, "per-layer attention pattern"),
+          "export --llama2c refuses a pattern (%s)", pelab_errmsg);
     model_free(&m);
     tiny_model(&m, "rope", 2, 0, 44);
     CkptMeta plain = {0};
@@ -434,6 +487,7 @@ void test_patterns(void) {
     decode_equals_full("t5", "window=2:chunk=3");
     decode_equals_full("rope", "window=3,base=500:chunk=5:global,nope");
     decode_equals_full("cope", "window=3:chunk=4");
+    decode_variants();
     bases_and_nope();
     checkpoint_round_trip();
     cache_bytes();
