@@ -127,6 +127,12 @@ static void family(void) {
     stats_t_onesided(8, 1, 100, 0, &up, &lo);
     CHECK(skip.n_looks == 2 && skip.look[1] == 2 && fabs(skip.seq_diff - 2 * up / p3.spend[2]) < 1e-15,
           "a skipped look: the later look's share, no look taken twice or backwards (%d looks)", skip.n_looks);
+    /* a test whose p is 1 (no difference at all) was still taken: its look stands behind the outcome */
+    ClaimTrack none;
+    claim_track_init(&none, 1);
+    claim_track_look(&none, &p, 0, &nothing);
+    CHECK(none.look_diff == 0 && none.seq_diff == 1 && none.n_looks == 1, "a test at p = 1 is a look taken (%d)",
+          none.look_diff);
     ClaimTrack out;
     claim_track_init(&out, 0);
     out.outcome = CLAIM_UNTESTABLE;

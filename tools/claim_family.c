@@ -65,8 +65,9 @@ void claim_track_look(ClaimTrack *t, const SeqPlan *plan, int look, const ClaimS
         if (!isnan(up_lo) && !isnan(lo_hi)) t->p_eq[k] = fmax(up_lo, lo_hi);
     }
     double sd = fmin(1, t->p_diff[k] / plan->spend[look]), se = fmin(1, t->p_eq[k] / plan->spend[look]);
-    if (sd < t->seq_diff) t->seq_diff = sd, t->look_diff = k;
-    if (se < t->seq_eq) t->seq_eq = se, t->look_eq = k;
+    /* `<=` at the first look: a test whose p is 1 was still taken (its claim is tested, not "no test") */
+    if (sd < t->seq_diff || t->look_diff < 0) t->seq_diff = sd, t->look_diff = k;
+    if (se < t->seq_eq || t->look_eq < 0) t->seq_eq = se, t->look_eq = k;
 }
 
 /* Holm over the family's claims of one kind of p value (diff or eq) into adj */

@@ -498,6 +498,12 @@ static void write_report(const char *dir, const SuiteRun *run, const char *cmdli
                 res[i].seconds > 0 ? "" : " (read back, nothing trained here)");
         if (res[i].seconds > 0) fprintf(f, "Wall time of this protocol: %.0f s.\n\n", res[i].seconds);
         if (!res[i].p->task) fprintf(f, "Data: %s.\n\n", corpus->what);
+        else
+            fprintf(f, "Training: a fixed budget of %ld steps, not the convergence rule: a task's loss sits on a plateau "
+                       "before the model learns it, which the rule would take for convergence (EXPERIMENTS.md 14.1). "
+                       "A run flagged *still improving* below reached the budget with its loss still falling; the "
+                       "verdicts stand on the runs that learned the task (the gate), whose loss is near 0 by then.\n\n",
+                    res[i].c->base.steps);
         copy_verdict_section(f, dir, res[i].p->name);
     }
     if (fclose(f) != 0) pelab_die("suite: cannot write %s: %s", path, strerror(errno));

@@ -45,14 +45,16 @@ static void figure(const Compare *c, const Agg *a, const Metric *m, int i, int l
 }
 
 /* 1 if every value of both groups sits at the same bound of an accuracy (0 or 1) */
+/* every figure of both series within the claim's equivalence margin (in the metric's fraction) of the
+ * same bound of an accuracy (0 or 100%): no number of seeds can move the comparison past the margin,
+ * whatever the test says. Losses have no bound. */
 static int at_floor(const Metric *m, const double *x, int nx, const double *y, int ny) {
-    if (m->scale == 1 || nx < 1 || ny < 1) return 0; /* losses have no bound */
-    double b = x[0];
-    if (b != 0 && b != 1) return 0;
+    if (m->scale == 1 || nx < 1 || ny < 1) return 0;
+    double tol = CLAIM_MARGIN_POINTS / m->scale, b = x[0] < 0.5 ? 0 : 1;
     for (int i = 0; i < nx; i++)
-        if (x[i] != b) return 0;
+        if (!(fabs(x[i] - b) < tol)) return 0;
     for (int i = 0; i < ny; i++)
-        if (y[i] != b) return 0;
+        if (!(fabs(y[i] - b) < tol)) return 0;
     return 1;
 }
 
@@ -114,7 +116,8 @@ static void stat_better(const Claim *cl, const Compare *c, const Agg *a, const M
     st->margin = m->scale == 1 ? CLAIM_MARGIN_NATS : CLAIM_MARGIN_POINTS;
     if (at_floor(m, va, na, vb, nb) && !(na < 2 || nb < 2)) {
         st->status = CSTAT_FLOOR, st->n_a = na, st->n_b = nb;
-        sb_printf(why, "; both at %g %s in every seed: a floor, no number of seeds can move it", va[0] * m->scale, m->unit);
+        sb_printf(why, "; every seed of both within %g %s of %g %s: a floor, no number of seeds can move the difference "
+                       "past the claim's margin", CLAIM_MARGIN_POINTS, m->unit, va[0] < 0.5 ? 0 : m->scale, m->unit);
         return;
     }
     two_samples(st, m, x, nx, y, ny, paired);
@@ -193,7 +196,8 @@ static void stat_learns(const Claim *cl, const Compare *c, const Agg *a, int see
     st->margin = CLAIM_MARGIN_POINTS;
     if (at_floor(&m, va, na, vb, nb) && na >= 2 && nb >= 2) {
         st->status = CSTAT_FLOOR, st->n_a = na, st->n_b = nb;
-        sb_printf(why, "; both at %g points in every seed: a floor", 100 * va[0]);
+        sb_printf(why, "; every seed of both within %g points of %g points: a floor", CLAIM_MARGIN_POINTS,
+                  va[0] < 0.5 ? 0 : 100.0);
         return;
     }
     double x[CMP_MAX_SEEDS], y[CMP_MAX_SEEDS];

@@ -9,7 +9,7 @@
 
 #include "../core/strbuf.h"
 
-#define SUITE_VERSION 4
+#define SUITE_VERSION 5
 /* the default schemes: the baselines */
 #define SUITE_BASELINES "nope,learned,sinusoidal,rope,alibi,t5,kerple"
 /* the looks of the sequential rule (claim_family.h): seeds per series at each */
