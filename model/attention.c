@@ -74,7 +74,8 @@ static int block_first_key(const AttnHead *a, const PosCtx *pc, int i0, int i1) 
         int f = first_key(a, i);
         k0 = f < k0 ? f : k0;
     }
-    return k0;
+    /* a block that sees no key at all (left padding past every query) is left to the row masks */
+    return k0 < head_visible_end(a, i1 - 1) ? k0 : 0;
 }
 
 /* the view without its first k0 keys: key index j of it is key k0 + j of a */
