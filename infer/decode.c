@@ -8,6 +8,25 @@
 #include "../core/mem.h"
 #include "../model/layers.h"
 
+int kvcache_layer_rows(const Model *m, int l, int max_len, int chunk) {
+    PosCachePolicy policy = pos_cache_policy(&m->pos);
+    if (policy.capacity) return policy.capacity;
+    if (chunk > max_len) chunk = max_len;
+    const PosCtx *pc = model_layer_pos(m, l);
+    LayerAttn kind = model_layer_attn(m, l);
+    long span = layer_span(&kind);
+    /* CoPE counts over keys outside the window, FoX's running sums are cached per key of the whole
+     * sequence: those layers keep every row */
+    if (span < 0 || (pc->scheme->content_row && pos_layer_active(pc, l)) || pos_has_gate(&m->pos, l)) return max_len;
+    return span + chunk < max_len ? (int)(span + chunk) : max_len;
+}
+
+size_t kvcache_layer_bytes(const Model *m, int l, int n_seq, int max_len, int chunk) {
+    size_t rows = (size_t)n_seq * kvcache_layer_rows(m, l, max_len, chunk), kvdim = (size_t)m->cfg.n_kv_heads * m->head_dim;
+    size_t elem = m->kv_cache_bf16 ? sizeof(bf16) : sizeof(float);
+    return rows * kvdim * (2 * elem + (pos_key_copies(&m->pos) > 1 ? sizeof(float) : 0));
+}
+
 void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int chunk) {
     const ModelConfig *cfg = &m->cfg;
     memset(c, 0, sizeof *c);
@@ -19,8 +38,21 @@ void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int 
     c->n_seq = n_seq;
     c->n_layers = cfg->n_layers;
     c->kvdim = cfg->n_kv_heads * m->head_dim;
+    c->cap = xmalloc(cfg->n_layers * sizeof(int));
+    c->dropped = xcalloc(cfg->n_layers, sizeof(int));
+    c->layer_at = xmalloc((cfg->n_layers + 1) * sizeof(size_t));
+    c->layer_at[0] = 0;
+    for (int l = 0; l < cfg->n_layers; l++) {
+        c->cap[l] = kvcache_layer_rows(m, l, max_len, chunk);
+        c->trim |= c->cap[l] < max_len;
+        c->layer_at[l + 1] = c->layer_at[l] + (size_t)n_seq * c->cap[l];
+    }
+    if (c->trim) {
+        c->kpos = xmalloc(c->layer_at[cfg->n_layers] * sizeof(int));
+        c->layer_start = xcalloc(n_seq, sizeof(int));
+    }
     size_t D = cfg->dim, F = cfg->hidden_dim, qdim = (size_t)cfg->n_heads * m->head_dim;
-    size_t rows = (size_t)n_seq * chunk, cache = (size_t)cfg->n_layers * n_seq * max_len * c->kvdim;
+    size_t rows = (size_t)n_seq * chunk, cache = c->layer_at[cfg->n_layers] * c->kvdim;
     if (m->kv_cache_bf16) {
         c->k16 = xmalloc(cache * sizeof(bf16));
         c->v16 = xmalloc(cache * sizeof(bf16));
@@ -74,14 +106,15 @@ void kvcache_reset(KVCache *c) { c->len = 0; }
 void kvcache_free(KVCache *c) {
     void *bufs[] = {c->k, c->v, c->k16, c->v16, c->pos, c->x, c->ln, c->q, c->att_out, c->res_mid, c->gate, c->up, c->act,
                     c->lnf, c->tokens, c->key_start, c->knew, c->vnew, c->chunk_tokens, c->chunk_pos,
-                    c->chunk_logits, c->k2, c->q2, c->knew2, c->copy_pos, c->kmap, c->krows, c->fgates, c->fnew};
+                    c->chunk_logits, c->k2, c->q2, c->knew2, c->copy_pos, c->kmap, c->krows,
+                    c->cap, c->dropped, c->layer_at, c->kpos, c->layer_start, c->fgates, c->fnew};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(c, 0, sizeof *c);
 }
 
 /* layer l's block of the cache's keys (float, or bf16: c->k16) */
 static void *cache_keys(const KVCache *c, int l) {
-    size_t at = (size_t)l * c->n_seq * c->max_len * c->kvdim;
+    size_t at = c->layer_at[l] * c->kvdim;
     return c->k16 ? (void *)(c->k16 + at) : (void *)(c->k + at);
 }
 
@@ -115,12 +148,57 @@ static void evict_one(const Model *m, KVCache *c) {
 /* one chunk of nb <= chunk tokens of every sequence (tokens, pos: [n_seq, nb]): every layer
  * appends their keys and values after the cached ones. logits: all_logits: [n_seq * nb, V]; else
  * [n_seq, V] for each sequence's last token (NULL: none) */
-static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos, int nb, float *logits,
-                         int all_logits) {
+/* trim: layer l's view of the cache for nb new tokens at pos [n_seq, nb] after `start` cached ones:
+ * when they would not fit in its rows, the keys no new query sees dropped first (the fewest any
+ * sequence can lose: its padding and the keys before its first new query's earliest visible
+ * position); the new positions written after the kept keys. -1 if they still do not fit (the
+ * positions do not ascend). */
+static int trim_layer(const Model *m, KVCache *c, int l, int start, const int *pos, int nb, LayerActs *a) {
+    int S = c->n_seq, cap = c->cap[l], past = start - c->dropped[l], hd = m->head_dim, KVH = m->cfg.n_kv_heads;
+    int *kpos = c->kpos + c->layer_at[l];
+    LayerAttn kind = model_layer_attn(m, l);
+    if (past + nb > cap) {
+        int drop = past;
+        for (int b = 0; b < S && drop > 0; b++) {
+            long first = layer_first_visible(&kind, pos[(size_t)b * nb]);
+            int pad = c->key_start[b] - c->dropped[l], d = pad > 0 ? (pad < past ? pad : past) : 0;
+            while (d < past && kpos[(size_t)b * cap + d] < first) d++;
+            drop = d < drop ? d : drop;
+        }
+        if (past - drop + nb > cap)
+            return pelab_fail("KV cache: layer %d keeps %d keys and %d new ones do not fit in its %d rows (positions "
+                              "must ascend)", l, past - drop, nb, cap);
+        size_t elem = c->k16 ? sizeof(bf16) : sizeof(float), row = (size_t)hd * elem, keep = (size_t)(past - drop);
+        char *blocks[3] = {c->k16 ? (char *)c->k16 : (char *)c->k, c->v16 ? (char *)c->v16 : (char *)c->v, (char *)c->k2};
+        for (int t = 0; t < 3 && drop; t++) {
+            if (!blocks[t]) continue;
+            size_t row_t = t == 2 ? (size_t)hd * sizeof(float) : row; /* the second key copy stays float32 */
+            char *base = blocks[t] + c->layer_at[l] * c->kvdim * (t == 2 ? sizeof(float) : elem);
+            for (size_t bh = 0; bh < (size_t)S * KVH; bh++) /* one (sequence, kv head) block of cap rows */
+                memmove(base + bh * cap * row_t, base + (bh * cap + drop) * row_t, keep * row_t);
+        }
+        for (int b = 0; b < S && drop; b++) memmove(kpos + (size_t)b * cap, kpos + (size_t)b * cap + drop, keep * sizeof(int));
+        c->dropped[l] += drop, past -= drop;
+    }
+    for (int b = 0; b < S; b++) {
+        memcpy(kpos + (size_t)b * cap + past, pos + (size_t)b * nb, nb * sizeof(int));
+        int ks = c->key_start[b] - c->dropped[l];
+        c->layer_start[b] = ks > 0 ? ks : 0;
+    }
+    size_t at = c->layer_at[l] * c->kvdim;
+    a->keys = c->k ? c->k + at : NULL, a->values = c->v ? c->v + at : NULL;
+    a->keys16 = c->k16 ? c->k16 + at : NULL, a->values16 = c->v16 ? c->v16 + at : NULL;
+    if (c->k2) a->keys2 = c->k2 + at;
+    a->key_pos = kpos, a->n_keys = past + nb, a->past = past, a->key_stride = cap, a->key_start = c->layer_start;
+    return 0;
+}
+
+static int decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos, int nb, float *logits,
+                        int all_logits) {
     const ModelConfig *cfg = &m->cfg;
     const ParamTensors *p = &m->params;
-    int D = cfg->dim, V = cfg->vocab_size, kvdim = c->kvdim, start = c->len, S = c->n_seq;
-    size_t layer_cache = (size_t)S * c->max_len * kvdim;
+    int D = cfg->dim, V = cfg->vocab_size, start = c->len, S = c->n_seq;
+    if (start == 0) memset(c->dropped, 0, cfg->n_layers * sizeof(int)); /* a fresh (or recomputed) cache */
 
     for (int b = 0; b < S; b++) { /* may already be in place (recomputation) */
         memmove(c->pos + (size_t)b * c->max_len + start, pos + (size_t)b * nb, nb * sizeof(int));
@@ -135,13 +213,15 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
                        .key_start = c->key_start, .att_out = c->att_out, .res_mid = c->res_mid, .ln2 = c->ln,
                        .gate = c->gate, .up = c->up, .act = c->act, .res_out = c->x};
     for (int l = 0; l < cfg->n_layers; l++) {
-        layer.keys = c->k ? c->k + l * layer_cache : NULL, layer.values = c->v ? c->v + l * layer_cache : NULL;
-        layer.keys16 = c->k16 ? c->k16 + l * layer_cache : NULL;
-        layer.values16 = c->v16 ? c->v16 + l * layer_cache : NULL;
+        size_t at = c->layer_at[l] * c->kvdim;
+        layer.keys = c->k ? c->k + at : NULL, layer.values = c->v ? c->v + at : NULL;
+        layer.keys16 = c->k16 ? c->k16 + at : NULL;
+        layer.values16 = c->v16 ? c->v16 + at : NULL;
         if (c->k2) /* the second key copy beside the first */
-            layer.q2 = c->q2, layer.keys2 = c->k2 + l * layer_cache, layer.copy_pos = c->copy_pos, layer.k2 = c->knew2;
+            layer.q2 = c->q2, layer.keys2 = c->k2 + at, layer.copy_pos = c->copy_pos, layer.k2 = c->knew2;
         if (c->fgates)
             layer.fgate = c->fnew, layer.key_fgates = c->fgates + (size_t)l * S * c->max_len * cfg->n_heads;
+        if (c->trim && trim_layer(m, c, l, start, pos, nb, &layer) != 0) return -1;
         if (c->policy.slot_positions) slot_keys(m, c, l, &layer);
         block_forward(m, l, &layer); /* stores the new rows in keys, values (keys2) */
         if (c->policy.slot_positions) /* the cache keeps the new keys unmapped */
@@ -158,6 +238,7 @@ static void decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos
                             cfg->norm_eps);
         matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), S, D, V); // (S, D) -> (S, V)
     }
+    return 0;
 }
 
 /* Threads for a decoding call of n new tokens per sequence: a token's products are a handful of
@@ -225,7 +306,7 @@ static float *block_logits(const Model *m, KVCache *c, float *logits, int all_lo
  * the slots (c->pos), and reserve() sees the cache's length, never the stream's */
 static int slide_forward(Model *m, KVCache *c, const int *tokens, int n, float *logits, int all_logits) {
     int filled = c->len + n < c->max_len ? c->len + n : c->max_len;
-    if (pos_check_positions(&m->pos, c->pos, filled) != 0) return -1;
+    if (model_check_positions(m, c->pos, filled) != 0) return -1;
     for (int done = 0; done < n;) {
         if (c->len == c->max_len) evict_one(m, c);
         int nb = n - done, room = c->max_len - c->len;
@@ -233,8 +314,9 @@ static int slide_forward(Model *m, KVCache *c, const int *tokens, int n, float *
         nb = nb < c->chunk ? nb : c->chunk;
         float *out = block_logits(m, c, logits, all_logits, done, done + nb == n);
         int saved = threads_begin(m, c, nb); /* past a full cache, blocks of one token: one thread */
-        decode_chunk(m, c, tokens + done, c->pos + c->len, nb, out, all_logits);
+        int rc = decode_chunk(m, c, tokens + done, c->pos + c->len, nb, out, all_logits);
         threads_end(saved);
+        if (rc != 0) return -1;
         if (all_logits && !logits && c->logits_sink) c->logits_sink(c->sink_ctx, done, nb, out);
         done += nb;
     }
@@ -262,20 +344,20 @@ static int decode_forward_threads(Model *m, KVCache *c, const int *tokens, const
     if (c->dynamic_from >= 0 && !c->stale_dynamic && longest > c->dynamic_from && c->len > 0 && changes) {
         int old = c->len;
         memcpy(c->pos + old, pos, n * sizeof(int)); /* all positions in one array for the check */
-        if (pos_check_positions(&m->pos, c->pos, (size_t)old + n) != 0) return -1;
+        if (model_check_positions(m, c->pos, (size_t)old + n) != 0) return -1;
         c->len = 0;
         for (int done = 0; done < old; done += c->chunk) {
             int nb = old - done < c->chunk ? old - done : c->chunk;
-            decode_chunk(m, c, c->tokens + done, c->pos + done, nb, NULL, 0);
+            if (decode_chunk(m, c, c->tokens + done, c->pos + done, nb, NULL, 0) != 0) return -1;
         }
-    } else if (pos_check_positions(&m->pos, pos, n) != 0) {
+    } else if (model_check_positions(m, pos, n) != 0) {
         return -1;
     }
     for (int done = 0; done < n; done += c->chunk) {
         int nb = n - done < c->chunk ? n - done : c->chunk;
         int last_block = done + nb == n;
         float *out = block_logits(m, c, logits, all_logits, done, last_block);
-        decode_chunk(m, c, tokens + done, pos + done, nb, out, all_logits);
+        if (decode_chunk(m, c, tokens + done, pos + done, nb, out, all_logits) != 0) return -1;
         if (all_logits && !logits && c->logits_sink) c->logits_sink(c->sink_ctx, done, nb, out);
     }
     return 0;
@@ -291,7 +373,7 @@ int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos
         return pelab_fail("KV cache full: %d cached + %d new tokens exceeds its capacity of %d", c->len, n,
                           c->max_len);
     if (check_tokens(m, tokens, (size_t)S * n) != 0 || check_policy(m, c) != 0 ||
-        pos_check_positions(&m->pos, pos, (size_t)S * n) != 0)
+        model_check_positions(m, pos, (size_t)S * n) != 0)
         return -1;
     if (c->dynamic_from >= 0)
         for (size_t i = 0; i < (size_t)S * n; i++)
@@ -299,7 +381,7 @@ int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos
                 return pelab_fail("position %d is past %ld, where the dynamic rule follows each sequence's own "
                                   "length: decode these sequences one at a time",
                                   pos[i], c->dynamic_from);
-    int saved = threads_begin(m, c, n);
+    int saved = threads_begin(m, c, n), rc = 0;
     for (int done = 0; done < n; done += c->chunk) {
         int nb = n - done < c->chunk ? n - done : c->chunk;
         for (int b = 0; b < S; b++) { /* gather the chunk of every sequence: [S, nb] */
@@ -307,15 +389,16 @@ int decode_forward_batch(Model *m, KVCache *c, const int *tokens, const int *pos
             memcpy(c->chunk_pos + (size_t)b * nb, pos + (size_t)b * n + done, nb * sizeof(int));
         }
         if (!all_logits) {
-            decode_chunk(m, c, c->chunk_tokens, c->chunk_pos, nb, done + nb == n ? logits : NULL, 0);
+            rc = decode_chunk(m, c, c->chunk_tokens, c->chunk_pos, nb, done + nb == n ? logits : NULL, 0);
+            if (rc != 0) break;
             continue;
         }
         size_t V = m->cfg.vocab_size;
         if (!c->chunk_logits) c->chunk_logits = xmalloc((size_t)S * c->chunk * V * sizeof(float));
-        decode_chunk(m, c, c->chunk_tokens, c->chunk_pos, nb, c->chunk_logits, 1);
+        if ((rc = decode_chunk(m, c, c->chunk_tokens, c->chunk_pos, nb, c->chunk_logits, 1)) != 0) break;
         for (int b = 0; b < S; b++) /* rows [S, nb] of the chunk into [S, n] */
             memcpy(logits + ((size_t)b * n + done) * V, c->chunk_logits + (size_t)b * nb * V, nb * V * sizeof(float));
     }
     threads_end(saved);
-    return 0;
+    return rc;
 }

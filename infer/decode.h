@@ -63,11 +63,29 @@ typedef struct {
     float *ln, *q, *att_out, *res_mid, *gate, *up, *act;
     float *knew, *vnew; /* [n_seq * chunk, kvdim]: the new keys and values before the cache */
     int *chunk_tokens, *chunk_pos; /* [n_seq * chunk]: one chunk of every sequence, gathered */
+    /* per-layer rows (trim: some layer keeps fewer than max_len): a window or chunk layer keeps only
+     * what its next queries may see, its span (pattern.h) + chunk rows per sequence; when a call's
+     * tokens would not fit, the keys no new query sees are dropped from the front (one move, the
+     * keys stay contiguous and in order). Layer l's block of k, v (k16, v16, k2) starts at row
+     * layer_at[l] ([n_seq, KVH, cap[l], hd]); its row j of sequence b is the cached token
+     * dropped[l] + j, at position kpos[layer_at[l] + b * cap[l] + j]. Without trim every cap is
+     * max_len and key positions are read from pos. */
+    int trim;
+    int *cap, *dropped; /* [L] */
+    size_t *layer_at;   /* [L + 1] rows (of kvdim) before layer l's block; layer_at[L]: all */
+    int *kpos;          /* trim: [layer_at[L] / 1] each layer's key positions (see above) */
+    int *layer_start;   /* trim: [n_seq] key_start less a layer's dropped tokens */
     float *lnf;       /* [n_seq * chunk, D] */
     float *chunk_logits; /* [n_seq * chunk, V], allocated by the first all_logits batch call */
 } KVCache;
 
 void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk);
+/* the rows per sequence that layer l of a cache of max_len tokens, fed in blocks of up to chunk,
+ * keeps: max_len, or a window or chunk layer's span + chunk when smaller (not under a sliding cache
+ * policy, nor a content bias, which reads every key before its query) */
+int kvcache_layer_rows(const Model *m, int l, int max_len, int chunk);
+/* bytes of keys and values (the second key copy included) layer l of such a cache holds, n_seq sequences */
+size_t kvcache_layer_bytes(const Model *m, int l, int n_seq, int max_len, int chunk);
 /* n_seq sequences of up to max_len tokens each */
 void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int chunk);
 void kvcache_reset(KVCache *c);

@@ -22,6 +22,9 @@
 
 #define CKPT_FORMAT "pelab"
 #define CKPT_VERSION "1"
+/* a file with a per-layer attention pattern (attn_pattern): a reader of version 1 would run it
+ * without its windows, so it refuses it; every other file stays version 1 */
+#define CKPT_VERSION_PATTERN "2"
 #define CKPT_ALIGN 8
 #define TOKENIZER_TENSOR "tokenizer"
 
@@ -29,7 +32,7 @@
 static const char *const config_keys[] = {"format",     "format_version", "vocab_size", "dim",
                                           "n_layers",   "n_heads",        "n_kv_heads", "hidden_dim",
                                           "seq_len",    "norm_eps",       "tied",       "pos",
-                                          "qkv_bias",   "sliding_window"};
+                                          "qkv_bias",   "sliding_window", "attn_pattern"};
 #define N_CONFIG_KEYS ((int)(sizeof config_keys / sizeof config_keys[0]))
 
 /* the data are raw little-endian floats copied with memcpy */
@@ -88,17 +91,21 @@ static int is_config_key(const char *key) {
 /* the config entries followed by the caller's, checked for what the loader would refuse */
 static int build_meta(CkptMeta *all, const Model *m, const CkptMeta *extra) {
     const ModelConfig *c = &m->cfg;
-    char spec[512];
+    char spec[512], pattern[PATTERN_SPEC_MAX + 1];
     pos_spec(&m->pos, spec, sizeof spec);
+    if (pattern_spec(&c->pattern, pattern, sizeof pattern) >= sizeof pattern)
+        return pelab_fail("attn_pattern: the canonical pattern is longer than %d characters", PATTERN_SPEC_MAX);
     all->n = 0;
-    if (meta_set(all, "format", CKPT_FORMAT) || meta_set(all, "format_version", CKPT_VERSION) ||
+    if (meta_set(all, "format", CKPT_FORMAT) ||
+        meta_set(all, "format_version", "%s", c->pattern.n ? CKPT_VERSION_PATTERN : CKPT_VERSION) ||
         meta_set(all, "vocab_size", "%d", c->vocab_size) || meta_set(all, "dim", "%d", c->dim) ||
         meta_set(all, "n_layers", "%d", c->n_layers) || meta_set(all, "n_heads", "%d", c->n_heads) ||
         meta_set(all, "n_kv_heads", "%d", c->n_kv_heads) || meta_set(all, "hidden_dim", "%d", c->hidden_dim) ||
         meta_set(all, "seq_len", "%d", c->seq_len) || meta_set(all, "norm_eps", "%.9g", c->norm_eps) ||
         meta_set(all, "tied", "%d", c->tied ? 1 : 0) || meta_set(all, "pos", "%s", spec) ||
         (c->qkv_bias && meta_set(all, "qkv_bias", "1")) || /* written only when set: older files stay as they were */
-        (c->sliding_window && meta_set(all, "sliding_window", "%d", c->sliding_window)))
+        (c->sliding_window && meta_set(all, "sliding_window", "%d", c->sliding_window)) ||
+        (c->pattern.n && meta_set(all, "attn_pattern", "%s", pattern)))
         return -1;
     for (int i = 0; extra && i < extra->n; i++) {
         const MetaEntry *e = &extra->e[i];
@@ -272,9 +279,9 @@ static int read_config(const CkptMeta *meta, const char *name, ModelConfig *cfg)
     if (strcmp(format, CKPT_FORMAT) != 0)
         return st_fail(name, "metadata format='%.64s': expected '" CKPT_FORMAT "' (not a pelab checkpoint)", format);
     if (!version) return st_fail(name, "metadata key format_version is missing");
-    if (strcmp(version, CKPT_VERSION) != 0)
-        return st_fail(name, "format_version '%.64s' is not supported (this build reads version " CKPT_VERSION ")",
-                      version);
+    if (strcmp(version, CKPT_VERSION) != 0 && strcmp(version, CKPT_VERSION_PATTERN) != 0)
+        return st_fail(name, "format_version '%.64s' is not supported (this build reads versions " CKPT_VERSION
+                             " and " CKPT_VERSION_PATTERN ")", version);
     memset(cfg, 0, sizeof *cfg);
     if (meta_int(meta, name, "vocab_size", &cfg->vocab_size) || meta_int(meta, name, "dim", &cfg->dim) ||
         meta_int(meta, name, "n_layers", &cfg->n_layers) || meta_int(meta, name, "n_heads", &cfg->n_heads) ||
@@ -292,6 +299,14 @@ static int read_config(const CkptMeta *meta, const char *name, ModelConfig *cfg)
     if (cfg->tied != 0 && cfg->tied != 1) return st_fail(name, "metadata tied=%d: expected 0 or 1", cfg->tied);
     if (meta_get(meta, "qkv_bias") && meta_int(meta, name, "qkv_bias", &cfg->qkv_bias)) return -1;
     if (meta_get(meta, "sliding_window") && meta_int(meta, name, "sliding_window", &cfg->sliding_window)) return -1;
+    const char *pattern = meta_get(meta, "attn_pattern");
+    if (pattern && strcmp(version, CKPT_VERSION_PATTERN) != 0)
+        return st_fail(name, "metadata attn_pattern in a version " CKPT_VERSION " file (expected version "
+                             CKPT_VERSION_PATTERN ")");
+    if (!pattern && strcmp(version, CKPT_VERSION_PATTERN) == 0)
+        return st_fail(name, "format_version " CKPT_VERSION_PATTERN " without its attn_pattern");
+    if (pattern && pattern_parse(&cfg->pattern, pattern) != 0) return st_fail(name, "metadata %s", pelab_errmsg);
+    if (pattern && !cfg->pattern.n) return st_fail(name, "metadata attn_pattern='none': expected a pattern");
     if (config_validate(cfg) != 0) return st_fail(name, "metadata: %s", pelab_errmsg);
     return 0;
 }

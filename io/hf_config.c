@@ -225,15 +225,31 @@ static void read_layers(HfConfig *c, const JsonNode *root) {
     get_long(c, root, "", "sliding_window", &c->sliding_window);
     if (!use_sw) c->sliding_window = 0;
     const JsonNode *lt = json_get(root, "layer_types");
-    if (lt && lt->type == JSON_ARRAY)
-        for (const JsonNode *e = lt->child; e; e = e->next)
-            c->n_sliding_layers += e->type == JSON_STRING && strcmp(e->str, "sliding_attention") == 0;
-    else if (lt && lt->type != JSON_NULL) warn(c, "layer_types: expected an array, got %s", json_type_name(lt->type));
+    int l = 0, odd_type = 0;
+    if (lt && lt->type == JSON_ARRAY) {
+        c->layer_pattern = 1;
+        for (const JsonNode *e = lt->child; e; e = e->next, l++) {
+            int sliding = e->type == JSON_STRING && strcmp(e->str, "sliding_attention") == 0;
+            int chunked = e->type == JSON_STRING && strcmp(e->str, "chunked_attention") == 0;
+            int full = e->type == JSON_STRING && strcmp(e->str, "full_attention") == 0;
+            c->n_sliding_layers += sliding;
+            if (!sliding && !chunked && !full && !odd_type++)
+                warn(c, "layer_types[%d]: %s: expected \"sliding_attention\", \"chunked_attention\" or "
+                        "\"full_attention\" (read as full)", l, e->type == JSON_STRING ? e->str : json_type_name(e->type));
+            if (l < HF_MAX_LAYERS) c->layer_kind[l] = sliding ? HF_LAYER_SLIDING : chunked ? HF_LAYER_CHUNKED : HF_LAYER_FULL;
+        }
+        if ((long)lt->n_children != c->n_layers)
+            warn(c, "layer_types: %zu entries for num_hidden_layers %ld (the missing ones read as full)",
+                 (size_t)lt->n_children, c->n_layers);
+    } else if (lt && lt->type != JSON_NULL) warn(c, "layer_types: expected an array, got %s", json_type_name(lt->type));
+    get_long(c, root, "", "sliding_window_pattern", &c->sw_pattern);
+    get_long(c, root, "", "attention_chunk_size", &c->chunk_size);
+    get_num(c, root, "", "rope_local_base_freq", 1.0001, &c->local_theta);
     /* Llama 4: no_rope_layers[l] = 0 skips RoPE in layer l; without the list, every
      * no_rope_layer_interval-th layer ((l + 1) % interval == 0) */
     const JsonNode *nr = json_get(root, "no_rope_layers");
     long interval = 0;
-    int l = 0;
+    l = 0;
     if (nr && nr->type == JSON_ARRAY) {
         for (const JsonNode *e = nr->child; e && l < HF_MAX_LAYERS; e = e->next, l++)
             c->nope[l] = l < c->n_layers && e->type == JSON_NUMBER && e->number == 0; /* only layers that exist */
@@ -245,6 +261,18 @@ static void read_layers(HfConfig *c, const JsonNode *root) {
     else if (get_long(c, root, "", "no_rope_layer_interval", &interval) == 1)
         for (l = 0; l < c->n_layers && l < HF_MAX_LAYERS; l++) c->nope[l] = (l + 1) % interval == 0;
     for (l = 0; l < c->n_layers && l < HF_MAX_LAYERS; l++) c->n_nope_layers += c->nope[l];
+    /* without layer_types: Gemma 3's sliding_window_pattern ((l + 1) % N != 0: sliding), Gemma 2's
+     * alternation (even layers sliding), Llama 4's chunks in its RoPE layers */
+    int gemma2 = !strcmp(c->model_type, "gemma2") && c->sliding_window;
+    if (!c->layer_pattern && ((c->sw_pattern && c->sliding_window) || gemma2 || c->chunk_size)) {
+        c->layer_pattern = 1;
+        for (l = 0; l < c->n_layers && l < HF_MAX_LAYERS; l++)
+            c->layer_kind[l] = c->sw_pattern && c->sliding_window ? ((l + 1) % c->sw_pattern ? HF_LAYER_SLIDING : HF_LAYER_FULL)
+                               : gemma2                        ? (l % 2 == 0 ? HF_LAYER_SLIDING : HF_LAYER_FULL)
+                               : !c->nope[l]                   ? HF_LAYER_CHUNKED
+                                                               : HF_LAYER_FULL;
+    }
+    if (c->local_theta && !c->layer_pattern) c->layer_pattern = 1; /* per-layer bases alone (every layer full) */
     /* Llama 4 scales the queries of its NoPE layers: log(floor((pos + 1) / floor_scale) + 1) attn_scale + 1 */
     c->temp_scale = 0.1, c->temp_floor = 8192; /* Llama4TextConfig's defaults */
     const JsonNode *tt = json_get(root, "attn_temperature_tuning");

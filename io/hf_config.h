@@ -9,7 +9,10 @@
 
 #include <stddef.h>
 
+#include "../model/pattern.h"
+
 typedef enum { HF_POS_UNKNOWN, HF_POS_ROPE, HF_POS_LEARNED, HF_POS_ALIBI, HF_POS_T5 } HfPosKind;
+typedef enum { HF_LAYER_FULL, HF_LAYER_SLIDING, HF_LAYER_CHUNKED } HfLayerKind;
 
 enum { HF_MAX_WARN = 24, HF_WARN_LEN = 240, HF_MAX_LAYERS = 1024 };
 
@@ -44,6 +47,15 @@ typedef struct {
     /* what pelab's position spec does not describe */
     long sliding_window;
     int n_sliding_layers;  /* layer_types entries "sliding_attention" */
+    /* per-layer attention (hf_pattern.c): each layer's HF_LAYER_* from layer_types, else from
+     * sliding_window_pattern (Gemma 3: every N-th layer full), Gemma 2's alternation (even layers
+     * sliding) or attention_chunk_size (Llama 4: its RoPE layers chunked); layer_pattern 0: none
+     * of these (every layer alike: Mistral's window is sliding_window alone) */
+    int layer_pattern;
+    unsigned char layer_kind[HF_MAX_LAYERS];
+    long sw_pattern;       /* sliding_window_pattern; 0 absent */
+    long chunk_size;       /* attention_chunk_size (Llama 4's chunked attention); 0 absent */
+    double local_theta;    /* rope_local_base_freq (Gemma 3: the sliding layers' RoPE base); 0 absent */
     int n_nope_layers;     /* layers without RoPE: no_rope_layers entries 0 (Llama 4), or every
                             * no_rope_layer_interval-th layer */
     unsigned char nope[HF_MAX_LAYERS]; /* 1: layer l skips RoPE */
@@ -70,6 +82,11 @@ const char *hf_pos_name(HfPosKind k);
  * or head size taken as 1 head of 64: the lengths do not depend on them), "" when refused. */
 int hf_config_pelab_spec(const HfConfig *c, const char *path, char *spec, size_t n, char *freq_rule, size_t fn,
                          char *lengths, size_t ln);
+/* The per-layer attention pattern (model/pattern.h) of the config: 1 with the --attn-pattern spec in
+ * buf (the shortest cycle that repeats over the layers), 0 when there is none (layer_pattern 0),
+ * -1 with why in pelab_errmsg (one line naming the field) when pelab cannot write it. layers (may be
+ * NULL, room for HF_MAX_LAYERS) gets every layer's kind either way. */
+int hf_config_pattern(const HfConfig *c, char *buf, size_t n, LayerAttn *layers);
 /* HF's attention factor on cos and sin (yarn's attention_factor or mscale formula, longrope's
  * sqrt(1 + ln s / ln L)), 1 without one */
 double hf_config_attention_factor(const HfConfig *c);

@@ -224,6 +224,11 @@ int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len)
 
 int hf_llama_write_sharded(const char *dir, const Model *m, size_t shard_bytes, int as_bf16, char *note, size_t note_len) {
     HfRope r;
+    if (m->cfg.pattern.n) {
+        char spec[PATTERN_SPEC_MAX + 1];
+        pattern_spec(&m->cfg.pattern, spec, sizeof spec);
+        return pelab_fail("%s: --attn-pattern %s: a Llama/Mistral/Qwen2 config has one attention for every layer", dir, spec);
+    }
     if (m->cfg.sliding_window && m->cfg.qkv_bias)
         return pelab_fail("%s: a sliding window with q/k/v biases: HF's Qwen2 windows only its layers past "
                           "max_window_layers, pelab every layer", dir);

@@ -120,6 +120,9 @@ int llama2c_read_model(const char *path, Model *m) {
 int llama2c_check_exportable(const Model *m, const char *name) {
     PosCtx ref;
     const ModelConfig *c = &m->cfg;
+    if (c->pattern.n)
+        return pelab_fail("%s: a per-layer attention pattern (--attn-pattern): llama2.c's runner attends to the whole "
+                          "context in every layer", name);
     if (pos_init(&ref, LLAMA2C_POS, c->dim, c->n_heads, c->n_kv_heads, c->n_layers, c->seq_len) != 0) return -1;
     char want[512], have[512];
     pos_spec(&ref, want, sizeof want);

@@ -10,6 +10,7 @@
 #include "../core/sys.h"
 #include "dot_rows.h"
 #include "fastmath.h"
+#include "pattern.h"
 
 /* softmax of row[0..n) in place, returning the row's max and 1/sum for the backward's
  * recomputation; every loop vectorizes (8 partial sums: a fixed order, so the result does not
@@ -46,25 +47,56 @@ AttnHead attention_head(const Attention *a, int b, int h) {
                       .probs = a->probs ? a->probs + head_rows * a->nk : NULL,
                       .stats = a->stats ? a->stats + head_rows * 2 : NULL, .ldq = qdim, .ldkv = ldkv,
                       .qpos = a->qpos + qrow, .kpos = a->kpos + krow, .nq = a->nq, .nk = a->nk,
-                      .q_offset = a->q_offset, .kstart = a->kstart ? a->kstart[b] : 0, .window = a->window,
+                      .q_offset = a->q_offset, .kstart = a->kstart ? a->kstart[b] : 0, .window = a->window, .chunk = a->chunk,
                       .gate = a->gate ? a->gate + krow * a->n_heads + h : NULL,
                       .dgate = a->dgate ? a->dgate + krow * a->n_heads + h : NULL, .ldg = a->n_heads,
                       .hd = hd, .head = h,
                       .layer = a->layer};
 }
 
-/* the first key query i sees: past the padding and, under a sliding window, past the keys window
- * or more positions behind it (binary search: key positions ascend) */
+/* the first key query i sees: past the padding and, under a sliding window or a chunk, past the
+ * keys at positions before the earliest it sees (binary search: key positions ascend) */
 static inline int first_key(const AttnHead *a, int i) {
     int lo = a->kstart, hi = head_visible_end(a, i);
-    if (a->window <= 0) return lo;
-    long oldest = (long)a->qpos[i] - a->window; /* keys at or before it are out of the window */
+    if (a->window <= 0 && a->chunk <= 0) return lo;
+    long first = layer_first_visible(&(LayerAttn){.window = a->window, .chunk = a->chunk}, a->qpos[i]);
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (a->kpos[mid] <= oldest) lo = mid + 1;
+        if (a->kpos[mid] < first) lo = mid + 1;
         else hi = mid;
     }
     return lo;
+}
+
+/* the first key any query of the block i0..i1-1 sees: the block's products start there. 0 under a
+ * content bias (CoPE counts over every key before its query, those behind a window included) */
+static int block_first_key(const AttnHead *a, const PosCtx *pc, int i0, int i1) {
+    if ((a->window <= 0 && a->chunk <= 0) || (pc && pc->scheme->content_row && pos_layer_active(pc, a->layer)))
+        return 0;
+    int k0 = first_key(a, i0);
+    for (int i = i0 + 1; i < i1 && k0 > 0; i++) {
+        int f = first_key(a, i);
+        k0 = f < k0 ? f : k0;
+    }
+    /* a block that sees no key at all (left padding past every query) is left to the row masks */
+    return k0 < head_visible_end(a, i1 - 1) ? k0 : 0;
+}
+
+/* the view without its first k0 keys: key index j of it is key k0 + j of a */
+static AttnHead skip_keys(const AttnHead *a, int k0) {
+    AttnHead h = *a;
+    size_t at = (size_t)k0 * a->ldkv;
+    if (h.k) h.k += at;
+    if (h.v) h.v += at;
+    if (h.k2) h.k2 += at;
+    if (h.k16) h.k16 += at;
+    if (h.v16) h.v16 += at;
+    /* FoX's running sums follow the keys (query i's own stays at key index q_offset + i) */
+    if (h.gate) h.gate += (size_t)k0 * a->ldg;
+    if (h.dgate) h.dgate += (size_t)k0 * a->ldg;
+    h.kpos += k0, h.nk -= k0, h.q_offset -= k0;
+    h.kstart = a->kstart > k0 ? a->kstart - k0 : 0;
+    return h;
 }
 
 /* n rows of hd bf16 (a head of a bf16 cache: contiguous) as float32 in dst, for a block of queries */
@@ -90,8 +122,16 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, const ScoreBlock *
 
 /* queries i0..i1-1: softmax rows into S (stride lds; zero from each row's limit to fill_to),
  * their stats, and out = P V */
-static void score_block_forward(const AttnHead *a, const PosCtx *pc, int i0, int i1, float *S, int lds,
+static void score_block_forward(const AttnHead *whole, const PosCtx *pc, int i0, int i1, float *S, int lds,
                                 int fill_to) {
+    /* the keys no query of the block sees: weight exactly 0, never multiplied */
+    int k0 = block_first_key(whole, pc, i0, i1);
+    AttnHead view = k0 ? skip_keys(whole, k0) : *whole;
+    const AttnHead *a = &view;
+    if (k0) {
+        for (int i = i0; i < i1; i++) memset(S + (size_t)(i - i0) * lds, 0, (size_t)k0 * sizeof(float));
+        S += k0, fill_to -= k0;
+    }
     int n_keys = head_visible_end(a, i1 - 1), nb = i1 - i0;
     float sink = pos_sink_logit(pc, a->layer, a->head);
     block_scores(a, pc, &(ScoreBlock){.i0 = i0, .i1 = i1, .n_keys = n_keys, .S = S, .lds = lds});
@@ -182,8 +222,22 @@ typedef struct {
 } BlockScratch;
 
 /* the gradients of queries i0..i1-1 of one head */
-static void head_block_backward(const AttnHead *hv, const PosCtx *pc, int i0, int i1, const HeadGrads *g,
+static void head_block_backward(const AttnHead *whole, const PosCtx *pc, int i0, int i1, const HeadGrads *whole_g,
                                 const BlockScratch *w) {
+    /* as the forward: only the keys some query of the block sees */
+    int k0 = block_first_key(whole, pc, i0, i1);
+    AttnHead view = k0 ? skip_keys(whole, k0) : *whole;
+    const AttnHead *hv = &view;
+    HeadGrads shifted = *whole_g;
+    const HeadGrads *g = &shifted;
+    if (k0) {
+        if (whole_g->kv_beta == 0.0f) /* the keys skipped by the block that writes (rather than adds to) them */
+            for (int j = 0; j < k0; j++) {
+                memset(whole_g->dk + (size_t)j * whole->ldkv, 0, whole->hd * sizeof(float));
+                memset(whole_g->dv + (size_t)j * whole->ldkv, 0, whole->hd * sizeof(float));
+            }
+        shifted.dk += (size_t)k0 * whole->ldkv, shifted.dv += (size_t)k0 * whole->ldkv;
+    }
     int nb = i1 - i0, n_keys = head_visible_end(hv, i1 - 1), lds = n_keys, hd = hv->hd;
     float scale = 1.0f / sqrtf((float)hd), *P = w->P, *dS = w->dS;
     const float *dOb = g->dO + (size_t)i0 * hv->ldq, *qb = hv->q + (size_t)i0 * hv->ldq;

@@ -6,7 +6,8 @@
  * and the forward keeps per row only the softmax max and 1/sum. The backward recomputes each
  * block's scores and probabilities from them (bit for bit the forward's) instead of reading a
  * stored [T, T] matrix. A block stops at its last query's causal limit, so the causal half of the
- * score matrix is mostly never computed. Softmax rows are kept only where asked (probes, tests). */
+ * score matrix is mostly never computed; under a window or a chunk (pattern.h) a block also starts at
+ * its first query's earliest visible key, so the keys behind it are never multiplied. Softmax rows are kept only where asked (probes, tests). */
 #ifndef PELAB_ATTENTION_H
 #define PELAB_ATTENTION_H
 
@@ -41,7 +42,7 @@ typedef struct {
      * place of k, v, widened to float32 as they are loaded */
     const bf16 *k16, *v16;
     const int *kstart;       /* NULL, or [n_seq]: sequence b's keys before kstart[b] are padding */
-    int window;              /* as AttnHead's (keys in ascending position order, as every caller has them) */
+    int window, chunk;       /* as AttnHead's (keys in ascending position order, as every caller has them) */
     float *d_sinks;          /* NULL, or [n_heads]: attention_backward adds the layer's sink gradients (+sinks) */
     /* NULL, or a gate scheme's (FoX's) running sums [n_seq*nk, H] per key (laid out as kpos: row
      * stride H, kv_stride rows a sequence), and dgate (backward; NULL: not wanted) += their gradient */

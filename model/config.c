@@ -19,6 +19,10 @@ int config_validate(const ModelConfig *c) {
     if (c->tied != 0 && c->tied != 1) return pelab_fail("tied %d: expected 0 or 1", c->tied);
     if (c->qkv_bias != 0 && c->qkv_bias != 1) return pelab_fail("qkv_bias %d: expected 0 or 1", c->qkv_bias);
     if (c->sliding_window < 0) return pelab_fail("sliding_window %d: expected >= 0 (0: none)", c->sliding_window);
+    if (c->pattern.n < 0 || c->pattern.n > PATTERN_MAX)
+        return pelab_fail("attn_pattern: %d kinds (expected 0..%d)", c->pattern.n, PATTERN_MAX);
+    if (c->pattern.n && c->sliding_window)
+        return pelab_fail("sliding_window %d and attn_pattern: give the windows in the pattern alone", c->sliding_window);
     return 0;
 }
 

@@ -2,6 +2,8 @@
 #ifndef PELAB_CONFIG_H
 #define PELAB_CONFIG_H
 
+#include "pattern.h"
+
 typedef struct {
     int vocab_size;
     int dim;
@@ -15,6 +17,8 @@ typedef struct {
     int qkv_bias;   /* 1: the q, k and v projections add a bias (Qwen2); 0: none (Llama) */
     int sliding_window; /* > 0: each query attends to the keys fewer than this many positions behind
                          * it, itself included (Mistral's sliding_window); 0: the whole context */
+    AttnPattern pattern; /* per-layer windows, chunks, RoPE bases, NoPE (pattern.h); n 0: every layer
+                          * as sliding_window says */
 } ModelConfig;
 
 /* -1 with pelab_errmsg naming the field and what was expected */

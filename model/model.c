@@ -79,6 +79,12 @@ int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec) {
     }
     m->n_params = off;
     model_set_param_block(m, xcalloc(off, sizeof(float)));
+    if (cfg->pattern.n && model_set_pattern(m, &cfg->pattern) != 0) {
+        char why[sizeof pelab_errmsg];
+        memcpy(why, pelab_errmsg, sizeof why);
+        model_free(m);
+        return pelab_fail("%s", why);
+    }
     return 0;
 }
 
@@ -88,6 +94,8 @@ void model_set_param_block(Model *m, float *block) {
     m->pos.params = m->tensors[T_POS].numel ? m->params.pos : NULL;
     m->pos.attn_scale.s = m->tensors[T_ATTN_SCALE].numel ? m->params.attn_scale : NULL;
     m->pos.sinks.logit = m->tensors[T_SINKS].numel ? m->params.sinks : NULL;
+    for (int i = 0; i < m->n_base_pos; i++) m->base_pos[i].params = m->pos.params, m->base_pos[i].attn_scale.s = m->pos.attn_scale.s,
+                                              m->base_pos[i].sinks.logit = m->pos.sinks.logit;
 }
 
 void model_init_weights(Model *m, unsigned long long seed) {
@@ -221,6 +229,8 @@ void model_free(Model *m) {
     free(m->inputs);
     free(m->copy_mem), free(m->copy_pos);
     pos_free(&m->pos);
+    for (int i = 0; i < m->n_base_pos; i++) pos_free(&m->base_pos[i]);
+    free(m->base_pos);
     memset(m, 0, sizeof *m);
 }
 
@@ -272,14 +282,15 @@ const bf16 *model_w16(const Model *m, const float *w) {
 
 /* the layer's attention: its queries against the keys the view names */
 static Attention layer_attention(const Model *m, int layer, const LayerActs *a) {
-    int two = a->q2 && pos_layer_copies(&m->pos, layer) > 1;
+    int two = a->q2 && pos_layer_copies(model_layer_pos(m, layer), layer) > 1;
+    LayerAttn kind = model_layer_attn(m, layer);
     return (Attention){.q = a->q, .k = a->keys, .v = a->values, .out = a->att_out, .probs = a->att_probs,
                        .q2 = two ? a->q2 : NULL, .k2 = two ? a->keys2 : NULL, .stats = a->att_stats,
                        .qpos = a->pos, .kpos = a->key_pos, .n_seq = a->n_seq, .nq = a->n, .nk = a->n_keys,
                        .q_offset = a->past, .kv_stride = a->key_stride, .kv_head_major = a->kv_head_major,
                        .k16 = a->keys16, .v16 = a->values16,
                        .kstart = a->key_start,
-                       .window = m->cfg.sliding_window,
+                       .window = kind.window, .chunk = kind.chunk,
                        .gate = pos_has_gate(&m->pos, layer) ? a->key_fgates : NULL,
                        .n_heads = m->cfg.n_heads, .n_kv_heads = m->cfg.n_kv_heads, .head_dim = m->head_dim,
                        .layer = layer};
@@ -314,7 +325,7 @@ void kv_heads_to_rows(float *rows, const void *src, int is_bf16, size_t capacity
  * cached ones, token-major or into each kv head's own rows (kv_head_major) */
 static void store_new_rows(const Model *m, int layer, const LayerActs *a) {
     if (!a->key_stride) return;
-    int two = a->q2 && pos_layer_copies(&m->pos, layer) > 1, hd = m->head_dim, KVH = m->cfg.n_kv_heads;
+    int two = a->q2 && pos_layer_copies(model_layer_pos(m, layer), layer) > 1, hd = m->head_dim, KVH = m->cfg.n_kv_heads;
     size_t kvdim = (size_t)KVH * hd, cap = a->key_stride;
     for (int b = 0; b < a->n_seq; b++) {
         size_t src = (size_t)b * a->n * kvdim, seq = (size_t)b * cap * kvdim; /* both layouts: cap rows a sequence */
@@ -360,12 +371,13 @@ void block_forward(const Model *m, int layer, const LayerActs *a) {
     matmul_forward(a->v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim);        // (N, D) -> (N, KVH*hd)
     bias_forward(a->q, w.bq, N, qdim), bias_forward(a->k, w.bk, N, kvdim), bias_forward(a->v, w.bv, N, kvdim);
     if (pos_has_gate(&m->pos, layer)) gate_rows(m, layer, a); // (N, D) -> (N, H) running sums
-    pos_layer_map(&m->pos, layer, &(PosLayerRows){.q = a->q, .k = a->k, .k_unmapped = a->k_unmapped, .q2 = a->q2,
+    const PosCtx *pc = model_layer_pos(m, layer);
+    pos_layer_map(pc, layer, &(PosLayerRows){.q = a->q, .k = a->k, .k_unmapped = a->k_unmapped, .q2 = a->q2,
                                                   .k2 = a->k2, .copy_pos = a->copy_pos, .pos = a->pos, .n = N,
                                                   .n_heads = H, .n_kv_heads = KVH, .head_dim = m->head_dim});
     store_new_rows(m, layer, a);
     Attention att = layer_attention(m, layer, a);
-    attention_forward(&att, &m->pos);                                              // -> att_out (N, H*hd)
+    attention_forward(&att, pc);                                              // -> att_out (N, H*hd)
     matmul_forward(a->res_mid, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D); // (N, H*hd) -> (N, D)
     residual_forward(a->res_mid, a->res_mid, a->in, (size_t)N * D);
 
@@ -395,6 +407,7 @@ static void block_backward_into(const Model *m, int layer, const LayerActs *a, c
     att.d_sinks = m->tensors[T_SINKS].numel ? grads->sinks + (size_t)layer * H : NULL;
     int gated = pos_has_gate(&m->pos, layer);
     if (gated) memset(s->d_fgate, 0, (size_t)N * H * sizeof(float)), att.dgate = s->d_fgate;
+    const PosCtx *pc = model_layer_pos(m, layer);
 
     // MLP; d_res flows through the residual unchanged, rmsnorm_backward adds the branch's share
     // (N, D) -> (N, F); -> 2 x (N, F); (N, F) -> (N, D), twice, the second added
@@ -407,14 +420,14 @@ static void block_backward_into(const Model *m, int layer, const LayerActs *a, c
     // attention: d res_mid (N, D) -> d att_out (N, H*hd)
     matmul_backward(&(MatmulGrads){s->d_att_out, dw.wo, 0}, s->d_res, a->att_out, w.wo, model_w16(m, w.wo), N, qdim, D);
     // (N, H*hd) -> dq (N, H*hd), dk and dv (N, KVH*hd)
-    attention_backward(&att, s->d_att_out, s->d_q, s->d_k, s->d_v, dpos, &m->pos);
+    attention_backward(&att, s->d_att_out, s->d_q, s->d_k, s->d_v, dpos, pc);
     float *q_proj = NULL;
-    if (pos_backward_needs_q(&m->pos, layer)) { /* into d_att_out, free once attention_backward is done */
+    if (pos_backward_needs_q(pc, layer)) { /* into d_att_out, free once attention_backward is done */
         q_proj = s->d_att_out;
         matmul_forward(q_proj, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim);
         bias_forward(q_proj, w.bq, N, qdim);
     }
-    pos_layer_backward(&m->pos, layer, &(PosLayerGrads){.dq = s->d_q, .dk = s->d_k, .q_proj = q_proj,
+    pos_layer_backward(pc, layer, &(PosLayerGrads){.dq = s->d_q, .dk = s->d_k, .q_proj = q_proj,
                                                         .d_attn_scale = grads->attn_scale + (size_t)layer * H,
                                                         .q_mapped = a->q, .k_mapped = a->k, .dpos = dpos,
                                                         .pos = a->pos, .n = N, .n_heads = H, .n_kv_heads = KVH,
@@ -530,7 +543,7 @@ int model_forward(Model *m, const int *inputs, const int *targets, const int *po
             if (targets[i] < -1 || targets[i] >= c->vocab_size)
                 return pelab_fail("target id %d at index %zu: expected -1 (ignored) or 0..%d", targets[i], i,
                                   c->vocab_size - 1);
-    if (pos_check_positions(&m->pos, positions, BT) != 0) return -1;
+    if (model_check_positions(m, positions, BT) != 0) return -1;
     memcpy(m->inputs, inputs, BT * sizeof(int));
     memcpy(m->positions, positions, BT * sizeof(int));
     if (targets) memcpy(m->targets, targets, BT * sizeof(int));

@@ -178,6 +178,12 @@ typedef struct Model {
     float *copy_mem;
     int *copy_pos;
     float mean_loss;
+    /* per-layer RoPE bases (cfg.pattern's base=): the scheme again under each other base, built from
+     * pos's canonical spec and extension method (layer_pos_from: both, as text) */
+    PosCtx *base_pos;
+    int n_base_pos;
+    signed char kind_pos[PATTERN_MAX]; /* per kind of the pattern: its index in base_pos, -1: pos */
+    char layer_pos_from[POS_SPEC_MAX + 80];
 } Model;
 
 /* A training batch of a small float32 model runs in up to MODEL_SHARDS shards of whole sequences,
@@ -189,6 +195,19 @@ typedef struct Model {
 enum { MODEL_SHARDS = 4, MODEL_SHARD_MAX_PARAMS = 2000000 };
 /* the shards a [B, T] batch runs in (1: the whole batch at once, BLAS and loops parallel inside) */
 int model_shards(const Model *m, int B);
+
+/* Set the per-layer attention pattern (pattern.h; n 0: none) of a built model: its NoPE kinds join
+ * the scheme's +nope@ layers, its bases get their own contexts. -1 with one line (a base for a
+ * scheme without base=, NoPE for one without per-layer hooks, a pattern beside sliding_window). */
+int model_set_pattern(Model *m, const AttnPattern *p);
+/* layer l's kind of attention (its window, chunk, base) and its position context */
+LayerAttn model_layer_attn(const Model *m, int l);
+const PosCtx *model_layer_pos(const Model *m, int l);
+/* the contexts of the per-layer bases rebuilt if pos changed since (a --scale rule, an extension
+ * method set on a loaded model); model_forward and the decoder call it. -1 with one line. */
+int model_pattern_sync(Model *m);
+/* pos_check_positions on every context of the model (the per-layer bases' too) */
+int model_check_positions(Model *m, const int *pos, size_t n);
 
 /* Build a model of this shape and scheme; parameters are allocated but not initialised. */
 int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec);

@@ -39,6 +39,8 @@ void expect_pelab_error(const char *cmd, const char *needle);
 struct Model;
 /* 1: the tiny models below get Qwen2's q/k/v biases (~N(0, 0.35^2) like the weights) */
 extern int tiny_qkv_bias;
+/* NULL, or the per-layer attention pattern (model/pattern.h) the tiny models below get */
+extern const char *tiny_attn_pattern;
 /* vocab 13, dim 16, 2 layers, 4 heads, hidden 20, seq_len 8; weights ~N(0, 0.35^2), gains ~1 */
 int tiny_model(struct Model *m, const char *spec, int n_kv_heads, int tied, unsigned long long seed);
 /* the same with a choice of heads and layers */

@@ -324,7 +324,10 @@ static void test_rejections(void) {
     expect_fail(edit_header(&f, "\"pos\":\"rope:", "\"pos\":\"ropey:"), "unknown position scheme", "bad pos scheme");
     expect_fail(edit_header(&f, "layout=interleaved", "layout=diagonal"), "layout=diagonal", "bad pos option");
     expect_fail(edit_header(&f, "\"format\":\"pelab\"", "\"format\":\"other\""), "not a pelab checkpoint", "format");
-    expect_fail(edit_header(&f, "\"format_version\":\"1\"", "\"format_version\":\"2\""), "not supported", "version");
+    expect_fail(edit_header(&f, "\"format_version\":\"1\"", "\"format_version\":\"3\""), "not supported", "version");
+    /* version 2 is a file with a per-layer attention pattern: never without one */
+    expect_fail(edit_header(&f, "\"format_version\":\"1\"", "\"format_version\":\"2\""), "without its attn_pattern",
+                "version 2");
     expect_fail(edit_header(&f, "\"__metadata__\":", "\"__metadatum__\":"), "header has no __metadata__",
                 "no metadata");
     expect_fail(with_header(&f, "[1,2] ", 6), "expected an object", "header is an array");

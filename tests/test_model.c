@@ -16,11 +16,13 @@
 
 /* a tiny model whose weights are large enough that every gradient path is exercised */
 int tiny_qkv_bias;
+const char *tiny_attn_pattern;
 
 int tiny_model_shaped(Model *m, const char *spec, int n_heads, int n_kv_heads, int n_layers, int tied,
                       unsigned long long seed) {
     ModelConfig c = {.vocab_size = 13, .dim = 16, .n_layers = n_layers, .n_heads = n_heads, .n_kv_heads = n_kv_heads,
                      .hidden_dim = 20, .seq_len = 8, .norm_eps = 1e-5f, .tied = tied, .qkv_bias = tiny_qkv_bias};
+    if (tiny_attn_pattern && pattern_parse(&c.pattern, tiny_attn_pattern) != 0) return -1;
     if (model_create(m, &c, spec) != 0) return -1;
     model_init_weights(m, seed);
     Rng rng;

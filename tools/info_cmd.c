@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../infer/decode.h"
 #include "../io/checkpoint.h"
 #include "../model/pos/extend.h"
 #include "../model/pos/rope_scaling.h"
@@ -27,11 +28,37 @@ static void print_rules(void) {
         printf("| `%s` | extension method: %s | - | no |\n", extend_at(i)->usage, extend_at(i)->summary);
 }
 
+/* each layer's kind of attention and the KV cache it keeps at len tokens fed in blocks of chunk
+ * (sample's: 64), against full attention in every layer */
+static void print_kv_cache(const Model *m, int len, int chunk) {
+    char pattern[PATTERN_SPEC_MAX + 1];
+    pattern_spec(&m->cfg.pattern, pattern, sizeof pattern);
+    if (m->cfg.pattern.n) printf("attention       pattern %s (a cycle of %d over the layers)\n", pattern, m->cfg.pattern.n);
+    printf("kv cache        at %d tokens, blocks of %d, %s keys and values, 1 sequence:\n", len, chunk,
+           m->kv_cache_bf16 ? "bf16" : "float32");
+    size_t total = 0, full = 0, row = kvcache_layer_bytes(m, 0, 1, 1, 1); /* one row of every kv head */
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        LayerAttn k = model_layer_attn(m, l);
+        char what[128];
+        layer_describe(&k, what, sizeof what);
+        if (k.nope || !pos_layer_active(&m->pos, l)) snprintf(what + strlen(what), sizeof what - strlen(what), "%s",
+                                                             k.nope ? "" : ", NoPE");
+        size_t bytes = kvcache_layer_bytes(m, l, 1, len, chunk);
+        total += bytes, full += (size_t)len * row;
+        printf("  layer %-3d     %-32s %8d rows %12zu bytes\n", l, what, kvcache_layer_rows(m, l, len, chunk), bytes);
+    }
+    printf("  total                                          %12zu bytes (full attention: %zu, %.1f%%)\n", total,
+           full, full ? 100.0 * total / full : 0.0);
+}
+
 int cmd_info(int argc, char **argv) {
     const char *pos_args[1];
-    int n_pos, rules = 0;
+    int n_pos, rules = 0, kv_len = 0, kv_chunk = 64;
     const OptSpec opts[] = {
         {"--rules", OPT_FLAG, &rules, 0, 0, "list what --scale takes: the scaling rules and extension methods"},
+        {"--kv-len", OPT_INT, &kv_len, 1, 1 << 24,
+         "each layer's KV cache at this many tokens (shown at the training length for a per-layer pattern)"},
+        {"--kv-chunk", OPT_INT, &kv_chunk, 1, 1 << 16, "with --kv-len: tokens fed per block (sample's 64)"},
     };
     args_parse("info", "[CKPT]   (without one: only this machine's BLAS and CPU)", argc, argv, 1, opts,
                sizeof opts / sizeof opts[0], pos_args, 1, &n_pos);
@@ -71,6 +98,7 @@ int cmd_info(int argc, char **argv) {
             snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%d", d ? " x " : "", t->shape[d]);
         printf("  %-18s %-18s %10zu  (%.1f%%)\n", t->name, shape, t->numel, 100.0 * t->numel / m.n_params);
     }
+    if (kv_len || c->pattern.n) print_kv_cache(&m, kv_len ? kv_len : c->seq_len, kv_chunk);
     printf("optimizer state %s\n", am ? "present (resumable)" : "absent");
     static const char *const shown[] = {"tokenizer", "data", "data_fingerprint", "step", "train.steps",
                                         "train_loss", "val_loss", "hf_sliding_window", NULL};

@@ -63,6 +63,34 @@ static void print_wavelengths(const HfConfig *c, const char *freq_rule) {
     printf("%d of %d pairs complete a turn within L = %ld\n", turning, pairs, L);
 }
 
+/* every layer's attention (runs of equal layers on one line) and the --attn-pattern that runs it */
+static void print_pattern(const HfConfig *c) {
+    static LayerAttn layers[HF_MAX_LAYERS];
+    char spec[PATTERN_SPEC_MAX + 1];
+    int rc = hf_config_pattern(c, spec, sizeof spec, layers);
+    if (rc == 0) return;
+    char why[sizeof pelab_errmsg];
+    snprintf(why, sizeof why, "%s", pelab_errmsg);
+    int L = c->n_layers < HF_MAX_LAYERS ? (int)c->n_layers : HF_MAX_LAYERS;
+    AttnPattern p;
+    int n = rc == 1 && pattern_parse(&p, spec) == 0 ? p.n : L; /* a cycle: one line per kind */
+    printf("attention per layer (%d layers%s):\n", L, n < L ? ", as a cycle" : "");
+    for (int k = 0; k < n; k++) {
+        char what[128], list[HF_MAX_LAYERS * 6] = "";
+        int seen = 0, last = k;
+        for (int j = 0; j < k; j++) seen |= !memcmp(&layers[j], &layers[k], sizeof layers[k]) && (n < L || j == k - 1);
+        if (seen) continue; /* a cycle: every layer of one kind on one line; no cycle: runs of equal layers */
+        while (n == L && last + 1 < L && !memcmp(&layers[last + 1], &layers[k], sizeof layers[k])) last++;
+        for (int l = k; l < L && strlen(list) + 8 < sizeof list; l++)
+            if (n < L ? !memcmp(&layers[l], &layers[k], sizeof layers[k]) : l <= last)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", list[0] ? "," : "", l);
+        layer_describe(&layers[k], what, sizeof what);
+        printf("  layer%s %s: %s\n", strchr(list, ',') ? "s" : "", list, what);
+    }
+    if (rc == 1) printf("pelab: --attn-pattern %s\n", spec);
+    else printf("pelab: no --attn-pattern: %s\n", why);
+}
+
 int cmd_inspect(int argc, char **argv) {
     const char *pos_args[1];
     int n_pos;
@@ -87,9 +115,12 @@ int cmd_inspect(int argc, char **argv) {
                c.mla ? " in MLA's qk_rope_head_dim" : "");
     else printf("\n");
     if (c.pos == HF_POS_ROPE) print_rule(&c);
-    if (c.sliding_window)
+    if (c.sliding_window && !c.layer_pattern)
         printf("sliding window: %ld%s (pelab attends to the whole context: not in the spec)\n", c.sliding_window,
                c.n_sliding_layers ? " in the layer_types marked sliding_attention" : "");
+    if (c.chunk_size) printf("attention_chunk_size: %ld (chunked layers: a query sees only its own chunk)\n", c.chunk_size);
+    if (c.local_theta) printf("rope_local_base_freq: %g (the sliding layers' base; rope_theta %g the others')\n", c.local_theta, c.theta);
+    print_pattern(&c);
     if (c.n_nope_layers) printf("NoPE layers: %d (no_rope_layers / no_rope_layer_interval): +nope@ in the spec\n", c.n_nope_layers);
     if (c.temp_tuning)
         printf("attn_temperature_tuning: queries of the NoPE layers times %g log(floor((pos + 1) / %ld) + 1) + 1: "

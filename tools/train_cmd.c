@@ -65,6 +65,9 @@ int cmd_train(int argc, char **argv) {
     const OptSpec opts[] = {
         {"--data", OPT_STR, &tc.data, 0, 0, "text file or synth:NAME (bytes are tokens unless --tokenizer)"},
         {"--pos", OPT_STR, &tc.pos, 0, 0, pos_flag_help},
+        {"--attn-pattern", OPT_STR, &tc.attn_pattern, 0, 0,
+         "per-layer attention, a cycle over the layers: GROUP[:GROUP...], GROUP = [N*]ITEM[,ITEM...], ITEM = global | "
+         "window=W | chunk=C | base=B | nope (e.g. 5*window=512,base=10000:global,base=1000000)"},
         {"--pos-layers", OPT_STR, &pos_layers, 0, 0,
          "nope@L1,L2,...: these 0-based layers without the --pos scheme (NoPE layers; appended to --pos)"},
         {"--tokenizer", OPT_STR, &tc.tokenizer, 0, 0,

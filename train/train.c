@@ -205,6 +205,12 @@ static int check_resume_model(const Model *m, const TrainConfig *tc) {
     pos_spec(&m->pos, b, sizeof b);
     pos_free(&want);
     if (strcmp(a, b) != 0) return pelab_fail("%s: cannot resume: --pos is %s in the checkpoint but %s now", tc->out, b, a);
+    AttnPattern flags = {0};
+    if (tc->attn_pattern && pattern_parse(&flags, tc->attn_pattern) != 0) return -1;
+    char pa[PATTERN_SPEC_MAX + 1], pb[PATTERN_SPEC_MAX + 1];
+    pattern_spec(&flags, pa, sizeof pa), pattern_spec(&c->pattern, pb, sizeof pb);
+    if (strcmp(pa, pb) != 0)
+        return pelab_fail("%s: cannot resume: --attn-pattern is %s in the checkpoint but %s now", tc->out, pb, pa);
     return 0;
 }
 
@@ -251,9 +257,11 @@ static int training_tokenizer(const TrainConfig *tc, int resuming, Tokenizer *to
 
 /* the model shape the flags ask for (a new run, or the checkpoint a resumed run must match) */
 static ModelConfig flag_model_config(const TrainConfig *tc, int vocab_size) {
-    return (ModelConfig){.vocab_size = vocab_size, .dim = tc->dim, .n_layers = tc->layers, .n_heads = tc->heads,
-                         .n_kv_heads = tc->kv_heads, .hidden_dim = tc->hidden, .seq_len = tc->seq_len,
-                         .norm_eps = 1e-5f, .tied = tc->tied};
+    ModelConfig c = {.vocab_size = vocab_size, .dim = tc->dim, .n_layers = tc->layers, .n_heads = tc->heads,
+                     .n_kv_heads = tc->kv_heads, .hidden_dim = tc->hidden, .seq_len = tc->seq_len,
+                     .norm_eps = 1e-5f, .tied = tc->tied};
+    if (tc->attn_pattern) pattern_parse(&c.pattern, tc->attn_pattern); /* checked by check_model_flags */
+    return c;
 }
 
 /* randomized (--rand-pos N) and PoSE (--pose N) positions go up to N - 1: the scheme must accept
@@ -336,6 +344,8 @@ static int check_model_flags(const TrainConfig *tc) {
     if (tc->init) return 0;
     ModelConfig cfg = flag_model_config(tc, 256);
     if (config_validate(&cfg) != 0) return -1;
+    AttnPattern pattern;
+    if (tc->attn_pattern && pattern_parse(&pattern, tc->attn_pattern) != 0) return -1;
     PosCtx pc;
     if (scheme_from_flags(tc, &pc) != 0) return -1;
     int rc = check_positions_fit(&pc, tc);

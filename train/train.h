@@ -15,6 +15,7 @@
 typedef struct {
     const char *data;   /* file path or synth:NAME */
     const char *pos;    /* position scheme spec */
+    const char *attn_pattern; /* NULL, or the per-layer attention pattern (model/pattern.h) */
     const char *out;    /* checkpoint path */
     const char *init;   /* start from this checkpoint's weights (fine-tuning), or NULL */
     const char *scale;  /* RoPE scaling rule to train with (with init: the PI fine-tuning recipe), or NULL */

@@ -34,6 +34,8 @@ typedef struct {
     int ldg;
     int window;              /* > 0: a query sees only keys fewer than this many positions behind it
                               * (qpos - kpos < window: Mistral's sliding window); 0: all */
+    int chunk;               /* > 0: a query sees only keys of its own chunk of this many positions
+                              * (kpos >= floor(qpos / chunk) * chunk: Llama 4's chunked attention); 0: all */
     int hd, head, layer;
 } AttnHead;
 

@@ -1,12 +1,15 @@
 /* fuzz_json.c: core/json.c's strict parser (json_parse) on arbitrary bytes, and a walk of every
  * tree it returns checking json.h's promises: child counts, member keys, NUL-terminated strings of
  * the stated length holding valid UTF-8 and no NUL, offsets inside the input at the value's first
- * character, number literals that read back to the value, unique keys, json_get/json_at. */
+ * character, number literals that read back to the value, unique keys, json_get/json_at. The same
+ * bytes then go through the Hugging Face config reader (io/hf_config.c) and its per-layer attention
+ * pattern (io/hf_pattern.c), which must parse back to the layers it was read from. */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "../../core/error.h"
 #include "../../core/json.h"
+#include "../../io/hf_config.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
@@ -70,6 +73,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                    pelab_errmsg);
     }
     (void)json_utf8_valid(buf, size);
+    /* the same bytes as a Hugging Face config.json (io/hf_config.c): never a crash, an error in one
+     * line; its per-layer attention (hf_pattern.c) an --attn-pattern that parses to the layers' kinds */
+    static HfConfig c;
+    if (hf_config_parse(buf, size, "fuzz-config", &c) == 0) {
+        static LayerAttn layers[HF_MAX_LAYERS];
+        char spec[PATTERN_SPEC_MAX + 1];
+        int rc = hf_config_pattern(&c, spec, sizeof spec, layers);
+        FUZZ_CHECK(rc >= -1 && rc <= 1, "hf_config_pattern returned %d", rc);
+        if (rc == -1) FUZZ_CHECK(pelab_errmsg[0] && !strchr(pelab_errmsg, '\n'), "pattern refusal: '%s'", pelab_errmsg);
+        if (rc == 1) {
+            AttnPattern p;
+            FUZZ_CHECK(pattern_parse(&p, spec) == 0 && p.n >= 1, "config pattern '%s' does not parse: %s", spec,
+                       pelab_errmsg);
+            int L = c.n_layers < HF_MAX_LAYERS ? (int)c.n_layers : HF_MAX_LAYERS;
+            for (int l = 0; l < L && p.n; l++) {
+                LayerAttn k = pattern_layer(&p, 0, l);
+                FUZZ_CHECK(k.window == layers[l].window && k.chunk == layers[l].chunk && k.nope == layers[l].nope &&
+                               k.base == layers[l].base,
+                           "layer %d: the pattern '%s' is not the config's", l, spec);
+            }
+        }
+    } else {
+        FUZZ_CHECK(pelab_errmsg[0] && !strchr(pelab_errmsg, '\n'), "config refusal: '%s'", pelab_errmsg);
+    }
     free(buf);
     return 0;
 }

@@ -6,12 +6,14 @@
  * choosing the model shape. A spec that parses is described back (pos_spec); the description must
  * parse again and describe identically. The same for a rule on its own, and for the spec with the
  * rule applied. Every scheme that parses also runs its hooks (input, q/k, score bias, backward) on
- * a few positions, whose outputs must stay finite. */
+ * a few positions, whose outputs must stay finite. The spec is also read as a per-layer attention
+ * pattern (model/pattern.h), which must write back canonically. */
 #include <math.h>
 #include <stdint.h>
 
 #include "../../core/error.h"
 #include "../../core/rng.h"
+#include "../../model/pattern.h"
 #include "../../model/pos/rope_scaling.h"
 #include "fuzz_common.h"
 
@@ -247,6 +249,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_roundtrip(&pc, shape);
     }
     pos_free(&pc);
+    /* the same spec as an --attn-pattern (model/pattern.h): refused in one line, or written back
+     * canonically to a spec that parses to the same kinds and writes back identically */
+    AttnPattern p, p2;
+    if (pattern_parse(&p, spec) == 0) {
+        char a[PATTERN_SPEC_MAX + 1], b[PATTERN_SPEC_MAX + 1];
+        FUZZ_CHECK(p.n >= 0 && p.n <= PATTERN_MAX, "pattern '%s': %d kinds", spec, p.n);
+        size_t n = pattern_spec(&p, a, sizeof a);
+        FUZZ_CHECK(n < sizeof a, "pattern '%s' writes back %zu characters", spec, n);
+        FUZZ_CHECK(pattern_parse(&p2, a) == 0, "pattern '%s' writes back as '%s', which does not parse: %s", spec, a,
+                   pelab_errmsg);
+        pattern_spec(&p2, b, sizeof b);
+        FUZZ_CHECK(!strcmp(a, b) && p.n == p2.n && !memcmp(p.kind, p2.kind, sizeof p.kind[0] * (size_t)p.n),
+                   "pattern '%s' writes back as '%s', then as '%s'", spec, a, b);
+        for (int k = 0; k < p.n; k++) {
+            long first = layer_first_visible(&p.kind[k], 1000), span = layer_span(&p.kind[k]);
+            FUZZ_CHECK(first <= 1000 && (span < 0 || 1000 - first <= span), "pattern '%s' kind %d: first %ld span %ld",
+                       spec, k, first, span);
+        }
+    } else {
+        FUZZ_CHECK(pelab_errmsg[0] && !strchr(pelab_errmsg, '\n') && p.n == 0, "pattern '%s' refused: '%s'", spec,
+                   pelab_errmsg);
+    }
     free(in);
     return 0;
 }

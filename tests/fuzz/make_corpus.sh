@@ -222,6 +222,11 @@ printf 'e | P | w | mqar | 8 | alibi | learns:rope |\n' >"$OUT/claims/learns"
 printf 'f | P | w | lm | 4L | rope+pi:4+ft | keygap:rope |\n' >"$OUT/claims/keygap"
 printf 'd | P | w | lm | 4L | rope | degrades:0.5 |\nd | P | w | lm | 4L | rope | flat:1 |\n' >"$OUT/claims/twice"
 
+# per-layer attention configs (Gemma 3, gpt-oss, Llama 4 shapes): the json harness reads them as HF configs
+for f in tests/configs/*.json; do cat "$f" >"$OUT/json/cfg-$(basename "$f")"; done
+printf '5*window=512,base=10000:global,base=1000000' >"$OUT/pos_spec/pattern-gemma3"
+printf '3*chunk=8192:global,nope' >"$OUT/pos_spec/pattern-irope"
+
 if [ -d "$SHARED" ]; then
     if [ -f "$SHARED/stories260K/tok512.bin" ]; then
         cat "$SHARED/stories260K/tok512.bin" >"$OUT/llama2c_tokenizer/stories260K-tok512.bin"
