@@ -422,17 +422,17 @@ static int split_schemes(Compare *c, const char *list) {
         /* "rope+nope@1,2": a piece of digits only continues a layer list */
         const char *last_part = n ? strrchr(c->scheme[n - 1], '+') : NULL;
         if (n && t[strspn(t, "0123456789")] == 0 && last_part && strncmp(last_part, "+nope@", 6) == 0) option = 1;
-        if (option && n == 0) return free(buf), pelab_fail("%s: --schemes: '%s' is an option with no scheme before it", c->name, t);
+        if (option && n == 0) return pelab_fail("%s: --schemes: '%s' is an option with no scheme before it", c->name, t), free(buf), -1;
         if (option) {
             char *spec = c->scheme[n - 1];
             if (strlen(spec) + 1 + strlen(t) >= sizeof c->scheme[0])
-                return free(buf), pelab_fail("%s: --schemes: '%s' is too long", c->name, spec);
+                return pelab_fail("%s: --schemes: '%s' is too long", c->name, spec), free(buf), -1;
             strcat(spec, ","), strcat(spec, t);
             continue;
         }
         if (n == CMP_MAX_SCHEMES)
-            return free(buf), pelab_fail("%s: --schemes %s: more than %d entries", c->name, list, CMP_MAX_SCHEMES);
-        if (strlen(t) >= sizeof c->scheme[0]) return free(buf), pelab_fail("%s: --schemes: '%s' is too long", c->name, t);
+            return pelab_fail("%s: --schemes %s: more than %d entries", c->name, list, CMP_MAX_SCHEMES), free(buf), -1;
+        if (strlen(t) >= sizeof c->scheme[0]) return pelab_fail("%s: --schemes: '%s' is too long", c->name, t), free(buf), -1;
         snprintf(c->scheme[n++], sizeof c->scheme[0], "%s", t);
     }
     free(buf);
