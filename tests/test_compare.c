@@ -130,8 +130,8 @@ static void check_demo(const char *dir) {
     const char *report_needles[] = {"# pelab demo report", "pelab demo --steps 3 --seq-len 8", "| 8 (=L) |",
                                     "| rope | none |", "| learned | none |", "n/a (past table of 8)",
                                     "runs: 4 of 4 finished", "gnuplot not found", "- rope: reliable length",
-                                    "Verdicts, exploratory (all pairs at this length, Holm):", "Convergence: each run "
-                                    "trained until its validation loss fell by at most 1%", "at most 3 steps"};
+                                    "Verdicts, exploratory (all pairs at this length, Holm):", ("Convergence: each run "
+                                     "trained until its validation loss fell by at most 1%"), "at most 3 steps"};
     check_all_in(rep, "demo report.md", report_needles, sizeof report_needles / sizeof report_needles[0]);
     CHECK(rep && !strstr(rep, "sliding windows\n"), "the demo report has the non-overlapping table only");
     /* 3 steps learn nothing: every run is at the unigram bound, and the verdict says why there is none */
