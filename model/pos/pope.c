@@ -70,7 +70,9 @@ static void phase(const Pope *s, const float *delta, int pos, int c, float *co, 
 }
 
 static const float *head_delta(const PosCtx *pc, int layer, int head, int is_key) {
-    return is_key ? NULL : pc->params + ((size_t)layer * pc->n_heads + head) * (pc->head_dim / 2);
+    /* no parameter block (a context outside a model, as the fuzz harness builds): delta as initialised, 0 */
+    if (is_key || !pc->params) return NULL;
+    return pc->params + ((size_t)layer * pc->n_heads + head) * (pc->head_dim / 2);
 }
 
 static void pope_qk_forward(const PosCtx *pc, float *v, const int *pos, int n, int n_heads, int is_key, int layer) {

@@ -181,6 +181,7 @@ static void check_extend_applied(const char *before, PosCtx *pc, const PosExtend
     pos_spec(pc, after, sizeof after);
     FUZZ_CHECK(strcmp(before, after) == 0 && pc->extend.method == e->method, "--scale '%s' turned %s into %s", rule,
                before, after);
+    e = &pc->extend; /* as in force: a method given without arguments takes them from L (dca, string) */
     if (!extend_two_branch(e)) return;
     enum { N = 6 };
     /* the window itself when it is short (a huge one is a legal setting, not a length to build) */
