@@ -9,11 +9,11 @@
 
 #include "../core/strbuf.h"
 
-#define SUITE_VERSION 5
+#define SUITE_VERSION 6
 /* the default schemes: the baselines */
 #define SUITE_BASELINES "nope,learned,sinusoidal,rope,alibi,t5,kerple"
 /* the looks of the sequential rule (claim_family.h): seeds per series at each */
-#define SUITE_LOOKS_QUICK "3,5,8"
+#define SUITE_LOOKS_QUICK "3,5,8,12"
 #define SUITE_LOOKS_FULL "5,8,12"
 
 enum { SUITE_QUICK, SUITE_FULL, SUITE_SETTINGS };

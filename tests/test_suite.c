@@ -268,12 +268,12 @@ static void micro(const char *tmp) {
                         "--threads 1";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick %s --dir %s/suite-micro", flags, tmp);
     int rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "suite quick (version 5): 2 protocols, 14 models (2 seeds each) at the first look of 1; expected about") &&
+    CHECK(rc == 0 && strstr(out, "suite quick (version 6): 2 protocols, 14 models (2 seeds each) at the first look of 1; expected about") &&
               strstr(out, "suite: [look 1/1, 2 seeds; 1/2] lm") && strstr(out, "suite: [look 1/1, 2 seeds; 2/2] copy") && strstr(out, "training rope, 2 seeds side by side"),
           "the micro suite runs both protocols, seeds side by side (exit %d): %.2000s", rc, out);
     snprintf(path, sizeof path, "%s/suite-micro/suite.md", tmp);
     char *rep = slurp(path);
-    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 5)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
+    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 6)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
               strstr(rep, "| rope |") && strstr(rep, "## Published claims") && strstr(rep, "### lm") &&
               strstr(rep, "### copy") && strstr(rep, "#### loss, non-overlapping"),
           "suite.md: matrix, claims, each protocol's verdict section: %.3000s", rep ? rep : "(missing)");
