@@ -13,6 +13,17 @@
 # Timings (seconds, tokens/s, peak RSS) are masked as '#' in stderr and in the reports that print
 # them, so only what the run computed is compared. About 2 minutes on 2 cores. Not part of make test.
 set -u
+if [ $# -ne 2 ]; then
+    echo "identity.sh: expected two arguments: the pelab binary and an output directory" >&2
+    exit 2
+fi
+# OUT is removed and recreated: anything but a directory (a device such as /dev/null, a file) is
+# refused, since as root rm -rf would delete it
+if [ -e "$2" ] && [ ! -d "$2" ] || [ -L "$2" ]; then
+    echo "identity.sh: OUT '$2' exists and is not a directory: expected a directory to replace or a new path" >&2
+    exit 2
+fi
+[ -x "$1" ] || { echo "identity.sh: '$1': expected an executable pelab binary" >&2; exit 2; }
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 OUT=$2
 rm -rf "$OUT"
