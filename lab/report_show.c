@@ -79,7 +79,7 @@ int report_show_write(FILE *f, const Compare *c) {
         char dir[1300];
         snprintf(dir, sizeof dir, "%s/plots/show_%s", c->out, c->tag[i]);
         if (make_dirs(dir) != 0) return -1;
-        if (!any) fprintf(f, "\n## Pictures of the schemes\n\nDrawn as `pelab show` draws them (README, Pictures).\n\n");
+        if (!any) fprintf(f, "\n## Pictures of the schemes\n\nDrawn as `pelab show` draws them (docs/SCHEMES.md, Pictures).\n\n");
         any = 1;
         if ((rotary && wavelength_picture(f, c, i, dir) != 0) || (bias && bias_picture(f, c, i, dir) != 0)) return -1;
     }
