@@ -63,7 +63,7 @@ static int pair_relation(const char *word) {
 
 /* one line's fields into c; -1 with the message */
 static int parse_line(const char *s, size_t len, const char *name, int line, Claim *c) {
-    static const char *series_chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:+=,@-";
+    static const char *series_chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:+=,@*()-";
     char f[CLAIM_FIELDS][256];
     size_t sizes[CLAIM_FIELDS] = {sizeof c->id, sizeof c->paper, sizeof c->statement, sizeof c->protocol, 32,
                                   sizeof c->a, sizeof c->b + 16, sizeof c->untestable};

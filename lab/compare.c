@@ -19,6 +19,7 @@
 #include "../data/dataset.h"
 #include "../infer/eval.h"
 #include "../infer/passkey.h"
+#include "../model/pattern.h"
 #include "../model/pos/pos.h"
 #include "../train/progress.h"
 #include "compare.h"
@@ -242,6 +243,15 @@ static int skip_finished(const char *csv) {
     return 1;
 }
 
+/* the training config of run (s, k) writing checkpoint out: the shared one with the run's scheme,
+ * randomized positions, attention pattern and seed */
+static TrainConfig run_config(const Compare *c, int s, int k, const char *out) {
+    TrainConfig tc = c->base;
+    tc.pos = c->pos[s], tc.rand_pos = c->rand_pos[s], tc.seed = c->seed[k], tc.out = out;
+    tc.attn_pattern = c->attn[s][0] ? c->attn[s] : NULL;
+    return tc;
+}
+
 /* A fine-tune recipe on a trained run whose scheme takes rules: its weights, pi:S, a short budget;
  * PI at length S x L, or PoSE at length L with positions skipping into [0, S x L) for as many tokens.
  * base_retrained: the run was (re)trained just now, so an older fine-tune of it is stale. -1 with
@@ -256,8 +266,7 @@ static int finetune_one(const Compare *c, int kind, int s, int k, const char *ba
     if (access(base_ckpt, F_OK) != 0)
         return pelab_fail("%s: cannot fine-tune %s_s%llu: %s is missing (remove its CSV to retrain the run)", c->name,
                           c->tag[s], c->seed[k], base_ckpt);
-    TrainConfig tc = c->base;
-    tc.pos = c->pos[s], tc.rand_pos = c->rand_pos[s], tc.seed = c->seed[k], tc.out = ckpt;
+    TrainConfig tc = run_config(c, s, k, ckpt);
     tc.init = base_ckpt, tc.scale = c->finetune_rule;
     tc.seq_len = kind == FT_POSE ? c->base.seq_len : compare_finetune_len(c);
     tc.pose = kind == FT_POSE ? compare_finetune_len(c) : 0;
@@ -279,8 +288,7 @@ static int run_one(const Compare *c, int s, int k, int idx, int total, const Tra
     compare_run_path(c, s, k, ".csv", csv, sizeof csv);
     int trained = 0;
     if (done || c->fresh || !skip_finished(csv)) {
-        TrainConfig tc = c->base;
-        tc.pos = c->pos[s], tc.rand_pos = c->rand_pos[s], tc.seed = c->seed[k], tc.out = ckpt;
+        TrainConfig tc = run_config(c, s, k, ckpt);
         tc.resume = c->base.resume && !c->fresh;
         long steps = train_and_evaluate(c, s, k, &tc, "train", NULL, csv, idx, total, done);
         if (steps < 0) return -1;
@@ -313,8 +321,7 @@ static int train_scheme_seeds(const Compare *c, int s, TrainResult *done, int *t
         compare_run_path(c, s, k, ".csv", csv, sizeof csv);
         if (!c->fresh && access(csv, F_OK) == 0) continue;
         compare_run_path(c, s, k, ".safetensors", ckpt[n], sizeof ckpt[n]);
-        tcs[n] = c->base;
-        tcs[n].pos = c->pos[s], tcs[n].rand_pos = c->rand_pos[s], tcs[n].seed = c->seed[k], tcs[n].out = ckpt[n];
+        tcs[n] = run_config(c, s, k, ckpt[n]);
         tcs[n].resume = c->base.resume && !c->fresh;
         tcs[n].quiet = c->base.quiet || n > 0; /* one progress line: the first seed's */
         ks[n++] = k;
@@ -409,6 +416,13 @@ int compare_run_finished(const Compare *c, int s, int k) {
     return 1;
 }
 
+/* 1 when spec has a '(' not yet closed */
+static int unclosed_paren(const char *spec) {
+    int depth = 0;
+    for (; *spec; spec++) depth += (*spec == '(') - (*spec == ')');
+    return depth > 0;
+}
+
 /* --schemes "rope:base=500,scale=pi:2,alibi": split at commas, but a piece whose text before its
  * first '=' has no ':' ("scale=pi:2") is another option of the spec before it, so that a spec with
  * several options can be listed as written for --pos */
@@ -418,10 +432,12 @@ static int split_schemes(Compare *c, const char *list) {
     int n = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(t, '=');
-        int option = eq && memchr(t, ':', (size_t)(eq - t)) == NULL;
+        int option = eq && memchr(t, ':', (size_t)(eq - t)) == NULL && memchr(t, '(', (size_t)(eq - t)) == NULL;
         /* "rope+nope@1,2": a piece of digits only continues a layer list */
         const char *last_part = n ? strrchr(c->scheme[n - 1], '+') : NULL;
         if (n && t[strspn(t, "0123456789")] == 0 && last_part && strncmp(last_part, "+nope@", 6) == 0) option = 1;
+        /* "rope+attn(5*window=16,base=10000:global,base=1000000)": commas inside parentheses */
+        if (n && unclosed_paren(c->scheme[n - 1])) option = 1;
         if (option && n == 0) return pelab_fail("%s: --schemes: '%s' is an option with no scheme before it", c->name, t), free(buf), -1;
         if (option) {
             char *spec = c->scheme[n - 1];
@@ -473,6 +489,36 @@ static int take_randpos(Compare *c, int i) {
     return 0;
 }
 
+/* "SCHEME+attn(SPEC)" (anywhere among the spec's "+" parts): that scheme's runs train with the per-layer
+ * attention pattern SPEC (model/pattern.h: windows, chunks, bases, NoPE layers), beside schemes with
+ * other patterns or none in one compare. The label keeps the suffix; c->pos[i] drops it. A scheme
+ * without it takes --attn-pattern (NULL: every layer global). Runs after take_randpos (c->pos[i] set). */
+static int take_attn(Compare *c, int i) {
+    const char *spec = c->scheme[i];
+    char *pos = c->pos[i], *at = strstr(pos, "+attn(");
+    c->attn[i][0] = 0;
+    if (!at) {
+        if (strstr(pos, "+attn"))
+            return pelab_fail("%s: --schemes %s: expected +attn(SPEC), e.g. rope+attn(3*window=16:global,nope)", c->name,
+                              spec);
+        if (c->base.attn_pattern) snprintf(c->attn[i], sizeof c->attn[i], "%s", c->base.attn_pattern);
+        return 0;
+    }
+    char *arg = at + 6, *close = strchr(arg, ')');
+    if (!close || (close[1] && close[1] != '+'))
+        return pelab_fail("%s: --schemes %s: '+attn(' without its ')' ending that part of the spec", c->name, spec);
+    if (c->base.attn_pattern)
+        return pelab_fail("%s: --schemes %s and --attn-pattern %s: give one (--attn-pattern is every scheme's)", c->name,
+                          spec, c->base.attn_pattern);
+    snprintf(c->attn[i], sizeof c->attn[i], "%.*s", (int)(close - arg), arg);
+    AttnPattern p;
+    if (pattern_parse(&p, c->attn[i]) != 0) return pelab_fail("%s: --schemes %s: %s", c->name, spec, pelab_errmsg);
+    if (p.n == 0) return pelab_fail("%s: --schemes %s: +attn() needs a pattern (model/pattern.h)", c->name, spec);
+    memmove(at, close + 1, strlen(close + 1) + 1);
+    if (strstr(pos, "+attn")) return pelab_fail("%s: --schemes %s: +attn given twice", c->name, spec);
+    return 0;
+}
+
 int compare_set_schemes(Compare *c, const char *list) {
     char known[512];
     pos_list(known, sizeof known);
@@ -491,7 +537,7 @@ int compare_set_schemes(Compare *c, const char *list) {
         memcpy(c->tag[i], c->scheme[i], sizeof c->tag[i]); /* same size; snprintf here trips -Wrestrict */
         for (; *t; t++)
             if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-", *t)) *t = '-';
-        if (take_randpos(c, i) != 0) return -1;
+        if (take_randpos(c, i) != 0 || take_attn(c, i) != 0) return -1;
     }
     return 0;
 }

@@ -29,7 +29,10 @@ typedef struct {
     int n_schemes, n_seeds, n_rules, n_lengths;
     char scheme[CMP_MAX_SCHEMES][128];    /* specs as given ("rope", "alibi", "rope:base=500") */
     char tag[CMP_MAX_SCHEMES][128];       /* file-name form of the spec */
-    char pos[CMP_MAX_SCHEMES][128];       /* the --pos spec each scheme trains with: scheme[] less "+randpos[:N]" */
+    char pos[CMP_MAX_SCHEMES][128];       /* the --pos spec each scheme trains with: scheme[] less "+randpos[:N]"
+                                           * and "+attn(SPEC)" */
+    char attn[CMP_MAX_SCHEMES][128];      /* its per-layer attention pattern (model/pattern.h): "+attn(SPEC)" in the
+                                           * entry, else --attn-pattern, else "" (every layer global) */
     int rand_pos[CMP_MAX_SCHEMES];        /* its randomized positions (Ruoss et al. 2023), sorted distinct ids from
                                            * [0, N) in training and in the task evaluation: "+randpos:N", or
                                            * --rand-pos N for every scheme (0: positions 0, 1, 2, ...) */

@@ -9,7 +9,9 @@
 const char *const suite_setting_names[SUITE_SETTINGS] = {"quick", "full"};
 const int suite_seeds[SUITE_SETTINGS] = {3, 5};
 
-/* version 6: quick looks at 3, 5, 8 and 12 seeds (was 3, 5, 8): five of version 5's seven undecided
+/* version 7: three protocols of per-layer attention patterns at 4 layers (patterns: lm; patterns_niah,
+ * patterns_mvalue: two RULER needle tasks), not in quick; every other recipe unchanged.
+ * version 6: quick looks at 3, 5, 8 and 12 seeds (was 3, 5, 8): five of version 5's seven undecided
  * claims pointed the claimed way and needed 11-16 seeds; the budget (30 min) decides which protocols a
  * later look trains, cheapest first, so mqar's 4,000-step runs give way to lm's at 12 seeds. Recipes
  * unchanged (full: unchanged).
@@ -38,6 +40,13 @@ const int suite_seeds[SUITE_SETTINGS] = {3, 5};
                        "3,000 steps the others need would take half of quick's time"
 #define NOT_QUICK_FLIPFLOP "no recipe passed the gate reliably within quick's budget: at 2,000 steps one run of " \
                            "two learned it (EXPERIMENTS.md 14.1)"
+#define NOT_QUICK_PATTERNS "4-layer models, 7 designs a protocol: about 20 more minutes of quick's 30"
+/* The designs of 2025-26 models at toy scale (L = 64, 4 layers: one global layer to 3 local, Gemma 3's
+ * 5:1 needs 6): windows and chunks of 16 = L/4. Gemma-3-like: local RoPE base 1e4, global base 1e6;
+ * SWAN-like (SWAN-GPT, RNoPE-SWA): windowed RoPE, global NoPE; iRoPE-like (Llama 4): chunked RoPE,
+ * global NoPE (without its inference-time temperature); FoX without positions; the plain baselines */
+#define PATTERN_SCHEMES "rope,alibi,nope,fox,rope+attn(3*window=16,base=10000:global,base=1000000)," \
+                        "rope+attn(3*window=16:global,nope),rope+attn(3*chunk=16:global,nope)"
 const SuiteProtocol suite_protocols[] = {
     {"lm", "language modelling on the corpus: loss at L..16L, loss jump at L, key-token perplexity; rope also "
            "under PI, NTK, YaRN, Self-Extend and ReRoPE at 4L and a PI fine-tune at 4L; sinusoidal also in "
@@ -64,6 +73,17 @@ const SuiteProtocol suite_protocols[] = {
     /* 24 instructions are 61 bytes: the longest trained example fits in L */
     {"flipflop", "flip-flop: the last written bit after 8-24 instructions, scored to 96", "flipflop:len=8-24", 64,
      "8,16,24,48,96", 24, 48, {3000, 3000}, 16, "", .not_quick = NOT_QUICK_FLIPFLOP},
+    {"patterns", "language modelling with per-layer attention patterns (Gemma-3-like, SWAN-like, iRoPE-like), FoX "
+                 "and rope, alibi, nope at 4 layers; rope also under DCA and STRING at 4L",
+     NULL, 64, "1,2,4,8,16", 1, 4, {1800, 8000}, 16,
+     "--converge --min-steps 600 --rules dca,string --finetune-steps 0 --gen-tokens 0", .schemes = PATTERN_SCHEMES,
+     .not_quick = NOT_QUICK_PATTERNS, .layers = 4},
+    {"patterns_niah", "RULER's single needle in noise (niah_single, 32-64 bytes), scored to 256, with the designs of "
+                      "patterns", "niah_single:len=32-64", 64, "32,64,128,256", 64, 128, {3000, 3000}, 16, "",
+     .schemes = PATTERN_SCHEMES, .not_quick = NOT_QUICK_PATTERNS, .layers = 4},
+    {"patterns_mvalue", "RULER's multi-value needle (niah_multivalue, 2 values, 48-64 bytes of essay), scored to 256, "
+                        "with the designs of patterns", "niah_multivalue:values=2,len=48-64", 64, "48,64,128,256", 64,
+     128, {3000, 3000}, 16, "", .schemes = PATTERN_SCHEMES, .not_quick = NOT_QUICK_PATTERNS, .layers = 4},
 };
 const int suite_n_protocols = sizeof suite_protocols / sizeof suite_protocols[0];
 
@@ -92,10 +112,13 @@ void suite_protocol_schemes(const SuiteProtocol *p, const SuiteRun *r, StrBuf *o
 }
 
 int suite_count_schemes(const char *list) {
-    int n = 0;
+    int n = 0, depth = 0;
     for (const char *t = list; *t; t += strcspn(t, ","), t += *t == ',') {
         size_t len = strcspn(t, ","), eq = strcspn(t, "=");
-        n += !(eq < len && memchr(t, ':', eq) == NULL); /* "tokens=sqrt_dim" continues the spec before it */
+        /* "tokens=sqrt_dim" continues the spec before it, as does a piece inside "+attn(...)" */
+        int option = eq < len && memchr(t, ':', eq) == NULL && memchr(t, '(', eq) == NULL;
+        n += !(option || depth > 0);
+        for (size_t i = 0; i < len; i++) depth += (t[i] == '(') - (t[i] == ')');
     }
     return n;
 }
@@ -110,8 +133,8 @@ int suite_compare_argv(const SuiteProtocol *p, const SuiteRun *r, const char *co
     /* words separated by NUL in buf, split after: buf may move while it grows */
     sb_printf(buf, "compare%c--out%c%s/%s%c--schemes%c%s%c--seeds%c%d%c--seq-len%c%d%c--steps%c%ld%c--batch%c%d", 0,
               0, r->dir, p->name, 0, 0, sb_str(&schemes), 0, 0, seeds, 0, 0, p->train_len, 0, 0, steps, 0, 0, p->batch);
-    sb_printf(buf, "%c--dim%c64%c--layers%c2%c--heads%c4%c--lr%c3e-3%c--threads%c%d", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-              r->threads);
+    sb_printf(buf, "%c--dim%c64%c--layers%c%d%c--heads%c4%c--lr%c3e-3%c--threads%c%d", 0, 0, 0, 0, suite_layers(p), 0, 0,
+              0, 0, 0, 0, r->threads);
     if (p->task) {
         sb_printf(buf, "%c--task%c%s%c--task-lens%c%s%c--synth-bytes%c%ld", 0, 0, p->task, 0, 0, p->lens, 0, 0,
                   steps * p->batch * p->train_len / 2 > 200000 ? steps * p->batch * p->train_len / 2 : 200000);

@@ -9,7 +9,7 @@
 
 #include "../core/strbuf.h"
 
-#define SUITE_VERSION 6
+#define SUITE_VERSION 7
 /* the default schemes: the baselines */
 #define SUITE_BASELINES "nope,learned,sinusoidal,rope,alibi,t5,kerple"
 /* the looks of the sequential rule (claim_family.h): seeds per series at each */
@@ -37,7 +37,12 @@ typedef struct {
     const char *also;      /* schemes every run of the protocol adds (its claims' series, as one --schemes list
                             * appended whole), or NULL */
     const char *not_quick; /* why quick leaves the protocol out (it runs when --protocols names it), or NULL */
+    int layers;            /* layers of every model (0: SUITE_LAYERS) */
 } SuiteProtocol;
+
+/* layers of a protocol's models unless it says */
+#define SUITE_LAYERS 2
+static inline int suite_layers(const SuiteProtocol *p) { return p->layers > 0 ? p->layers : SUITE_LAYERS; }
 
 extern const SuiteProtocol suite_protocols[];
 extern const int suite_n_protocols;

@@ -245,9 +245,9 @@ int suite_write_report(const char *dir, const SuiteRun *run, const char *cmdline
     }
     for (int i = 0; i < n; i++) {
         if (!res[i].c) continue;
-        fprintf(f, "\n### %s\n\n%s; L = %d, %ld steps, batch %d, dim 64, 2 layers, 4 heads; up to %d seeds per "
+        fprintf(f, "\n### %s\n\n%s; L = %d, %ld steps, batch %d, dim 64, %d layers, 4 heads; up to %d seeds per "
                    "series. Full report: %s/report.md%s\n\n", res[i].p->name, res[i].p->what, res[i].p->train_len,
-                res[i].c->base.steps, res[i].p->batch, res[i].seeds, res[i].p->name,
+                res[i].c->base.steps, res[i].p->batch, suite_layers(res[i].p), res[i].seeds, res[i].p->name,
                 res[i].seconds > 0 ? "" : " (read back, nothing trained here)");
         if (res[i].seconds > 0) fprintf(f, "Wall time of this protocol: %.0f s.\n\n", res[i].seconds);
         if (!res[i].p->task) fprintf(f, "Data: %s.\n\n", corpus->what);

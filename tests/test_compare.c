@@ -22,6 +22,8 @@
 #include "../lab/compare.h"
 #include "../lab/compare_plan.h"
 #include "../lab/report_show.h"
+#include "../lab/suite_plan.h"
+#include "../model/pattern.h"
 #include "test.h"
 
 /* runs "PELAB SUBCOMMAND ARGS" (PELAB_BIN: the binary under test); stdout+stderr into out */
@@ -225,6 +227,27 @@ static void rules_follow_capability(void) {
               c.rand_pos[2] == 64,
           "+randpos per scheme: %s -> %s (%d), %s -> %s (%d)", c.scheme[1], c.pos[1], c.rand_pos[1], c.scheme[2],
           c.pos[2], c.rand_pos[2]);
+    /* "+attn(SPEC)": commas and colons inside the parentheses stay in the entry; the label and tag
+     * keep it, the --pos spec drops it, the pattern goes to training; other entries get none */
+    compare_set_schemes(&c, "rope+attn(3*window=16,base=10000:global,base=1000000),rope+attn(3*chunk=16:global,nope)"
+                            "+randpos:64,alibi");
+    CHECK(c.n_schemes == 3 && strcmp(c.scheme[0], "rope+attn(3*window=16,base=10000:global,base=1000000)") == 0 &&
+              strcmp(c.pos[0], "rope") == 0 && strcmp(c.attn[0], "3*window=16,base=10000:global,base=1000000") == 0 &&
+              strcmp(c.tag[0], "rope-attn-3-window-16-base-10000-global-base-1000000-") == 0 &&
+              strcmp(c.pos[1], "rope") == 0 && strcmp(c.attn[1], "3*chunk=16:global,nope") == 0 &&
+              c.rand_pos[1] == 64 && strcmp(c.pos[2], "alibi") == 0 && c.attn[2][0] == 0,
+          "+attn(SPEC) per scheme (%d): %s -> %s [%s]; %s -> %s [%s]; %s [%s]", c.n_schemes, c.scheme[0], c.pos[0],
+          c.attn[0], c.scheme[1], c.pos[1], c.attn[1], c.pos[2], c.attn[2]);
+    CHECK(suite_count_schemes("rope+attn(3*window=16,base=10000:global,base=1000000),rope+attn(window=4:global,nope),"
+                              "sinusoidal:scale=1,tokens=sqrt_dim,alibi") == 4,
+          "the suite counts +attn(...) entries as compare splits them (%d)",
+          suite_count_schemes("rope+attn(3*window=16,base=10000:global,base=1000000),rope+attn(window=4:global,nope),"
+                              "sinusoidal:scale=1,tokens=sqrt_dim,alibi"));
+    c.base.attn_pattern = "window=8:global"; /* --attn-pattern: every entry without its own */
+    compare_set_schemes(&c, "rope,alibi");
+    CHECK(strcmp(c.attn[0], "window=8:global") == 0 && strcmp(c.attn[1], "window=8:global") == 0,
+          "--attn-pattern reaches every scheme (%s, %s)", c.attn[0], c.attn[1]);
+    c.base.attn_pattern = NULL;
     c.base.rand_pos = 128; /* --rand-pos: every scheme */
     compare_set_schemes(&c, "rope,alibi");
     CHECK(c.rand_pos[0] == 128 && c.rand_pos[1] == 128 && strcmp(c.pos[1], "alibi") == 0,
@@ -253,6 +276,13 @@ static void rules_follow_capability(void) {
         {"--task copy --seq-len 16 --schemes rope+randpos:8", "+randpos:8: expected at least --seq-len 16"},
         {"--task copy --rand-pos 128 --schemes rope,rope+randpos:64", "and --rand-pos 128: give one"},
         {"--task copy --schemes rope+randpos:64+randpos:65", "+randpos given twice"},
+        {"--schemes 'rope+attn(window=4:global'", "'+attn(' without its ')'"},
+        {"--schemes 'rope+attn(window=4)x'", "'+attn(' without its ')'"},
+        {"--schemes 'rope+attn(window=0)'", "expected window=W"},
+        {"--schemes 'rope+attn()'", "+attn() needs a pattern"},
+        {"--schemes 'rope+attn'", "expected +attn(SPEC)"},
+        {"--schemes 'rope+attn(window=4)+attn(window=5)'", "+attn given twice"},
+        {"--attn-pattern window=4 --schemes 'rope+attn(window=5)'", "give one"},
     };
     for (size_t i = 0; i < sizeof bad_randpos / sizeof bad_randpos[0]; i++) {
         char cmd[512];
@@ -370,6 +400,23 @@ static void check_compare_task(const char *dir) {
         CHECK(loaded && got && strcmp(got, i ? "64" : "0") == 0 && strncmp(meta_get(&meta, "pos"), "rope:", 5) == 0,
               "%s: train.rand_pos %s, pos %s (%s)", path, got ? got : "-", loaded ? meta_get(&meta, "pos") : "-",
               loaded ? "" : pelab_errmsg);
+        if (loaded) model_free(&m);
+    }
+    /* +attn(SPEC) per scheme: the pattern reaches training (the checkpoint has it), the plain entry has none */
+    snprintf(args, sizeof args, "--task copy:len=2-4,vocab=8 --task-lens 2,40 --task-n 3 "
+             "--schemes 'rope,rope+attn(window=4:global,nope)' --seeds 1 --dim 16 --layers 2 --heads 2 --seq-len 16 "
+             "--steps 2 --synth-bytes 20000 --batch 4 --threads 1 --out %s/cmpt-attn", dir);
+    rc = run_compare("PELAB_NO_GNUPLOT=1", args, out, sizeof out);
+    CHECK(rc == 0, "compare with rope+attn(window=4:global,nope) (exit %d): %s", rc, out);
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/cmpt-attn/runs/%s_s1.safetensors", dir, i ? "rope-attn-window-4-global-nope-" : "rope");
+        Model m;
+        int loaded = checkpoint_load(path, &m, NULL, NULL, NULL) == 0;
+        char spec[PATTERN_SPEC_MAX + 1] = "-";
+        if (loaded) pattern_spec(&m.cfg.pattern, spec, sizeof spec);
+        CHECK(loaded && strcmp(spec, i ? "window=4:global,nope" : "none") == 0 &&
+                  strncmp(m.pos.scheme->name, "rope", 4) == 0,
+              "%s: trained with attention pattern %s (%s)", path, spec, loaded ? "" : pelab_errmsg);
         if (loaded) model_free(&m);
     }
     snprintf(args, sizeof args, "--rand-pos 64 --out %s/cmpt2", dir);

@@ -12,8 +12,10 @@
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../io/claims.h"
+#include "../lab/compare.h"
 #include "../lab/compare_plan.h"
 #include "../lab/suite_plan.h"
+#include "../model/pos/pos.h"
 #include "test.h"
 
 /* the file's text, NUL-terminated (read_file adds the NUL), or NULL */
@@ -268,12 +270,12 @@ static void micro(const char *tmp) {
                         "--threads 1";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick %s --dir %s/suite-micro", flags, tmp);
     int rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "suite quick (version 6): 2 protocols, 14 models (2 seeds each) at the first look of 1; expected about") &&
+    CHECK(rc == 0 && strstr(out, "suite quick (version 7): 2 protocols, 14 models (2 seeds each) at the first look of 1; expected about") &&
               strstr(out, "suite: [look 1/1, 2 seeds; 1/2] lm") && strstr(out, "suite: [look 1/1, 2 seeds; 2/2] copy") && strstr(out, "training rope, 2 seeds side by side"),
           "the micro suite runs both protocols, seeds side by side (exit %d): %.2000s", rc, out);
     snprintf(path, sizeof path, "%s/suite-micro/suite.md", tmp);
     char *rep = slurp(path);
-    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 6)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
+    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 7)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
               strstr(rep, "| rope |") && strstr(rep, "## Published claims") && strstr(rep, "### lm") &&
               strstr(rep, "### copy") && strstr(rep, "#### loss, non-overlapping"),
           "suite.md: matrix, claims, each protocol's verdict section: %.3000s", rep ? rep : "(missing)");
@@ -339,8 +341,66 @@ static void micro(const char *tmp) {
           "an unknown setting refused: %s", out);
 }
 
+/* 1 when series (a scheme as trained, or under a rule or fine-tune: "rope+dca") is one of c's
+ * schemes, or one of them followed by "+..." */
+static int series_trained(const Compare *c, const char *series) {
+    for (int i = 0; i < c->n_schemes; i++) {
+        size_t n = strlen(c->scheme[i]);
+        if (strncmp(series, c->scheme[i], n) == 0 && (series[n] == 0 || series[n] == '+')) return 1;
+    }
+    return 0;
+}
+
+/* every testable claim of docs/claims.txt names a protocol of the table whose full run trains its
+ * series (a typo would leave the claim "not trained here" forever); a protocol's layers reach compare */
+static void shipped_claims(void) {
+    ClaimList cl;
+    if (claims_load("docs/claims.txt", &cl) != 0) {
+        CHECK(0, "docs/claims.txt: %s", pelab_errmsg);
+        return;
+    }
+    int tested = 0;
+    for (int i = 0; i < cl.n; i++) {
+        const Claim *k = &cl.c[i];
+        if (k->untestable[0]) continue;
+        const SuiteProtocol *p = suite_protocol(k->protocol);
+        CHECK(p != NULL, "claim %s: protocol %s is in the suite's table", k->id, k->protocol);
+        if (!p) continue;
+        SuiteRun r = {.setting = SUITE_FULL, .schemes = SUITE_BASELINES, .baselines = 1};
+        StrBuf list = {0};
+        suite_protocol_schemes(p, &r, &list);
+        static Compare c;
+        memset(&c, 0, sizeof c);
+        c.name = "test", c.task = p->task, c.base.seq_len = p->train_len;
+        int ok = compare_set_schemes(&c, sb_str(&list)) == 0;
+        CHECK(ok && c.n_schemes == suite_count_schemes(sb_str(&list)),
+              "protocol %s: its schemes split as the suite counts them (%s)", p->name, ok ? sb_str(&list) : pelab_errmsg);
+        int has_b = k->relation == CLAIM_BETTER || k->relation == CLAIM_LEARNS || k->relation == CLAIM_KEYGAP;
+        /* FIRE is not a baseline: its claims are judged when a run adds it (--with fire) */
+        int with_fire = strcmp(k->a, "fire") == 0 && pos_find("fire");
+        CHECK(ok && (series_trained(&c, k->a) || with_fire) && (!has_b || series_trained(&c, k->b)),
+              "claim %s: %s%s%s are trained by protocol %s (%s)", k->id, k->a, has_b ? " and " : "", has_b ? k->b : "",
+              p->name, sb_str(&list));
+        sb_free(&list);
+        tested++;
+    }
+    CHECK(tested >= 30, "docs/claims.txt: %d testable claims checked", tested);
+    claims_free(&cl);
+    const SuiteProtocol *p = suite_protocol("patterns");
+    SuiteRun r = {.setting = SUITE_FULL, .schemes = SUITE_BASELINES, .baselines = 1, .dir = "d", .data = "x.txt"};
+    StrBuf buf = {0};
+    char *argv[128];
+    int n = p ? suite_compare_argv(p, &r, NULL, 0, &buf, argv, 128) : 0, layers = 0;
+    for (int i = 0; i + 1 < n; i++)
+        if (strcmp(argv[i], "--layers") == 0) layers = atoi(argv[i + 1]);
+    CHECK(p && layers == 4 && suite_layers(suite_protocol("lm")) == 2,
+          "protocol patterns trains 4 layers (%d), lm the default 2", layers);
+    sb_free(&buf);
+}
+
 void test_suite(void) {
     budget();
+    shipped_claims();
     const char *tmp = test_tmpdir();
     parser();
     constructed_claims(tmp);

@@ -281,6 +281,9 @@ int compare_main(int argc, char **argv, Compare *c) {
         {"--rand-pos", OPT_INT, &b->rand_pos, 0, 1 << 30, "with --task: randomized positions (Ruoss et al.), sorted "
                                                        "distinct ids from [0, N) in training and in the task evaluation, "
                                                        "every scheme (one scheme: SCHEME+randpos:N in --schemes)"},
+        {"--attn-pattern", OPT_STR, &b->attn_pattern, 0, 0,
+         "every scheme's per-layer attention (train --attn-pattern; one scheme: SCHEME+attn(SPEC) in --schemes, e.g. "
+         "'rope+attn(3*window=16:global,nope)')"},
         {"--unaligned", OPT_FLAG, &unaligned, 0, 0, "with --task: training windows cut anywhere in the example stream "
                                                    "(default: each starts at an example, as evaluation prompts do)"},
         {"--eval-tokens", OPT_INT, &c->eval_tokens, 0, 1 << 30, "held-out tokens evaluated per length (0: all)"},

@@ -96,7 +96,7 @@ static const char *find_claims(const char *given, char *buf, size_t n) {
 static double expected_seconds(const SuiteProtocol *p, const SuiteRun *r, int n_schemes) {
     double steps = r->steps > 0 ? r->steps : p->steps[r->setting];
     double seeds = r->seeds > 0 ? r->seeds : suite_seeds[r->setting];
-    double tokens = n_schemes * seeds * steps * p->batch * p->train_len;
+    double tokens = n_schemes * seeds * steps * p->batch * p->train_len * suite_layers(p) / SUITE_LAYERS;
     return tokens / SUITE_TOKENS_PER_S * SUITE_EVAL_FACTOR / (r->threads > 0 ? r->threads : 1);
 }
 
