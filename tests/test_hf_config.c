@@ -173,6 +173,7 @@ static void check_wavelengths(void) {
         CHECK(strstr(out, line) != NULL, "inspect prints '%s'", line);
     }
     expect_pelab_error("./pelab inspect /nonexistent/config.json", "/nonexistent/config.json");
+    expect_pelab_error("./pelab inspect /nonexistent/m.safetensors", "a checkpoint, not a Hugging Face config.json (`pelab info");
 }
 
 /* the real configs: mechanism and spec, or the field that has none */

@@ -98,6 +98,10 @@ int cmd_inspect(int argc, char **argv) {
                argc, argv, 1, NULL, 0, pos_args, 1, &n_pos);
     if (n_pos != 1) pelab_die("inspect: expected one config.json (see pelab inspect --help)");
     const char *path = pos_args[0];
+    size_t len = strlen(path);
+    if (len >= 12 && strcmp(path + len - 12, ".safetensors") == 0)
+        pelab_die("inspect: %s: a checkpoint, not a Hugging Face config.json (`pelab info %s` describes a checkpoint, "
+                  "its attention pattern and KV cache included)", path, path);
     HfConfig c;
     if (hf_config_read(path, &c) != 0) pelab_die("inspect: %s", pelab_errmsg);
     for (int i = 0; i < c.n_warn; i++) printf("warning: %s: %s\n", path, c.warn[i]);
