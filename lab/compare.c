@@ -537,6 +537,10 @@ int compare_set_schemes(Compare *c, const char *list) {
         memcpy(c->tag[i], c->scheme[i], sizeof c->tag[i]); /* same size; snprintf here trips -Wrestrict */
         for (; *t; t++)
             if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-", *t)) *t = '-';
+        for (int j = 0; j < i; j++) /* two specs whose file names agree would share their runs' files */
+            if (strcmp(c->tag[i], c->tag[j]) == 0)
+                return pelab_fail("%s: --schemes: '%s' and '%s' have the same file name %s_sN: give one", c->name,
+                                  c->scheme[j], c->scheme[i], c->tag[i]);
         if (take_randpos(c, i) != 0 || take_attn(c, i) != 0) return -1;
     }
     return 0;

@@ -283,6 +283,7 @@ static void rules_follow_capability(void) {
         {"--schemes 'rope+attn'", "expected +attn(SPEC)"},
         {"--schemes 'rope+attn(window=4)+attn(window=5)'", "+attn given twice"},
         {"--attn-pattern window=4 --schemes 'rope+attn(window=5)'", "give one"},
+        {"--schemes 'rope+attn(window=4:global),rope+attn(window=4,global)'", "have the same file name"},
     };
     for (size_t i = 0; i < sizeof bad_randpos / sizeof bad_randpos[0]; i++) {
         char cmd[512];
