@@ -119,7 +119,7 @@ static void suite_names_corpus(void) {
     int rc = run_pelab(cmd, out, sizeof out);
     snprintf(path, sizeof path, "%s/suite-corpus/suite.md", dir);
     const char *rep = text_of(path);
-    CHECK(rc == 0 && rep && strstr(rep, "Corpus of the language-modelling protocols (lm, sinks): `" CORPUS_DIR
+    CHECK(rc == 0 && rep && strstr(rep, "Corpus of the language-modelling protocols (lm, sinks, patterns): `" CORPUS_DIR
                                         "/tinyshakespeare.txt`: tinyshakespeare, shipped in " CORPUS_DIR),
           "suite.md's headline names the shipped corpus (exit %d): %.600s", rc, rep ? rep : out);
     CHECK(rep && strstr(rep, "| claim | paper | statement | test | data | verdict | figures |") &&
