@@ -416,13 +416,6 @@ int compare_run_finished(const Compare *c, int s, int k) {
     return 1;
 }
 
-/* 1 when spec has a '(' not yet closed */
-static int unclosed_paren(const char *spec) {
-    int depth = 0;
-    for (; *spec; spec++) depth += (*spec == '(') - (*spec == ')');
-    return depth > 0;
-}
-
 /* --schemes "rope:base=500,scale=pi:2,alibi": split at commas, but a piece whose text before its
  * first '=' has no ':' ("scale=pi:2") is another option of the spec before it, so that a spec with
  * several options can be listed as written for --pos */
@@ -431,13 +424,7 @@ static int split_schemes(Compare *c, const char *list) {
     if (!buf) return pelab_fail("%s: out of memory", c->name);
     int n = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(t, '=');
-        int option = eq && memchr(t, ':', (size_t)(eq - t)) == NULL && memchr(t, '(', (size_t)(eq - t)) == NULL;
-        /* "rope+nope@1,2": a piece of digits only continues a layer list */
-        const char *last_part = n ? strrchr(c->scheme[n - 1], '+') : NULL;
-        if (n && t[strspn(t, "0123456789")] == 0 && last_part && strncmp(last_part, "+nope@", 6) == 0) option = 1;
-        /* "rope+attn(5*window=16,base=10000:global,base=1000000)": commas inside parentheses */
-        if (n && unclosed_paren(c->scheme[n - 1])) option = 1;
+        int option = scheme_piece_continues(n ? c->scheme[n - 1] : NULL, t, strlen(t));
         if (option && n == 0) return pelab_fail("%s: --schemes: '%s' is an option with no scheme before it", c->name, t), free(buf), -1;
         if (option) {
             char *spec = c->scheme[n - 1];

@@ -3,8 +3,20 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../model/pos/pos.h"
+
+int scheme_piece_continues(const char *prev, const char *piece, size_t len) {
+    const char *eq = memchr(piece, '=', len);
+    if (eq && !memchr(piece, ':', (size_t)(eq - piece)) && !memchr(piece, '(', (size_t)(eq - piece))) return 1;
+    if (!prev) return 0;
+    const char *last_part = strrchr(prev, '+');
+    if (len && strspn(piece, "0123456789") >= len && last_part && strncmp(last_part, "+nope@", 6) == 0) return 1;
+    int depth = 0;
+    for (; *prev; prev++) depth += (*prev == '(') - (*prev == ')');
+    return depth > 0;
+}
 
 void compare_run_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n) {
     snprintf(buf, n, "%s/runs/%s_s%llu%s", c->out, c->tag[scheme], c->seed[seed], ext);

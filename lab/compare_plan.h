@@ -119,6 +119,11 @@ void compare_set_converge(Compare *c);
 unsigned long long compare_task_seed(const Compare *c, int seed);
 
 /* "DIR/runs/TAG_sSEED" + ext */
+/* --schemes' splitting rule, for compare and the suite alike: 1 when the comma-separated piece (len bytes)
+ * continues the entry before it, prev as joined so far, instead of starting one. A piece whose text
+ * before its first '=' has no ':' or '(' is an option ("scale=pi:2" after "rope:base=500"), digits only
+ * continue a "+nope@" layer list, and anything inside an unclosed "+attn(" continues it */
+int scheme_piece_continues(const char *prev, const char *piece, size_t len);
 void compare_run_path(const Compare *c, int scheme, int seed, const char *ext, char *buf, size_t n);
 /* a fine-tune (FT_PI or FT_POSE) of that run: "DIR/runs/TAG_sSEED_ft-piS" or "..._ft-poseS" + ext */
 void compare_finetune_path(const Compare *c, int kind, int scheme, int seed, const char *ext, char *buf, size_t n);

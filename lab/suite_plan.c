@@ -3,6 +3,8 @@
  * and fit 30 minutes on 2 cores (EXPERIMENTS.md section 14.1). */
 #include "suite_plan.h"
 
+#include "compare_plan.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -112,14 +114,15 @@ void suite_protocol_schemes(const SuiteProtocol *p, const SuiteRun *r, StrBuf *o
 }
 
 int suite_count_schemes(const char *list) {
-    int n = 0, depth = 0;
+    int n = 0;
+    StrBuf prev = {0}; /* the entry joined so far: compare's rule needs it */
     for (const char *t = list; *t; t += strcspn(t, ","), t += *t == ',') {
-        size_t len = strcspn(t, ","), eq = strcspn(t, "=");
-        /* "tokens=sqrt_dim" continues the spec before it, as does a piece inside "+attn(...)" */
-        int option = eq < len && memchr(t, ':', eq) == NULL && memchr(t, '(', eq) == NULL;
-        n += !(option || depth > 0);
-        for (size_t i = 0; i < len; i++) depth += (t[i] == '(') - (t[i] == ')');
+        size_t len = strcspn(t, ",");
+        if (!n || !scheme_piece_continues(sb_str(&prev), t, len)) n++, sb_free(&prev);
+        else sb_put(&prev, ",", 1);
+        sb_put(&prev, t, len);
     }
+    sb_free(&prev);
     return n;
 }
 

@@ -243,6 +243,9 @@ static void rules_follow_capability(void) {
           "the suite counts +attn(...) entries as compare splits them (%d)",
           suite_count_schemes("rope+attn(3*window=16,base=10000:global,base=1000000),rope+attn(window=4:global,nope),"
                               "sinusoidal:scale=1,tokens=sqrt_dim,alibi"));
+    CHECK(suite_count_schemes("rope,rope+nope@1,2,alibi+temp:floor=2+nope@0,3") == 3,
+          "the suite counts a +nope@ layer list as one entry, as compare does (%d)",
+          suite_count_schemes("rope,rope+nope@1,2,alibi+temp:floor=2+nope@0,3"));
     c.base.attn_pattern = "window=8:global"; /* --attn-pattern: every entry without its own */
     compare_set_schemes(&c, "rope,alibi");
     CHECK(strcmp(c.attn[0], "window=8:global") == 0 && strcmp(c.attn[1], "window=8:global") == 0,
