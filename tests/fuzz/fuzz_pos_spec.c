@@ -197,9 +197,10 @@ static void check_extend_applied(const char *before, PosCtx *pc, const PosExtend
                    qfar[i], kfar[i], pos[i]);
     }
     for (int is_key = 0; is_key < 2; is_key++) {
-        for (int i = 0; i < N * H * hd; i++) x[i] = 0.25f + 0.01f * (float)(i % 89);
-        pc->scheme->qk_forward(far, x, is_key ? kfar : qfar, N, H, is_key, 0);
-        check_finite(x, (size_t)N * H * hd, is_key ? "far k" : "far q", rule);
+        int heads = is_key ? pc->n_kv_heads : H; /* keys carry the KV heads (fope's tables are per KV head) */
+        for (int i = 0; i < N * heads * hd; i++) x[i] = 0.25f + 0.01f * (float)(i % 89);
+        pc->scheme->qk_forward(far, x, is_key ? kfar : qfar, N, heads, is_key, 0);
+        check_finite(x, (size_t)N * heads * hd, is_key ? "far k" : "far q", rule);
     }
     free(x);
 }
