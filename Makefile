@@ -90,8 +90,12 @@ DNNL_DEF  := -DPELAB_NO_DNNL
 endif
 
 # -fno-math-errno: sqrtf and friends need not set errno (nothing reads it after a math call), so the
-# compilers vectorize loops that call them (AdamW, the norms)
-ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) $(DNNL_DEF) -std=gnu11 -fno-math-errno -Wall -Wextra $(OMP_CFLAGS) $(BLAS_CFLAGS) $(PKG_CFLAGS) \
+# compilers vectorize loops that call them (AdamW, the norms). -fno-trapping-math: no code reads the
+# floating-point exception flags, so gcc may compute both arms of a select; without it, gcc
+# vectorizes fast_expf's clamps (model/fastmath.h: softmax, SwiGLU) only where AVX-512's masks
+# can hide a trap, and an AVX2 build ran them one element at a time. Results are unchanged: no
+# operation is reordered or contracted (clang's default is the same).
+ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) $(DNNL_DEF) -std=gnu11 -fno-math-errno -fno-trapping-math -Wall -Wextra $(OMP_CFLAGS) $(BLAS_CFLAGS) $(PKG_CFLAGS) \
               $(PLATFORM_CFLAGS) -MMD -MP
 ALL_LDLIBS := $(OPTFLAGS) $(LDFLAGS) $(PLATFORM_LIBS) $(BLAS_LIBS) $(DNNL_LIBS) $(PKG_LIBS) -lm $(OMP_LIBS)
 

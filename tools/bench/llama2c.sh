@@ -19,7 +19,10 @@ if [[ -z "${LLAMA2C_DIR:-}" || ! -f "$LLAMA2C_DIR/run.c" ]]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-gcc -Ofast -fopenmp -march=native "$LLAMA2C_DIR/run.c" -lm -o "$work/runomp"
+# LLAMA2C_MARCH: what run.c is built for (default native); x86-64-v3 emulates an AVX2-only CPU,
+# beside PELAB=a pelab built with -march=x86-64-v3 and PELAB_ISA=avx2
+# shellcheck disable=SC2086
+gcc -Ofast -fopenmp -march=${LLAMA2C_MARCH:-native} "$LLAMA2C_DIR/run.c" -lm -o "$work/runomp"
 "$pelab" train --dim 288 --layers 6 --heads 6 --hidden 768 --seq-len 256 --batch 1 --steps 5 --eval-every 0 \
     --out "$work/m.safetensors" --quiet > /dev/null
 "$pelab" export "$work/m.safetensors" --llama2c "$work/m.bin" --tokenizer-out "$work/tok.bin" > /dev/null
