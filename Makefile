@@ -93,8 +93,9 @@ endif
 # compilers vectorize loops that call them (AdamW, the norms). -fno-trapping-math: no code reads the
 # floating-point exception flags, so gcc may compute both arms of a select; without it, gcc
 # vectorizes fast_expf's clamps (model/fastmath.h: softmax, SwiGLU) only where AVX-512's masks
-# can hide a trap, and an AVX2 build ran them one element at a time. Results are unchanged: no
-# operation is reordered or contracted (clang's default is the same).
+# can hide a trap, and an AVX2 build ran them one element at a time. No operation is reordered
+# (clang's default is the same); newly vectorized code may fuse a*b+c into an FMA where the scalar
+# code did not (gcc's default -ffp-contract=fast): FIRE's MLP on AVX2 builds, rounding-level.
 ALL_CFLAGS := $(OPTFLAGS) $(CFLAGS) $(DNNL_DEF) -std=gnu11 -fno-math-errno -fno-trapping-math -Wall -Wextra $(OMP_CFLAGS) $(BLAS_CFLAGS) $(PKG_CFLAGS) \
               $(PLATFORM_CFLAGS) -MMD -MP
 ALL_LDLIBS := $(OPTFLAGS) $(LDFLAGS) $(PLATFORM_LIBS) $(BLAS_LIBS) $(DNNL_LIBS) $(PKG_LIBS) -lm $(OMP_LIBS)
