@@ -2,6 +2,8 @@
 # llama2c.sh: pelab's sampling beside llama2.c's `run` built with OpenMP, on the same model.
 #   LLAMA2C_DIR=/path/to/llama2.c tools/bench/llama2c.sh [REPEATS]
 #   PELAB_SAMPLE_FLAGS="--precision bf16" ...   (more flags for pelab sample)
+#   LLAMA2C_MARCH=x86-64-v3 ...   (run.c's -march, default native: x86-64-v3 emulates an AVX2-only
+#                                  CPU, beside PELAB=a pelab built -march=x86-64-v3 and PELAB_ISA=avx2)
 # LLAMA2C_DIR is a checkout of https://github.com/karpathy/llama2.c (its run.c). The script builds
 # run.c as llama2.c's README builds its OpenMP runner (gcc -Ofast -fopenmp -march=native), trains
 # an M-shaped pelab model for a few steps (dim 288, 6 layers, 6 heads, hidden 768, T 256; the
@@ -19,10 +21,7 @@ if [[ -z "${LLAMA2C_DIR:-}" || ! -f "$LLAMA2C_DIR/run.c" ]]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# LLAMA2C_MARCH: what run.c is built for (default native); x86-64-v3 emulates an AVX2-only CPU,
-# beside PELAB=a pelab built with -march=x86-64-v3 and PELAB_ISA=avx2
-# shellcheck disable=SC2086
-gcc -Ofast -fopenmp -march=${LLAMA2C_MARCH:-native} "$LLAMA2C_DIR/run.c" -lm -o "$work/runomp"
+gcc -Ofast -fopenmp -march="${LLAMA2C_MARCH:-native}" "$LLAMA2C_DIR/run.c" -lm -o "$work/runomp"
 "$pelab" train --dim 288 --layers 6 --heads 6 --hidden 768 --seq-len 256 --batch 1 --steps 5 --eval-every 0 \
     --out "$work/m.safetensors" --quiet > /dev/null
 "$pelab" export "$work/m.safetensors" --llama2c "$work/m.bin" --tokenizer-out "$work/tok.bin" > /dev/null
