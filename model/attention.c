@@ -13,21 +13,13 @@
 #include "pattern.h"
 
 /* softmax of row[0..n) in place, returning the row's max and 1/sum for the backward's
- * recomputation; every loop vectorizes (8 partial sums: a fixed order, so the result does not
- * depend on the thread count) */
+ * recomputation; every loop vectorizes (exp_sum8: 8 partial sums in a fixed order, so the result
+ * does not depend on the thread count) */
 static void softmax_row(float *row, int n, float sink, float *row_max, float *row_inv_sum) {
     float mx = max8(row, n);
     if (sink > mx) mx = sink; /* a learned sink (pos_sink_logit): one more term in the denominator only */
-    for (int j = 0; j < n; j++) row[j] = fast_expf(row[j] - mx);
-    float part[8] = {0};
-    if (sink > -INFINITY) part[0] = fast_expf(sink - mx);
-    int j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int u = 0; u < 8; u++) part[u] += row[j + u];
-    for (; j < n; j++) part[0] += row[j];
-    float sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-    float inv = 1.0f / sum;
-    for (j = 0; j < n; j++) row[j] *= inv;
+    float sum = exp_sum8(row, row, n, mx, sink > -INFINITY ? fast_expf(sink - mx) : 0.0f), inv = 1.0f / sum;
+    for (int j = 0; j < n; j++) row[j] *= inv;
     *row_max = mx;
     *row_inv_sum = inv;
 }
