@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "../core/blas.h"
-#include "../core/gemm.h"
 #include "../core/mem.h"
 #include "../core/sys.h"
 #include "dot_rows.h"
@@ -14,13 +13,21 @@
 #include "pattern.h"
 
 /* softmax of row[0..n) in place, returning the row's max and 1/sum for the backward's
- * recomputation; every loop vectorizes (exp_sum8: 8 partial sums in a fixed order, so the result
- * does not depend on the thread count) */
+ * recomputation; every loop vectorizes (8 partial sums: a fixed order, so the result does not
+ * depend on the thread count) */
 static void softmax_row(float *row, int n, float sink, float *row_max, float *row_inv_sum) {
     float mx = max8(row, n);
     if (sink > mx) mx = sink; /* a learned sink (pos_sink_logit): one more term in the denominator only */
-    float sum = exp_sum8(row, row, n, mx, sink > -INFINITY ? fast_expf(sink - mx) : 0.0f), inv = 1.0f / sum;
-    for (int j = 0; j < n; j++) row[j] *= inv;
+    for (int j = 0; j < n; j++) row[j] = fast_expf(row[j] - mx);
+    float part[8] = {0};
+    if (sink > -INFINITY) part[0] = fast_expf(sink - mx);
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int u = 0; u < 8; u++) part[u] += row[j + u];
+    for (; j < n; j++) part[0] += row[j];
+    float sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    float inv = 1.0f / sum;
+    for (j = 0; j < n; j++) row[j] *= inv;
     *row_max = mx;
     *row_inv_sum = inv;
 }
@@ -98,36 +105,9 @@ static const float *widen(float *dst, const bf16 *src, int n, int hd) {
     return dst;
 }
 
-/* A block's products in strips of ATT_STRIP queries where the causal diagonal crosses it: a strip
- * multiplies only the keys its last query sees, so the block's upper triangle (half of a 64-query
- * block at the start of a sequence) is never computed. Strips change no sum: a score is its own dot
- * product, and a sum over keys (P V, dS K) or over queries (P^T dO, dS^T Q) only loses exact zeros
- * at its end or its start. Strips are taken where they skip at least a quarter of the block's
- * multiply-adds (else one product, as blocks far from the diagonal are); they run in gemm_small,
- * whose rows may be fewer than blas_sgemm's choice wants (BLAS_SMALL_MIN_ROWS). */
-enum { ATT_STRIP = 16 };
-
-/* the queries per product for queries i0..i1-1: ATT_STRIP, or all of them */
-static int strip_rows(const AttnHead *a, int i0, int i1) {
-    int nb = i1 - i0;
-    if (nb <= ATT_STRIP) return nb;
-    long seen = 0, strips = 0;
-    for (int s0 = i0; s0 < i1; s0 += ATT_STRIP, strips++) seen += head_visible_end(a, (s0 + ATT_STRIP < i1 ? s0 + ATT_STRIP : i1) - 1);
-    return 4 * seen <= 3 * strips * head_visible_end(a, i1 - 1) ? ATT_STRIP : nb;
-}
-
-/* one of attention's products (cblas_sgemm's arguments, row-major): in gemm_small for strips */
-static void att_gemm(int strips, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
-                     const float *B, int ldb, float beta, float *C, int ldc) {
-    if (strips) gemm_small(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    else
-        blas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K,
-                   alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-/* the scores of queries i0..i1-1 against the keys their last one sees (head_view.h's ScoreBlock),
- * scaled, adjusted for position (pos_score_block); entries a row may not see are left as they are */
-static void block_scores(const AttnHead *a, const PosCtx *pc, const ScoreBlock *b, int strips) {
+/* the block's scores (head_view.h's ScoreBlock), scaled, adjusted for position (pos_score_block);
+ * entries a row may not see are left as they are */
+static void block_scores(const AttnHead *a, const PosCtx *pc, const ScoreBlock *b) {
     float scale = 1.0f / sqrtf((float)a->hd);
     int i0 = b->i0, i1 = b->i1, n_keys = b->n_keys;
     const float *q = a->q + (size_t)i0 * a->ldq;
@@ -135,28 +115,9 @@ static void block_scores(const AttnHead *a, const PosCtx *pc, const ScoreBlock *
     if (i1 - i0 == 1 && a->k16) dot_rows_bf16(a->k16, a->ldkv, n_keys, q, a->hd, scale, b->S);
     else if (i1 - i0 == 1) dot_rows(a->k, a->ldkv, n_keys, q, a->hd, scale, b->S);
     else
-        att_gemm(strips, 0, 1, i1 - i0, n_keys, a->hd, scale, q, a->ldq,
-                 a->k16 ? widen(a->wide, a->k16, n_keys, a->hd) : a->k, a->ldkv, 0.0f, b->S, b->lds);
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, n_keys, a->hd, scale, q, a->ldq,
+                   a->k16 ? widen(a->wide, a->k16, n_keys, a->hd) : a->k, a->ldkv, 0.0f, b->S, b->lds);
     pos_score_block(pc, a, b);
-}
-
-/* the scores of queries i0..i1-1 into S (stride lds; raw: NULL or the same layout), `strip` queries
- * per product */
-static void strip_scores(const AttnHead *a, const PosCtx *pc, int i0, int i1, int strip, float *S, int lds,
-                         float *raw) {
-    for (int s0 = i0; s0 < i1; s0 += strip) {
-        int s1 = s0 + strip < i1 ? s0 + strip : i1;
-        size_t at = (size_t)(s0 - i0) * lds;
-        block_scores(a, pc, &(ScoreBlock){.i0 = s0, .i1 = s1, .n_keys = head_visible_end(a, s1 - 1), .S = S + at,
-                                          .lds = lds, .raw = raw ? raw + at : NULL},
-                     strip < i1 - i0);
-    }
-}
-
-/* the first of queries i0.. that sees key j (head_visible_end: query i sees keys below q_offset + i + 1) */
-static int first_row_seeing(const AttnHead *a, int i0, int j) {
-    int r = j - a->q_offset;
-    return r > i0 ? r : i0;
 }
 
 /* queries i0..i1-1: softmax rows into S (stride lds; zero from each row's limit to fill_to),
@@ -171,9 +132,9 @@ static void score_block_forward(const AttnHead *whole, const PosCtx *pc, int i0,
         for (int i = i0; i < i1; i++) memset(S + (size_t)(i - i0) * lds, 0, (size_t)k0 * sizeof(float));
         S += k0, fill_to -= k0;
     }
-    int n_keys = head_visible_end(a, i1 - 1), nb = i1 - i0, strip = strip_rows(a, i0, i1);
+    int n_keys = head_visible_end(a, i1 - 1), nb = i1 - i0;
     float sink = pos_sink_logit(pc, a->layer, a->head);
-    strip_scores(a, pc, i0, i1, strip, S, lds, NULL);
+    block_scores(a, pc, &(ScoreBlock){.i0 = i0, .i1 = i1, .n_keys = n_keys, .S = S, .lds = lds});
     for (int i = i0; i < i1; i++) {
         float *row = S + (size_t)(i - i0) * lds, mx = 0.0f, inv = 0.0f;
         /* a chunk may end before a long padding does: the row holds fill_to entries */
@@ -187,14 +148,10 @@ static void score_block_forward(const AttnHead *whole, const PosCtx *pc, int i0,
     float *out = a->out + (size_t)i0 * a->ldq;
     if (nb == 1 && a->v16) weighted_rows_bf16(a->v16, a->ldkv, n_keys, S, a->hd, out);
     else if (nb == 1) weighted_rows(a->v, a->ldkv, n_keys, S, a->hd, out);
-    else {
-        const float *v = a->v16 ? widen(a->wide + (size_t)a->nk * a->hd, a->v16, n_keys, a->hd) : a->v;
-        for (int s0 = i0; s0 < i1; s0 += strip) { /* each strip's rows times the keys its last query sees */
-            int s1 = s0 + strip < i1 ? s0 + strip : i1;
-            att_gemm(strip < nb, 0, 0, s1 - s0, a->hd, head_visible_end(a, s1 - 1), 1.0f, S + (size_t)(s0 - i0) * lds,
-                     lds, v, a->ldkv, 0.0f, out + (size_t)(s0 - i0) * a->ldq, a->ldq);
-        }
-    }
+    else
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, a->hd, n_keys, 1.0f, S, lds,
+                   a->v16 ? widen(a->wide + (size_t)a->nk * a->hd, a->v16, n_keys, a->hd) : a->v, a->ldkv, 0.0f,
+                    out, a->ldq);
 }
 
 /* query block `blk` of one head: into the kept probs rows, or into the scratch */
@@ -286,8 +243,9 @@ static void head_block_backward(const AttnHead *whole, const PosCtx *pc, int i0,
     const float *dOb = g->dO + (size_t)i0 * hv->ldq, *qb = hv->q + (size_t)i0 * hv->ldq;
     /* P from the forward's max and 1/sum: the same operations on the same scores, so bit for bit
      * the forward's probabilities */
-    int content = pos_score_needs_raw(pc, hv->layer), strip = strip_rows(hv, i0, i1), strips = strip < nb;
-    strip_scores(hv, pc, i0, i1, strip, P, lds, content ? w->raw : NULL);
+    int content = pos_score_needs_raw(pc, hv->layer);
+    block_scores(hv, pc, &(ScoreBlock){.i0 = i0, .i1 = i1, .n_keys = n_keys, .S = P, .lds = lds,
+                                       .raw = content ? w->raw : NULL});
     if (content) memset(w->dq_content, 0, (size_t)nb * hd * sizeof(float));
     for (int i = i0; i < i1; i++) {
         float *row = P + (size_t)(i - i0) * lds, mx = hv->stats[2 * i], inv = hv->stats[2 * i + 1];
@@ -296,19 +254,11 @@ static void head_block_backward(const AttnHead *whole, const PosCtx *pc, int i0,
         for (int j = ks; j < n_visible; j++) row[j] = fast_expf(row[j] - mx) * inv;
         for (int j = n_visible; j < n_keys; j++) row[j] = 0.0f;
     }
-    /* dV += P^T dO, by strips of keys (each summed from the first query that sees it); dP = dO V^T, by
-     * strips of queries */
-    int key_strip = strips ? ATT_STRIP : n_keys;
-    for (int j0 = 0; j0 < n_keys; j0 += key_strip) {
-        int r0 = strips ? first_row_seeing(hv, i0, j0) : i0, nj = j0 + key_strip < n_keys ? key_strip : n_keys - j0;
-        att_gemm(strips, 1, 0, nj, hd, i1 - r0, 1.0f, P + (size_t)(r0 - i0) * lds + j0, lds,
-                 dOb + (size_t)(r0 - i0) * hv->ldq, hv->ldq, g->kv_beta, g->dv + (size_t)j0 * hv->ldkv, hv->ldkv);
-    }
-    for (int s0 = i0; s0 < i1; s0 += strip) {
-        int s1 = s0 + strip < i1 ? s0 + strip : i1;
-        att_gemm(strips, 0, 1, s1 - s0, head_visible_end(hv, s1 - 1), hd, 1.0f, dOb + (size_t)(s0 - i0) * hv->ldq,
-                 hv->ldq, hv->v, hv->ldkv, 0.0f, dS + (size_t)(s0 - i0) * lds, lds);
-    }
+    /* dV += P^T dO ; dP = dO V^T */
+    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, 1.0f, P, lds, dOb, hv->ldq, g->kv_beta, g->dv,
+                hv->ldkv);
+    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n_keys, hd, 1.0f, dOb, hv->ldq, hv->v, hv->ldkv, 0.0f, dS,
+                lds);
     /* softmax backward: dS = P * (dP - sum_j P dP); exactly 0 where P is (the future) */
     for (int i = i0; i < i1; i++) {
         const float *prow = P + (size_t)(i - i0) * lds;
@@ -329,20 +279,14 @@ static void head_block_backward(const AttnHead *whole, const PosCtx *pc, int i0,
                                                           .dq = content ? w->dq_content + (size_t)(i - i0) * hd : NULL,
                                                           .dpos = g->dpos});
     }
-    /* dQ = scale dS K, by strips of queries; dK += scale dS^T Q, by strips of keys (as dV) */
-    for (int s0 = i0; s0 < i1; s0 += strip) {
-        int s1 = s0 + strip < i1 ? s0 + strip : i1;
-        att_gemm(strips, 0, 0, s1 - s0, hd, head_visible_end(hv, s1 - 1), scale, dS + (size_t)(s0 - i0) * lds, lds,
-                 hv->k, hv->ldkv, 0.0f, g->dq + (size_t)s0 * hv->ldq, hv->ldq);
-    }
+    /* dQ = scale dS K ; dK += scale dS^T Q */
+    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, hd, n_keys, scale, dS, lds, hv->k, hv->ldkv, 0.0f,
+                g->dq + (size_t)i0 * hv->ldq, hv->ldq);
     if (content)
         for (int r = 0; r < nb; r++)
             for (int d = 0; d < hd; d++) g->dq[(size_t)(i0 + r) * hv->ldq + d] += w->dq_content[(size_t)r * hd + d];
-    for (int j0 = 0; j0 < n_keys; j0 += key_strip) {
-        int r0 = strips ? first_row_seeing(hv, i0, j0) : i0, nj = j0 + key_strip < n_keys ? key_strip : n_keys - j0;
-        att_gemm(strips, 1, 0, nj, hd, i1 - r0, scale, dS + (size_t)(r0 - i0) * lds + j0, lds,
-                 qb + (size_t)(r0 - i0) * hv->ldq, hv->ldq, g->kv_beta, g->dk + (size_t)j0 * hv->ldkv, hv->ldkv);
-    }
+    blas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_keys, hd, nb, scale, dS, lds, qb, hv->ldq, g->kv_beta, g->dk,
+                hv->ldkv);
 }
 
 void attention_backward(const Attention *a, const float *dout, float *dq, float *dk, float *dv, float *dpos_params,

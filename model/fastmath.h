@@ -42,17 +42,6 @@ static inline float fast_expf(float x) {
  * or maxima they may not reorder), and the order is fixed, so the result does not depend on the
  * thread count. */
 
-/* exp(row[i] - mx) into out (may be row), returning first + their sum in 8 partial sums, one pass
- * (a softmax's numerators and denominator: attention's rows, the loss's) */
-static inline float exp_sum8(float *out, const float *row, int n, float mx, float first) {
-    float part[8] = {first, 0, 0, 0, 0, 0, 0, 0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int u = 0; u < 8; u++) part[u] += out[i + u] = fast_expf(row[i + u] - mx);
-    for (; i < n; i++) part[0] += out[i] = fast_expf(row[i] - mx);
-    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-}
-
 /* the largest of x[0..n), n >= 1 */
 static inline float max8(const float *x, int n) {
     float part[8];
