@@ -251,7 +251,10 @@ int suite_write_report(const char *dir, const SuiteRun *run, const char *cmdline
                 res[i].seconds > 0 ? "" : " (read back, nothing trained here)");
         if (res[i].seconds > 0) fprintf(f, "Wall time of this protocol: %.0f s.\n\n", res[i].seconds);
         if (!res[i].p->task) fprintf(f, "Data: %s.\n\n", corpus->what);
-        else
+        if (!res[i].p->task && res[i].p->budget_why)
+            fprintf(f, "Training: a fixed budget of %ld steps, not the convergence rule: %s.\n\n", res[i].c->base.steps,
+                    res[i].p->budget_why);
+        else if (res[i].p->task)
             fprintf(f, "Training: a fixed budget of %ld steps, not the convergence rule: a task's loss sits on a plateau "
                        "before the model learns it, which the rule would take for convergence (EXPERIMENTS.md 14.1). "
                        "A run flagged *still improving* below reached the budget with its loss still falling; the "

@@ -96,6 +96,11 @@ static void budget(void) {
     CHECK(suite_budget_pick(tie, both, 2, 150, keep) == 1 && keep[0] && !keep[1], "a tie: the first in the table");
 }
 
+/* SUITE_VERSION as text, for the report's and the plan line's words */
+#define VERSION_TEXT1(v) #v
+#define VERSION_TEXT2(v) VERSION_TEXT1(v)
+#define VERSION_TEXT VERSION_TEXT2(SUITE_VERSION)
+
 static void task_csv(const char *dir, const char *tag, int seed, const double *exact) {
     static const int lens[5] = {2, 5, 8, 12, 16};
     char path[700];
@@ -174,7 +179,7 @@ static void constructed_claims(const char *tmp) {
         double j = 0.005 * spread(k, 0), i = 0.005 * spread(k, 1);
         double nope[5] = {1, 1, .90 + j, .91 + i, .50 + .15 * spread(k, 0)};
         double rope[5] = {k % 4 ? 1 : .98, 1, .90 + i, k % 3 == 0 ? .01 : 0, .50 + .15 * spread(k, 1)};
-        task_csv(dir, "nope", k + 1, nope), task_csv(dir, "rope", k + 1, rope);
+        task_csv(dir, "nope", SUITE_SEED_BASE + k + 1, nope), task_csv(dir, "rope", SUITE_SEED_BASE + k + 1, rope);
     }
     static const char *const want[][2] = {{"rep", "reproduced"}, {"con", "contradicted"}, {"inc", "inconclusive"},
                                           {"flat-rep", "reproduced"}, {"flat-con", "contradicted"},
@@ -243,8 +248,8 @@ static void learns_claims(const char *tmp) {
         double alibi[5] = {1, 1, .99 + .004 * spread(k, 0), 0, 0};
         double rope[5] = {.4 + .1 * spread(k, 1), .1, 0, 0, 0};
         double t5[5] = {1, 1, .98, 0, 0}, t5_not[5] = {.4, .1, 0, 0, 0};
-        task_csv(dir, "alibi", k + 1, alibi), task_csv(dir, "rope", k + 1, rope);
-        task_csv(dir, "t5", k + 1, k % 2 ? t5 : t5_not);
+        task_csv(dir, "alibi", SUITE_SEED_BASE + k + 1, alibi), task_csv(dir, "rope", SUITE_SEED_BASE + k + 1, rope);
+        task_csv(dir, "t5", SUITE_SEED_BASE + k + 1, k % 2 ? t5 : t5_not);
     }
     static const char *const want[][2] = {{"l-rep", "reproduced"}, {"l-con", "contradicted"}, {"l-bimodal", "contradicted"},
                                           {"l-absent", "inconclusive"}};
@@ -270,12 +275,12 @@ static void micro(const char *tmp) {
                         "--threads 1";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick %s --dir %s/suite-micro", flags, tmp);
     int rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "suite quick (version 7): 2 protocols, 14 models (2 seeds each) at the first look of 1; expected about") &&
+    CHECK(rc == 0 && strstr(out, "suite quick (version " VERSION_TEXT "): 2 protocols, 14 models (2 seeds each) at the first look of 1; expected about") &&
               strstr(out, "suite: [look 1/1, 2 seeds; 1/2] lm") && strstr(out, "suite: [look 1/1, 2 seeds; 2/2] copy") && strstr(out, "training rope, 2 seeds side by side"),
           "the micro suite runs both protocols, seeds side by side (exit %d): %.2000s", rc, out);
     snprintf(path, sizeof path, "%s/suite-micro/suite.md", tmp);
     char *rep = slurp(path);
-    CHECK(rep && strstr(rep, "# pelab suite quick (suite version 7)") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
+    CHECK(rep && strstr(rep, "# pelab suite quick (suite version " VERSION_TEXT ")") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
               strstr(rep, "| rope |") && strstr(rep, "## Published claims") && strstr(rep, "### lm") &&
               strstr(rep, "### copy") && strstr(rep, "#### loss, non-overlapping"),
           "suite.md: matrix, claims, each protocol's verdict section: %.3000s", rep ? rep : "(missing)");
@@ -283,12 +288,12 @@ static void micro(const char *tmp) {
     const char *eol = fairseq ? strchr(fairseq + 1, '\n') : NULL;
     CHECK(eol && eol - fairseq > 5 && strncmp(eol - 5, " |  |", 5) == 0,
           "the matrix: lm's own series in its row, blank where it was not trained (copy): %.200s", fairseq ? fairseq : "");
-    snprintf(path, sizeof path, "%s/suite-micro/copy/runs/alibi_s2.csv", tmp);
+    snprintf(path, sizeof path, "%s/suite-micro/copy/runs/alibi_s102.csv", tmp);
     FILE *f = fopen(path, "r");
     CHECK(f != NULL, "each protocol is a compare directory with its runs");
     if (f) fclose(f);
     rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "skip rope_s1") && strstr(out, "skip alibi_s2") && !strstr(out, "side by side"),
+    CHECK(rc == 0 && strstr(out, "skip rope_s101") && strstr(out, "skip alibi_s102") && !strstr(out, "side by side"),
           "a rerun resumes: nothing trains again (exit %d): %.1500s", rc, out);
     /* --jobs on a directory with no runs: the first look's commands, every run of every protocol */
     snprintf(cmd, sizeof cmd, "./pelab suite quick %s --dir %s/suite-micro-jobs --jobs %s/suite.jobs", flags, tmp, tmp);
@@ -297,9 +302,9 @@ static void micro(const char *tmp) {
     char *jobs = slurp(path);
     int lines = 0;
     for (const char *p = jobs; p && *p; p++) lines += *p == '\n';
-    CHECK(rc == 0 && lines == 14 && strstr(jobs, " compare ") && strstr(jobs, "--only alibi_s2") && strstr(jobs, "--task copy") &&
-              strstr(jobs, "--only sinusoidal-scale-1-tokens-sqrt-dim_s2") && strstr(jobs, "--only learned-max-len-1024_s2") &&
-              strstr(jobs, "--only rope-randpos-256_s1"),
+    CHECK(rc == 0 && lines == 14 && strstr(jobs, " compare ") && strstr(jobs, "--only alibi_s102") && strstr(jobs, "--task copy") &&
+              strstr(jobs, "--only sinusoidal-scale-1-tokens-sqrt-dim_s102") && strstr(jobs, "--only learned-max-len-1024_s102") &&
+              strstr(jobs, "--only rope-randpos-256_s101"),
           "--jobs: one command per run of every protocol, the claims' series too (lm: fairseq's sinusoidal and "
           "learned:max_len=1024, copy: rope+randpos:256; 14; exit %d): %s", rc,
           jobs ? jobs : out);

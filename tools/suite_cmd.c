@@ -316,8 +316,8 @@ int cmd_suite(int argc, char **argv) {
         {"--alpha", OPT_FLOAT, &run.alpha, 1e-6, 0.5, "the family's false-verdict rate (Holm over the claims; default 0.05)"},
         {"--steps", OPT_INT, &run.steps, 0, 1 << 30, "training steps of every protocol (0: each recipe's)"},
         {"--task-n", OPT_INT, &run.task_n, 0, 1 << 20, "examples per task length (0: compare's 100)"},
-        {"--eval-tokens", OPT_INT, &run.eval_tokens, 0, 1 << 30, "held-out tokens per length of lm (0: quick 8192, "
-                                                                  "full 32768)"},
+        {"--eval-tokens", OPT_INT, &run.eval_tokens, 0, 1 << 30, "held-out tokens per length of lm (0: 32768, quick "
+                                                                  "and full alike)"},
         {"--jobs", OPT_OUT_FILE, &jobs, 0, 0, "write every protocol's per-run commands to this file instead of "
                                               "running; then run them and `pelab suite ... --collect`"},
         JOBS_FORMAT_OPT(jobs_format),
