@@ -13,7 +13,7 @@ enum { CSTAT_NONE, CSTAT_TEST, CSTAT_FLOOR };
  * an exact randomization test of the values themselves (core/stats.h); two samples take the larger p
  * of it and the conservative Welch t, valid for a common bimodal distribution and for unequal spreads */
 enum { CTEST_T, CTEST_PERMUTE, CTEST_SIGNFLIP };
-enum { CLAIM_MAX_SEEDS = 16 };
+enum { CLAIM_MAX_SEEDS = 32 };
 
 typedef struct {
     int status;     /* CSTAT_TEST; CSTAT_NONE: no test possible (the caller's why says why); CSTAT_FLOOR:

@@ -59,6 +59,11 @@ static void plan(void) {
           "spending: the share of the seeds each look adds");
     int bad[2] = {5, 3};
     CHECK(seq_plan_make(&p, bad, 2, 0.05) == -1 && strstr(pelab_errmsg, "increasing"), "decreasing looks refused");
+    int most[2] = {5, CLAIM_MAX_SEEDS}, past[2] = {5, CLAIM_MAX_SEEDS + 1};
+    CHECK(CLAIM_MAX_SEEDS == 32 && seq_plan_make(&p, most, 2, 0.05) == 0 && p.seeds[1] == 32,
+          "looks up to the ceiling of 32 seeds per series");
+    CHECK(seq_plan_make(&p, past, 2, 0.05) == -1 && strstr(pelab_errmsg, "from 2 to 32"), "33 seeds refused: %s",
+          pelab_errmsg);
     int got[8];
     CHECK(seq_plan_parse("3,5,8", got, 8) == 3 && got[2] == 8, "3,5,8 parsed");
     CHECK(seq_plan_parse("3,x", got, 8) == -1 && strstr(pelab_errmsg, "'3,x'"), "a bad list refused, named: %s", pelab_errmsg);

@@ -79,6 +79,13 @@ static void parser(void) {
     CHECK(run_pelab("./pelab suite quick --claims /nonexistent/claims.txt", out, sizeof out) == 1 &&
               strstr(out, "/nonexistent/claims.txt"),
           "a missing claims file: one line naming it: %s", out);
+    /* the seed ceiling: 32 per series (lab/claim_stat.h, lab/compare_plan.h) */
+    CHECK(run_pelab("./pelab suite --seeds 33 --simulate 1", out, sizeof out) == 1 &&
+              strstr(out, "--seeds 33: expected an integer in [0, 32]"),
+          "suite --seeds 33 refused, 32 the ceiling: %s", out);
+    CHECK(run_pelab("./pelab compare --out /nonexistent/x --seeds 1-33 --schemes rope", out, sizeof out) == 1 &&
+              strstr(out, "--seeds 1-33: expected a count 1..32, a range A-B of at most 32 seeds"),
+          "compare --seeds 1-33 refused, 32 the ceiling: %s", out);
 }
 
 /* DIR/copy/runs/TAG_sSEED.csv: exact match at the copy protocol's lengths, and the gate rows (the

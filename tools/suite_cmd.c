@@ -306,7 +306,7 @@ int cmd_suite(int argc, char **argv) {
         {"--data", OPT_STR, &data, 0, 0, "corpus of the lm and sinks protocols (default: the shipped "
                                           CORPUS_DIR "/tinyshakespeare.txt)"},
         {"--claims", OPT_STR, &claims_path, 0, 0, "claims file (default: docs/claims.txt beside the binary)"},
-        {"--seeds", OPT_INT, &run.seeds, 0, 16, "one look at this many seeds per series, no sequential looks (0: --looks)"},
+        {"--seeds", OPT_INT, &run.seeds, 0, CLAIM_MAX_SEEDS, "one look at this many seeds per series, no sequential looks (0: --looks)"},
         {"--looks", OPT_STR, &looks_text, 0, 0, "seeds per series at each look: every claim is judged at the first, "
                                                 "seeds are added to the undecided ones at the next (default quick "
                                                 SUITE_LOOKS_QUICK ", full " SUITE_LOOKS_FULL ")"},
