@@ -42,6 +42,16 @@ static void randomization(void) {
     for (int i = 0; i < 12; i++) x[i] = 10 + i, y[i] = i;
     stats_perm_onesided(x, 12, y, 12, 0, &up, &lo);
     CHECK(up > 0 && up <= 2.0 / (1 + STATS_PERM_DRAWS) && lo > 0.99, "perm, Monte Carlo: separated groups: %g %g", up, lo);
+    /* past 20 differences (32 seeds a series now) the sign-flip test is Monte Carlo, never NAN */
+    double pos[32], sym[32];
+    for (int i = 0; i < 32; i++) pos[i] = 1 + 0.1 * i, sym[i] = (i % 2 ? -1 : 1) * (1 + 0.1 * (i / 2));
+    stats_signflip_onesided(pos, 32, 0, &up, &lo);
+    CHECK(fabs(up - 1.0 / (1 + STATS_PERM_DRAWS)) < 1e-12 && lo > 0.99, "sign flip, Monte Carlo, 32 positive: %g %g", up, lo);
+    stats_signflip_onesided(sym, 24, 0, &up, &lo);
+    CHECK(up > 0.3 && lo > 0.3 && up + lo >= 1, "sign flip, Monte Carlo, 24 symmetric differences: %g %g", up, lo);
+    CHECK(fabs(stats_signflip_min_p(24) - 2.0 / (1 + STATS_PERM_DRAWS)) < 1e-12 &&
+              fabs(stats_signflip_min_p(20) - 2.0 / (1 << 20)) < 1e-15,
+          "smallest sign-flip p: exact 2 / 2^n to 20 differences, 2 / (1 + draws) past them");
     CHECK(fabs(stats_perm_min_p(3, 3) - 0.1) < 1e-12 && fabs(stats_signflip_min_p(3) - 0.25) < 1e-12 &&
               fabs(stats_perm_min_p(8, 8) - 2.0 / 12870) < 1e-12,
           "smallest p: 3 v 3 0.1, sign flip 3 0.25, 8 v 8 2/12870");
