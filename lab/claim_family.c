@@ -26,20 +26,6 @@ int seq_plan_make(SeqPlan *p, const int *seeds, int n, double alpha) {
     return 0;
 }
 
-int seq_plan_parse(const char *text, int *seeds, int max) {
-    int n = 0;
-    for (const char *t = text; *t;) {
-        char *end;
-        long v = strtol(t, &end, 10);
-        if (end == t || (*end && *end != ',') || n == max)
-            return pelab_fail("'%s': expected up to %d increasing seed counts such as 3,5,8", text, max);
-        seeds[n++] = (int)v;
-        t = *end ? end + 1 : end;
-    }
-    if (!n) return pelab_fail("'%s': expected seed counts such as 3,5,8", text);
-    return n;
-}
-
 void claim_track_init(ClaimTrack *t, int in_family) {
     memset(t, 0, sizeof *t);
     t->in_family = in_family;

@@ -28,7 +28,7 @@ enum { CLAIM_REPRODUCED, CLAIM_CONTRADICTED, CLAIM_NO_EFFECT, CLAIM_FLOOR, CLAIM
        CLAIM_NOT_RUN, CLAIM_OUTCOMES };
 extern const char *const claim_outcome_names[CLAIM_OUTCOMES];
 
-enum { SEQ_MAX_LOOKS = 8 };
+enum { SEQ_MAX_LOOKS = CLAIM_MAX_LOOKS };
 
 typedef struct {
     int n_looks;
@@ -37,11 +37,10 @@ typedef struct {
     double alpha;                /* the family's false-verdict rate */
 } SeqPlan;
 
-/* looks at seeds[n] (increasing, 1..CLAIM_MAX_SEEDS), each spending the share of the seeds it adds;
- * 0, or -1 with pelab_errmsg */
+/* looks at seeds[n] (increasing, 2..CLAIM_MAX_SEEDS), each spending the share of the seeds it adds;
+ * 0, or -1 with pelab_errmsg. Their text ("3,5,8", --looks, a claim's LOOKS): io/claims.h
+ * claim_looks_parse */
 int seq_plan_make(SeqPlan *p, const int *seeds, int n, double alpha);
-/* "3,5,8" into seeds[max]; the count, or -1 with pelab_errmsg naming what was expected */
-int seq_plan_parse(const char *text, int *seeds, int max);
 
 typedef struct {
     int in_family;               /* testable, its protocol ran: counts in Holm's m */

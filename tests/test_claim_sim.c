@@ -10,6 +10,7 @@
 
 #include "../core/error.h"
 #include "../core/stats.h"
+#include "../io/claims.h"
 #include "../lab/claim_family.h"
 #include "../lab/claim_sim.h"
 #include "test.h"
@@ -75,8 +76,8 @@ static void plan(void) {
     CHECK(seq_plan_make(&p, past, 2, 0.05) == -1 && strstr(pelab_errmsg, "from 2 to 32"), "33 seeds refused: %s",
           pelab_errmsg);
     int got[8];
-    CHECK(seq_plan_parse("3,5,8", got, 8) == 3 && got[2] == 8, "3,5,8 parsed");
-    CHECK(seq_plan_parse("3,x", got, 8) == -1 && strstr(pelab_errmsg, "'3,x'"), "a bad list refused, named: %s", pelab_errmsg);
+    CHECK(claim_looks_parse("3,5,8", got, 8) == 3 && got[2] == 8, "3,5,8 parsed");
+    CHECK(claim_looks_parse("3,x", got, 8) == -1 && strstr(pelab_errmsg, "'3,x'"), "a bad list refused, named: %s", pelab_errmsg);
 }
 
 /* a t statistic: effect e, se 1, df 100, margin m */

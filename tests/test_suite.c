@@ -32,9 +32,11 @@ static void parser(void) {
                        "b | Q | w | copy | 12 | nope | flat:5 |\r\n"
                        "c | R | w | - | - | - | - | cannot at this scale\n"
                        "d | S | w | passkey | 256 | alibi | degrades:0.5 | \n"
-                       "e | T | w | mqar | 8 | alibi | learns:rope |\n";
+                       "e | T | w | mqar | 8 | alibi | learns:rope |\n"
+                       "f | U | w | lm | 4L | rope | better:alibi | | 5,8,12,18,32\n"
+                       "g | V | w | lm | 4L | rope | better:t5 | |\n";
     int rc = claims_parse(good, strlen(good), "c.txt", &l);
-    CHECK(rc == 0 && l.n == 5, "five claims: %s", rc ? pelab_errmsg : "");
+    CHECK(rc == 0 && l.n == 7, "seven claims: %s", rc ? pelab_errmsg : "");
     if (rc == 0) {
         CHECK(l.c[0].at == 4 && l.c[0].at_is_mult && strcmp(l.c[0].a, "rope+yarn:4") == 0 &&
                   l.c[0].relation == CLAIM_BETTER && strcmp(l.c[0].b, "rope+pi:4") == 0 && l.c[0].line == 3,
@@ -44,13 +46,28 @@ static void parser(void) {
         CHECK(strcmp(l.c[2].untestable, "cannot at this scale") == 0, "untestable: its reason");
         CHECK(l.c[3].relation == CLAIM_DEGRADES && l.c[3].tol == 0.5 && !l.c[3].untestable[0], "degrades:0.5");
         CHECK(l.c[4].relation == CLAIM_LEARNS && strcmp(l.c[4].b, "rope") == 0, "learns:rope");
+        char looks[64];
+        claim_looks_str(l.c[5].looks, l.c[5].n_looks, looks, sizeof looks);
+        CHECK(l.c[5].n_looks == 5 && l.c[5].looks[3] == 18 && strcmp(looks, "5,8,12,18,32") == 0 && !l.c[5].untestable[0],
+              "LOOKS 5,8,12,18,32: its own looks, written back as given (%s)", looks);
+        CHECK(l.c[0].n_looks == 0 && l.c[6].n_looks == 0, "eight fields, or an empty LOOKS: the setting's looks");
         claims_free(&l);
     }
     static const struct {
         const char *text, *want;
     } bad[] = {
-        {"a | P | w | lm | 4L | rope\n", "c.txt:1: expected 8 fields"},
-        {"a | P | w | lm | 4L | rope | better:alibi | | x\n", "c.txt:1: expected 8 fields"},
+        {"a | P | w | lm | 4L | rope\n", "c.txt:1: expected 8 or 9 fields"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 5,8 | x\n", "c.txt:1: expected 8 or 9 fields"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | x\n", "c.txt:1: looks: 'x': expected 1 to 8 looks of increasing "
+                                                             "seeds per series from 2 to 32"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 8,5\n", "c.txt:1: looks: '8,5': expected"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 5,5\n", "c.txt:1: looks: '5,5': expected"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 1,5\n", "c.txt:1: looks: '1,5': expected"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 5,33\n", "c.txt:1: looks: '5,33': expected"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 5,8,\n", "c.txt:1: looks: '5,8,': expected"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 5, 8\n", "c.txt:1: looks: '5, 8': expected"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 2,3,4,5,6,7,8,9,10\n", "c.txt:1: looks: '2,3,4,5,6,7,8,9,10'"},
+        {"a | P | w | - | - | - | - | too big | 5,8\n", "c.txt:1: looks: '5,8': a claim that cannot be tested"},
         {"A | P | w | lm | 4L | rope | better:alibi |\n", "c.txt:1: id: 'A'"},
         {"a | | w | lm | 4L | rope | better:alibi |\n", "c.txt:1: paper: empty"},
         {"a | P | w | lm | 4x | rope | better:alibi |\n", "c.txt:1: at: '4x'"},

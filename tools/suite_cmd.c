@@ -355,7 +355,7 @@ int cmd_suite(int argc, char **argv) {
 
     int looks[SEQ_MAX_LOOKS], n_looks = 1;
     if (run.seeds > 0) looks[0] = run.seeds;
-    else if ((n_looks = seq_plan_parse(looks_text ? looks_text : run.setting == SUITE_QUICK ? SUITE_LOOKS_QUICK
+    else if ((n_looks = claim_looks_parse(looks_text ? looks_text : run.setting == SUITE_QUICK ? SUITE_LOOKS_QUICK
                                                                                              : SUITE_LOOKS_FULL,
                                        looks, SEQ_MAX_LOOKS)) < 0)
         pelab_die("suite: --looks: %s", pelab_errmsg);
