@@ -42,6 +42,14 @@ typedef struct {
  * claim_looks_parse */
 int seq_plan_make(SeqPlan *p, const int *seeds, int n, double alpha);
 
+/* 1 when a and b look at the same seeds (their spend follows) */
+int seq_plan_same_looks(const SeqPlan *a, const SeqPlan *b);
+/* the look of p at `seeds` seeds per series, or -1 when p takes none there */
+int seq_plan_look_at(const SeqPlan *p, int seeds);
+/* each claim's plan, fixed before any data, into plans[cl->n]: its own LOOKS where `own` is set and
+ * it has them, else def (alpha: def's); 0, or -1 with pelab_errmsg naming the claim's line */
+int seq_plans_of_claims(const ClaimList *cl, const SeqPlan *def, int own, SeqPlan *plans);
+
 typedef struct {
     int in_family;               /* testable, its protocol ran: counts in Holm's m */
     int n_looks;                 /* looks taken (frozen once decided) */
@@ -65,6 +73,12 @@ void claim_track_look(ClaimTrack *t, const SeqPlan *plan, int look, const ClaimS
 void claim_family_decide(ClaimTrack *t, int n, double alpha);
 /* 1 once the claim needs no more seeds (reproduced, contradicted, no effect, floor) */
 int claim_decided(const ClaimTrack *t);
+/* 1 while claim t under its plan p wants its series at `seeds` seeds: in the family, undecided, and
+ * p's last look at or past them (no seeds for a claim whose schedule has ended) */
+int claim_wants_seeds(const ClaimTrack *t, const SeqPlan *p, int seeds);
+/* the family's looks: the sorted union of the looks (seeds per series) of the claims in the family,
+ * t[i] under plans[i], into levels[CLAIM_MAX_SEEDS]; their count (0: none in the family) */
+int claim_family_levels(const ClaimTrack *t, const SeqPlan *plans, int n, int *levels);
 /* the claim's statistic behind its outcome: the deciding look's, else the last */
 const ClaimStat *claim_track_stat(const ClaimTrack *t);
 /* about how many seeds per series a single test at level `level` would need to decide the claim
