@@ -10,7 +10,10 @@
  * Sequential rule: look k may spend the share spend[k] of alpha (spending proportional to the seeds
  * a look adds). A claim's sequential p value is min over its looks of p_k / spend[k]; by the union
  * bound it is a valid p value whatever the looks' correlation and whenever the seeds stop (decided,
- * a cap, a time budget), so re-testing after every look costs nothing in error rate.
+ * a cap, a time budget), so re-testing after every look costs nothing in error rate. Each claim may
+ * have its own plan (claims.txt's LOOKS, fixed before any data: seq_plans_of_claims) and spends alpha
+ * over its own looks; the family looks at the union of its claims' looks (claim_family_levels), each
+ * claim tested only at its own, seeds added only while its schedule lasts (claim_wants_seeds).
  *
  * Family: the testable claims of the protocols that run (fixed by the setting before any data),
  * Holm's step-down over their sequential p values, the difference and the equivalence tests each
