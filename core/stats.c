@@ -234,10 +234,17 @@ void stats_perm_onesided(const double *a, int na, const double *b, int nb, doubl
     *upper = (1.0 + hi) / (1.0 + STATS_PERM_DRAWS), *lower = (1.0 + lo) / (1.0 + STATS_PERM_DRAWS);
 }
 
+/* sum of x[n] with the signs of the bits of m flipped (n <= 64) */
+static double flipped_sum(const double *x, int n, uint64_t m) {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += (m >> i & 1) ? -x[i] : x[i];
+    return s;
+}
+
 void stats_signflip_onesided(const double *d, int n, double shift, double *upper, double *lower) {
     *upper = *lower = NAN;
-    if (n < 1 || n > 24) return;
-    double x[24], obs = 0, scale = 0;
+    if (n < 1 || n > 64) return;
+    double x[64], obs = 0, scale = 0;
     for (int i = 0; i < n; i++) {
         x[i] = d[i] - shift;
         if (!isfinite(x[i])) return;
@@ -245,13 +252,24 @@ void stats_signflip_onesided(const double *d, int n, double shift, double *upper
     }
     /* with the sum of squares fixed by the flips, the paired t statistic orders as the sum does */
     double eps = 1e-12 * (1 + scale);
-    long long hi = 0, lo = 0, total = 1LL << n;
-    for (long long m = 0; m < total; m++) {
-        double s = 0;
-        for (int i = 0; i < n; i++) s += (m >> i & 1) ? -x[i] : x[i];
+    long long hi = 0, lo = 0;
+    if (n <= STATS_SIGNFLIP_EXACT) {
+        long long total = 1LL << n;
+        for (long long m = 0; m < total; m++) {
+            double s = flipped_sum(x, n, (uint64_t)m);
+            hi += s >= obs - eps, lo += s <= obs + eps;
+        }
+        *upper = (double)hi / total, *lower = (double)lo / total;
+        return;
+    }
+    Rng rng;
+    rng_seed(&rng, 0x9e3779b97f4a7c15ULL);
+    for (int dr = 0; dr < STATS_PERM_DRAWS; dr++) {
+        uint64_t m = (uint64_t)rng_u32(&rng) | (n > 32 ? (uint64_t)rng_u32(&rng) << 32 : 0);
+        double s = flipped_sum(x, n, m);
         hi += s >= obs - eps, lo += s <= obs + eps;
     }
-    *upper = (double)hi / total, *lower = (double)lo / total;
+    *upper = (1.0 + hi) / (1.0 + STATS_PERM_DRAWS), *lower = (1.0 + lo) / (1.0 + STATS_PERM_DRAWS);
 }
 
 double stats_perm_min_p(int na, int nb) {
@@ -261,6 +279,11 @@ double stats_perm_min_p(int na, int nb) {
     return p > 1 ? 1 : p;
 }
 
-double stats_signflip_min_p(int n) { return n < 1 ? 1 : fmin(1, 2 / ldexp(1, n)); }
+double stats_signflip_min_p(int n) {
+    if (n < 1) return 1;
+    double p = 2 / ldexp(1, n);
+    if (n > STATS_SIGNFLIP_EXACT) p = fmax(p, 2.0 / (1 + STATS_PERM_DRAWS));
+    return fmin(1, p);
+}
 
 double stats_t_quantile(double q, double df) { return gsl_cdf_tdist_Pinv(q, df); }

@@ -62,16 +62,18 @@ int stats_seeds_needed(double diff, double sd, double alpha, double power);
  *     more splits than that; valid for any common distribution (bimodal "learned / did not learn"
  *     figures included), robust to unequal spreads at equal group sizes. na, nb >= 1.
  *   stats_signflip_onesided: exact sign-flip test of mean(d) against shift over all 2^n signs of
- *     d - shift (valid when the differences are symmetric about shift under H0); n <= 24.
+ *     d - shift (valid when the differences are symmetric about shift under H0); n <= 64, Monte
+ *     Carlo as above (PERM_DRAWS sign patterns) past SIGNFLIP_EXACT values.
  * Both permutation tests count ties as hits: p is never below 1 / (number of arrangements). */
-enum { STATS_PERM_DRAWS = 20000 };
+enum { STATS_PERM_DRAWS = 20000, STATS_SIGNFLIP_EXACT = 20 };
 void stats_t_onesided(double est, double se, double df, double shift, double *upper, double *lower);
 void stats_perm_onesided(const double *a, int na, const double *b, int nb, double shift, double *upper, double *lower);
 void stats_signflip_onesided(const double *d, int n, double shift, double *upper, double *lower);
 /* the q-quantile of Student's t with df degrees of freedom */
 double stats_t_quantile(double q, double df);
 /* the smallest two-sided p a two-sample randomization test can give with na and nb values, and a
- * sign-flip test with n: 2 / C(na + nb, na), 2 / 2^n (both capped at 1) */
+ * sign-flip test with n: 2 / C(na + nb, na), 2 / 2^n (both capped at 1; 2 / (1 + PERM_DRAWS) at
+ * the least where the test is Monte Carlo) */
 double stats_perm_min_p(int na, int nb);
 double stats_signflip_min_p(int n);
 

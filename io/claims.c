@@ -10,9 +10,11 @@
 #include "../core/error.h"
 #include "../core/files.h"
 
-enum { CLAIM_FIELDS = 8 };
-static const char *field_names[CLAIM_FIELDS] = {"id", "paper", "statement", "protocol", "at", "series", "relation",
-                                                "why-untestable"};
+/* the eight fields every line has, then the optional LOOKS */
+enum { CLAIM_FIELDS = 8, FIELD_LOOKS = 8, CLAIM_FIELDS_MAX = 9 };
+static const char *field_names[CLAIM_FIELDS_MAX] = {"id", "paper", "statement", "protocol", "at", "series", "relation",
+                                                    "why-untestable", "looks"};
+#define FIELDS_SAID "id | paper | statement | protocol | at | series | relation | why-untestable [| looks]"
 
 /* a field's text without the spaces around it, into out[n]; -1 when it does not fit */
 static int trimmed(const char *s, size_t len, char *out, size_t n) {
@@ -61,27 +63,37 @@ static int pair_relation(const char *word) {
     return -1;
 }
 
+/* LOOKS (not empty) into c; -1 with the message */
+static int parse_looks(const char *text, const char *name, int line, Claim *c) {
+    if (c->untestable[0]) return BAD(FIELD_LOOKS, "'%s': a claim that cannot be tested (why-untestable) takes no looks", text);
+    int n = claim_looks_parse(text, c->looks, CLAIM_MAX_LOOKS);
+    if (n < 0) return pelab_fail("%s:%d: %s: %s", name, line, field_names[FIELD_LOOKS], pelab_errmsg);
+    c->n_looks = n;
+    return 0;
+}
+
 /* one line's fields into c; -1 with the message */
 static int parse_line(const char *s, size_t len, const char *name, int line, Claim *c) {
     static const char *series_chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:+=,@*()-";
-    char f[CLAIM_FIELDS][256];
-    size_t sizes[CLAIM_FIELDS] = {sizeof c->id, sizeof c->paper, sizeof c->statement, sizeof c->protocol, 32,
-                                  sizeof c->a, sizeof c->b + 16, sizeof c->untestable};
+    char f[CLAIM_FIELDS_MAX][256];
+    size_t sizes[CLAIM_FIELDS_MAX] = {sizeof c->id, sizeof c->paper, sizeof c->statement, sizeof c->protocol, 32,
+                                      sizeof c->a, sizeof c->b + 16, sizeof c->untestable, 64};
     int n = 0;
     const char *start = s, *end = s + len;
     for (const char *p = s;; p++) {
         if (p < end && *p != '|') continue;
-        if (n == CLAIM_FIELDS)
-            return pelab_fail("%s:%d: expected %d fields separated by '|', got more", name, line, CLAIM_FIELDS);
+        if (n == CLAIM_FIELDS_MAX)
+            return pelab_fail("%s:%d: expected %d or %d fields separated by '|' (" FIELDS_SAID "), got more", name,
+                              line, CLAIM_FIELDS, CLAIM_FIELDS_MAX);
         if (trimmed(start, (size_t)(p - start), f[n], sizes[n]) != 0)
             return BAD(n, "longer than %zu bytes", sizes[n] - 1);
         n++;
         if (p == end) break;
         start = p + 1;
     }
-    if (n != CLAIM_FIELDS)
-        return pelab_fail("%s:%d: expected %d fields separated by '|' (id | paper | statement | protocol | at | "
-                          "series | relation | why-untestable), got %d", name, line, CLAIM_FIELDS, n);
+    if (n < CLAIM_FIELDS)
+        return pelab_fail("%s:%d: expected %d or %d fields separated by '|' (" FIELDS_SAID "), got %d", name, line,
+                          CLAIM_FIELDS, CLAIM_FIELDS_MAX, n);
     memset(c, 0, sizeof *c);
     c->line = line;
     if (!only_chars(f[0], "abcdefghijklmnopqrstuvwxyz0123456789-")) return BAD(0, "'%s': expected [a-z0-9-]+", f[0]);
@@ -89,6 +101,7 @@ static int parse_line(const char *s, size_t len, const char *name, int line, Cla
     if (!f[2][0]) return BAD(2, "empty: expected the claim in words");
     memcpy(c->id, f[0], strlen(f[0]) + 1), memcpy(c->paper, f[1], strlen(f[1]) + 1);
     memcpy(c->statement, f[2], strlen(f[2]) + 1), memcpy(c->untestable, f[7], strlen(f[7]) + 1);
+    if (n > FIELD_LOOKS && f[FIELD_LOOKS][0] && parse_looks(f[FIELD_LOOKS], name, line, c) != 0) return -1;
     if (c->untestable[0] && strcmp(f[3], "-") == 0 && strcmp(f[4], "-") == 0 && strcmp(f[5], "-") == 0 &&
         strcmp(f[6], "-") == 0)
         return 0; /* nothing to test: the reason says why */
@@ -191,4 +204,25 @@ void claim_relation_str(const Claim *c, char *buf, size_t n) {
     snprintf(num, sizeof num, "%g", c->tol);
     if (strtod(num, NULL) != c->tol) snprintf(num, sizeof num, "%.17g", c->tol);
     snprintf(buf, n, "%s:%s", word, num);
+}
+
+int claim_looks_parse(const char *text, int *seeds, int max) {
+    int n = 0;
+    for (const char *t = text; *t;) {
+        char *end = (char *)t;
+        long v = *t >= '0' && *t <= '9' ? strtol(t, &end, 10) : 0;
+        int last = *end == 0, ok = end > t && (last || (*end == ',' && end[1]));
+        if (!ok || n == max || v < 2 || v > CLAIM_MAX_SEEDS || (n && v <= seeds[n - 1])) break;
+        seeds[n++] = (int)v;
+        if (last) return n;
+        t = end + 1;
+    }
+    return pelab_fail("'%s': expected 1 to %d looks of increasing seeds per series from 2 to %d, such as 5,8,12",
+                      text, max, CLAIM_MAX_SEEDS);
+}
+
+void claim_looks_str(const int *seeds, int n, char *buf, size_t size) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int k = 0; k < n && used < size; k++) used += (size_t)snprintf(buf + used, size - used, "%s%d", k ? "," : "", seeds[k]);
 }

@@ -1,8 +1,8 @@
 /* claims.h: the published claims the standard suite checks (docs/claims.txt), read from a text
- * file. One claim a line, eight fields separated by '|' (spaces around a field are dropped); '#'
- * starts a comment line, blank lines are skipped:
+ * file. One claim a line, eight fields separated by '|', or nine with LOOKS (spaces around a field
+ * are dropped); '#' starts a comment line, blank lines are skipped:
  *
- *   ID | PAPER | STATEMENT | PROTOCOL | AT | A | RELATION | WHY_UNTESTABLE
+ *   ID | PAPER | STATEMENT | PROTOCOL | AT | A | RELATION | WHY_UNTESTABLE [| LOOKS]
  *
  *   ID        [a-z0-9-]+, unique in the file
  *   PAPER     who claimed it ("Press et al. 2022")
@@ -24,6 +24,11 @@
  *                         (B - A) in key-token loss minus (B - A) in the same tokens' loss, > 0
  *   WHY_UNTESTABLE  empty, or why the toy scale cannot test the claim (then PROTOCOL, AT, A and
  *             RELATION may be "-")
+ *   LOOKS     optional: the claim's own looks in `suite full`, fixed before any run (a power
+ *             analysis): seeds per series at each, increasing, from 2 to CLAIM_MAX_SEEDS, at most
+ *             CLAIM_MAX_LOOKS of them ("5,8,12,18,24"); empty or absent: the setting's looks. Only
+ *             a testable claim takes them. `suite quick`, --looks and --seeds override them
+ *             (lab/claim_family.h: each claim spends alpha over its own looks)
  *
  * Library code: errors are -1 with one message naming the file, line and field. */
 #ifndef PELAB_CLAIMS_H
@@ -32,6 +37,9 @@
 #include <stddef.h>
 
 enum { CLAIM_BETTER, CLAIM_FLAT, CLAIM_DEGRADES, CLAIM_LEARNS, CLAIM_KEYGAP };
+/* the bounds of the sequential rule's looks (lab/claim_family.h): looks a claim may take, and the
+ * seeds per series a look may reach (lab/claim_stat.h keeps that many per series) */
+enum { CLAIM_MAX_LOOKS = 8, CLAIM_MAX_SEEDS = 32 };
 
 typedef struct {
     char id[48];
@@ -45,6 +53,8 @@ typedef struct {
     char b[128];         /* better, learns, keygap: the other series */
     double tol;          /* flat, degrades: the tolerance */
     char untestable[256]; /* "" when testable */
+    int n_looks;         /* LOOKS: its own looks in suite full (0: the setting's) */
+    int looks[CLAIM_MAX_LOOKS]; /* seeds per series at each, increasing */
     int line;            /* where it stands in the file */
 } Claim;
 
@@ -61,5 +71,10 @@ int claims_load(const char *path, ClaimList *out);
 void claims_free(ClaimList *l);
 /* the relation as written ("better:rope", "flat:0.1", "keygap:rope") into buf */
 void claim_relation_str(const Claim *c, char *buf, size_t n);
+/* "5,8,12": looks of seeds per series (increasing, 2 to CLAIM_MAX_SEEDS, 1 to max of them) into
+ * seeds[max]; their count, or -1 with pelab_errmsg "'TEXT': expected ..." */
+int claim_looks_parse(const char *text, int *seeds, int max);
+/* seeds[n] as written ("5,8,12"; "" for none) into buf */
+void claim_looks_str(const int *seeds, int n, char *buf, size_t size);
 
 #endif

@@ -26,18 +26,24 @@ int seq_plan_make(SeqPlan *p, const int *seeds, int n, double alpha) {
     return 0;
 }
 
-int seq_plan_parse(const char *text, int *seeds, int max) {
-    int n = 0;
-    for (const char *t = text; *t;) {
-        char *end;
-        long v = strtol(t, &end, 10);
-        if (end == t || (*end && *end != ',') || n == max)
-            return pelab_fail("'%s': expected up to %d increasing seed counts such as 3,5,8", text, max);
-        seeds[n++] = (int)v;
-        t = *end ? end + 1 : end;
+int seq_plan_same_looks(const SeqPlan *a, const SeqPlan *b) {
+    return a->n_looks == b->n_looks && memcmp(a->seeds, b->seeds, sizeof(int) * a->n_looks) == 0;
+}
+
+int seq_plan_look_at(const SeqPlan *p, int seeds) {
+    for (int k = 0; k < p->n_looks; k++)
+        if (p->seeds[k] == seeds) return k;
+    return -1;
+}
+
+int seq_plans_of_claims(const ClaimList *cl, const SeqPlan *def, int own, SeqPlan *plans) {
+    for (int i = 0; i < cl->n; i++) {
+        const Claim *c = &cl->c[i];
+        plans[i] = *def;
+        if (own && c->n_looks && seq_plan_make(&plans[i], c->looks, c->n_looks, def->alpha) != 0)
+            return pelab_fail("claims line %d: %s: looks: %s", c->line, c->id, pelab_errmsg);
     }
-    if (!n) return pelab_fail("'%s': expected seed counts such as 3,5,8", text);
-    return n;
+    return 0;
 }
 
 void claim_track_init(ClaimTrack *t, int in_family) {
@@ -96,6 +102,19 @@ void claim_family_decide(ClaimTrack *t, int n, double alpha) {
 int claim_decided(const ClaimTrack *t) {
     return t->outcome == CLAIM_REPRODUCED || t->outcome == CLAIM_CONTRADICTED || t->outcome == CLAIM_NO_EFFECT ||
            t->outcome == CLAIM_FLOOR;
+}
+
+int claim_wants_seeds(const ClaimTrack *t, const SeqPlan *p, int seeds) {
+    return t->in_family && !claim_decided(t) && p->n_looks > 0 && p->seeds[p->n_looks - 1] >= seeds;
+}
+
+int claim_family_levels(const ClaimTrack *t, const SeqPlan *plans, int n, int *levels) {
+    int at[CLAIM_MAX_SEEDS + 1] = {0}, n_levels = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; t[i].in_family && k < plans[i].n_looks; k++) at[plans[i].seeds[k]] = 1;
+    for (int s = 0; s <= CLAIM_MAX_SEEDS; s++)
+        if (at[s]) levels[n_levels++] = s;
+    return n_levels;
 }
 
 const ClaimStat *claim_track_stat(const ClaimTrack *t) {

@@ -10,7 +10,10 @@
  * Sequential rule: look k may spend the share spend[k] of alpha (spending proportional to the seeds
  * a look adds). A claim's sequential p value is min over its looks of p_k / spend[k]; by the union
  * bound it is a valid p value whatever the looks' correlation and whenever the seeds stop (decided,
- * a cap, a time budget), so re-testing after every look costs nothing in error rate.
+ * a cap, a time budget), so re-testing after every look costs nothing in error rate. Each claim may
+ * have its own plan (claims.txt's LOOKS, fixed before any data: seq_plans_of_claims) and spends alpha
+ * over its own looks; the family looks at the union of its claims' looks (claim_family_levels), each
+ * claim tested only at its own, seeds added only while its schedule lasts (claim_wants_seeds).
  *
  * Family: the testable claims of the protocols that run (fixed by the setting before any data),
  * Holm's step-down over their sequential p values, the difference and the equivalence tests each
@@ -28,7 +31,7 @@ enum { CLAIM_REPRODUCED, CLAIM_CONTRADICTED, CLAIM_NO_EFFECT, CLAIM_FLOOR, CLAIM
        CLAIM_NOT_RUN, CLAIM_OUTCOMES };
 extern const char *const claim_outcome_names[CLAIM_OUTCOMES];
 
-enum { SEQ_MAX_LOOKS = 8 };
+enum { SEQ_MAX_LOOKS = CLAIM_MAX_LOOKS };
 
 typedef struct {
     int n_looks;
@@ -37,11 +40,18 @@ typedef struct {
     double alpha;                /* the family's false-verdict rate */
 } SeqPlan;
 
-/* looks at seeds[n] (increasing, 1..CLAIM_MAX_SEEDS), each spending the share of the seeds it adds;
- * 0, or -1 with pelab_errmsg */
+/* looks at seeds[n] (increasing, 2..CLAIM_MAX_SEEDS), each spending the share of the seeds it adds;
+ * 0, or -1 with pelab_errmsg. Their text ("3,5,8", --looks, a claim's LOOKS): io/claims.h
+ * claim_looks_parse */
 int seq_plan_make(SeqPlan *p, const int *seeds, int n, double alpha);
-/* "3,5,8" into seeds[max]; the count, or -1 with pelab_errmsg naming what was expected */
-int seq_plan_parse(const char *text, int *seeds, int max);
+
+/* 1 when a and b look at the same seeds (their spend follows) */
+int seq_plan_same_looks(const SeqPlan *a, const SeqPlan *b);
+/* the look of p at `seeds` seeds per series, or -1 when p takes none there */
+int seq_plan_look_at(const SeqPlan *p, int seeds);
+/* each claim's plan, fixed before any data, into plans[cl->n]: its own LOOKS where `own` is set and
+ * it has them, else def (alpha: def's); 0, or -1 with pelab_errmsg naming the claim's line */
+int seq_plans_of_claims(const ClaimList *cl, const SeqPlan *def, int own, SeqPlan *plans);
 
 typedef struct {
     int in_family;               /* testable, its protocol ran: counts in Holm's m */
@@ -66,6 +76,12 @@ void claim_track_look(ClaimTrack *t, const SeqPlan *plan, int look, const ClaimS
 void claim_family_decide(ClaimTrack *t, int n, double alpha);
 /* 1 once the claim needs no more seeds (reproduced, contradicted, no effect, floor) */
 int claim_decided(const ClaimTrack *t);
+/* 1 while claim t under its plan p wants its series at `seeds` seeds: in the family, undecided, and
+ * p's last look at or past them (no seeds for a claim whose schedule has ended) */
+int claim_wants_seeds(const ClaimTrack *t, const SeqPlan *p, int seeds);
+/* the family's looks: the sorted union of the looks (seeds per series) of the claims in the family,
+ * t[i] under plans[i], into levels[CLAIM_MAX_SEEDS]; their count (0: none in the family) */
+int claim_family_levels(const ClaimTrack *t, const SeqPlan *plans, int n, int *levels);
 /* the claim's statistic behind its outcome: the deciding look's, else the last */
 const ClaimStat *claim_track_stat(const ClaimTrack *t);
 /* about how many seeds per series a single test at level `level` would need to decide the claim

@@ -173,9 +173,17 @@ static void sim_aggregate(const SimClaim *s, const SimDraws *d, int n, Agg *a, G
     report_gates(c, a);
 }
 
-int claim_sim_run(const SimScenario *sc, const SeqPlan *plan, int suites, uint64_t seed, SimResult *out) {
+int claim_sim_plan(int i, int n_plans) { return n_plans > 0 ? (i + i / 2) % n_plans : 0; }
+
+int claim_sim_run(const SimScenario *sc, const SeqPlan *plans, int n_plans, int suites, uint64_t seed, SimResult *out) {
     memset(out, 0, sizeof *out);
-    int n_max = plan->seeds[plan->n_looks - 1];
+    if (n_plans < 1) return pelab_fail("simulation: expected a plan of looks");
+    SeqPlan plan[CLAIM_SIM_CLAIMS];
+    int n_max = 0;
+    for (int i = 0; i < CLAIM_SIM_CLAIMS; i++) {
+        plan[i] = plans[claim_sim_plan(i, n_plans)];
+        if (plan[i].seeds[plan[i].n_looks - 1] > n_max) n_max = plan[i].seeds[plan[i].n_looks - 1];
+    }
     SimClaim *claims = calloc(CLAIM_SIM_CLAIMS, sizeof *claims);
     SimDraws *draws = calloc(CLAIM_SIM_CLAIMS, sizeof *draws);
     ClaimTrack *tracks = calloc(CLAIM_SIM_CLAIMS, sizeof *tracks);
@@ -190,6 +198,8 @@ int claim_sim_run(const SimScenario *sc, const SeqPlan *plan, int suites, uint64
         sim_claim_setup(&claims[i], kind_of_claim[i], n_max);
         effect[i] = true_effect(sc, i, kind_of_claim[i], &margin[i]);
     }
+    for (int i = 0; i < CLAIM_SIM_CLAIMS; i++) claim_track_init(&tracks[i], 1);
+    int levels[CLAIM_MAX_SEEDS], n_levels = claim_family_levels(tracks, plan, CLAIM_SIM_CLAIMS, levels);
     Rng rng;
     rng_seed(&rng, seed);
     for (int su = 0; su < suites; su++) {
@@ -197,23 +207,24 @@ int claim_sim_run(const SimScenario *sc, const SeqPlan *plan, int suites, uint64
             claim_track_init(&tracks[i], 1);
             sim_draw(&rng, sc, kind_of_claim[i], effect[i], n_max, &draws[i]);
         }
-        for (int k = 0; k < plan->n_looks; k++) {
+        for (int j = 0; j < n_levels; j++) { /* the family's looks; each claim tested at its own */
             for (int i = 0; i < CLAIM_SIM_CLAIMS; i++) {
-                if (claim_decided(&tracks[i])) continue;
-                sim_aggregate(&claims[i], &draws[i], plan->seeds[k], a, g);
+                int k = seq_plan_look_at(&plan[i], levels[j]);
+                if (k < 0 || claim_decided(&tracks[i])) continue;
+                sim_aggregate(&claims[i], &draws[i], levels[j], a, g);
                 ClaimStat st;
                 StrBuf why = {0};
-                suite_claim_stat(&claims[i].cl, &claims[i].c, a, g, claims[i].ref, plan->seeds[k], &st, &why);
+                suite_claim_stat(&claims[i].cl, &claims[i].c, a, g, claims[i].ref, levels[j], &st, &why);
                 sb_free(&why);
-                claim_track_look(&tracks[i], plan, k, &st);
+                claim_track_look(&tracks[i], &plan[i], k, &st);
             }
-            claim_family_decide(tracks, CLAIM_SIM_CLAIMS, plan->alpha);
+            claim_family_decide(tracks, CLAIM_SIM_CLAIMS, plans[0].alpha);
         }
         int wrong = 0, wrong_eq = 0;
         for (int i = 0; i < CLAIM_SIM_CLAIMS; i++) {
-            int o = tracks[i].outcome;
+            int o = tracks[i].outcome, last = tracks[i].n_looks ? tracks[i].look[tracks[i].n_looks - 1] : 0;
             out->outcome[o]++, out->claims++;
-            out->seeds += plan->seeds[tracks[i].n_looks ? tracks[i].n_looks - 1 : 0];
+            out->seeds += plan[i].seeds[last];
             if ((effect[i] == 0 && (o == CLAIM_REPRODUCED || o == CLAIM_CONTRADICTED)) ||
                 (effect[i] > 0 && o == CLAIM_CONTRADICTED))
                 wrong = 1;

@@ -2,9 +2,10 @@
  * of CLAIM_SIM_CLAIMS claims shaped as docs/claims.txt's (loss claims between two schemes, between a
  * rule and its checkpoints, flat:TOL against the in-distribution loss; task claims between two
  * schemes, learns:B, degrades:TOL), each with its own constructed protocol: per-seed result rows
- * drawn for up to the plan's last look, read into an aggregate as compare reads its CSVs
+ * drawn for up to its plan's last look, read into an aggregate as compare reads its CSVs
  * (report_take_row, report_gates), reduced to each claim's statistic (suite_claim_stat) at every
- * look, and decided by the family rule (claim_family.h) exactly as `pelab suite` does. A scenario
+ * look of its plan, and decided by the family rule (claim_family.h) exactly as `pelab suite` does:
+ * the family looks at the union of its claims' looks, each claim tested at its own. A scenario
  * fixes the truth: under a null, any reproduced or contradicted is a false verdict; under an effect,
  * the share reproduced is the power. */
 #ifndef PELAB_CLAIM_SIM_H
@@ -42,7 +43,12 @@ typedef struct {
     double wilson_lo, wilson_hi;/* the 95% Wilson interval of false_suites / suites */
 } SimResult;
 
-/* `suites` simulated suites of scenario sc under plan, from seed; 0, or -1 with pelab_errmsg */
-int claim_sim_run(const SimScenario *sc, const SeqPlan *plan, int suites, uint64_t seed, SimResult *out);
+/* `suites` simulated suites of scenario sc, claim i of each under plans[claim_sim_plan(i, n_plans)] (one
+ * plan: the whole family's; alpha: plans[0]'s), from seed; 0, or -1 with pelab_errmsg */
+int claim_sim_run(const SimScenario *sc, const SeqPlan *plans, int n_plans, int suites, uint64_t seed, SimResult *out);
+/* the plan of simulated claim i among n_plans: round robin, shifted every second claim ((i + i / 2) mod
+ * n_plans), so that with two plans each holds as many even claims (the mixed scenarios' effects) as odd
+ * ones, and about as many of each shape */
+int claim_sim_plan(int i, int n_plans);
 
 #endif

@@ -6,6 +6,8 @@
 #ifndef PELAB_CLAIM_STAT_H
 #define PELAB_CLAIM_STAT_H
 
+#include "../io/claims.h" /* CLAIM_MAX_SEEDS: the seeds per series a look may reach */
+
 enum { CSTAT_NONE, CSTAT_TEST, CSTAT_FLOOR };
 /* how the p values are taken: Student's t from effect, se and df (loss figures: runs that passed
  * the divergence gate spread unimodally); or, for task accuracies, whose seeds are often bimodal
@@ -13,7 +15,6 @@ enum { CSTAT_NONE, CSTAT_TEST, CSTAT_FLOOR };
  * an exact randomization test of the values themselves (core/stats.h); two samples take the larger p
  * of it and the conservative Welch t, valid for a common bimodal distribution and for unequal spreads */
 enum { CTEST_T, CTEST_PERMUTE, CTEST_SIGNFLIP };
-enum { CLAIM_MAX_SEEDS = 16 };
 
 typedef struct {
     int status;     /* CSTAT_TEST; CSTAT_NONE: no test possible (the caller's why says why); CSTAT_FLOOR:

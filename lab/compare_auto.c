@@ -82,7 +82,7 @@ static int write_sequential(const Compare *c, const AutoPair *p, int n, const Se
 }
 
 int compare_auto_run(Compare *c, const char *looks_text, double budget_min, CompareTrainFn train) {
-    int looks[SEQ_MAX_LOOKS], n_looks = seq_plan_parse(looks_text, looks, SEQ_MAX_LOOKS);
+    int looks[SEQ_MAX_LOOKS], n_looks = claim_looks_parse(looks_text, looks, SEQ_MAX_LOOKS);
     SeqPlan plan;
     if (n_looks < 0 || seq_plan_make(&plan, looks, n_looks, c->alpha) != 0)
         return pelab_fail("compare: --looks: %s", pelab_errmsg);

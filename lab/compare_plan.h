@@ -18,7 +18,7 @@
  * whose positions skip into [0, S x L), S times the steps so that both see the same tokens */
 enum { FT_PI, FT_POSE, FT_KINDS };
 
-enum { CMP_MAX_SCHEMES = 16, CMP_MAX_SEEDS = 16, CMP_MAX_RULES = 8, CMP_MAX_LENGTHS = 16, CMP_BUCKETS = 16 };
+enum { CMP_MAX_SCHEMES = 16, CMP_MAX_SEEDS = 32, CMP_MAX_RULES = 8, CMP_MAX_LENGTHS = 16, CMP_BUCKETS = 16 };
 enum { CMP_MAX_DEPTHS = 8 }; /* --task-depths */
 
 typedef struct {

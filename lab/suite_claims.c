@@ -10,6 +10,9 @@
 #include "report_verdict.h"
 #include "suite_keyppl.h"
 
+/* a statistic keeps every seed a protocol's series can hold */
+_Static_assert((int)CMP_MAX_SEEDS <= (int)CLAIM_MAX_SEEDS, "ClaimStat's x[], y[] shorter than a series");
+
 /* a claim's length in the protocol's units: a task length, or a multiple of L in tokens */
 static int claim_length(const Compare *c, double at, int is_mult) {
     return is_mult ? (int)lround(at * c->base.seq_len) : (int)at;

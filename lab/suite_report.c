@@ -94,9 +94,9 @@ const SuiteResult *suite_claim_result(const Claim *c, const SuiteResult *res, in
     return NULL;
 }
 
-/* the sentence of claim i's figures, at the look behind its outcome, into why */
-static void claim_why(const Claim *c, const ClaimTrack *t, const SuiteSeq *seq, int setting, const SuiteResult *res,
-                      int n, StrBuf *why) {
+/* the sentence of claim c's figures, at the look behind its outcome under its plan pl, into why */
+static void claim_why(const Claim *c, const ClaimTrack *t, const SeqPlan *pl, const SuiteSeq *seq, int setting,
+                      const SuiteResult *res, int n, StrBuf *why) {
     const SuiteProtocol *sp = c->untestable[0] ? NULL : suite_protocol(c->protocol);
     const SuiteResult *r = suite_claim_result(c, res, n);
     if (!r && sp && sp->not_quick && setting == SUITE_QUICK) {
@@ -107,18 +107,17 @@ static void claim_why(const Claim *c, const ClaimTrack *t, const SuiteSeq *seq, 
     const ClaimStat *st = claim_track_stat(t);
     int k = st ? t->look[st - t->st] : -1; /* the plan's look behind st */
     ClaimStat again;
-    suite_claim_stat(c, r ? r->c : NULL, r ? r->a : NULL, r ? r->g : NULL, r ? r->p->ref : 0, k >= 0 ? seq->plan.seeds[k] : 0, &again, why);
+    suite_claim_stat(c, r ? r->c : NULL, r ? r->a : NULL, r ? r->g : NULL, r ? r->p->ref : 0, k >= 0 ? pl->seeds[k] : 0, &again, why);
     if (!t->in_family) return;
     if (t->look_diff < 0) {
         sb_puts(why, "; no test: it counts in the family with p = 1");
         return;
     }
     sb_printf(why, "; sequential p %.2g (look %d of %d, at %d seeds), Holm p %.2g", t->seq_diff,
-              t->look[t->look_diff] + 1, seq->plan.n_looks, seq->plan.seeds[t->look[t->look_diff]], t->holm_diff);
+              t->look[t->look_diff] + 1, pl->n_looks, pl->seeds[t->look[t->look_diff]], t->holm_diff);
     if (st && st->margin > 0) sb_printf(why, "; equivalence within ±%g: Holm p %.2g", st->margin, t->holm_eq);
     if (t->outcome == CLAIM_INCONCLUSIVE && st) {
         /* a last look at the family's strictest Holm level, with its share of alpha */
-        const SeqPlan *pl = &seq->plan;
         double level = pl->alpha / (seq->n_family > 0 ? seq->n_family : 1) * pl->spend[pl->n_looks - 1];
         int need = claim_seeds_needed(t, level), have = st->n_a < st->n_b ? st->n_a : st->n_b;
         if (need >= 100000)
@@ -136,32 +135,38 @@ static int write_claims(FILE *f, const char *dir, int setting, const SuiteCorpus
     snprintf(path, sizeof path, "%s/claims.csv", dir);
     FILE *csv = fopen(path, "w");
     if (!csv) return pelab_fail("suite: cannot open %s: %s", path, strerror(errno));
-    fprintf(csv, "id,paper,protocol,at,series,relation,outcome,seeds,effect,ci_lo,ci_hi,test,p_seq,p_holm,p_eq_holm,figures,data\n");
+    fprintf(csv, "id,paper,protocol,at,series,relation,outcome,seeds,looks,effect,ci_lo,ci_hi,test,p_seq,p_holm,p_eq_holm,figures,"
+                 "data\n");
     fprintf(f, "\n## Published claims\n\nEach claim is one hypothesis registered before any run (docs/claims.txt), "
                "tested in its stated direction: significant that way is **reproduced**, significant the other way "
                "**contradicted**, a difference shown to lie within the claim's margin (two one-sided tests) **no "
                "effect**, both series at the same bound of an accuracy in every seed **floor**. The family is the %d "
                "testable claims of the protocols that ran: Holm's step-down over the claims keeps the chance of any "
                "false reproduced or contradicted at or below %g, and the same for no effect. Seeds come in looks (%s "
-               "per series), added only to the claims still undecided; each look spends the share of alpha of the "
-               "seeds it adds, and a claim's sequential p value is the smallest p / share over its looks, so "
+               "per series; a claim's own looks, fixed in claims.txt before any run, where its test says), added only "
+               "to the claims still undecided, up to each one's last look; each of a claim's looks spends the share "
+               "of alpha of the seeds it adds, and a claim's sequential p value is the smallest p / share over its looks, so "
                "looking again costs no error rate (lab/claim_family.h; its simulation: docs/CLAIMS.md). Losses "
                "are tested by Welch's or the paired t, task accuracies by exact randomization tests.\n\n",
             seq->n_family, seq->plan.alpha, seq->looks);
-    fprintf(f, "Looks run: %d of %d; %s%s%s.\n\n", seq->looks_done, seq->plan.n_looks, seq->stop ? seq->stop : "",
+    fprintf(f, "Looks run: %d of %d; %s%s%s.\n\n", seq->looks_done, seq->n_levels, seq->stop ? seq->stop : "",
             seq->skipped[0] ? "; within the time budget (--budget), " : "", seq->skipped);
     fprintf(f, "| claim | paper | statement | test | data | verdict | figures |\n|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < cl->n; i++) {
         const Claim *c = &cl->c[i];
         const ClaimTrack *t = &tracks[i];
+        const SeqPlan *pl = &seq->plans[i];
         StrBuf why = {0};
-        claim_why(c, t, seq, setting, res, n, &why);
+        claim_why(c, t, pl, seq, setting, res, n, &why);
         int o = t->outcome;
         counts[o]++;
-        char rel[200] = "-", test[400] = "—";
+        char rel[200] = "-", test[400] = "—", looks[64] = "";
         if (!c->untestable[0]) {
             claim_relation_str(c, rel, sizeof rel);
-            snprintf(test, sizeof test, "%s at %g%s: %s %s", c->protocol, c->at, c->at_is_mult ? "L" : "", c->a, rel);
+            claim_looks_str(pl->seeds, pl->n_looks, looks, sizeof looks);
+            int own = !seq_plan_same_looks(pl, &seq->plan); /* its LOOKS, where they are not the setting's */
+            snprintf(test, sizeof test, "%s at %g%s: %s %s%s%s", c->protocol, c->at, c->at_is_mult ? "L" : "", c->a, rel,
+                     own ? "; its own looks " : "", own ? looks : "");
         }
         const SuiteProtocol *sp = c->untestable[0] ? NULL : suite_protocol(c->protocol);
         const char *data = !sp ? "—" : sp->task ? "synthetic task examples" : corpus->label;
@@ -172,15 +177,17 @@ static int write_claims(FILE *f, const char *dir, int setting, const SuiteCorpus
         else fprintf(csv, "%g%s,", c->at, c->at_is_mult ? "L" : "");
         results_csv_field(csv, c->a, ','), results_csv_field(csv, rel, ','), results_csv_field(csv, claim_outcome_names[o], ',');
         const ClaimStat *st = claim_track_stat(t);
+        fprintf(csv, "%d,", st ? st->n_a : 0);
+        results_csv_field(csv, looks, ',');
         if (st && st->status == CSTAT_TEST) {
             double q = st->se > 0 ? stats_t_quantile(0.975, st->df) : 0;
-            fprintf(csv, "%d,%.6g,%.6g,%.6g,%s,%.4g,%.4g,%.4g,", st->n_a, st->effect, st->effect - q * st->se,
+            fprintf(csv, "%.6g,%.6g,%.6g,%s,%.4g,%.4g,%.4g,", st->effect, st->effect - q * st->se,
                     st->effect + q * st->se,
                     st->method == CTEST_PERMUTE ? "randomization" : st->method == CTEST_SIGNFLIP ? "sign-flip"
                     : st->paired ? "paired-t" : "welch",
                     t->seq_diff, t->holm_diff, t->holm_eq);
         } else {
-            fprintf(csv, "%d,,,,,,,,", st ? st->n_a : 0);
+            fprintf(csv, ",,,,,,,");
         }
         results_csv_field(csv, sb_str(&why), ',');
         results_csv_field(csv, sp ? data : "", '\n');
@@ -222,9 +229,11 @@ int suite_write_report(const char *dir, const SuiteRun *run, const char *cmdline
     StrBuf lm = {0}; /* the protocols that read the corpus: those without a task */
     for (int i = 0; i < suite_n_protocols; i++)
         if (!suite_protocols[i].task) sb_printf(&lm, "%s%s", lm.len ? ", " : "", suite_protocols[i].name);
+    char levels[160];
+    claim_looks_str(seq->levels, seq->n_levels, levels, sizeof levels);
     fprintf(f, "# pelab suite %s (suite version %d)\n\n`%s`\n\nSchemes: %s. Seeds: looks at %s per series, "
                "%d run%s. Corpus of the language-modelling protocols (%s): %s.\n\n",
-            suite_setting_names[run->setting], SUITE_VERSION, cmdline, run->schemes, seq->looks, seq->looks_done,
+            suite_setting_names[run->setting], SUITE_VERSION, cmdline, run->schemes, levels, seq->looks_done,
             seq->looks_done == 1 ? "" : "s", sb_str(&lm), corpus->what);
     sb_free(&lm);
     if (!gp_available())

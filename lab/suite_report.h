@@ -29,15 +29,18 @@ typedef struct {
     char what[400];    /* the report's headline sentence */
 } SuiteCorpus;
 
-/* the suite's sequential plan and where it stopped, for the report */
+/* the suite's sequential plans and where they stopped, for the report */
 typedef struct {
-    SeqPlan plan;
-    int looks_done;     /* looks whose runs all finished and were judged */
+    SeqPlan plan;          /* the setting's looks (or --looks, --seeds): every claim's unless it has its own */
+    const SeqPlan *plans;  /* [claims]: each claim's own, fixed before any data (its LOOKS in full, else plan) */
+    int n_levels;          /* the suite's looks: the sorted union of the family's claims' looks */
+    int levels[CLAIM_MAX_SEEDS];
+    int looks_done;     /* levels whose runs all finished and were judged */
     const char *stop;   /* why no further look ran: "every claim decided", "the seed cap", "the time budget ..." */
     char stop_buf[160];
     char skipped[600];  /* looks the budget ran only in part: "the look at 8 seeds left out mqar (4 min), ..." */
     int n_family;       /* claims in the family (Holm's m) */
-    char looks[64];     /* "3, 5, 8" */
+    char looks[64];     /* plan's: "3, 5, 8" */
 } SuiteSeq;
 
 /* the result of the protocol claim c reads, or NULL when it did not run */

@@ -10,6 +10,7 @@
 
 #include "../core/error.h"
 #include "../core/stats.h"
+#include "../io/claims.h"
 #include "../lab/claim_family.h"
 #include "../lab/claim_sim.h"
 #include "test.h"
@@ -42,6 +43,16 @@ static void randomization(void) {
     for (int i = 0; i < 12; i++) x[i] = 10 + i, y[i] = i;
     stats_perm_onesided(x, 12, y, 12, 0, &up, &lo);
     CHECK(up > 0 && up <= 2.0 / (1 + STATS_PERM_DRAWS) && lo > 0.99, "perm, Monte Carlo: separated groups: %g %g", up, lo);
+    /* past 20 differences (32 seeds a series now) the sign-flip test is Monte Carlo, never NAN */
+    double pos[32], sym[32];
+    for (int i = 0; i < 32; i++) pos[i] = 1 + 0.1 * i, sym[i] = (i % 2 ? -1 : 1) * (1 + 0.1 * (i / 2));
+    stats_signflip_onesided(pos, 32, 0, &up, &lo);
+    CHECK(fabs(up - 1.0 / (1 + STATS_PERM_DRAWS)) < 1e-12 && lo > 0.99, "sign flip, Monte Carlo, 32 positive: %g %g", up, lo);
+    stats_signflip_onesided(sym, 24, 0, &up, &lo);
+    CHECK(up > 0.3 && lo > 0.3 && up + lo >= 1, "sign flip, Monte Carlo, 24 symmetric differences: %g %g", up, lo);
+    CHECK(fabs(stats_signflip_min_p(24) - 2.0 / (1 + STATS_PERM_DRAWS)) < 1e-12 &&
+              fabs(stats_signflip_min_p(20) - 2.0 / (1 << 20)) < 1e-15,
+          "smallest sign-flip p: exact 2 / 2^n to 20 differences, 2 / (1 + draws) past them");
     CHECK(fabs(stats_perm_min_p(3, 3) - 0.1) < 1e-12 && fabs(stats_signflip_min_p(3) - 0.25) < 1e-12 &&
               fabs(stats_perm_min_p(8, 8) - 2.0 / 12870) < 1e-12,
           "smallest p: 3 v 3 0.1, sign flip 3 0.25, 8 v 8 2/12870");
@@ -59,9 +70,14 @@ static void plan(void) {
           "spending: the share of the seeds each look adds");
     int bad[2] = {5, 3};
     CHECK(seq_plan_make(&p, bad, 2, 0.05) == -1 && strstr(pelab_errmsg, "increasing"), "decreasing looks refused");
+    int most[2] = {5, CLAIM_MAX_SEEDS}, past[2] = {5, CLAIM_MAX_SEEDS + 1};
+    CHECK(CLAIM_MAX_SEEDS == 32 && seq_plan_make(&p, most, 2, 0.05) == 0 && p.seeds[1] == 32,
+          "looks up to the ceiling of 32 seeds per series");
+    CHECK(seq_plan_make(&p, past, 2, 0.05) == -1 && strstr(pelab_errmsg, "from 2 to 32"), "33 seeds refused: %s",
+          pelab_errmsg);
     int got[8];
-    CHECK(seq_plan_parse("3,5,8", got, 8) == 3 && got[2] == 8, "3,5,8 parsed");
-    CHECK(seq_plan_parse("3,x", got, 8) == -1 && strstr(pelab_errmsg, "'3,x'"), "a bad list refused, named: %s", pelab_errmsg);
+    CHECK(claim_looks_parse("3,5,8", got, 8) == 3 && got[2] == 8, "3,5,8 parsed");
+    CHECK(claim_looks_parse("3,x", got, 8) == -1 && strstr(pelab_errmsg, "'3,x'"), "a bad list refused, named: %s", pelab_errmsg);
 }
 
 /* a t statistic: effect e, se 1, df 100, margin m */
@@ -140,6 +156,52 @@ static void family(void) {
     CHECK(out.outcome == CLAIM_UNTESTABLE, "a claim outside the family keeps its outcome");
 }
 
+/* each claim its own plan (claims.txt's LOOKS, suite full): the family looks at the union of the
+ * claims' looks, a claim is tested only at its own, spending its own plan's shares, and seeds stop
+ * for a claim whose schedule has ended or that is decided */
+static void own_plans(void) {
+    const char *text = "long | P | w | copy | 16 | nope | better:rope | | 5,8,12,18\n"
+                       "short | P | w | copy | 16 | alibi | better:t5 |\n";
+    ClaimList cl;
+    if (claims_parse(text, strlen(text), "c.txt", &cl) != 0) {
+        CHECK(0, "claims with LOOKS: %s", pelab_errmsg);
+        return;
+    }
+    SeqPlan def, plans[2], setting[2];
+    int full[3] = {5, 8, 12};
+    seq_plan_make(&def, full, 3, 0.05);
+    CHECK(seq_plans_of_claims(&cl, &def, 1, plans) == 0 && plans[0].n_looks == 4 && plans[0].seeds[3] == 18 &&
+              seq_plan_same_looks(&plans[1], &def) && plans[0].alpha == def.alpha,
+          "full: the claim with LOOKS its own plan, the other the setting's");
+    CHECK(seq_plans_of_claims(&cl, &def, 0, setting) == 0 && seq_plan_same_looks(&setting[0], &def) &&
+              seq_plan_same_looks(&setting[1], &def),
+          "quick, --looks, --seeds: every claim the setting's plan");
+    CHECK(fabs(plans[0].spend[2] - 4.0 / 18) < 1e-12 && fabs(plans[0].spend[3] - 6.0 / 18) < 1e-12 &&
+              fabs(plans[1].spend[2] - 4.0 / 12) < 1e-12,
+          "spend shares per claim: the look at 12 spends 4/18 of one, 4/12 of the other");
+    ClaimTrack t[2];
+    claim_track_init(&t[0], 1), claim_track_init(&t[1], 1);
+    int levels[CLAIM_MAX_SEEDS], n = claim_family_levels(t, plans, 2, levels);
+    CHECK(n == 4 && levels[0] == 5 && levels[2] == 12 && levels[3] == 18, "the family's looks: 5, 8, 12, 18 (%d)", n);
+    CHECK(claim_wants_seeds(&t[0], &plans[0], 18) && !claim_wants_seeds(&t[1], &plans[1], 18) &&
+              claim_wants_seeds(&t[1], &plans[1], 12) && seq_plan_look_at(&plans[0], 18) == 3 &&
+              seq_plan_look_at(&plans[1], 18) == -1,
+          "seeds to 18 for the claim that looks there, none past 12 for the one whose schedule ends at 12");
+    ClaimStat st = tstat(2, 0);
+    claim_track_look(&t[0], &plans[0], seq_plan_look_at(&plans[0], 12), &st);
+    claim_track_look(&t[1], &plans[1], seq_plan_look_at(&plans[1], 12), &st);
+    double up, lo;
+    stats_t_onesided(2, 1, 100, 0, &up, &lo);
+    CHECK(fabs(t[0].seq_diff - 2 * up / (4.0 / 18)) < 1e-12 && fabs(t[1].seq_diff - 2 * up / (4.0 / 12)) < 1e-12,
+          "the same p at 12 seeds: sequential p = p / its own plan's share (%g, %g)", t[0].seq_diff, t[1].seq_diff);
+    t[0].outcome = CLAIM_REPRODUCED;
+    claim_track_init(&t[1], 0);
+    CHECK(!claim_wants_seeds(&t[0], &plans[0], 18) && !claim_wants_seeds(&t[1], &plans[1], 5) &&
+              claim_family_levels(t, plans, 1, levels) == 4 && claim_family_levels(&t[1], &plans[1], 1, levels) == 0,
+          "a decided claim, or one outside the family, wants no seeds; the family's looks are its claims' own");
+    claims_free(&cl);
+}
+
 static void simulation(void) {
     SeqPlan p;
     int s[3] = {3, 5, 8};
@@ -154,7 +216,7 @@ static void simulation(void) {
         if (!null_covered && !strong && !sc->mixed) continue;
         if (sc->mixed && sc->shape != SIM_BIMODAL) continue;
         SimResult r;
-        CHECK(claim_sim_run(sc, &p, 150, 77 + i, &r) == 0, "simulation runs");
+        CHECK(claim_sim_run(sc, &p, 1, 150, 77 + i, &r) == 0, "simulation runs");
         double rate = (double)r.false_suites / r.suites;
         CHECK(rate <= 0.08, "%s: %d of %d suites with a false verdict (at most 8%% of 150)", sc->name, r.false_suites,
               r.suites);
@@ -162,6 +224,33 @@ static void simulation(void) {
             CHECK(r.outcome[CLAIM_REPRODUCED] >= 0.9 * r.claims, "%s: %d of %d claims reproduced", sc->name,
                   r.outcome[CLAIM_REPRODUCED], r.claims);
     }
+}
+
+/* claims with their own looks (claims.txt's LOOKS): half the family on 5, 8, 12, half on 5, 8, 12, 18,
+ * 24, each spending alpha over its own looks. Under the null every claim runs its schedule to its own
+ * end (12 or 24 seeds: 18 on average) and the family's false-verdict rate stays at or below 5%; a
+ * strong effect is still found. Short (30 suites): the long run is `suite full --simulate N --claims
+ * FILE` (docs/CLAIMS.md) */
+static void mixed_plans(void) {
+    SeqPlan plans[2];
+    int short_looks[3] = {5, 8, 12}, long_looks[5] = {5, 8, 12, 18, 24};
+    seq_plan_make(&plans[0], short_looks, 3, 0.05), seq_plan_make(&plans[1], long_looks, 5, 0.05);
+    int even_long = 0, odd_long = 0;
+    for (int i = 0; i < CLAIM_SIM_CLAIMS; i++) *(i % 2 ? &odd_long : &even_long) += claim_sim_plan(i, 2);
+    CHECK(even_long == CLAIM_SIM_CLAIMS / 4 && odd_long == CLAIM_SIM_CLAIMS / 4,
+          "half the claims on each plan, as many even (the mixed scenarios' effects) as odd: %d %d", even_long, odd_long);
+    SimResult r;
+    CHECK(claim_sim_run(&claim_sim_scenarios[0], plans, 2, 30, 91, &r) == 0, "mixed plans: the simulation runs");
+    double rate = (double)r.false_suites / r.suites, mean_seeds = r.seeds / r.claims;
+    CHECK(rate <= 0.05, "mixed plans, %s: %d of %d suites with a false verdict (at most 5%%)", claim_sim_scenarios[0].name,
+          r.false_suites, r.suites);
+    CHECK(mean_seeds > 17.5 && mean_seeds <= 18, "mixed plans, null: each claim to its own last look (12 or 24): mean %.2f",
+          mean_seeds);
+    const SimScenario *strong = NULL;
+    for (int i = 0; i < claim_sim_n_scenarios; i++)
+        if (claim_sim_scenarios[i].effect >= 4 && !claim_sim_scenarios[i].mixed) strong = &claim_sim_scenarios[i];
+    CHECK(strong && claim_sim_run(strong, plans, 2, 30, 92, &r) == 0 && r.outcome[CLAIM_REPRODUCED] >= 0.9 * r.claims,
+          "mixed plans, %s: %d of %d claims reproduced", strong ? strong->name : "?", r.outcome[CLAIM_REPRODUCED], r.claims);
 }
 
 /* the command: `suite --simulate N` prints one row per scenario; a bad --looks is refused by name */
@@ -182,6 +271,8 @@ void test_claim_sim(void) {
     randomization();
     plan();
     family();
+    own_plans();
     simulation();
+    mixed_plans();
     command();
 }

@@ -32,9 +32,11 @@ static void parser(void) {
                        "b | Q | w | copy | 12 | nope | flat:5 |\r\n"
                        "c | R | w | - | - | - | - | cannot at this scale\n"
                        "d | S | w | passkey | 256 | alibi | degrades:0.5 | \n"
-                       "e | T | w | mqar | 8 | alibi | learns:rope |\n";
+                       "e | T | w | mqar | 8 | alibi | learns:rope |\n"
+                       "f | U | w | lm | 4L | rope | better:alibi | | 5,8,12,18,32\n"
+                       "g | V | w | lm | 4L | rope | better:t5 | |\n";
     int rc = claims_parse(good, strlen(good), "c.txt", &l);
-    CHECK(rc == 0 && l.n == 5, "five claims: %s", rc ? pelab_errmsg : "");
+    CHECK(rc == 0 && l.n == 7, "seven claims: %s", rc ? pelab_errmsg : "");
     if (rc == 0) {
         CHECK(l.c[0].at == 4 && l.c[0].at_is_mult && strcmp(l.c[0].a, "rope+yarn:4") == 0 &&
                   l.c[0].relation == CLAIM_BETTER && strcmp(l.c[0].b, "rope+pi:4") == 0 && l.c[0].line == 3,
@@ -44,13 +46,28 @@ static void parser(void) {
         CHECK(strcmp(l.c[2].untestable, "cannot at this scale") == 0, "untestable: its reason");
         CHECK(l.c[3].relation == CLAIM_DEGRADES && l.c[3].tol == 0.5 && !l.c[3].untestable[0], "degrades:0.5");
         CHECK(l.c[4].relation == CLAIM_LEARNS && strcmp(l.c[4].b, "rope") == 0, "learns:rope");
+        char looks[64];
+        claim_looks_str(l.c[5].looks, l.c[5].n_looks, looks, sizeof looks);
+        CHECK(l.c[5].n_looks == 5 && l.c[5].looks[3] == 18 && strcmp(looks, "5,8,12,18,32") == 0 && !l.c[5].untestable[0],
+              "LOOKS 5,8,12,18,32: its own looks, written back as given (%s)", looks);
+        CHECK(l.c[0].n_looks == 0 && l.c[6].n_looks == 0, "eight fields, or an empty LOOKS: the setting's looks");
         claims_free(&l);
     }
     static const struct {
         const char *text, *want;
     } bad[] = {
-        {"a | P | w | lm | 4L | rope\n", "c.txt:1: expected 8 fields"},
-        {"a | P | w | lm | 4L | rope | better:alibi | | x\n", "c.txt:1: expected 8 fields"},
+        {"a | P | w | lm | 4L | rope\n", "c.txt:1: expected 8 or 9 fields"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 5,8 | x\n", "c.txt:1: expected 8 or 9 fields"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | x\n", "c.txt:1: looks: 'x': expected 1 to 8 looks of increasing "
+                                                             "seeds per series from 2 to 32"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 8,5\n", "c.txt:1: looks: '8,5': expected"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 5,5\n", "c.txt:1: looks: '5,5': expected"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 1,5\n", "c.txt:1: looks: '1,5': expected"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 5,33\n", "c.txt:1: looks: '5,33': expected"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 5,8,\n", "c.txt:1: looks: '5,8,': expected"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 5, 8\n", "c.txt:1: looks: '5, 8': expected"},
+        {"a | P | w | lm | 4L | rope | better:alibi | | 2,3,4,5,6,7,8,9,10\n", "c.txt:1: looks: '2,3,4,5,6,7,8,9,10'"},
+        {"a | P | w | - | - | - | - | too big | 5,8\n", "c.txt:1: looks: '5,8': a claim that cannot be tested"},
         {"A | P | w | lm | 4L | rope | better:alibi |\n", "c.txt:1: id: 'A'"},
         {"a | | w | lm | 4L | rope | better:alibi |\n", "c.txt:1: paper: empty"},
         {"a | P | w | lm | 4x | rope | better:alibi |\n", "c.txt:1: at: '4x'"},
@@ -79,6 +96,13 @@ static void parser(void) {
     CHECK(run_pelab("./pelab suite quick --claims /nonexistent/claims.txt", out, sizeof out) == 1 &&
               strstr(out, "/nonexistent/claims.txt"),
           "a missing claims file: one line naming it: %s", out);
+    /* the seed ceiling: 32 per series (lab/claim_stat.h, lab/compare_plan.h) */
+    CHECK(run_pelab("./pelab suite --seeds 33 --simulate 1", out, sizeof out) == 1 &&
+              strstr(out, "--seeds 33: expected an integer in [0, 32]"),
+          "suite --seeds 33 refused, 32 the ceiling: %s", out);
+    CHECK(run_pelab("./pelab compare --out /nonexistent/x --seeds 1-33 --schemes rope", out, sizeof out) == 1 &&
+              strstr(out, "--seeds 1-33: expected a count 1..32, a range A-B of at most 32 seeds"),
+          "compare --seeds 1-33 refused, 32 the ceiling: %s", out);
 }
 
 /* DIR/copy/runs/TAG_sSEED.csv: exact match at the copy protocol's lengths, and the gate rows (the
@@ -267,6 +291,82 @@ static void learns_claims(const char *tmp) {
     free(rep);
 }
 
+/* claims with their own looks in suite full, from constructed copy runs: at 16 both comparisons
+ * are too noisy to decide, so the claim looking at 5, 8, 12, 18 (LOOKS) wants its series at 18 seeds
+ * while the one on full's 5, 8, 12 takes no seeds past 12; quick and --looks keep the setting's looks */
+static void own_looks(const char *tmp) {
+    char dir[512], claims[600], cmd[2048], path[1200];
+    static char out[1 << 15];
+    snprintf(dir, sizeof dir, "%s/suite-looks", tmp);
+    for (int k = 0; k < 18; k++) {
+        double a[5] = {1, 1, .9, .6, .50 + .15 * spread(k, 0)}, b[5] = {1, 1, .9, .6, .50 + .15 * spread(k, 1)};
+        task_csv(dir, "nope", k + 1, a), task_csv(dir, "rope", k + 1, b);
+        if (k < 12) task_csv(dir, "alibi", k + 1, a), task_csv(dir, "t5", k + 1, b);
+    }
+    snprintf(claims, sizeof claims, "%s/claims.txt", dir);
+    FILE *f = fopen(claims, "w");
+    if (!f) return;
+    fputs("long | P | nope beats rope at 16 | copy | 16 | nope | better:rope | | 5,8,12,18\n"
+          "short | P | alibi beats t5 at 16 | copy | 16 | alibi | better:t5 |\n", f);
+    fclose(f);
+    /* --jobs over the first 12 seeds (nope's and rope's 13-18 put aside): the look at 18 wants nope and rope only */
+    char aside[700];
+    snprintf(aside, sizeof aside, "%s-aside", dir);
+    mkdir(aside, 0755);
+    for (int k = 13; k <= 18; k++)
+        for (int s = 0; s < 2; s++) {
+            snprintf(path, sizeof path, "%s/copy/runs/%s_s%d.csv", dir, s ? "rope" : "nope", k);
+            snprintf(cmd, sizeof cmd, "%s/%s_s%d.csv", aside, s ? "rope" : "nope", k);
+            rename(path, cmd);
+        }
+    const char *flags = "--schemes nope,rope,alibi,t5 --protocols copy";
+    snprintf(cmd, sizeof cmd, "./pelab suite full %s --claims %s --dir %s --jobs %s/looks.jobs", flags, claims, dir, tmp);
+    int rc = run_pelab(cmd, out, sizeof out);
+    snprintf(path, sizeof path, "%s/looks.jobs", tmp);
+    char *jobs = slurp(path);
+    CHECK(rc == 0 && strstr(out, "suite: claims with their own looks (claims.txt), seeds per series: long 5,8,12,18\n") &&
+              strstr(out, "suite: [look 4/4, 18 seeds; 1/1] copy: more seeds for nope,rope\n") && jobs &&
+              strstr(jobs, "--only nope_s13") && strstr(jobs, "--only rope_s18") && !strstr(jobs, "_s19") &&
+              !strstr(jobs, "alibi_s13") && !strstr(jobs, "t5_s13"),
+          "full: the look at 18 wants the series of the claim that looks there, not those of the one whose schedule "
+          "ended at 12 (exit %d): %s\njobs: %.1500s", rc, out, jobs ? jobs : "(none)");
+    free(jobs);
+    for (int k = 13; k <= 18; k++) /* the look at 18's runs, finished */
+        for (int s = 0; s < 2; s++) {
+            snprintf(path, sizeof path, "%s/%s_s%d.csv", aside, s ? "rope" : "nope", k);
+            snprintf(cmd, sizeof cmd, "%s/copy/runs/%s_s%d.csv", dir, s ? "rope" : "nope", k);
+            rename(path, cmd);
+        }
+    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite full %s --claims %s --dir %s --collect", flags, claims, dir);
+    rc = run_pelab(cmd, out, sizeof out);
+    snprintf(path, sizeof path, "%s/claims.csv", dir);
+    char *csv = slurp(path);
+    snprintf(path, sizeof path, "%s/suite.md", dir);
+    char *rep = slurp(path);
+    CHECK(rc == 0 && strstr(out, "(looks: 4 of 4; the last look ran)") && csv &&
+              strstr(csv, "\nlong,P,copy,16,nope,better:rope,inconclusive,18,\"5,8,12,18\",") &&
+              strstr(csv, "\nshort,P,copy,16,alibi,better:t5,inconclusive,12,\"5,8,12\","),
+          "full, collected: the long claim judged at 18 seeds, the short one at 12 (exit %d): %s\n%s", rc, out,
+          csv ? csv : "");
+    CHECK(rep && strstr(rep, "Seeds: looks at 5,8,12,18 per series") &&
+              strstr(rep, "copy at 16: nope better:rope; its own looks 5,8,12,18 |") &&
+              strstr(rep, "copy at 16: alibi better:t5 |") && strstr(rep, "points (18 seeds); rope at 16: ") &&
+              strstr(rep, "points (12 seeds); t5 at 16: ") && strstr(rep, " of 4, at ") && strstr(rep, " of 3, at "),
+          "suite.md: each claim's own looks, its figures at its own last look: %.3000s",
+          rep && strstr(rep, "| long |") ? strstr(rep, "| long |") : rep ? rep : "");
+    free(csv), free(rep);
+    /* --looks overrides every claim's own; quick keeps quick's looks */
+    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite full %s --claims %s --dir %s --collect --looks 5,8,12", flags,
+             claims, dir);
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && !strstr(out, "own looks") && strstr(out, "(looks: 3 of 3; the last look ran)"),
+          "full --looks 5,8,12: no claim's own looks (exit %d): %s", rc, out);
+    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick %s --claims %s --dir %s --collect", flags, claims, dir);
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && !strstr(out, "own looks") && strstr(out, "(looks: 4 of 4; the last look ran)"),
+          "quick: quick's looks 3, 5, 8, 12 for every claim (exit %d): %s", rc, out);
+}
+
 /* the plan end to end: 2 protocols, 2 schemes, 2 seeds, a few steps */
 static void micro(const char *tmp) {
     char cmd[2048], path[700];
@@ -410,5 +510,6 @@ void test_suite(void) {
     parser();
     constructed_claims(tmp);
     learns_claims(tmp);
+    own_looks(tmp);
     micro(tmp);
 }

@@ -118,21 +118,30 @@ static int append_lines(StrBuf *out, const char *path) {
     return n;
 }
 
-/* the schemes of protocol r that the claims still undecided read, flagged in want[CMP_MAX_SCHEMES] */
-static void needed_mask(const SuiteResult *r, const ClaimList *cl, const ClaimTrack *tracks, int *want) {
+/* the claims, their plans and where each stands: what a look asks of the protocols */
+typedef struct {
+    const ClaimList *cl;
+    const ClaimTrack *tracks; /* [cl->n] */
+    const SeqPlan *plans;     /* [cl->n]: each claim's own */
+} SuiteClaims;
+
+/* the schemes of protocol r that the claims still wanting seeds at `seeds` per series read (undecided,
+ * their last look at or past it), flagged in want[CMP_MAX_SCHEMES] */
+static void needed_mask(const SuiteResult *r, const SuiteClaims *sc, int seeds, int *want) {
     memset(want, 0, sizeof(int) * CMP_MAX_SCHEMES);
     if (!r->c) return;
-    for (int i = 0; i < cl->n; i++) {
-        if (!tracks[i].in_family || claim_decided(&tracks[i]) || strcmp(cl->c[i].protocol, r->p->name) != 0) continue;
-        int s[2], k = suite_claim_schemes(&cl->c[i], r->c, r->a, s);
+    for (int i = 0; i < sc->cl->n; i++) {
+        const Claim *c = &sc->cl->c[i];
+        if (!claim_wants_seeds(&sc->tracks[i], &sc->plans[i], seeds) || strcmp(c->protocol, r->p->name) != 0) continue;
+        int s[2], k = suite_claim_schemes(c, r->c, r->a, s);
         for (int j = 0; j < k; j++) want[s[j]] = 1;
     }
 }
 
 /* ... as a --schemes list, into out */
-static void needed_schemes(const SuiteResult *r, const ClaimList *cl, const ClaimTrack *tracks, StrBuf *out) {
+static void needed_schemes(const SuiteResult *r, const SuiteClaims *sc, int seeds, StrBuf *out) {
     int want[CMP_MAX_SCHEMES];
-    needed_mask(r, cl, tracks, want);
+    needed_mask(r, sc, seeds, want);
     for (int s = 0; r->c && s < r->c->n_schemes; s++)
         if (want[s]) sb_printf(out, "%s%s", out->len ? "," : "", r->c->scheme[s]);
 }
@@ -147,10 +156,10 @@ static int missing_runs(const Compare *c, const Agg *a, const int *want, int see
 
 /* one protocol at one look: train the new seeds of `schemes` (NULL: every scheme), then read every
  * run back into r (the full scheme list at `seeds`); with --jobs, the commands of the look's runs
- * that the claims still undecided need and that have not finished, appended to jobs (their count
+ * that the claims still wanting seeds need and that have not finished, appended to jobs (their count
  * added to *n_jobs). Those runs' count (0: the look is complete; training always completes it). */
 static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *schemes, int mode, StrBuf *jobs,
-                    int *n_jobs, const ClaimList *cl, const ClaimTrack *tracks) {
+                    int *n_jobs, const SuiteClaims *sc) {
     SuiteRun at = *run;
     at.seeds = seeds;
     StrBuf words = {0};
@@ -183,9 +192,9 @@ static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *
     if (r->c) sb_free(&r->c->cmdline), free(r->c), free(r->a), free(r->g);
     r->c = c, r->a = a, r->g = g, r->seeds = seeds;
     int missing = 0;
-    if (mode != LOOK_TRAIN) { /* the runs the undecided claims read */
+    if (mode != LOOK_TRAIN) { /* the runs the claims still wanting seeds read */
         int want[CMP_MAX_SCHEMES];
-        needed_mask(r, cl, tracks, want);
+        needed_mask(r, sc, seeds, want);
         missing = missing_runs(c, a, want, seeds);
     }
     if (mode == LOOK_JOBS && missing) {
@@ -261,19 +270,93 @@ static void free_results(SuiteResult *res, int n) {
         if (res[i].c) sb_free(&res[i].c->cmdline), free(res[i].c), free(res[i].a), free(res[i].g), res[i].c = NULL;
 }
 
-/* --simulate N: every scenario of claim_sim.h, a markdown table on stdout */
-static int simulate_suites(int suites, const int *looks, int n_looks, double alpha) {
-    SeqPlan plan;
-    if (seq_plan_make(&plan, looks, n_looks, alpha) != 0) pelab_die("suite: --looks: %s", pelab_errmsg);
-    printf("Simulated suites of %d claims (shaped as docs/claims.txt's), looks at", CLAIM_SIM_CLAIMS);
-    for (int k = 0; k < n_looks; k++) printf("%s %d", k ? "," : "", looks[k]);
-    printf(" seeds per series, family alpha %g; %d suites per scenario.\n\n", alpha, suites);
+/* the claims in the family whose own looks are not the setting's (plan), one line on stdout */
+static void print_own_looks(const SuiteClaims *sc, const SeqPlan *plan) {
+    StrBuf line = {0};
+    for (int i = 0; i < sc->cl->n; i++) {
+        const SeqPlan *p = &sc->plans[i];
+        if (!sc->tracks[i].in_family || seq_plan_same_looks(p, plan)) continue;
+        char looks[64];
+        claim_looks_str(p->seeds, p->n_looks, looks, sizeof looks);
+        sb_printf(&line, "%s%s %s", line.len ? "; " : "", sc->cl->c[i].id, looks);
+    }
+    if (line.len) printf("suite: claims with their own looks (claims.txt), seeds per series: %s\n", sb_str(&line));
+    sb_free(&line);
+}
+
+/* why no protocol wants more seeds at `seeds` per series */
+static const char *no_need_reason(const SuiteClaims *sc, int seeds) {
+    int undecided = 0, looks_left = 0;
+    for (int i = 0; i < sc->cl->n; i++) {
+        const SeqPlan *p = &sc->plans[i];
+        if (!sc->tracks[i].in_family || claim_decided(&sc->tracks[i])) continue;
+        undecided = 1;
+        looks_left |= p->seeds[p->n_looks - 1] >= seeds;
+    }
+    return !undecided ? "every claim was decided"
+         : !looks_left ? "every claim still undecided had its last look"
+                       : "the claims still undecided read no series trained here";
+}
+
+/* the claims in the family, undecided, that take a look at `seeds` per series (their own plan's)
+ * and whose protocol's runs reached it (extended[]: the protocols this look trained or read) */
+static void judge_level(const SuiteClaims *sc, ClaimTrack *tracks, const SuiteResult *res, int n, const int *extended,
+                        int seeds) {
+    for (int i = 0; i < sc->cl->n; i++) {
+        const Claim *c = &sc->cl->c[i];
+        int look = seq_plan_look_at(&sc->plans[i], seeds);
+        if (look < 0 || !tracks[i].in_family || claim_decided(&tracks[i])) continue;
+        const SuiteResult *r = suite_claim_result(c, res, n);
+        if (r && !extended[r - res]) continue; /* its protocol skipped this look (the budget) */
+        ClaimStat st;
+        StrBuf why = {0};
+        suite_claim_stat(c, r ? r->c : NULL, r ? r->a : NULL, r ? r->g : NULL, r ? r->p->ref : 0, seeds, &st, &why);
+        sb_free(&why);
+        claim_track_look(&tracks[i], &sc->plans[i], look, &st);
+    }
+}
+
+/* the distinct plans of the testable claims, in the file's order, into out[CLAIM_SIM_CLAIMS] and how many
+ * claims hold each into held[]; their count */
+static int distinct_plans(const ClaimList *cl, const SeqPlan *plans, SeqPlan *out, int *held) {
+    int n = 0;
+    for (int i = 0; i < cl->n; i++) {
+        if (cl->c[i].untestable[0]) continue;
+        int j = 0;
+        while (j < n && !seq_plan_same_looks(&out[j], &plans[i])) j++;
+        if (j == CLAIM_SIM_CLAIMS)
+            pelab_die("suite: --simulate: the claims file has more than %d schedules of looks, the simulated suite's "
+                      "claims", CLAIM_SIM_CLAIMS);
+        if (j == n) out[n] = plans[i], held[n++] = 0;
+        held[j]++;
+    }
+    return n;
+}
+
+/* --simulate N: every scenario of claim_sim.h, a markdown table on stdout. The simulated claims take
+ * the plans of the claims file's testable claims (their distinct schedules, claim_sim.h's rotation), or
+ * def alone where the claims have none of their own */
+static int simulate_suites(int suites, const SeqPlan *def, const ClaimList *cl, const SeqPlan *plans,
+                           const char *claims_path) {
+    SeqPlan used[CLAIM_SIM_CLAIMS];
+    int held[CLAIM_SIM_CLAIMS], n_used = distinct_plans(cl, plans, used, held);
+    if (!n_used) used[0] = *def, n_used = 1;
+    printf("Simulated suites of %d claims (shaped as docs/claims.txt's), ", CLAIM_SIM_CLAIMS);
+    if (n_used == 1) printf("looks at");
+    else printf("each under one of the %d schedules of looks of %s's testable claims (claim i under schedule "
+                "(i + i / 2) mod %d):", n_used, claims_path, n_used);
+    for (int p = 0; p < n_used; p++) {
+        for (int k = 0; k < used[p].n_looks; k++) printf("%s %d", k ? "," : p ? ";" : "", used[p].seeds[k]);
+        if (n_used > 1) printf(" (%d claim%s)", held[p], held[p] == 1 ? "" : "s");
+    }
+    printf(" seeds per series, family alpha %g; %d suites per scenario.\n\n", def->alpha, suites);
     printf("| scenario | false verdicts (suites with any) | 95%% Wilson | false no effect | reproduced | contradicted "
            "| no effect | floor | inconclusive | seeds at the last look (mean) |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int i = 0; i < claim_sim_n_scenarios; i++) {
         SimResult r;
         double t0 = now_seconds();
-        if (claim_sim_run(&claim_sim_scenarios[i], &plan, suites, 1000 + i, &r) != 0) pelab_die("suite: %s", pelab_errmsg);
+        if (claim_sim_run(&claim_sim_scenarios[i], used, n_used, suites, 1000 + i, &r) != 0)
+            pelab_die("suite: %s", pelab_errmsg);
         double n = r.claims > 0 ? r.claims : 1;
         printf("| %s | %.2f%% (%d of %d) | %.2f%%–%.2f%% | %.2f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f |\n",
                claim_sim_scenarios[i].name, 100.0 * r.false_suites / r.suites, r.false_suites, r.suites,
@@ -306,10 +389,12 @@ int cmd_suite(int argc, char **argv) {
         {"--data", OPT_STR, &data, 0, 0, "corpus of the lm and sinks protocols (default: the shipped "
                                           CORPUS_DIR "/tinyshakespeare.txt)"},
         {"--claims", OPT_STR, &claims_path, 0, 0, "claims file (default: docs/claims.txt beside the binary)"},
-        {"--seeds", OPT_INT, &run.seeds, 0, 16, "one look at this many seeds per series, no sequential looks (0: --looks)"},
+        {"--seeds", OPT_INT, &run.seeds, 0, CLAIM_MAX_SEEDS, "one look at this many seeds per series, no sequential looks, for every claim "
+                                                                 "(0: --looks)"},
         {"--looks", OPT_STR, &looks_text, 0, 0, "seeds per series at each look: every claim is judged at the first, "
                                                 "seeds are added to the undecided ones at the next (default quick "
-                                                SUITE_LOOKS_QUICK ", full " SUITE_LOOKS_FULL ")"},
+                                                SUITE_LOOKS_QUICK ", full " SUITE_LOOKS_FULL " or a claim's own LOOKS "
+                                                "in the claims file; given, it is every claim's)"},
         {"--budget", OPT_FLOAT, &budget, 0, 1e6, "minutes: a look after the first trains only the protocols whose new seeds "
                                                  "are expected (from their runs so far) to end within this, cheapest "
                                                  "first (default quick 30, full 0: none)"},
@@ -323,7 +408,8 @@ int cmd_suite(int argc, char **argv) {
         JOBS_FORMAT_OPT(jobs_format),
         {"--collect", OPT_FLAG, &collect, 0, 0, "the report from the finished runs, no training"},
         {"--simulate", OPT_INT, &simulate, 0, 1 << 24, "no runs: N simulated suites per scenario through the verdict "
-                                                       "rule (false-verdict rate and power, lab/claim_sim.h)"},
+                                                       "rule (false-verdict rate and power, lab/claim_sim.h); full: "
+                                                       "under the schedules of the claims file's own LOOKS"},
         OPT_THREADS_ROW(&run.threads),
     };
     args_parse("suite", "[quick|full] [--schemes a,b] [--with mine] [--dir DIR] [--jobs FILE | --collect] [flags]",
@@ -353,22 +439,49 @@ int cmd_suite(int argc, char **argv) {
             pelab_die("suite: claims line %d: protocol '%s' is not in suite version %d", cl.c[i].line, cl.c[i].protocol,
                       SUITE_VERSION);
 
-    int looks[SEQ_MAX_LOOKS], n_looks = 1;
+    /* the plans, fixed before any data: the setting's looks (or --looks, --seeds), and in full each
+     * claim's own LOOKS where it has them (an explicit --looks or --seeds overrides every claim's) */
+    int looks[SEQ_MAX_LOOKS], n_looks = 1, own = run.setting == SUITE_FULL && !looks_text && run.seeds == 0;
     if (run.seeds > 0) looks[0] = run.seeds;
-    else if ((n_looks = seq_plan_parse(looks_text ? looks_text : run.setting == SUITE_QUICK ? SUITE_LOOKS_QUICK
+    else if ((n_looks = claim_looks_parse(looks_text ? looks_text : run.setting == SUITE_QUICK ? SUITE_LOOKS_QUICK
                                                                                              : SUITE_LOOKS_FULL,
                                        looks, SEQ_MAX_LOOKS)) < 0)
         pelab_die("suite: --looks: %s", pelab_errmsg);
+    SuiteSeq seq;
+    memset(&seq, 0, sizeof seq);
+    if (seq_plan_make(&seq.plan, looks, n_looks, run.alpha > 0 ? run.alpha : 0.05) != 0) pelab_die("suite: --looks: %s", pelab_errmsg);
+    for (int k = 0; k < n_looks; k++)
+        snprintf(seq.looks + strlen(seq.looks), sizeof seq.looks - strlen(seq.looks), "%s%d", k ? ", " : "", looks[k]);
+    SeqPlan *plans = calloc(cl.n + 1, sizeof *plans);
+    if (!plans) pelab_die("suite: out of memory");
+    if (seq_plans_of_claims(&cl, &seq.plan, own, plans) != 0) pelab_die("suite: %s", pelab_errmsg);
+    seq.plans = plans;
     if (budget < 0) budget = run.setting == SUITE_QUICK ? 30 : 0;
     int fmt = JOBS_LINES;
     if (jobs_format && !jobs) pelab_die("suite: --jobs-format %s: needs --jobs FILE", jobs_format);
     if (jobs_format && jobs_format_parse(jobs_format, &fmt) != 0) pelab_die("suite: %s", pelab_errmsg);
     if (simulate) {
-        claims_free(&cl), sb_free(&list);
-        return simulate_suites(simulate, looks, n_looks, run.alpha > 0 ? run.alpha : 0.05);
+        simulate_suites(simulate, &seq.plan, &cl, plans, claims_path ? claims_path : "docs/claims.txt");
+        claims_free(&cl), sb_free(&list), free(plans);
+        return 0;
     }
+    ClaimTrack *tracks = calloc(cl.n + 1, sizeof *tracks);
+    if (!tracks) pelab_die("suite: out of memory");
+    for (int i = 0; i < cl.n; i++) {
+        int ran = 0;
+        for (int j = 0; j < n; j++) ran |= strcmp(res[j].p->name, cl.c[i].protocol) == 0;
+        claim_track_init(&tracks[i], !cl.c[i].untestable[0] && ran);
+        if (cl.c[i].untestable[0]) tracks[i].outcome = CLAIM_UNTESTABLE;
+        else if (!ran) tracks[i].outcome = CLAIM_NOT_RUN;
+        seq.n_family += tracks[i].in_family;
+    }
+    /* the suite's looks: every look of a claim in the family (the setting's alone when none is) */
+    seq.n_levels = claim_family_levels(tracks, plans, cl.n, seq.levels);
+    if (!seq.n_levels) memcpy(seq.levels, looks, sizeof(int) * n_looks), seq.n_levels = n_looks;
+    SuiteClaims sc = {&cl, tracks, plans};
+
     double total = 0;
-    int models = 0, seeds = looks[0];
+    int models = 0, seeds = seq.levels[0];
     run.seeds = seeds; /* the first look's, for the estimate */
     for (int i = 0; i < n; i++) {
         StrBuf ps = {0};
@@ -380,47 +493,33 @@ int cmd_suite(int argc, char **argv) {
     if (!jobs && !collect)
         printf("suite %s (version %d): %d protocols, %d models (%d seeds each) at the first look of %d; expected about "
                "%.0f min on %d thread%s (a quiet machine), then seeds for the claims still undecided%s\n",
-               suite_setting_names[run.setting], SUITE_VERSION, n, models, seeds, n_looks, total / 60,
+               suite_setting_names[run.setting], SUITE_VERSION, n, models, seeds, seq.n_levels, total / 60,
                run.threads > 0 ? run.threads : 1, run.threads > 1 ? "s" : "", budget > 0 ? " within --budget" : "");
+    print_own_looks(&sc, &seq.plan);
     fflush(stdout);
     if (make_dirs(run.dir) != 0) pelab_die("suite: %s", pelab_errmsg);
     StrBuf job_lines = {0};
     int n_jobs = 0;
 
-    SuiteSeq seq;
-    memset(&seq, 0, sizeof seq);
-    if (seq_plan_make(&seq.plan, looks, n_looks, run.alpha > 0 ? run.alpha : 0.05) != 0) pelab_die("suite: --looks: %s", pelab_errmsg);
-    for (int k = 0; k < n_looks; k++)
-        snprintf(seq.looks + strlen(seq.looks), sizeof seq.looks - strlen(seq.looks), "%s%d", k ? ", " : "", looks[k]);
-    ClaimTrack *tracks = calloc(cl.n + 1, sizeof *tracks);
-    if (!tracks) pelab_die("suite: out of memory");
-    for (int i = 0; i < cl.n; i++) {
-        int ran = 0;
-        for (int j = 0; j < n; j++) ran |= strcmp(res[j].p->name, cl.c[i].protocol) == 0;
-        claim_track_init(&tracks[i], !cl.c[i].untestable[0] && ran);
-        if (cl.c[i].untestable[0]) tracks[i].outcome = CLAIM_UNTESTABLE;
-        else if (!ran) tracks[i].outcome = CLAIM_NOT_RUN;
-        seq.n_family += tracks[i].in_family;
-    }
     int mode = jobs ? LOOK_JOBS : collect ? LOOK_COLLECT : LOOK_TRAIN;
     double t_start = now_seconds();
     seq.stop = "the last look ran";
-    for (int k = 0; k < seq.plan.n_looks; k++) {
-        int seeds_k = seq.plan.seeds[k], pending = 0;
+    for (int k = 0; k < seq.n_levels; k++) {
+        int seeds_k = seq.levels[k], pending = 0;
         StrBuf need[64];
         memset(need, 0, sizeof need);
         int any_need = 0;
         double expect[64] = {0}; /* seconds protocol i's new runs should take, from its own runs so far */
         for (int i = 0; i < n; i++) {
             if (k == 0) continue;
-            needed_schemes(&res[i], &cl, tracks, &need[i]);
+            needed_schemes(&res[i], &sc, seeds_k, &need[i]);
             any_need |= need[i].len > 0;
             if (need[i].len && res[i].models > 0)
                 expect[i] = res[i].seconds / res[i].models * suite_count_schemes(sb_str(&need[i])) *
                             (seeds_k - res[i].seeds);
         }
         if (k > 0 && !any_need) {
-            seq.stop = "every claim was decided";
+            seq.stop = no_need_reason(&sc, seeds_k);
             for (int i = 0; i < n; i++) sb_free(&need[i]);
             break;
         }
@@ -449,14 +548,14 @@ int cmd_suite(int argc, char **argv) {
         progress_count_init(&look_progress, stderr, isatty(fileno(stderr)), "suite", "models", 1, all_models, 0, 0);
         for (int i = 0; i < n; i++) {
             if (k > 0 && !need[i].len) continue;
-            printf("suite: [look %d/%d, %d seeds; %d/%d] %s%s%s\n", k + 1, seq.plan.n_looks, seeds_k, i + 1, n,
+            printf("suite: [look %d/%d, %d seeds; %d/%d] %s%s%s\n", k + 1, seq.n_levels, seeds_k, i + 1, n,
                    res[i].p->name, k ? ": more seeds for " : "", k ? sb_str(&need[i]) : "");
             fflush(stdout);
-            pending += run_look(&res[i], &run, seeds_k, k ? sb_str(&need[i]) : NULL, mode, &job_lines, &n_jobs, &cl, tracks);
+            pending += run_look(&res[i], &run, seeds_k, k ? sb_str(&need[i]) : NULL, mode, &job_lines, &n_jobs, &sc);
             if (mode != LOOK_TRAIN) continue;
             done_models += look_models[i], done_expect += look_expect[i];
             char what[160];
-            snprintf(what, sizeof what, "look %d/%d: %s done", k + 1, seq.plan.n_looks, res[i].p->name);
+            snprintf(what, sizeof what, "look %d/%d: %s done", k + 1, seq.n_levels, res[i].p->name);
             progress_count(&look_progress, done_models, all_expect > 0 ? done_expect / all_expect : -1, 1, what);
         }
         int extended[64];
@@ -467,16 +566,7 @@ int cmd_suite(int argc, char **argv) {
             seq.stop = seq.stop_buf;
             break;
         }
-        for (int i = 0; i < cl.n; i++) {
-            if (!tracks[i].in_family || claim_decided(&tracks[i])) continue;
-            const SuiteResult *r = suite_claim_result(&cl.c[i], res, n);
-            if (r && !extended[r - res]) continue; /* its protocol skipped this look (the budget) */
-            ClaimStat st;
-            StrBuf why = {0};
-            suite_claim_stat(&cl.c[i], r ? r->c : NULL, r ? r->a : NULL, r ? r->g : NULL, r ? r->p->ref : 0, seeds_k, &st, &why);
-            sb_free(&why);
-            claim_track_look(&tracks[i], &seq.plan, k, &st);
-        }
+        judge_level(&sc, tracks, res, n, extended, seeds_k);
         claim_family_decide(tracks, cl.n, seq.plan.alpha);
         seq.looks_done = k + 1;
     }
@@ -494,7 +584,7 @@ int cmd_suite(int argc, char **argv) {
                    "--collect\n", n_jobs, n_jobs == 1 ? "" : "s", jobs, sb_str(&how));
         sb_free(&how), sb_free(&job_lines);
         free_results(res, n);
-        claims_free(&cl), sb_free(&list), free(tracks);
+        claims_free(&cl), sb_free(&list), free(tracks), free(plans);
         return 0;
     }
     sb_free(&job_lines);
@@ -510,9 +600,9 @@ int cmd_suite(int argc, char **argv) {
            "this scale, %d not run (their protocols are outside this run) (looks: %d of %d; %s)\n",
            counts[CLAIM_REPRODUCED], counts[CLAIM_CONTRADICTED], counts[CLAIM_NO_EFFECT], counts[CLAIM_FLOOR],
            counts[CLAIM_INCONCLUSIVE], counts[CLAIM_UNTESTABLE], counts[CLAIM_NOT_RUN], seq.looks_done,
-           seq.plan.n_looks, seq.stop);
+           seq.n_levels, seq.stop);
     printf("suite: report in %s/suite.md, claims in %s/claims.csv\n", run.dir, run.dir);
     free_results(res, n);
-    claims_free(&cl), sb_free(&list), sb_free(&cmdline), free(tracks);
+    claims_free(&cl), sb_free(&list), sb_free(&cmdline), free(tracks), free(plans);
     return 0;
 }

@@ -220,6 +220,7 @@ printf 'a | P | w | lm | 4L | rope+yarn:4 | better:rope+pi:4 |\n' >"$OUT/claims/
 printf 'b | P | w | copy | 12 | nope | flat:5 |\r\nc | Q | w | - | - | - | - | why\n' >"$OUT/claims/flat"
 printf 'e | P | w | mqar | 8 | alibi | learns:rope |\n' >"$OUT/claims/learns"
 printf 'f | P | w | lm | 4L | rope+pi:4+ft | keygap:rope |\n' >"$OUT/claims/keygap"
+printf 'g | P | w | lm | 4L | rope | better:t5 | | 5,8,12,18,24\nh | P | w | lm | 4L | t5 | better:rope | |\n' >"$OUT/claims/looks"
 printf 'd | P | w | lm | 4L | rope | degrades:0.5 |\nd | P | w | lm | 4L | rope | flat:1 |\n' >"$OUT/claims/twice"
 
 # per-layer attention configs (Gemma 3, gpt-oss, Llama 4 shapes): the json harness reads them as HF configs
