@@ -300,8 +300,8 @@ static void own_looks(const char *tmp) {
     snprintf(dir, sizeof dir, "%s/suite-looks", tmp);
     for (int k = 0; k < 18; k++) {
         double a[5] = {1, 1, .9, .6, .50 + .15 * spread(k, 0)}, b[5] = {1, 1, .9, .6, .50 + .15 * spread(k, 1)};
-        task_csv(dir, "nope", k + 1, a), task_csv(dir, "rope", k + 1, b);
-        if (k < 12) task_csv(dir, "alibi", k + 1, a), task_csv(dir, "t5", k + 1, b);
+        task_csv(dir, "nope", SUITE_SEED_BASE + k + 1, a), task_csv(dir, "rope", SUITE_SEED_BASE + k + 1, b);
+        if (k < 12) task_csv(dir, "alibi", SUITE_SEED_BASE + k + 1, a), task_csv(dir, "t5", SUITE_SEED_BASE + k + 1, b);
     }
     snprintf(claims, sizeof claims, "%s/claims.txt", dir);
     FILE *f = fopen(claims, "w");
@@ -315,8 +315,8 @@ static void own_looks(const char *tmp) {
     mkdir(aside, 0755);
     for (int k = 13; k <= 18; k++)
         for (int s = 0; s < 2; s++) {
-            snprintf(path, sizeof path, "%s/copy/runs/%s_s%d.csv", dir, s ? "rope" : "nope", k);
-            snprintf(cmd, sizeof cmd, "%s/%s_s%d.csv", aside, s ? "rope" : "nope", k);
+            snprintf(path, sizeof path, "%s/copy/runs/%s_s%d.csv", dir, s ? "rope" : "nope", SUITE_SEED_BASE + k);
+            snprintf(cmd, sizeof cmd, "%s/%s_s%d.csv", aside, s ? "rope" : "nope", SUITE_SEED_BASE + k);
             rename(path, cmd);
         }
     const char *flags = "--schemes nope,rope,alibi,t5 --protocols copy";
@@ -326,15 +326,15 @@ static void own_looks(const char *tmp) {
     char *jobs = slurp(path);
     CHECK(rc == 0 && strstr(out, "suite: claims with their own looks (claims.txt), seeds per series: long 5,8,12,18\n") &&
               strstr(out, "suite: [look 4/4, 18 seeds; 1/1] copy: more seeds for nope,rope\n") && jobs &&
-              strstr(jobs, "--only nope_s13") && strstr(jobs, "--only rope_s18") && !strstr(jobs, "_s19") &&
-              !strstr(jobs, "alibi_s13") && !strstr(jobs, "t5_s13"),
+              strstr(jobs, "--only nope_s113") && strstr(jobs, "--only rope_s118") && !strstr(jobs, "_s119") &&
+              !strstr(jobs, "alibi_s113") && !strstr(jobs, "t5_s113"),
           "full: the look at 18 wants the series of the claim that looks there, not those of the one whose schedule "
           "ended at 12 (exit %d): %s\njobs: %.1500s", rc, out, jobs ? jobs : "(none)");
     free(jobs);
     for (int k = 13; k <= 18; k++) /* the look at 18's runs, finished */
         for (int s = 0; s < 2; s++) {
-            snprintf(path, sizeof path, "%s/%s_s%d.csv", aside, s ? "rope" : "nope", k);
-            snprintf(cmd, sizeof cmd, "%s/copy/runs/%s_s%d.csv", dir, s ? "rope" : "nope", k);
+            snprintf(path, sizeof path, "%s/%s_s%d.csv", aside, s ? "rope" : "nope", SUITE_SEED_BASE + k);
+            snprintf(cmd, sizeof cmd, "%s/copy/runs/%s_s%d.csv", dir, s ? "rope" : "nope", SUITE_SEED_BASE + k);
             rename(path, cmd);
         }
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite full %s --claims %s --dir %s --collect", flags, claims, dir);
