@@ -239,7 +239,7 @@ static void constructed_claims(const char *tmp) {
               strstr(rep, "equivalence within ±5"),
           "floor, sign-flip, equivalence said");
     CHECK(rep && strstr(rep, "series alibi was not run here") && strstr(rep, "protocol lm did not run") &&
-              strstr(rep, "protocol flipflop is not in quick (no recipe passed the gate reliably") &&
+              strstr(rep, "protocol flipflop is not in quick (the recipe that learns it") &&
               strstr(rep, "Not in quick: flipflop (") &&
               strstr(rep, "needs what the toy scale lacks"),
           "inconclusive and untestable claims say why");
