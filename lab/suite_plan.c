@@ -37,9 +37,9 @@ const int suite_seeds[SUITE_SETTINGS] = {3, 5};
  * 14.1), selcopy and mqar with only the baselines their claims compare; the sinks protocol; lm adds
  * fairseq's sinusoidal. Version 3: lm adds a learned table of 1024 rows (GPT-2's, rows past L
  * untrained), copy adds rope at randomized positions (claims learned-fails, randpos-helps) */
-#define NOT_QUICK_COPY "its claims compare NoPE and learned positions, which do not learn copy at this scale " \
-                       "(EXPERIMENTS.md 13.3: 0 of 5 seeds in 3,000 steps), and FIRE, not a baseline; the " \
-                       "3,000 steps the others need would take half of quick's time"
+#define NOT_QUICK_COPY "its recipe is 10,000 steps (at 3,000 learned positions passed the gate in 0 of 12 seeds, at " \
+                       "10,000 in 4 of 4: EXPERIMENTS.md 18), 3 CPU-min a run: its first look would take most of quick's " \
+                       "30 minutes"
 #define NOT_QUICK_FLIPFLOP "the recipe that learns it (6,000 steps: 3 of 4 seeds, EXPERIMENTS.md 18; 3,000: 5 of 12) " \
                            "takes 2 CPU-min a run, and at 2,000 steps one run of two learned it (EXPERIMENTS.md 14.1)"
 #define NOT_QUICK_NEEDLES "4-layer models trained 8,000 steps, 4.5 CPU-min a run: the first look alone would take " \
@@ -81,18 +81,19 @@ const SuiteProtocol suite_protocols[] = {
      NULL, 64, "1,16", 1, 16, {1800, 8000}, 16,
      "--converge --min-steps 600 --sink-token 0 --rules stream:4:59,stream:0:63 --finetune-steps 0",
      .schemes = "rope"},
-    {"copy", "copy 2-8 symbols, scored to 16; rope also trained at randomized positions (Ruoss et al. 2023)",
-     "copy:len=2-8", 64, "2,5,8,12,16", 8, 12, {3000, 3000}, 16, "", .also = "rope+randpos:256",
-     .not_quick = NOT_QUICK_COPY},
+    {"copy", "copy 2-8 symbols, scored to 16; rope also trained at randomized positions (Ruoss et al. 2023), and FIRE",
+     "copy:len=2-8", 64, "2,5,8,12,16", 8, 12, {10000, 10000}, 16, "", .full_baselines = "learned,rope,alibi,t5",
+     .also = "rope+randpos:256,fire", .not_quick = NOT_QUICK_COPY},
     {"passkey", "passkey in 48-64 bytes of filler, scored to 256", "passkey:len=48-64", 64, "48,56,64,128,256", 64,
      128, {2000, 3000}, 16, "", .quick_baselines = "nope,rope"},
     {"mqar", "dense multi-query associative recall (Zoology), 2-8 pairs, scored to 16", "mqar_dense:pairs=2-8", 64,
-     "2,4,8,12,16", 8, 12, {4000, 4000}, 32, "", .quick_baselines = "alibi,rope"},
+     "2,4,8,12,16", 8, 12, {4000, 4000}, 32, "", .quick_baselines = "alibi,rope", .full_baselines = "rope,alibi,t5,kerple"},
     {"selcopy", "selective copy of 4-16 symbols in 75% noise, scored to 32", "selective_copy:len=4-16", 64,
-     "4,8,16,24,32", 16, 24, {3000, 3000}, 16, "", .quick_baselines = "rope", .also = "cope"},
+     "4,8,16,24,32", 16, 24, {3000, 3000}, 16, "", .quick_baselines = "rope", .full_baselines = "rope,alibi,nope",
+     .also = "cope"},
     /* 24 instructions are 61 bytes: the longest trained example fits in L */
     {"flipflop", "flip-flop: the last written bit after 8-24 instructions, scored to 96", "flipflop:len=8-24", 64,
-     "8,16,24,48,96", 24, 48, {6000, 6000}, 16, "", .not_quick = NOT_QUICK_FLIPFLOP},
+     "8,16,24,48,96", 24, 48, {6000, 6000}, 16, "", .full_baselines = "rope,alibi,nope", .not_quick = NOT_QUICK_FLIPFLOP},
     {"patterns", "language modelling with per-layer attention patterns (Gemma-3-like, SWAN-like, iRoPE-like), FoX "
                  "and rope, alibi, nope at 4 layers; rope also under DCA and STRING at 4L",
      NULL, 64, "1,2,4,8,16", 1, 4, {1800, 8000}, 16,
@@ -123,27 +124,52 @@ void suite_protocol_schemes(const SuiteProtocol *p, const SuiteRun *r, StrBuf *o
         sb_puts(out, p->schemes);
         return;
     }
-    if (r->setting == SUITE_QUICK && r->baselines && p->quick_baselines) {
-        sb_puts(out, p->quick_baselines);
+    const char *own = r->setting == SUITE_QUICK ? p->quick_baselines : p->full_baselines;
+    if (r->baselines && own) {
+        sb_puts(out, own);
         if (r->with) sb_printf(out, ",%s", r->with);
     } else {
         sb_puts(out, r->schemes);
     }
-    if (p->also && !strstr(sb_str(out), p->also)) sb_printf(out, ",%s", p->also);
+    /* each of also's entries that the list does not hold already (--with fire and also's fire: one entry) */
+    for (int i = 0, n = p->also ? suite_count_schemes(p->also) : 0; i < n; i++) {
+        StrBuf entry = {0};
+        suite_scheme_entry(p->also, i, &entry);
+        int have = 0;
+        for (int j = 0, m = suite_count_schemes(sb_str(out)); j < m && !have; j++) {
+            StrBuf other = {0};
+            suite_scheme_entry(sb_str(out), j, &other);
+            have = strcmp(sb_str(&other), sb_str(&entry)) == 0;
+            sb_free(&other);
+        }
+        if (!have) sb_printf(out, ",%s", sb_str(&entry));
+        sb_free(&entry);
+    }
 }
 
-int suite_count_schemes(const char *list) {
+/* the entries of a --schemes list by compare's rule, one at a time: entry `want` into *entry (empty past the
+ * last); the count of entries */
+static int scheme_entries(const char *list, int want, StrBuf *entry) {
     int n = 0;
     StrBuf prev = {0}; /* the entry joined so far: compare's rule needs it */
     for (const char *t = list; *t; t += strcspn(t, ","), t += *t == ',') {
         size_t len = strcspn(t, ",");
-        if (!n || !scheme_piece_continues(sb_str(&prev), t, len)) n++, sb_free(&prev);
-        else sb_put(&prev, ",", 1);
+        if (!n || !scheme_piece_continues(sb_str(&prev), t, len)) {
+            if (entry && n - 1 == want) sb_puts(entry, sb_str(&prev));
+            n++, sb_free(&prev);
+        } else {
+            sb_put(&prev, ",", 1);
+        }
         sb_put(&prev, t, len);
     }
+    if (entry && n - 1 == want) sb_puts(entry, sb_str(&prev));
     sb_free(&prev);
     return n;
 }
+
+int suite_count_schemes(const char *list) { return scheme_entries(list, -1, NULL); }
+
+void suite_scheme_entry(const char *list, int i, StrBuf *entry) { scheme_entries(list, i, entry); }
 
 int suite_compare_argv(const SuiteProtocol *p, const SuiteRun *r, const char *const *extra, int n_extra, StrBuf *buf,
                        char **argv, int max) {

@@ -36,6 +36,9 @@ typedef struct {
     const char *extra;     /* further compare flags, space-separated */
     const char *schemes;   /* a protocol about one method, not a ranking: its fixed schemes (NULL: the
                             * run's); such a protocol is left out of the summary matrix */
+    const char *full_baselines;  /* full with the default baselines: only these (plus --with); NULL: all. A task
+                                  * protocol of thousands of steps a run trains the schemes its claims compare and
+                                  * a reference or two (version 8: the whole of full must fit this machine) */
     const char *quick_baselines; /* quick with the default baselines: only these (plus --with); NULL: all.
                                   * A task trains to its gate in thousands of steps: quick affords a few
                                   * schemes, those its claims compare */
@@ -71,10 +74,12 @@ typedef struct {
     const char *only_schemes; /* a look that adds seeds: exactly these schemes (NULL: the protocol's) */
 } SuiteRun;
 
-/* the schemes protocol p trains in run r (suite_protocol's schemes, quick_baselines, also) into out */
+/* the schemes protocol p trains in run r (suite_protocol's schemes, quick_ or full_baselines, also) into out */
 void suite_protocol_schemes(const SuiteProtocol *p, const SuiteRun *r, StrBuf *out);
 /* the schemes of a --schemes list ("sinusoidal:scale=1,tokens=sqrt_dim" is one: compare's rule) */
 int suite_count_schemes(const char *list);
+/* entry i of such a list appended to *entry (nothing past the last) */
+void suite_scheme_entry(const char *list, int i, StrBuf *entry);
 
 /* the compare command line of protocol p (argv[0] = "compare") as words into argv[max] backed by
  * buf; extra words (e.g. "--collect") appended; the word count, or -1 when max is too small */

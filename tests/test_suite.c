@@ -375,7 +375,7 @@ static void micro(const char *tmp) {
                         "--threads 1";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick %s --dir %s/suite-micro", flags, tmp);
     int rc = run_pelab(cmd, out, sizeof out);
-    CHECK(rc == 0 && strstr(out, "suite quick (version " VERSION_TEXT "): 2 protocols, 14 models (2 seeds each) at the first look of 1; expected about") &&
+    CHECK(rc == 0 && strstr(out, "suite quick (version " VERSION_TEXT "): 2 protocols, 16 models (2 seeds each) at the first look of 1; expected about") &&
               strstr(out, "suite: [look 1/1, 2 seeds; 1/2] lm") && strstr(out, "suite: [look 1/1, 2 seeds; 2/2] copy") && strstr(out, "training rope, 2 seeds side by side"),
           "the micro suite runs both protocols, seeds side by side (exit %d): %.2000s", rc, out);
     snprintf(path, sizeof path, "%s/suite-micro/suite.md", tmp);
@@ -402,11 +402,11 @@ static void micro(const char *tmp) {
     char *jobs = slurp(path);
     int lines = 0;
     for (const char *p = jobs; p && *p; p++) lines += *p == '\n';
-    CHECK(rc == 0 && lines == 14 && strstr(jobs, " compare ") && strstr(jobs, "--only alibi_s102") && strstr(jobs, "--task copy") &&
+    CHECK(rc == 0 && lines == 16 && strstr(jobs, " compare ") && strstr(jobs, "--only alibi_s102") && strstr(jobs, "--task copy") &&
               strstr(jobs, "--only sinusoidal-scale-1-tokens-sqrt-dim_s102") && strstr(jobs, "--only learned-max-len-1024_s102") &&
               strstr(jobs, "--only rope-randpos-256_s101"),
           "--jobs: one command per run of every protocol, the claims' series too (lm: fairseq's sinusoidal and "
-          "learned:max_len=1024, copy: rope+randpos:256; 14; exit %d): %s", rc,
+          "learned:max_len=1024, copy: rope+randpos:256 and fire; 16; exit %d): %s", rc,
           jobs ? jobs : out);
     free(rep), free(jobs);
     /* quick with the default baselines: each task protocol trains the baselines its claims compare,
