@@ -181,7 +181,8 @@ int st_read_f32(const StFile *f, const char *key, const TensorInfo *t, float *ds
         dst[i] = dtype[0] == 'B' ? bf16_to_float(h) : half_to_float(h);
     }
     for (size_t i = 0; i < t->numel; i++)
-        if (!isfinite(dst[i])) return st_fail(name, "tensor %s: element %zu is not finite", key, i);
+        if (!isfinite(dst[i]))
+            return st_fail(name, "tensor %s: element %zu is %f (expected a finite number)", key, i, dst[i]);
     return 0;
 }
 

@@ -78,6 +78,12 @@ void run_argv(Run *r, const char *const *args, const char *cwd, const char *cons
     r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     r->maxrss_kb = maxrss_kb(ru.ru_maxrss);
     r->cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+    if (getenv("PELAB_CHILD_VERBOSE")) { /* the figures of every run: pelab CMD ARG... (paths as their last part) */
+        fprintf(stderr, "  pelab");
+        for (int i = 0; args[i] && i < 8; i++) fprintf(stderr, " %.40s", strrchr(args[i], '/') ? strrchr(args[i], '/') + 1 : args[i]);
+        fprintf(stderr, ": exit %d%s, %.2f s CPU, %.1f MB peak: %.*s\n", r->status, r->timed_out ? " (killed)" : "",
+                r->cpu_s, r->maxrss_kb / 1024.0, (int)strcspn(r->out, "\n") < 160 ? (int)strcspn(r->out, "\n") : 160, r->out);
+    }
 }
 
 void expect_argv_refused(const char *what, const char *const *args, const char *needle) {

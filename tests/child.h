@@ -14,7 +14,9 @@ typedef struct {
 /* the binary under test as an absolute path (children may run in another directory) */
 const char *pelab_bin(void);
 /* runs pelab with args (NULL-terminated; args[0] is the subcommand) in cwd (NULL: here), extra
- * environment entries "K=V" (NULL-terminated, may be NULL), killed after limit_s seconds */
+ * environment entries "K=V" (NULL-terminated, may be NULL), killed after limit_s seconds. With
+ * PELAB_CHILD_VERBOSE set, one line per run: the command, exit status, CPU time, peak memory and
+ * the first line of output. */
 void run_argv(Run *r, const char *const *args, const char *cwd, const char *const *env, int limit_s);
 /* the command must exit 1 with one line "pelab: ..." containing needle, within 20 s */
 void expect_argv_refused(const char *what, const char *const *args, const char *needle);

@@ -283,8 +283,8 @@ static void hf_contents(void) {
     for (int i = 0; i < 8; i++) le[i] = (unsigned char)((uint64_t)st.st_size >> (8 * i));
     CHECK(g && fwrite(le, 1, 8, g) == 8 && fclose(g) == 0, "rewrite the length of %s", path);
     import_case("header length past the file", "st-hlen", "exceeds the file size");
-    import_case("a NaN weight", "nan", "model.norm.weight: element 0 is not finite");
-    import_case("an Inf weight in a BF16 shard", "inf-bf16", "model.norm.weight: element 0 is not finite");
+    import_case("a NaN weight", "nan", "model.norm.weight: element 0 is nan (expected a finite number)");
+    import_case("an Inf weight in a BF16 shard", "inf-bf16", "model.norm.weight: element 0 is inf (expected a finite number)");
 }
 
 /* part 3: pelab checkpoints with NaN / Inf weights or moments, through info and sample */
