@@ -22,7 +22,7 @@
 #define HF_REGEX_MAX_LOOKBEHIND 255
 #define HF_REGEX_MATCH_LIMIT 10000000 /* PCRE2's default */
 #define HF_REGEX_DEPTH_LIMIT 1000000
-#define HF_REGEX_HEAP_LIMIT_KB (64 << 10)
+#define HF_REGEX_HEAP_LIMIT_KB (32 << 10) /* grown by doubling: 48 MB at the peak, old and new vector */
 #define HF_REGEX_STEPS_BASE 100000ull
 #define HF_REGEX_STEPS_PER_BYTE 64ull
 

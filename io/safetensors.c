@@ -36,8 +36,8 @@ int st_open_part(StFile *f, const unsigned char *buf, size_t avail, size_t len, 
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | buf[i];
     if (hlen < 2) return st_fail(name, "header length %llu is too small", hlen);
     if (hlen > len - 8)
-        return st_fail(name, "header length %llu exceeds the file size %zu (truncated or not a safetensors file)",
-                       hlen, len);
+        return st_fail(name, "header length %llu exceeds the file size %zu less its 8-byte length field (truncated or "
+                       "not a safetensors file)", hlen, len);
     if (hlen > ST_MAX_HEADER) return st_fail(name, "header length %llu exceeds the 16 MB limit", hlen);
     if (hlen > avail - 8) return st_fail(name, "header length %llu: only %zu bytes of it were read", hlen, avail - 8);
     if (json_parse(&f->doc, (const char *)buf + 8, (size_t)hlen) != 0)
