@@ -9,7 +9,7 @@
  * byte the patterns are run over, across the whole text: an untrusted pattern is compiled with
  * PCRE2_AUTO_CALLOUT and every callout counts one step plus the characters moved since the last
  * one, so a rescan of the text at every position counts as the work it is. The real tokenizers'
- * patterns take 3 to 5 steps a byte. */
+ * patterns take 1 to 5 steps a byte. */
 #ifndef PELAB_HF_REGEX_H
 #define PELAB_HF_REGEX_H
 
