@@ -15,18 +15,19 @@
 
 #include "rng.h"
 #include "sys.h"
-FILE *fopen_regular(const char *path) {
+/* fopen_regular of path, the messages naming shown (the path as the user gave it) */
+static FILE *open_regular(const char *path, const char *shown) {
     /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
-        pelab_fail("%s: cannot open: %s", path, strerror(errno));
+        pelab_fail("%s: cannot open: %s", shown, strerror(errno));
         return NULL;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int err = errno;
         close(fd);
-        pelab_fail("%s: cannot stat: %s", path, strerror(err));
+        pelab_fail("%s: cannot stat: %s", shown, strerror(err));
         return NULL;
     }
     if (!S_ISREG(st.st_mode)) {
@@ -37,7 +38,7 @@ FILE *fopen_regular(const char *path) {
                            : S_ISBLK(st.st_mode)  ? "a block device"
                            : S_ISSOCK(st.st_mode) ? "a socket"
                                                   : "not a plain file";
-        pelab_fail("%s: is %s, not a regular file", path, kind);
+        pelab_fail("%s: is %s, not a regular file", shown, kind);
         return NULL;
     }
     int flags = fcntl(fd, F_GETFL);
@@ -45,10 +46,12 @@ FILE *fopen_regular(const char *path) {
     if (!f) {
         int err = errno;
         close(fd);
-        pelab_fail("%s: cannot open: %s", path, strerror(err));
+        pelab_fail("%s: cannot open: %s", shown, strerror(err));
     }
     return f;
 }
+
+FILE *fopen_regular(const char *path) { return open_regular(path, path); }
 
 int read_open_file(FILE *f, const char *path, unsigned char **out, size_t *out_len) {
     if (fseek(f, 0, SEEK_END) != 0) return pelab_fail("%s: cannot seek: %s", path, strerror(errno));
@@ -71,6 +74,20 @@ int read_file(const char *path, unsigned char **out, size_t *out_len) {
     if (!f) return -1;
     int rc = read_open_file(f, path, out, out_len);
     fclose(f);
+    return rc;
+}
+
+int read_file_within(const char *root, const char *what, const char *path, unsigned char **out, size_t *out_len) {
+    char *real = realpath(path, NULL);
+    if (!real) return pelab_fail("%s: cannot open: %s", path, strerror(errno));
+    size_t n = strlen(root);
+    int inside = !strcmp(root, "/") || (!strncmp(real, root, n) && real[n] == '/');
+    /* the resolved path is opened: no symlink is followed after the check */
+    FILE *f = inside ? open_regular(real, path) : NULL;
+    int rc = f ? read_open_file(f, path, out, out_len) : -1;
+    if (!inside) pelab_fail("%s: a symlink to %s, outside %s %s (copy the file in)", path, real, what, root);
+    if (f) fclose(f);
+    free(real);
     return rc;
 }
 

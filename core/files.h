@@ -13,6 +13,10 @@ FILE *fopen_regular(const char *path);
 int read_file(const char *path, unsigned char **out, size_t *out_len);
 /* the same from an open stream (from its start); path names it in messages */
 int read_open_file(FILE *f, const char *path, unsigned char **out, size_t *out_len);
+/* read_file of path once every symlink on its way is resolved (realpath), refused when it resolves
+ * outside the directory root (an absolute path without symlinks: realpath's); what names root in
+ * the message ("the model folder") */
+int read_file_within(const char *root, const char *what, const char *path, unsigned char **out, size_t *out_len);
 
 /* Before any work: can a file be written at path (atomically or not)? Not a directory, its
  * directory exists and is writable. -1 with one line naming the path and the problem. */

@@ -80,6 +80,7 @@ int dataset_from_bytes(Dataset *d, const char *name, const unsigned char *bytes,
     Tokenizer byte_tok;
     tokenizer_init_byte(&byte_tok);
     int *ids = tokenizer_encode(tok ? tok : &byte_tok, bytes, n, 0, &n);
+    if (!ids) return -1;
     size_t n_val = (size_t)(n * val_frac);
     size_t need = (size_t)window + 1;
     if (n < 2 * need || n_val < need || n - n_val < need) {

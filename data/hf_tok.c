@@ -77,24 +77,24 @@ static int one_char(const JsonNode *v, char out[8], size_t *len, const Ctx *c, c
     return fail_at(c, why);
 }
 
-static pcre2_code *compile_regex(const char *pat, size_t n, const Ctx *c) {
-    int err;
-    PCRE2_SIZE at;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, n, PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &err, &at, NULL);
-    if (!re) {
-        PCRE2_UCHAR msg[160];
-        pcre2_get_error_message(err, msg, sizeof msg);
-        char why[256];
-        snprintf(why, sizeof why, "regex '%.60s': %s at offset %zu", pat, (const char *)msg, (size_t)at);
-        fail_at(c, why);
-        return NULL;
+/* pat compiled into p->re (untrusted: a file's own pattern, under hf_regex.h's limits), with the
+ * file, field and pattern every match error starts with in p->where */
+static int compile_regex(HfPre *p, const char *pat, size_t n, int untrusted, const Ctx *c) {
+    char why[320];
+    StrBuf where = {0};
+    sb_printf(&where, "%s: %s: regex '%.*s%s'", c->name, c->path, (int)(n < 60 ? n : 60), pat, n > 60 ? "..." : "");
+    if (!(p->re = hf_regex_compile(pat, n, untrusted, why, sizeof why))) {
+        pelab_fail("%s: %s", sb_str(&where), why);
+        sb_free(&where);
+        return -1;
     }
-    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* where JIT is unavailable the interpreter runs it */
-    return re;
+    p->where = where.s;
+    return 0;
 }
 
-/* {"String": s} or {"Regex": r}: a literal into *lit or a compiled regex into *re */
-static int parse_pattern(const JsonNode *p, char **lit, size_t *lit_len, pcre2_code **re, const Ctx *c) {
+/* {"String": s} or {"Regex": r}: a literal into *lit, or a regex compiled into pre (NULL: a place
+ * where only String is read) */
+static int parse_pattern(const JsonNode *p, char **lit, size_t *lit_len, HfPre *pre, const Ctx *c) {
     const JsonNode *s = p ? str_member(p, "String") : NULL, *r = p ? str_member(p, "Regex") : NULL;
     if (!p || p->type != JSON_OBJECT || p->n_children != 1 || (!s && !r))
         return fail_at(c, "pattern: expected {\"String\": ...} or {\"Regex\": ...}");
@@ -102,9 +102,8 @@ static int parse_pattern(const JsonNode *p, char **lit, size_t *lit_len, pcre2_c
         *lit = dup_bytes(s->str, s->str_len), *lit_len = s->str_len;
         return 0;
     }
-    if (!re) return fail_at(c, "pattern: a Regex pattern is not read here (only String)");
-    *re = compile_regex(r->str, r->str_len, c);
-    return *re ? 0 : -1;
+    if (!pre) return fail_at(c, "pattern: a Regex pattern is not read here (only String)");
+    return compile_regex(pre, r->str, r->str_len, 1, c);
 }
 
 static const char *type_of(const JsonNode *o) {
@@ -192,19 +191,22 @@ static int add_pre(HfTok *t, const JsonNode *n, const Ctx *c) {
         int aps = bool_member(n, "add_prefix_space", 1), use = bool_member(n, "use_regex", 1);
         if (aps < 0 || use < 0) return fail_at(c, "ByteLevel: add_prefix_space and use_regex must be true or false");
         p.kind = PRE_BYTELEVEL, p.add_prefix_space = aps;
-        if (use && !(p.re = compile_regex(HF_GPT2_REGEX, PCRE2_ZERO_TERMINATED, c))) return -1;
+        if (use && compile_regex(&p, HF_GPT2_REGEX, strlen(HF_GPT2_REGEX), 0, c) != 0) return -1;
     } else if (!strcmp(type, "Digits")) {
         int ind = bool_member(n, "individual_digits", 0);
         if (ind < 0) return fail_at(c, "Digits: individual_digits must be true or false");
         p.kind = PRE_SPLIT, p.behavior = ind ? SPLIT_ISOLATED : SPLIT_CONTIGUOUS;
-        if (!(p.re = compile_regex("\\p{N}", PCRE2_ZERO_TERMINATED, c))) return -1; /* Rust's char::is_numeric */
+        if (compile_regex(&p, "\\p{N}", 5, 0, c) != 0) return -1; /* Rust's char::is_numeric */
     } else if (!strcmp(type, "Split")) {
         Ctx sub;
         sub_path(&sub, c, "pattern", -1);
         p.kind = PRE_SPLIT, p.invert = bool_member(n, "invert", 0);
         if (p.invert < 0) return fail_at(c, "Split: invert must be true or false");
-        if (behavior_of(n, &p.behavior, c) != 0 || parse_pattern(json_get(n, "pattern"), &p.lit, &p.lit_len, &p.re, &sub) != 0)
+        if (behavior_of(n, &p.behavior, c) != 0 || parse_pattern(json_get(n, "pattern"), &p.lit, &p.lit_len, &p, &sub) != 0) {
+            if (p.re) pcre2_code_free(p.re);
+            free(p.lit), free(p.where);
             return -1;
+        }
     } else if (!strcmp(type, "Metaspace")) {
         p.kind = PRE_METASPACE;
         if (one_char(json_get(n, "replacement"), p.rep, &p.rep_len, c, "Metaspace: replacement") != 0) return -1;
@@ -557,7 +559,7 @@ void hf_tok_free(HfTok *t) {
     for (int i = 0; i < t->n_norm; i++) free(t->norm[i].from), free(t->norm[i].to);
     for (int i = 0; i < t->n_pre; i++) {
         if (t->pre[i].re) pcre2_code_free(t->pre[i].re);
-        free(t->pre[i].lit);
+        free(t->pre[i].lit), free(t->pre[i].where);
     }
     for (int i = 0; i < t->n_added; i++) free(t->added[i].content);
     for (int b = 0; b < 256; b++) free(t->first_added[b]);

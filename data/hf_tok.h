@@ -7,7 +7,8 @@
  * Pre-tokenizers: Sequence, ByteLevel (GPT-2's regex, add_prefix_space, use_regex), Digits,
  * Split (Regex or String pattern, every behavior, invert), Metaspace (replacement,
  * prepend_scheme always / first / never, split). Regexes run in PCRE2 with UTF and UCP (\p{L},
- * \p{N}, \s as Unicode). Post-processors: TemplateProcessing (its "single" template), ByteLevel
+ * \p{N}, \s as Unicode), a file's own patterns within data/hf_regex.h's bounds of length, time and
+ * memory. Post-processors: TemplateProcessing (its "single" template), ByteLevel
  * (adds nothing), RobertaProcessing / BertProcessing (cls ... sep), Sequence of these. Decoders:
  * ByteLevel, Metaspace, Replace (String), ByteFallback, Fuse, Strip, Sequence. Anything else is
  * refused in one line naming the field and the type.
@@ -45,7 +46,9 @@ int hf_tok_bos(const HfTok *t);
 /* the first added token marked special (GPT-2's <|endoftext|>), -1 if none */
 int hf_tok_first_special(const HfTok *t);
 /* text[0..n) as ids in a malloc'd array with room for extra more (normalizers may lengthen a text:
- * no fixed bound); add_special: the post-processor's tokens around it. *count gets the number. */
+ * no fixed bound); add_special: the post-processor's tokens around it. *count gets the number.
+ * NULL with one line naming the file, the field and the limit when a regex of the file runs past
+ * data/hf_regex.h's bounds (a catastrophic pattern). */
 int *hf_tok_encode(const HfTok *t, const unsigned char *text, size_t n, int add_special, size_t extra, size_t *count);
 /* the decoded bytes of id as a token of its own (every per-token decoder step applied), NULL if no
  * token has this id; *special: an added token marked special */

@@ -3,10 +3,8 @@
 #ifndef PELAB_HF_TOK_IMPL_H
 #define PELAB_HF_TOK_IMPL_H
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
-#include "hf_bpe.h" /* (not hf_tok.h: the struct below is what it declares, and modules include no cycle) */
+#include "hf_bpe.h"
+#include "hf_regex.h" /* (not hf_tok.h: the struct below is what it declares, and modules include no cycle) */
 
 /* HF's SplitDelimiterBehavior */
 typedef enum { SPLIT_REMOVED, SPLIT_ISOLATED, SPLIT_MERGED_PREVIOUS, SPLIT_MERGED_NEXT, SPLIT_CONTIGUOUS } SplitBehavior;
@@ -23,6 +21,7 @@ typedef enum { PRE_SPLIT, PRE_BYTELEVEL, PRE_METASPACE } PreKind;
 typedef struct {
     PreKind kind;
     pcre2_code *re;      /* PRE_SPLIT with a regex (Digits: \p{N}); PRE_BYTELEVEL with use_regex: GPT-2's */
+    char *where;         /* with re: "FILE: FIELD: regex 'PATTERN'", the start of a limit's message */
     char *lit;           /* PRE_SPLIT with a String pattern */
     size_t lit_len;
     SplitBehavior behavior;

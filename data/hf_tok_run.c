@@ -6,6 +6,7 @@
 #include "../core/error.h"
 #include "../core/mem.h"
 #include "hf_tok.h"
+#include "hf_regex.h"
 #include "hf_tok_impl.h"
 #include "hf_unicode.h"
 
@@ -50,9 +51,7 @@ typedef struct {
     int *ids;
     size_t n_ids, cap;
     HfBpeScratch scratch;
-    pcre2_match_data *md;
-    pcre2_match_context *mctx;
-    pcre2_jit_stack *jit;
+    HfMatcher matcher;
     Pieces a, b;
     Range *r;
     size_t nr, rcap;
@@ -70,32 +69,19 @@ static void add_range(Enc *e, size_t s, size_t end, int match) {
     e->r[e->nr++] = (Range){s, end, match};
 }
 
-/* the next non-empty match of re in s[from..n); 0 when none. A match error (a hostile pattern past
- * PCRE2's limits) ends the matching: the rest of the text is one gap. */
-static int next_regex(Enc *e, pcre2_code *re, const char *s, size_t n, size_t from, size_t *ms, size_t *me) {
-    while (from < n) {
-        int rc = pcre2_match(re, (PCRE2_SPTR)s, n, from, 0, e->md, e->mctx);
-        if (rc == PCRE2_ERROR_JIT_STACKLIMIT) rc = pcre2_match(re, (PCRE2_SPTR)s, n, from, PCRE2_NO_JIT, e->md, e->mctx);
-        if (rc < 0) return 0;
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(e->md);
-        if (ov[1] > ov[0]) {
-            *ms = ov[0], *me = ov[1];
-            return 1;
-        }
-        int cp; /* an empty match: try again one character on */
-        from = ov[0] + hf_utf8_char((const unsigned char *)s + ov[0], n - ov[0], &cp);
-    }
-    return 0;
-}
-
-/* s as (range, matched) pieces covering it: HF's find_matches */
-static void find_matches(Enc *e, const HfPre *p, const char *s, size_t n) {
+/* s as (range, matched) pieces covering it: HF's find_matches; -1 when a regex ran past a limit
+ * (hf_regex.h), the message naming the file and the field */
+static int find_matches(Enc *e, const HfPre *p, const char *s, size_t n) {
     e->nr = 0;
     size_t at = 0, ms, me;
+    if (p->re) hf_matcher_allow(&e->matcher, n);
     for (;;) {
         int found;
-        if (p->re) found = next_regex(e, p->re, s, n, at, &ms, &me);
-        else {
+        if (p->re) {
+            char why[400];
+            found = hf_regex_next(&e->matcher, p->re, s, n, at, &ms, &me, why, sizeof why);
+            if (found < 0) return pelab_fail("%s: %s", p->where, why);
+        } else {
             found = 0;
             for (size_t i = at; i + p->lit_len <= n && !found; i++)
                 if (!memcmp(s + i, p->lit, p->lit_len)) found = 1, ms = i, me = i + p->lit_len;
@@ -106,6 +92,7 @@ static void find_matches(Enc *e, const HfPre *p, const char *s, size_t n) {
         at = me;
     }
     add_range(e, at, n, 0);
+    return 0;
 }
 
 /* HF's split(pattern, behavior) of one piece, from the ranges find_matches made */
@@ -176,10 +163,10 @@ static void byte_map(StrBuf *out, const char *s, size_t n) {
     }
 }
 
-static void pre_step(Enc *e, const HfPre *p, const char *s, size_t n, int first, Pieces *out) {
+static int pre_step(Enc *e, const HfPre *p, const char *s, size_t n, int first, Pieces *out) {
     switch (p->kind) {
     case PRE_SPLIT:
-        find_matches(e, p, s, n);
+        if (find_matches(e, p, s, n) != 0) return -1;
         split_ranges(e, s, p->behavior, p->invert, first, out);
         break;
     case PRE_BYTELEVEL: {
@@ -188,8 +175,8 @@ static void pre_step(Enc *e, const HfPre *p, const char *s, size_t n, int first,
         sb_put(&e->tmp, s, n);
         const char *w = e->tmp.s;
         size_t wn = e->tmp.len;
-        if (p->re) find_matches(e, p, w, wn);
-        else e->nr = 0, add_range(e, 0, wn, 1);
+        if (p->re && find_matches(e, p, w, wn) != 0) return -1;
+        if (!p->re) e->nr = 0, add_range(e, 0, wn, 1);
         for (size_t i = 0; i < e->nr; i++) {
             e->mapped.len = 0;
             byte_map(&e->mapped, w + e->r[i].s, e->r[i].e - e->r[i].s);
@@ -209,26 +196,29 @@ static void pre_step(Enc *e, const HfPre *p, const char *s, size_t n, int first,
         HfPre lit = {.kind = PRE_SPLIT, .lit = (char *)p->rep, .lit_len = p->rep_len};
         e->mapped.len = 0; /* find_matches reads tmp; keep a copy as the pieces' source */
         sb_put(&e->mapped, e->tmp.s, e->tmp.len);
-        find_matches(e, &lit, e->mapped.s, e->mapped.len);
+        find_matches(e, &lit, e->mapped.s, e->mapped.len); /* a literal: never fails */
         split_ranges(e, e->mapped.s, SPLIT_MERGED_NEXT, 0, first, out);
         break;
     }
     }
+    return 0;
 }
 
 /* one normalized stretch without added tokens: pre-tokenized, each word through BPE */
-static void encode_words(Enc *e, const char *s, size_t n, int first) {
+static int encode_words(Enc *e, const char *s, size_t n, int first) {
     const HfTok *t = e->t;
     e->a.len = e->a.n = 0;
     pieces_add(&e->a, s, n, first);
     for (int i = 0; i < t->n_pre; i++) {
         e->b.len = e->b.n = 0;
-        for (size_t j = 0; j < e->a.n; j++) pre_step(e, &t->pre[i], e->a.buf + e->a.start[j], e->a.plen[j], e->a.first[j], &e->b);
+        for (size_t j = 0; j < e->a.n; j++)
+            if (pre_step(e, &t->pre[i], e->a.buf + e->a.start[j], e->a.plen[j], e->a.first[j], &e->b) != 0) return -1;
         Pieces tmp = e->a;
         e->a = e->b, e->b = tmp;
     }
     for (size_t j = 0; j < e->a.n; j++)
         hf_bpe_word(&t->bpe, &e->scratch, e->a.buf + e->a.start[j], e->a.plen[j], &e->ids, &e->n_ids, &e->cap);
+    return 0;
 }
 
 static int is_ws(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
@@ -256,7 +246,7 @@ static int next_added(const HfTok *t, const char *s, size_t n, size_t from, int 
 }
 
 /* a stretch of the raw text between added tokens: normalized, then split on the normalized added tokens */
-static void encode_segment(Enc *e, const char *s, size_t n, int first) {
+static int encode_segment(Enc *e, const char *s, size_t n, int first) {
     const HfTok *t = e->t;
     StrBuf cur = {0}, next = {0};
     sb_put(&cur, s, n);
@@ -273,50 +263,44 @@ static void encode_segment(Enc *e, const char *s, size_t n, int first) {
     }
     const char *ns = cur.s ? cur.s : "";
     size_t pos = 0;
+    int rc = 0;
     for (;;) {
         size_t ms, me;
         int j = next_added(t, ns, cur.len, pos, 1, &ms, &me);
         size_t end = j >= 0 ? ms : cur.len;
-        if (end > pos) encode_words(e, ns + pos, end - pos, first && pos == 0);
+        if (end > pos && (rc = encode_words(e, ns + pos, end - pos, first && pos == 0)) != 0) break;
         if (j < 0) break;
         push_id(e, t->added[j].id);
         pos = me;
     }
     sb_free(&cur), sb_free(&next);
+    return rc;
 }
 
 int *hf_tok_encode(const HfTok *t, const unsigned char *text, size_t n, int add_special, size_t extra, size_t *count) {
     Enc e = {.t = t};
-    e.md = pcre2_match_data_create(8, NULL);
-    e.mctx = pcre2_match_context_create(NULL);
-    e.jit = pcre2_jit_stack_create(32 << 10, 4 << 20, NULL);
-    pcre2_set_match_limit(e.mctx, 10000000);
-    if (e.jit) pcre2_jit_stack_assign(e.mctx, NULL, e.jit);
-    if (!e.md || !e.mctx) { /* as mem.h: running out of memory is reported and ends the program */
-        fprintf(stderr, "pelab: out of memory (PCRE2 match data)\n");
-        exit(1);
-    }
+    hf_matcher_init(&e.matcher);
     const char *s = (const char *)text;
     if (add_special)
         for (int i = 0; i < t->n_prefix; i++) push_id(&e, t->prefix[i]);
     size_t pos = 0;
+    int rc = 0;
     for (;;) {
         size_t ms, me;
         int j = next_added(t, s, n, pos, 0, &ms, &me);
         size_t end = j >= 0 ? ms : n;
-        if (end > pos) encode_segment(&e, s + pos, end - pos, pos == 0);
+        if (end > pos && (rc = encode_segment(&e, s + pos, end - pos, pos == 0)) != 0) break;
         if (j < 0) break;
         push_id(&e, t->added[j].id);
         pos = me;
     }
     if (add_special)
         for (int i = 0; i < t->n_suffix; i++) push_id(&e, t->suffix[i]);
-    *count = e.n_ids;
-    int *ids = xrealloc(e.ids, (e.n_ids + extra + 1) * sizeof *ids);
+    *count = rc ? 0 : e.n_ids;
+    int *ids = rc ? NULL : xrealloc(e.ids, (e.n_ids + extra + 1) * sizeof *ids);
+    if (rc) free(e.ids);
     hf_bpe_scratch_free(&e.scratch);
-    pcre2_match_data_free(e.md);
-    pcre2_match_context_free(e.mctx);
-    if (e.jit) pcre2_jit_stack_free(e.jit);
+    hf_matcher_free(&e.matcher);
     pieces_free(&e.a), pieces_free(&e.b);
     free(e.r);
     sb_free(&e.tmp), sb_free(&e.mapped);

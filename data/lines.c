@@ -6,7 +6,7 @@
 
 #include "../core/mem.h"
 
-void text_lines_encode(TextLines *tl, const Tokenizer *tok, const unsigned char *text, size_t n, int as_prompt,
+int text_lines_encode(TextLines *tl, const Tokenizer *tok, const unsigned char *text, size_t n, int as_prompt,
                        size_t extra) {
     int cap = 16;
     memset(tl, 0, sizeof *tl);
@@ -24,10 +24,15 @@ void text_lines_encode(TextLines *tl, const Tokenizer *tok, const unsigned char 
             size_t k;
             int *ids = as_prompt ? tokenizer_encode_prompt(tok, text + at, end - at, (size_t)extra, &k)
                                  : tokenizer_encode(tok, text + at, end - at, (size_t)extra, &k);
+            if (!ids) {
+                text_lines_free(tl);
+                return -1;
+            }
             tl->ids[tl->n] = ids, tl->len[tl->n] = (int)k, tl->line[tl->n++] = line;
         }
         at = end + 1;
     }
+    return 0;
 }
 
 void text_lines_free(TextLines *tl) {

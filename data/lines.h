@@ -14,8 +14,9 @@ typedef struct {
     int *line;  /* [n] its 1-based line number */
 } TextLines;
 
-/* as_prompt: encode as sample's --prompt (the tokenizer's BOS first, where it has one) */
-void text_lines_encode(TextLines *tl, const Tokenizer *tok, const unsigned char *text, size_t n, int as_prompt,
+/* as_prompt: encode as sample's --prompt (the tokenizer's BOS first, where it has one). -1 (tl
+ * empty) with the tokenizer's message when a line cannot be encoded (tokenizer_encode) */
+int text_lines_encode(TextLines *tl, const Tokenizer *tok, const unsigned char *text, size_t n, int as_prompt,
                        size_t extra);
 void text_lines_free(TextLines *tl);
 

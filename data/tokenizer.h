@@ -43,11 +43,12 @@ const char *tokenizer_kind_name(const Tokenizer *t);
  * byte and bpe encode the bytes as they are. llama2c encodes as llama2.c's training data was made:
  * documents separated by blank lines, each stripped of surrounding white space and encoded by
  * run.c's rule with BOS in front. hf encodes the whole text as HF's tokenizer.encode(text) does
- * (the post-processor's tokens around it: Llama's <s> in front). */
+ * (the post-processor's tokens around it: Llama's <s> in front). NULL with one line in
+ * pelab_errmsg when an hf tokenizer's regex runs past its limits (data/hf_regex.h): a hostile file. */
 int *tokenizer_encode(const Tokenizer *t, const unsigned char *text, size_t n, size_t extra, size_t *n_ids);
 /* A prompt, as a runner feeds it: llama2c is BOS + run.c's encode of the whole text (BOS alone
  * for an empty prompt); hf as above, and for an empty prompt without a BOS its first special token
- * (GPT-2's <|endoftext|>); byte and bpe as above, and '\n' alone for an empty prompt. */
+ * (GPT-2's <|endoftext|>); byte and bpe as above, and '\n' alone for an empty prompt. NULL as above. */
 int *tokenizer_encode_prompt(const Tokenizer *t, const unsigned char *text, size_t n, size_t extra, size_t *n_ids);
 /* the bytes of id following prev (-1: none); NULL for an id outside the vocabulary. hf: special
  * tokens decode to nothing (skip_special_tokens), and the decoder's leading strip (Llama's space)

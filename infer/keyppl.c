@@ -62,6 +62,7 @@ int key_identify_text(Model *evaluator, const Tokenizer *tok, const unsigned cha
                       unsigned char *key, size_t *n_key) {
     size_t n_ids, nk;
     int *ids = tokenizer_encode(tok, text, n, 0, &n_ids);
+    if (!ids) return -1;
     unsigned char *key_ids = xcalloc(n_ids ? n_ids : 1, 1);
     int rc = key_identify(evaluator, ids, n_ids, evaluator->cfg.seq_len, 0, min_gain, key_ids, &nk);
     if (rc == 0) rc = key_bytes_of_tokens(tok, ids, n_ids, key_ids, text, n, key, n_key);

@@ -67,6 +67,7 @@ static int trial_tokens(const PasskeyScorer *s, const char *text, const PasskeyD
     const Tokenizer *tok = s->tok;
     size_t np;
     int *prompt = tokenizer_encode_prompt(tok, (const unsigned char *)text, (size_t)doc->prompt_len, 0, &np);
+    if (!prompt) return -1;
     int gen[PASSKEY_GEN_TOKENS], rc = s->greedy(s->ctx, prompt, (int)np, gen, PASSKEY_GEN_TOKENS);
     StrBuf said = {0};
     for (int i = 0; rc == 0 && i < PASSKEY_GEN_TOKENS; i++) {
@@ -83,7 +84,8 @@ static int trial_tokens(const PasskeyScorer *s, const char *text, const PasskeyD
         int n = doc->prompt_len + snprintf(with + doc->prompt_len, 16, " %d", c ? distractors[c - 1] : key);
         size_t nf;
         int *full = tokenizer_encode_prompt(tok, (const unsigned char *)with, (size_t)n, 0, &nf);
-        if (nf <= np || memcmp(full, prompt, np * sizeof(int)) != 0)
+        if (!full) rc = -1;
+        else if (nf <= np || memcmp(full, prompt, np * sizeof(int)) != 0)
             rc = pelab_fail("passkey: the %s tokenizer encodes the prompt differently once the key follows it (the key "
                             "has no tokens of its own)", tokenizer_kind_name(tok));
         else rc = s->logprob(s->ctx, prompt, (int)np, full + np, (int)(nf - np), &scores[c]);
@@ -98,9 +100,14 @@ int passkey_document_tokens(const Tokenizer *tok, int length) {
     char *text = xmalloc((size_t)length + 1);
     PasskeyDoc doc;
     size_t n = 0;
-    if (passkey_document(text, length, 0.5, 12345, &doc) == 0) free(tokenizer_encode_prompt(tok, (unsigned char *)text, (size_t)length, 0, &n));
+    int rc = 0;
+    if (passkey_document(text, length, 0.5, 12345, &doc) == 0) {
+        int *ids = tokenizer_encode_prompt(tok, (unsigned char *)text, (size_t)length, 0, &n);
+        rc = ids ? 0 : -1;
+        free(ids);
+    }
     free(text);
-    return (int)n;
+    return rc ? -1 : (int)n;
 }
 
 int passkey_trial(const PasskeyScorer *s, int length, double depth, Rng *rng, int *exact, double *rank) {

@@ -72,7 +72,8 @@ void passkey_model_scorer(PasskeyModel *pm, PasskeyScorer *s);
 int passkey_length_ok(const Model *m, int length);
 /* the same for a document of n_tokens tokens through a tokenizer, its greedy answer included */
 int passkey_tokens_ok(const Model *m, int n_tokens);
-/* the tokens of a document of `length` bytes (key 12345 at depth 0.5) through tok, answer included */
+/* the tokens of a document of `length` bytes (key 12345 at depth 0.5) through tok, answer included;
+ * -1 when tok refuses the text (tokenizer_encode) */
 int passkey_document_tokens(const Tokenizer *tok, int length);
 
 #endif

@@ -80,6 +80,7 @@ static int answer_tokens(Model *m, const Tokenizer *tok, const TaskExample *ex, 
                          size_t *got_out, float *logits) {
     size_t np;
     int *prompt = tokenizer_encode_prompt(tok, (const unsigned char *)ex->text, ex->answer_start, 0, &np);
+    if (!prompt) return -1;
     int max_new = 4 * (int)budget + 8, total = (int)np + max_new;
     int *pos = xmalloc(sizeof(int) * total);
     for (int i = 0; i < total; i++) pos[i] = i;

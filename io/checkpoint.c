@@ -331,11 +331,6 @@ static int check_data_size(const ModelConfig *c, const char *spec, size_t data_l
 
 typedef StRange Range;
 
-static int range_cmp(const void *a, const void *b) {
-    const Range *x = a, *y = b;
-    return x->begin < y->begin ? -1 : x->begin > y->begin;
-}
-
 /* index of the model tensor this header key names (kind 0: parameter, 1: optim.m, 2: optim.v), -1 if none */
 static int find_tensor(const Model *m, const char *key, int *kind) {
     *kind = 0;
@@ -461,17 +456,7 @@ static int parse_tensors(const JsonNode *root, const DataSrc *src, size_t data_l
                     return st_fail(name, "optimizer state incomplete: missing tensor optim.%c.%s (%d of %d present)",
                                   k == 1 ? 'm' : 'v', m->tensors[i].name, n_optim, 2 * n_expected);
 
-    qsort(ranges, (size_t)n_ranges, sizeof ranges[0], range_cmp);
-    unsigned long long covered = 0;
-    for (int k = 0; k < n_ranges; k++) {
-        if (k && ranges[k].begin < ranges[k - 1].end)
-            return st_fail(name, "tensors %s [%llu,%llu] and %s [%llu,%llu] overlap", ranges[k - 1].name,
-                          ranges[k - 1].begin, ranges[k - 1].end, ranges[k].name, ranges[k].begin, ranges[k].end);
-        covered += ranges[k].end - ranges[k].begin;
-    }
-    if (covered != data_len)
-        return st_fail(name, "data section is %zu bytes but the tensors cover %llu (safetensors allows no holes)",
-                      data_len, covered);
+    if (st_check_ranges(ranges, n_ranges, data_len, name) != 0) return -1;
 
     float *block[3] = {m->params_mem, NULL, NULL};
     if (n_optim && adam_m) block[1] = *adam_m = xcalloc(m->n_params, sizeof(float));

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/error.h"
@@ -311,6 +312,33 @@ static int model_of_config(const HfConfig *h, const char *name, ModelConfig *c) 
     return 0;
 }
 
+/* the folder a model's files must resolve into (realpath'ed, malloc'd): dir, or for a snapshot of
+ * the Hugging Face hub cache (.../snapshots/REV, whose files are symlinks to ../../blobs/HASH) the
+ * repository folder two levels up; NULL (errno set) when dir does not resolve */
+static char *model_root(const char *dir) {
+    char *real = realpath(dir, NULL);
+    if (!real) return NULL;
+    char *last = strrchr(real, '/'); /* real: .../PARENT/REV */
+    if (last && last > real) {
+        *last = 0;
+        char *prev = strrchr(real, '/'); /* real: .../REPO/PARENT */
+        if (prev && prev > real && !strcmp(prev + 1, "snapshots")) *prev = 0; /* .../REPO */
+        else *last = '/';
+    }
+    return real;
+}
+
+int hf_read_model_file(const char *dir, const char *name, unsigned char **buf, size_t *len) {
+    StrBuf path = {0};
+    sb_printf(&path, "%s/%s", dir, name);
+    char *root = model_root(dir);
+    int rc = root ? read_file_within(root, "the model folder", sb_str(&path), buf, len)
+                  : pelab_fail("%s: cannot open: %s", sb_str(&path), strerror(errno));
+    sb_free(&path);
+    free(root);
+    return rc;
+}
+
 /* the weights: model.safetensors, or the shards model.safetensors.index.json names */
 typedef struct {
     int n;
@@ -321,11 +349,22 @@ typedef struct {
     size_t data_len;
 } Shards;
 
-static int shard_load(Shards *s, const char *path) {
+/* shard k of dir (its file name in the folder: name), never a file an earlier shard was already */
+static int shard_load(Shards *s, const char *dir, const char *name, dev_t *dev, ino_t *ino) {
     int k = s->n++;
-    s->path[k] = strcpy(xmalloc(strlen(path) + 1), path);
+    StrBuf p = {0};
+    sb_printf(&p, "%s/%s", dir, name);
+    s->path[k] = p.s;
     size_t len;
-    if (read_file(path, &s->buf[k], &len) != 0 || st_open(&s->f[k], s->buf[k], len, path) != 0) return -1;
+    struct stat st;
+    if (hf_read_model_file(dir, name, &s->buf[k], &len) != 0) return -1;
+    if (stat(s->path[k], &st) != 0) return pelab_fail("%s: cannot stat: %s", s->path[k], strerror(errno));
+    for (int j = 0; j < k; j++)
+        if (dev[j] == st.st_dev && ino[j] == st.st_ino)
+            return pelab_fail("%s: the same file as %s (the index names one shard twice)", s->path[k],
+                              strrchr(s->path[j], '/') + 1);
+    dev[k] = st.st_dev, ino[k] = st.st_ino;
+    if (st_open(&s->f[k], s->buf[k], len, s->path[k]) != 0 || st_check_layout(&s->f[k], s->path[k]) != 0) return -1;
     s->data_len += s->f[k].data_len;
     return 0;
 }
@@ -334,30 +373,29 @@ static int shards_open(Shards *s, const char *dir) {
     memset(s, 0, sizeof *s);
     StrBuf p = {0};
     sb_printf(&p, "%s/model.safetensors", dir);
-    int rc = 0;
-    if (access(sb_str(&p), F_OK) == 0) {
-        s->buf = xcalloc(1, sizeof *s->buf), s->f = xcalloc(1, sizeof *s->f), s->path = xcalloc(1, sizeof *s->path);
-        rc = shard_load(s, sb_str(&p));
-    } else {
+    int rc = 0, n = 1;
+    dev_t *dev = NULL;
+    ino_t *ino = NULL;
+    if (access(sb_str(&p), F_OK) != 0) { /* a dangling symlink counts as absent */
         sb_puts(&p, ".index.json");
         unsigned char *buf;
         size_t len;
         if (access(sb_str(&p), F_OK) != 0)
             rc = pelab_fail("%s: neither model.safetensors nor model.safetensors.index.json (a sharded checkpoint)", dir);
-        else if (read_file(sb_str(&p), &buf, &len) == 0) {
+        else if ((rc = hf_read_model_file(dir, "model.safetensors.index.json", &buf, &len)) == 0) {
             rc = hf_index_parse(&s->index, buf, len, sb_str(&p));
             free(buf);
-            int n = s->index.n_files;
-            s->buf = xcalloc((size_t)n, sizeof *s->buf), s->f = xcalloc((size_t)n, sizeof *s->f);
-            s->path = xcalloc((size_t)n, sizeof *s->path);
-            for (int k = 0; k < n && rc == 0; k++) {
-                StrBuf sp = {0};
-                sb_printf(&sp, "%s/%s", dir, s->index.files[k]);
-                rc = shard_load(s, sb_str(&sp));
-                sb_free(&sp);
-            }
-        } else rc = -1;
+            n = s->index.n_files;
+        }
     }
+    if (rc == 0) {
+        s->buf = xcalloc((size_t)n, sizeof *s->buf), s->f = xcalloc((size_t)n, sizeof *s->f);
+        s->path = xcalloc((size_t)n, sizeof *s->path);
+        dev = xcalloc((size_t)n, sizeof *dev), ino = xcalloc((size_t)n, sizeof *ino);
+    }
+    for (int k = 0; k < n && rc == 0; k++)
+        rc = shard_load(s, dir, s->index.n_files ? s->index.files[k] : "model.safetensors", dev, ino);
+    free(dev), free(ino);
     sb_free(&p);
     return rc;
 }
@@ -418,7 +456,13 @@ int hf_llama_read(const char *dir, Model *m, long *sliding_window) {
     ModelConfig cfg;
     char spec[POS_SPEC_MAX];
     Shards s = {0};
-    int rc = hf_config_read(cname, &h);
+    unsigned char *cbuf;
+    size_t clen;
+    int rc = hf_read_model_file(dir, "config.json", &cbuf, &clen);
+    if (rc == 0) {
+        rc = hf_config_parse((const char *)cbuf, clen, cname, &h);
+        free(cbuf);
+    }
     if (rc == 0 && h.n_warn) rc = pelab_fail("%s: %s", cname, h.warn[0]);
     if (rc == 0) rc = model_of_config(&h, cname, &cfg);
     if (rc == 0 && sliding_window) *sliding_window = h.sliding_window;

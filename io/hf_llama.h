@@ -29,6 +29,12 @@ int hf_llama_write_sharded(const char *dir, const Model *m, size_t shard_bytes, 
  * up to that many tokens and not past it. */
 int hf_llama_read(const char *dir, Model *m, long *sliding_window);
 
+/* dir/name, a file of a Hugging Face model folder, read whole: refused in one line when it is not a
+ * regular file or resolves outside the folder (a symlink out of it, which a downloaded archive can
+ * hold). The folder of a snapshot of the hub cache (.../snapshots/REV, whose files are symlinks to
+ * ../../blobs/HASH) is its repository's folder two levels up. */
+int hf_read_model_file(const char *dir, const char *name, unsigned char **buf, size_t *len);
+
 /* q or k weight rows [n_heads * head_dim, cols] in place: interleaved pairs (2j, 2j+1) -> halves
  * (j, j + head_dim/2) when to_half, the inverse otherwise */
 void rotary_rows_permute(float *w, int n_heads, int head_dim, int cols, int to_half);

@@ -10,6 +10,7 @@
 
 #include "../core/error.h"
 #include "../core/files.h"
+#include "../core/mem.h"
 #include "../core/strbuf.h"
 #include "../model/bf16.h"
 
@@ -35,8 +36,8 @@ int st_open_part(StFile *f, const unsigned char *buf, size_t avail, size_t len, 
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | buf[i];
     if (hlen < 2) return st_fail(name, "header length %llu is too small", hlen);
     if (hlen > len - 8)
-        return st_fail(name, "header length %llu exceeds the file size %zu (truncated or not a safetensors file)",
-                       hlen, len);
+        return st_fail(name, "header length %llu exceeds the file size %zu less its 8-byte length field (truncated or "
+                       "not a safetensors file)", hlen, len);
     if (hlen > ST_MAX_HEADER) return st_fail(name, "header length %llu exceeds the 16 MB limit", hlen);
     if (hlen > avail - 8) return st_fail(name, "header length %llu: only %zu bytes of it were read", hlen, avail - 8);
     if (json_parse(&f->doc, (const char *)buf + 8, (size_t)hlen) != 0)
@@ -64,6 +65,24 @@ static void format_shape(char *buf, size_t n, const int *shape, int ndim) {
     for (int d = 0; d < ndim && used < n; d++)
         used += (size_t)snprintf(buf + used, n - used, "%s%d", d ? "," : "", shape[d]);
     if (used < n) snprintf(buf + used, n - used, "]");
+}
+
+/* entry e's data_offsets as r: two integers, in order, inside the data section */
+static int entry_range(const JsonNode *e, const char *tname, size_t data_len, const char *name, StRange *r) {
+    const JsonNode *offs = json_get(e, "data_offsets");
+    const JsonNode *b = offs ? json_at(offs, 0) : NULL, *en = offs ? json_at(offs, 1) : NULL;
+    if (!offs || offs->type != JSON_ARRAY || offs->n_children != 2 || b->type != JSON_NUMBER || !b->is_int ||
+        b->int_value < 0 || en->type != JSON_NUMBER || !en->is_int || en->int_value < 0)
+        return st_fail(name, "tensor %s: data_offsets must be [begin, end], two non-negative integers below 2^63",
+                       tname);
+    unsigned long long begin = (unsigned long long)b->int_value, end = (unsigned long long)en->int_value;
+    if (begin > end || end > data_len)
+        return st_fail(name, "tensor %s: data_offsets [%llu,%llu] out of range of the %zu-byte data section", tname,
+                       begin, end, data_len);
+    r->name = tname;
+    r->begin = begin;
+    r->end = end;
+    return 0;
 }
 
 /* one tensor entry against the model's expectation; fills r with its byte range in the data */
@@ -98,21 +117,45 @@ int st_check_tensor(const JsonNode *e, const char *tname, const TensorInfo *t, c
     snprintf(got + used, sizeof got - used, "]");
     if (!matches) return st_fail(name, "tensor %s: shape %s does not match the model's %s", tname, got, want);
 
-    const JsonNode *b = json_at(offs, 0), *en = json_at(offs, 1);
-    if (offs->type != JSON_ARRAY || offs->n_children != 2 || b->type != JSON_NUMBER || !b->is_int || b->int_value < 0 ||
-        en->type != JSON_NUMBER || !en->is_int || en->int_value < 0)
-        return st_fail(name, "tensor %s: data_offsets must be [begin, end], two non-negative integers", tname);
-    unsigned long long begin = (unsigned long long)b->int_value, end = (unsigned long long)en->int_value;
-    if (begin > end || end > data_len)
-        return st_fail(name, "tensor %s: data_offsets [%llu,%llu] out of range of the %zu-byte data section", tname,
-                      begin, end, data_len);
-    if (end - begin != t->numel * elem_size)
+    if (entry_range(e, tname, data_len, name, r) != 0) return -1;
+    if (r->end - r->begin != t->numel * elem_size)
         return st_fail(name, "tensor %s: data_offsets [%llu,%llu] span %llu bytes, expected %zu (%zu x %s)", tname,
-                      begin, end, end - begin, t->numel * elem_size, t->numel, want_dtype);
-    r->name = tname;
-    r->begin = begin;
-    r->end = end;
+                      r->begin, r->end, r->end - r->begin, t->numel * elem_size, t->numel, want_dtype);
     return 0;
+}
+
+static int range_cmp(const void *a, const void *b) {
+    const StRange *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+int st_check_ranges(StRange *r, int n, size_t data_len, const char *name) {
+    qsort(r, (size_t)n, sizeof *r, range_cmp);
+    unsigned long long covered = 0;
+    for (int k = 0; k < n; k++) {
+        if (k && r[k].begin < r[k - 1].end)
+            return st_fail(name, "tensors %s [%llu,%llu] and %s [%llu,%llu] overlap", r[k - 1].name, r[k - 1].begin,
+                           r[k - 1].end, r[k].name, r[k].begin, r[k].end);
+        covered += r[k].end - r[k].begin;
+    }
+    if (covered != data_len)
+        return st_fail(name, "data section is %zu bytes but the tensors cover %llu (safetensors allows no holes)",
+                       data_len, covered);
+    return 0;
+}
+
+int st_check_layout(const StFile *f, const char *name) {
+    StRange *r = xcalloc(f->doc.root->n_children + 1, sizeof *r);
+    int n = 0, rc = 0;
+    for (const JsonNode *e = f->doc.root->child; e && rc == 0; e = e->next) {
+        if (!strcmp(e->key, "__metadata__")) continue;
+        if (e->type != JSON_OBJECT)
+            rc = st_fail(name, "tensor %s: entry is a %s, expected an object", e->key, json_type_name(e->type));
+        else rc = entry_range(e, e->key, f->data_len, name, &r[n++]);
+    }
+    if (rc == 0) rc = st_check_ranges(r, n, f->data_len, name);
+    free(r);
+    return rc;
 }
 
 /* IEEE binary16 -> float (Hugging Face's F16 checkpoints) */
@@ -138,7 +181,8 @@ int st_read_f32(const StFile *f, const char *key, const TensorInfo *t, float *ds
         dst[i] = dtype[0] == 'B' ? bf16_to_float(h) : half_to_float(h);
     }
     for (size_t i = 0; i < t->numel; i++)
-        if (!isfinite(dst[i])) return st_fail(name, "tensor %s: element %zu is not finite", key, i);
+        if (!isfinite(dst[i]))
+            return st_fail(name, "tensor %s: element %zu is %f (expected a finite number)", key, i, dst[i]);
     return 0;
 }
 

@@ -39,6 +39,12 @@ typedef struct {
  * r with its byte range. Fields other than dtype, shape and data_offsets are refused. */
 int st_check_tensor(const JsonNode *e, const char *tname, const TensorInfo *t, const char *want_dtype,
                     size_t elem_size, size_t data_len, const char *name, StRange *r);
+/* ranges r[0..n) (sorted here) against a data section of data_len bytes: no two overlap and together
+ * they cover it all (safetensors allows no holes); -1 naming the two tensors or the bytes covered */
+int st_check_ranges(StRange *r, int n, size_t data_len, const char *name);
+/* every entry of f's header (but __metadata__) has valid data_offsets, and their ranges pass
+ * st_check_ranges: what a reader of some of the tensors checks for all of them */
+int st_check_layout(const StFile *f, const char *name);
 /* tensor key (F32, or BF16 / F16 widened exactly) into dst as t->numel floats, every one finite;
  * -1 if absent or mismatched */
 int st_read_f32(const StFile *f, const char *key, const TensorInfo *t, float *dst, const char *name);

@@ -8,119 +8,27 @@
  * 6. absurd --threads counts are refused in every command;
  * 7. every output path is checked before any input is read or any step is trained.
  * (8, SIGTERM's exit status 143, is in test_crash.c with the other signal tests.)
- * Commands run through fork/exec with an argv (run_argv), so hostile names reach pelab intact. */
+ * Commands run through fork/exec with an argv (child.h), so hostile names reach pelab intact. */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../core/mem.h"
-#include "../core/sys.h"
 #include "../core/json.h"
+#include "child.h"
 #include "test.h"
-
-typedef struct {
-    int status;       /* exit status, 128 + signal if killed */
-    int timed_out;    /* killed by run_argv after its limit */
-    long maxrss_kb;   /* of the child */
-    double cpu_s;     /* user + system time of the child */
-    char out[1 << 15]; /* stdout + stderr */
-} Run;
-
-/* the binary under test as an absolute path (children may run in another directory) */
-static const char *pelab_bin(void) {
-    static char path[PATH_MAX];
-    if (!path[0]) {
-        const char *bin = getenv("PELAB_BIN") ? getenv("PELAB_BIN") : "./pelab";
-        if (!realpath(bin, path)) snprintf(path, sizeof path, "%s", bin);
-    }
-    return path;
-}
-
-/* runs pelab with args (NULL-terminated; args[0] is the subcommand) in cwd (NULL: here), extra
- * environment entries "K=V" (NULL-terminated, may be NULL), killed after limit_s seconds */
-static void run_argv(Run *r, const char *const *args, const char *cwd, const char *const *env, int limit_s) {
-    memset(r, 0, sizeof *r);
-    const char *bin = pelab_bin(); /* resolved here: the child may change directory first */
-    int pipefd[2];
-    if (pipe(pipefd) != 0) {
-        r->status = -1;
-        return;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pipefd[1], 1);
-        dup2(pipefd[1], 2);
-        close(pipefd[0]);
-        close(pipefd[1]);
-        if (cwd && chdir(cwd) != 0) _exit(126);
-        for (int i = 0; env && env[i]; i++) putenv((char *)env[i]);
-        const char *argv[64];
-        int n = 0;
-        argv[n++] = "pelab";
-        for (int i = 0; args[i] && n < 63; i++) argv[n++] = args[i];
-        argv[n] = NULL;
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    close(pipefd[1]);
-    fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
-    size_t used = 0;
-    double deadline = now_seconds() + limit_s;
-    int status = 0;
-    struct rusage ru;
-    for (;;) {
-        ssize_t k = read(pipefd[0], r->out + used, sizeof r->out - 1 - used);
-        if (k > 0) used += (size_t)k;
-        pid_t w = wait4(pid, &status, WNOHANG, &ru);
-        if (w == pid) break;
-        if (now_seconds() > deadline) {
-            kill(pid, SIGKILL);
-            wait4(pid, &status, 0, &ru);
-            r->timed_out = 1;
-            break;
-        }
-        if (k <= 0) {
-            struct timespec ts = {0, 2000000};
-            nanosleep(&ts, NULL);
-        }
-    }
-    for (ssize_t k; (k = read(pipefd[0], r->out + used, sizeof r->out - 1 - used)) > 0;) used += (size_t)k;
-    close(pipefd[0]);
-    r->out[used] = 0;
-    r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r->maxrss_kb = maxrss_kb(ru.ru_maxrss);
-    r->cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
-}
-
-/* exit 1, one line "pelab: ..." naming needle, quickly */
-static void expect_refused(const char *what, const char *const *args, const char *needle) {
-    static Run r;
-    run_argv(&r, args, NULL, NULL, 20);
-    CHECK(!r.timed_out && r.status == 1 && count_lines(r.out) == 1 && strncmp(r.out, "pelab: ", 7) == 0 &&
-              strstr(r.out, needle),
-          "%s: exit 1 with one line naming '%s' (exit %d%s): %s", what, needle, r.status,
-          r.timed_out ? ", hung and killed" : "", r.out);
-}
 
 static int file_exists(const char *path) {
     struct stat st;
     return lstat(path, &st) == 0;
 }
-
 
 static const char *tiny_train[] = {"--steps", "1", "--dim", "16", "--layers", "1", "--heads", "2", "--seq-len", "16",
                                    "--batch", "2", "--synth-bytes", "20000", "--threads", "1", "--quiet"};
@@ -217,12 +125,12 @@ static void check_fifos(const char *dir, const char *ckpt) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char what[128];
         snprintf(what, sizeof what, "pelab %s %s with a FIFO", cases[i][0], cases[i][1]);
-        expect_refused(what, cases[i], "FIFO");
+        expect_argv_refused(what, cases[i], "FIFO");
     }
     const char *dev[] = {"info", "/dev/zero", NULL};
-    expect_refused("pelab info /dev/zero", dev, "character device");
+    expect_argv_refused("pelab info /dev/zero", dev, "character device");
     const char *dirarg[] = {"info", dir, NULL};
-    expect_refused("pelab info DIR", dirarg, "directory");
+    expect_argv_refused("pelab info DIR", dirarg, "directory");
 }
 
 /* 3. symlinks at the temporary name and at the target are never written through */
@@ -384,9 +292,9 @@ static void check_threads(void) {
         const char *args[] = {cmds[i][0], "--threads", "1000", NULL};
         char what[64];
         snprintf(what, sizeof what, "pelab %s --threads 1000", cmds[i][0]);
-        expect_refused(what, args, "online CPUs");
+        expect_argv_refused(what, args, "online CPUs");
         const char *args2[] = {cmds[i][0], "--threads", too_many, NULL};
-        expect_refused(what, args2, "online CPUs");
+        expect_argv_refused(what, args2, "online CPUs");
     }
     static Run r;
     const char *ok[] = {"train", "--threads", limit, "--help", NULL};
@@ -424,7 +332,7 @@ static void check_outputs_first(const char *dir, const char *ckpt) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char what[160];
         snprintf(what, sizeof what, "pelab %s ... %s BAD (input missing too)", cases[i][1], cases[i][0]);
-        expect_refused(what, cases[i] + 1, cases[i][0]);
+        expect_argv_refused(what, cases[i] + 1, cases[i][0]);
     }
 }
 

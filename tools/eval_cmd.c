@@ -261,6 +261,7 @@ static void load_tokens(Run *run, int max_tokens, int bos) {
     int first = bos >= 0;
     size_t n_ids;
     int *ids = tokenizer_encode(&run->tok, run->text, run->n_file, 0, &n_ids);
+    if (!ids) pelab_die("eval: %s", pelab_errmsg);
     run->tokens = xmalloc(sizeof(int) * (n_ids + 1));
     memcpy(run->tokens + first, ids, sizeof(int) * n_ids);
     free(ids);

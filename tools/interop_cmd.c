@@ -46,7 +46,7 @@ static int import_hf(const char *dir, const char *out, int apply_window) {
     Tokenizer tok;
     tokenizer_init_byte(&tok);
     if (access(tok_path, F_OK) == 0) {
-        if (read_file(tok_path, &image, &image_len) != 0 ||
+        if (hf_read_model_file(dir, "tokenizer.json", &image, &image_len) != 0 ||
             tokenizer_from_image(&tok, "hf", image, image_len, tok_path, m.cfg.vocab_size) != 0)
             pelab_die("import: %s", pelab_errmsg);
         meta_set(&meta, "tokenizer", "hf");

@@ -72,5 +72,6 @@ int *load_text_or_die(const char *cmd, const char *path, const Tokenizer *tok, s
     }
     int *ids = tokenizer_encode(tok, bytes, len, 0, n);
     free(bytes);
+    if (!ids) pelab_die("%s: %s", cmd, pelab_errmsg);
     return ids;
 }

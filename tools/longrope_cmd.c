@@ -43,6 +43,7 @@ int cmd_longrope_search(int argc, char **argv) {
     if (corpus_read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);
     size_t n;
     int *tokens = tokenizer_encode(&tok, text, n_bytes, 0, &n);
+    if (!tokens) pelab_die("longrope: %s", pelab_errmsg);
     LongRopeFactors best;
     double best_loss, pi_loss;
     if (longrope_search(&m, tokens, n, &cfg, &best, &best_loss, &pi_loss) != 0)

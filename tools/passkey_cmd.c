@@ -45,12 +45,15 @@ int cmd_passkey(int argc, char **argv) {
     /* a subword tokenizer: lengths stay bytes of text (--mult: the training length in tokens times the
      * tokenizer's bytes per token on a passkey document), each length's tokens counted */
     int sub = tok.kind != TOK_BYTE, n_len, lengths[MAX_LIST], n_tokens[MAX_LIST], ok_len[MAX_LIST], max_len = PASSKEY_MIN_LEN;
-    double bytes_per_token = sub ? 4096.0 / passkey_document_tokens(&tok, 4096) : 1.0;
+    int doc_tokens = sub ? passkey_document_tokens(&tok, 4096) : 4096;
+    if (doc_tokens < 0) pelab_die("passkey: %s", pelab_errmsg);
+    double bytes_per_token = 4096.0 / doc_tokens;
     if (lengths_s) n_len = args_numbers("passkey", "--lengths", lengths_s, 1, 1 << 24, lv, MAX_LIST);
     else n_len = args_numbers("passkey", "--mult", mult_s ? mult_s : "0.5,1,2,4,8", 1e-3, 1 << 16, lv, MAX_LIST);
     for (int i = 0; i < n_len; i++) {
         lengths[i] = lengths_s ? (int)lv[i] : (int)lrint(lv[i] * m.cfg.seq_len * bytes_per_token);
         n_tokens[i] = sub && lengths[i] >= PASSKEY_MIN_LEN ? passkey_document_tokens(&tok, lengths[i]) : lengths[i];
+        if (n_tokens[i] < 0) pelab_die("passkey: %s", pelab_errmsg);
         ok_len[i] = sub ? lengths[i] >= PASSKEY_MIN_LEN && passkey_tokens_ok(&m, n_tokens[i]) : passkey_length_ok(&m, lengths[i]);
         int need = sub ? n_tokens[i] + 2 * PASSKEY_GEN_TOKENS : lengths[i];
         if (ok_len[i] && need > max_len) max_len = need;

@@ -40,7 +40,7 @@ static void sample_batch(Model *m, const Tokenizer *tok, const char *path, int b
     size_t n;
     if (read_file(path, &text, &n) != 0) pelab_die("%s", pelab_errmsg);
     TextLines tl;
-    text_lines_encode(&tl, tok, text, n, 1, (size_t)n_new);
+    if (text_lines_encode(&tl, tok, text, n, 1, (size_t)n_new) != 0) pelab_die("sample: --prompts %s: %s", path, pelab_errmsg);
     free(text);
     int n_seq = tl.n, **texts = tl.ids, *n_prompt = tl.len;
     if (n_seq == 0) pelab_die("sample: --prompts %s: no prompt (one per line)", path);
@@ -124,6 +124,7 @@ int cmd_sample(int argc, char **argv) {
     size_t n_prompt_ids;
     int *tokens = tokenizer_encode_prompt(&tok, (const unsigned char *)prompt, plen, (size_t)(n_new > steps ? n_new : steps),
                                           &n_prompt_ids);
+    if (!tokens) pelab_die("sample: --prompt: %s", pelab_errmsg);
     int n_prompt = (int)n_prompt_ids;
     if (steps > 0) { /* llama2.c feeds positions 0..steps-1; the prompt's fill all but its last */
         if (steps > m.cfg.seq_len) steps = m.cfg.seq_len; /* llama2.c's clamp; -n goes past L */

@@ -22,7 +22,7 @@
 static void score_lines(Model *m, const Tokenizer *tok, const char *path, const unsigned char *text, size_t n_bytes,
                         int batch, DynamicLength dynamic, FILE *csv) {
     TextLines tl;
-    text_lines_encode(&tl, tok, text, n_bytes, 0, 0);
+    if (text_lines_encode(&tl, tok, text, n_bytes, 0, 0) != 0) pelab_die("score: --lines %s: %s", path, pelab_errmsg);
     int n_texts = tl.n, **texts = tl.ids, *lens = tl.len, *line_no = tl.line;
     if (n_texts == 0) pelab_die("score: --lines %s: no non-empty line", path);
     size_t total = 0;
@@ -101,6 +101,7 @@ int cmd_score(int argc, char **argv) {
     }
     size_t n;
     int *tokens = tokenizer_encode(&tok, text, n_bytes, 0, &n);
+    if (!tokens) pelab_die("score: %s", pelab_errmsg);
     if (n < 2) {
         free(tokens), free(text);
         pelab_die("score: %s: need at least 2 tokens, got %zu", pos_args[1], n);

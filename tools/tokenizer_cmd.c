@@ -94,6 +94,7 @@ static int encode(int argc, char **argv) {
     if (corpus_read_file(pos[1], &text, &n) != 0) pelab_die("%s", pelab_errmsg);
     double t0 = now_seconds();
     int *ids = tokenizer_encode(&tok, text, n, 0, &n_ids); /* as training and eval see FILE */
+    if (!ids) pelab_die("%s", pelab_errmsg);
     double dt = now_seconds() - t0;
     if (count)
         printf("%s: %zu bytes -> %zu tokens, %.3f bytes/token (%s tokenizer, vocabulary %d, %.2f s)\n", pos[1], n, n_ids,

@@ -120,6 +120,11 @@ static inline void fuzz_check_tokenizer(const Tokenizer *t, const unsigned char 
     for (int prompt = 0; prompt < 2; prompt++) {
         size_t k;
         int *ids = prompt ? tokenizer_encode_prompt(t, text, n, 0, &k) : tokenizer_encode(t, text, n, 0, &k);
+        if (!ids) { /* only an hf tokenizer's regex past its limits, in one line */
+            FUZZ_CHECK(t->kind == TOK_HF && pelab_errmsg[0] && !strchr(pelab_errmsg, '\n'), "encode refused: %s",
+                       pelab_errmsg);
+            continue;
+        }
         FUZZ_CHECK(t->kind == TOK_HF || k <= n + 2, "%zu ids for %zu bytes", k, n);
         size_t at = 0;
         int prev = -1, exact = t->kind != TOK_LLAMA2C && t->kind != TOK_HF && !(prompt && n == 0);
