@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """power_v8.py PILOT.csv: the pre-registered seed schedule of each claim of suite version 8
-(docs/CLAIMS.md, "Version 8: the power schedule"). PILOT.csv: id,effect,sd,paired,test[,source]
-(test: t, permute or signflip; sd: the per-seed spread of the claim's figure). For each claim: the
-smallest N (5 <= N <= CAP) whose last look, at the family's strictest Holm level times that look's
-share of alpha, has 80% power for the pilot's effect, as lab/claim_family.c's claim_seeds_needed
+(docs/CLAIMS.md, "Version 8: the power schedule"). PILOT.csv: id,effect,sd,paired,test,pass[,source]
+(test: t, permute or signflip; sd: the per-seed spread of the claim's figure; pass: the share of
+seeds expected to pass the gate, 1 for language modelling). For each claim: the smallest N
+(5 <= N <= CAP) whose last look, at the Holm level alpha / FAMILY times that look's share of alpha,
+has 80% power for the pilot's effect with N x pass seeds, as lab/claim_family.c's claim_seeds_needed
 and core/stats.c's stats_seeds_needed compute it (two-sample t at n seeds per series; a paired
 figure's sd taken as sd/sqrt(2)); a randomization test also needs N whose smallest p value clears
 the level. The looks: 5, 8, 12, then N (16, 20, 24 ... as the need grows). Pure Python (no scipy)."""
 import csv, math, sys
 
-ALPHA, FAMILY, POWER, CAP = 0.05, 36, 0.8, 32
+# FAMILY: the Holm step a claim still open after the first look faces: version 7 had 14 claims open
+# after its first look (the others decided there with p values far below any step), so alpha / 14
+ALPHA, FAMILY, POWER, CAP = 0.05, 14, 0.8, 32
 
 def betacf(a, b, x):  # continued fraction of the regularized incomplete beta (Numerical Recipes' form)
     qab, qap, qam = a + b, a + 1, a - 1
@@ -69,28 +72,30 @@ def looks_for(n):
 
 def main():
     rows = list(csv.DictReader(open(sys.argv[1])))
-    print('| claim | pilot effect | sd per seed | test | seeds for 80% power | looks | power at its last look |')
-    print('|---|---:|---:|---|---:|---|---|')
+    print('| claim | pilot effect | sd per seed | test | gate passed | seeds for 80% power | looks | power at its last look |')
+    print('|---|---:|---:|---|---:|---:|---|---|')
     for r in rows:
         effect, sd = float(r['effect']), float(r['sd'])
-        paired, test = r['paired'] == '1', r['test']
+        paired, test, share = r['paired'] == '1', r['test'], float(r.get('pass') or 1)
         sd2 = sd / math.sqrt(2) if paired else sd  # as claim_seeds_needed
         chosen = None
         for n in range(5, CAP + 1):
             lk = looks_for(n)
             level = ALPHA / FAMILY * (lk[-1] - lk[-2]) / lk[-1]
-            if seeds_needed(effect, sd2, level) <= lk[-1] and min_p(test, lk[-1]) < level:
+            n_gated = int(lk[-1] * share)
+            if seeds_needed(effect, sd2, level) <= n_gated and min_p(test, n_gated) < level:
                 chosen = lk; break
         if chosen is None:
             lk = looks_for(CAP)
             level = ALPHA / FAMILY * (lk[-1] - lk[-2]) / lk[-1]
             df = 2 * CAP - 2
-            z = abs(effect) / (sd2 * math.sqrt(2 / CAP)) - t_quantile(1 - level / 2, df)
+            ng = max(2, int(CAP * share))
+            z = abs(effect) / (sd2 * math.sqrt(2 / ng)) - t_quantile(1 - level / 2, df)
             note = 'cap: %.0f%%' % (100 * t_cdf(z, df))
             chosen = lk
         else:
             note = '>= 80%'
-        print('| %s | %+.3g | %.3g | %s | %s | %s | %s |' % (r['id'], effect, sd, test, chosen[-1] if note == '>= 80%' else '> %d' % CAP,
-                                                        ','.join(map(str, chosen)), note))
+        print('| %s | %+.3g | %.3g | %s | %.0f%% | %s | %s | %s |' % (r['id'], effect, sd, test, 100 * share,
+              chosen[-1] if note == '>= 80%' else '> %d' % CAP, ','.join(map(str, chosen)), note))
 
 main()

@@ -11,7 +11,7 @@ SEEDS=${SEEDS:-1001-1004}
 HYB_SWAN='rope+attn(3*window=16:global,nope)'
 HYB_IROPE='rope+attn(3*chunk=16:global,nope)'
 # the lm protocol's evaluation as the suite runs it (full), at a fixed budget instead of --converge
-LM_EXTRA="--rules pi:4,ntk:4,yarn:4,selfextend:4:32,rerope:32 --finetune-scale 4 --keyppl-tokens 16384 --key-gain 0.5 --gen-tokens 0"
+LM_EXTRA="--rules pi:4,ntk:4,yarn:4,selfextend:4:32,rerope:32 --finetune-scale 4 --finetune-steps 60 --keyppl-tokens 16384 --key-gain 0.5 --gen-tokens 0"
 mkdir -p "$OUT"
 # name | schemes | steps | layers | task | task lens | extra compare flags
 CONFIGS=$(cat <<CFG
@@ -20,9 +20,8 @@ mvalue8k|rope,$HYB_SWAN|8000|4|niah_multivalue:values=2,len=48-64|48,64,128,256|
 flipflop6k|rope|6000|2|flipflop:len=8-24|8,16,24,48,96|
 copy10k|nope,learned,rope,rope+randpos:256|10000|2|copy:len=2-8|2,5,8,12,16|
 selcopy5k|cope,rope|5000|2|selective_copy:len=4-16|4,8,16,24,32|
-lm3k|rope,alibi,kerple|3000|2|-|1,2,4,8,16|$LM_EXTRA
-lm2k|rope|2000|2|-|1,2,4,8,16|$LM_EXTRA
-lm4k|rope|4000|2|-|1,2,4,8,16|$LM_EXTRA
+lm2k|rope,alibi,kerple,t5|2000|2|-|1,2,4,8,16|$LM_EXTRA
+lm3k|rope|3000|2|-|1,2,4,8,16|$LM_EXTRA
 CFG
 )
 want() { [ ${#SELECT[@]} -eq 0 ] && return 0; local n=$1; for w in "${SELECT[@]}"; do [ "$w" = "$n" ] && return 0; done; return 1; }
