@@ -11,7 +11,13 @@
 const char *const suite_setting_names[SUITE_SETTINGS] = {"quick", "full"};
 const int suite_seeds[SUITE_SETTINGS] = {3, 5};
 
-/* version 7: three protocols of per-layer attention patterns at 4 layers (patterns: lm; patterns_niah,
+/* version 8: recipes that learn and one lm recipe for quick and full (EXPERIMENTS.md 18, docs/CLAIMS.md):
+ * fresh seeds (SUITE_SEED_BASE); lm a fixed 2,000 steps and 32,768 evaluation tokens in both settings (was
+ * --converge: its stopping step drove yarn-beats-ntk and kerple-beats-alibi); copy 10,000 steps with FIRE;
+ * selcopy 5,000; flipflop 6,000; the needles 8,000 with the designs their claims compare; in full, the task
+ * protocols of thousands of steps train the schemes their claims compare and references (full_baselines);
+ * each claim's own looks from a power analysis (docs/claims.txt's LOOKS).
+ * version 7: three protocols of per-layer attention patterns at 4 layers (patterns: lm; patterns_niah,
  * patterns_mvalue: two RULER needle tasks), not in quick; every other recipe unchanged.
  * version 6: quick looks at 3, 5, 8 and 12 seeds (was 3, 5, 8): five of version 5's seven undecided
  * claims pointed the claimed way and needed 11-16 seeds; the budget (30 min) decides which protocols a
@@ -89,7 +95,7 @@ const SuiteProtocol suite_protocols[] = {
     {"mqar", "dense multi-query associative recall (Zoology), 2-8 pairs, scored to 16", "mqar_dense:pairs=2-8", 64,
      "2,4,8,12,16", 8, 12, {4000, 4000}, 32, "", .quick_baselines = "alibi,rope", .full_baselines = "rope,alibi,t5,kerple"},
     {"selcopy", "selective copy of 4-16 symbols in 75% noise, scored to 32", "selective_copy:len=4-16", 64,
-     "4,8,16,24,32", 16, 24, {3000, 3000}, 16, "", .quick_baselines = "rope", .full_baselines = "rope,alibi,nope",
+     "4,8,16,24,32", 16, 24, {5000, 5000}, 16, "", .quick_baselines = "rope", .full_baselines = "rope,alibi,nope",
      .also = "cope"},
     /* 24 instructions are 61 bytes: the longest trained example fits in L */
     {"flipflop", "flip-flop: the last written bit after 8-24 instructions, scored to 96", "flipflop:len=8-24", 64,

@@ -78,11 +78,12 @@ static void suite_script(const char *tmp) {
              "--steps 4 --task-n 3 --threads 2 --dir %s/suite-jobs --jobs %s --jobs-format slurm", tmp, path);
     int rc = run_pelab(cmd, log, sizeof log);
     const char *s = slurp(path);
-    CHECK(rc == 0 && s && strncmp(s, "#!/bin/sh\n", 10) == 0 && strstr(s, "\n#SBATCH --array=1-6\n") &&
+    CHECK(rc == 0 && s && strncmp(s, "#!/bin/sh\n", 10) == 0 && strstr(s, "\n#SBATCH --array=1-8\n") &&
               strstr(s, "\n#SBATCH --cpus-per-task=2\n") && strstr(s, "\n#SBATCH --job-name=pelab-suite\n") &&
-              strstr(s, "\n6) cd ") && strstr(s, " --only rope-randpos-256_s2 ;;\n") && !strstr(s, "\n7) ") &&
-              strstr(log, "wrote 6 commands of the next look's runs to") && strstr(log, "(sbatch --wait "),
-          "suite --jobs-format slurm: one array of the look's 6 runs, 2 CPUs a task (exit %d): %s", rc, s ? s : log);
+              strstr(s, "\n8) cd ") && strstr(s, " --only rope-randpos-256_s102 ;;\n") && strstr(s, " --only fire_s102 ;;\n") &&
+              !strstr(s, "\n9) ") && strstr(log, "wrote 8 commands of the next look's runs to") && strstr(log, "(sbatch --wait "),
+          "suite --jobs-format slurm: one array of the look's 8 runs (copy adds randomized rope and FIRE), 2 CPUs a task "
+          "(exit %d): %s", rc, s ? s : log);
 }
 
 void test_jobs(void) {
