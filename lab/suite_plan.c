@@ -62,7 +62,7 @@ const int suite_seeds[SUITE_SETTINGS] = {3, 5};
  * schemes measured where each stopped (kerple minus alibi at 16L against their steps' difference:
  * r = 0.92 over version 7's 12 seeds; docs/CLAIMS.md, "Quick and full reconciled"). The PI fine-tune
  * keeps version 7's 60 steps (10% of its --min-steps then) */
-#define LM_STEPS 2000
+#define LM_STEPS 3000
 #define LM_BUDGET_WHY "the convergence rule stopped seeds on plateaus at different steps (1,000 to 3,800 " \
                       "in version 7), and comparisons between schemes measured where each stopped " \
                       "(docs/CLAIMS.md, \"Quick and full reconciled\")"

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """power_v8.py PILOT.csv: the pre-registered seed schedule of each claim of suite version 8
 (docs/CLAIMS.md, "Version 8: the power schedule"). PILOT.csv: id,effect,sd,paired,test,pass[,source]
-(test: t, permute or signflip; sd: the per-seed spread of the claim's figure; pass: the share of
-seeds expected to pass the gate, 1 for language modelling). For each claim: the smallest N
+(test: t, permute or signflip; sd: a paired figure's spread over the n pilot seeds, or two series'
+pooled spread sqrt((sd_A^2 + sd_B^2) / 2),
+taken at its one-sided 80% upper confidence bound, sd sqrt((n-1) / chi2_0.2(n-1)), since a pilot of
+4 seeds says little about a spread; pass: the share of seeds expected to pass the gate, 1 for
+language modelling; cap: the most seeds the protocol's cost allows, CAP unless given). For each claim: the smallest N
 (5 <= N <= CAP) whose last look, at the Holm level alpha / FAMILY times that look's share of alpha,
 has 80% power for the pilot's effect with N x pass seeds, as lab/claim_family.c's claim_seeds_needed
 and core/stats.c's stats_seeds_needed compute it (two-sample t at n seeds per series; a paired
@@ -70,32 +73,38 @@ def looks_for(n):
     while s < n: s = min(n, s + 4 if s < 24 else s + 8); extra.append(s)
     return base + extra
 
+def chi2_quantile(p, df):  # Wilson-Hilferty: plenty for a spread's confidence bound
+    z = -0.8416212335729143 if p == 0.2 else None
+    return df * (1 - 2 / (9 * df) + z * math.sqrt(2 / (9 * df))) ** 3
+
 def main():
     rows = list(csv.DictReader(open(sys.argv[1])))
-    print('| claim | pilot effect | sd per seed | test | gate passed | seeds for 80% power | looks | power at its last look |')
+    print('| claim | pilot effect | sd per seed (pilot seeds; 80% bound) | test | gate passed | seeds for 80% power | looks | power at its last look |')
     print('|---|---:|---:|---|---:|---:|---|---|')
     for r in rows:
-        effect, sd = float(r['effect']), float(r['sd'])
+        effect, sd_pilot, n_pilot = float(r['effect']), float(r['sd']), int(r['n'])
+        sd = sd_pilot * math.sqrt((n_pilot - 1) / chi2_quantile(0.2, n_pilot - 1))
+        cap = int(r.get('cap') or CAP)
         paired, test, share = r['paired'] == '1', r['test'], float(r.get('pass') or 1)
         sd2 = sd / math.sqrt(2) if paired else sd  # as claim_seeds_needed
         chosen = None
-        for n in range(5, CAP + 1):
+        for n in range(5, cap + 1):
             lk = looks_for(n)
             level = ALPHA / FAMILY * (lk[-1] - lk[-2]) / lk[-1]
             n_gated = int(lk[-1] * share)
             if seeds_needed(effect, sd2, level) <= n_gated and min_p(test, n_gated) < level:
                 chosen = lk; break
         if chosen is None:
-            lk = looks_for(CAP)
+            lk = looks_for(cap)
             level = ALPHA / FAMILY * (lk[-1] - lk[-2]) / lk[-1]
-            df = 2 * CAP - 2
-            ng = max(2, int(CAP * share))
+            df = 2 * cap - 2
+            ng = max(2, int(cap * share))
             z = abs(effect) / (sd2 * math.sqrt(2 / ng)) - t_quantile(1 - level / 2, df)
             note = 'cap: %.0f%%' % (100 * t_cdf(z, df))
             chosen = lk
         else:
             note = '>= 80%'
-        print('| %s | %+.3g | %.3g | %s | %.0f%% | %s | %s | %s |' % (r['id'], effect, sd, test, 100 * share,
-              chosen[-1] if note == '>= 80%' else '> %d' % CAP, ','.join(map(str, chosen)), note))
+        print('| %s | %+.3g | %.3g (%d; %.3g) | %s | %.0f%% | %s | %s | %s |' % (r['id'], effect, sd_pilot, n_pilot, sd, test, 100 * share,
+              chosen[-1] if note == '>= 80%' else '> %d' % cap, ','.join(map(str, chosen)), note))
 
 main()
