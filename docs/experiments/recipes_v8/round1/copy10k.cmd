@@ -1,0 +1,1 @@
+/tmp/pelab-search compare --out docs/experiments/recipes_v8/round1/copy10k --schemes nope\,learned\,rope\,rope+randpos:256 --seeds 1001-1004 --seq-len 64 --steps 10000 --batch 16 --dim 64 --layers 2 --heads 4 --lr 3e-3 --threads 1 --task copy:len=2-8 --task-lens 2\,5\,8\,12\,16 --synth-bytes 1536000 

@@ -1,0 +1,1 @@
+/tmp/pelab-search compare --out docs/experiments/recipes_v8/round1/flipflop6k --schemes rope --seeds 1001-1004 --seq-len 64 --steps 6000 --batch 16 --dim 64 --layers 2 --heads 4 --lr 3e-3 --threads 1 --task flipflop:len=8-24 --task-lens 8\,16\,24\,48\,96 --synth-bytes 1536000 

@@ -1,0 +1,1 @@
+/tmp/pelab-search compare --out docs/experiments/recipes_v8/round1/selcopy5k --schemes cope\,rope --seeds 1001-1004 --seq-len 64 --steps 5000 --batch 16 --dim 64 --layers 2 --heads 4 --lr 3e-3 --threads 1 --task selective_copy:len=4-16 --task-lens 4\,8\,16\,24\,32 --synth-bytes 1536000 
