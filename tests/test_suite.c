@@ -438,6 +438,15 @@ static void micro(const char *tmp) {
         CHECK(ok, "quick's plan with '%s' (exit %d): %.3000s", plans[i].flags, rc, jobs ? jobs : out);
         free(jobs);
     }
+    /* full: a task protocol of thousands of steps trains its own baselines (full_baselines), also's entries once */
+    snprintf(cmd, sizeof cmd, "./pelab suite full --protocols copy,selcopy --dir %s/suite-planfull --jobs %s", tmp, path);
+    rc = run_pelab(cmd, out, sizeof out);
+    jobs = slurp(path);
+    CHECK(rc == 0 && jobs && strstr(jobs, "/copy --schemes learned,rope,alibi,t5,rope+randpos:256,fire --seeds 101-105 ") &&
+              strstr(jobs, " --steps 10000 ") && strstr(jobs, "/selcopy --schemes rope,alibi,nope,cope --seeds 101-105 ") &&
+              !strstr(jobs, "/copy --schemes nope"),
+          "full's plan: copy and selcopy with their own baselines, fresh seeds (exit %d): %.3000s", rc, jobs ? jobs : out);
+    free(jobs);
     snprintf(cmd, sizeof cmd, "./pelab suite quick --protocols lm,nosuch --dir %s/x", tmp);
     CHECK(run_pelab(cmd, out, sizeof out) == 1 && strstr(out, "suite: --protocols: unknown protocol 'nosuch' (known: lm, sinks, copy"),
           "an unknown protocol refused, the known ones listed: %s", out);
