@@ -382,7 +382,8 @@ static void micro(const char *tmp) {
     char *rep = slurp(path);
     CHECK(rep && strstr(rep, "# pelab suite quick (suite version " VERSION_TEXT ")") && strstr(rep, "| scheme | lm (1 / 4L) | copy (8 / 12) |") &&
               strstr(rep, "| rope |") && strstr(rep, "## Published claims") && strstr(rep, "### lm") &&
-              strstr(rep, "### copy") && strstr(rep, "#### loss, non-overlapping"),
+              strstr(rep, "### copy") && strstr(rep, "#### loss, non-overlapping") &&
+              strstr(rep, "Training: a fixed budget of 4 steps, not the convergence rule: the convergence rule stopped"),
           "suite.md: matrix, claims, each protocol's verdict section: %.3000s", rep ? rep : "(missing)");
     const char *fairseq = rep ? strstr(rep, "\n| sinusoidal:scale=1,tokens=sqrt_dim | ") : NULL;
     const char *eol = fairseq ? strchr(fairseq + 1, '\n') : NULL;
