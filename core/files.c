@@ -244,10 +244,11 @@ int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *c
     }
     int rc = 0;
     if (what) {
-        if (created) unlink(tmp);
+        /* a folder made read-only meanwhile keeps the temporary file: say so (remove_stale_temps takes it) */
+        const char *kept = created && unlink(tmp) != 0 ? " (the temporary file is left behind)" : "";
         const char *why = err ? strerror(err) : "I/O error";
-        if (strcmp(what, "rename") == 0) rc = pelab_fail("%s: cannot rename %s to %s: %s", path, tmp, path, why);
-        else rc = pelab_fail("%s: %s %s: %s", path, what, tmp, why);
+        if (strcmp(what, "rename") == 0) rc = pelab_fail("%s: cannot rename %s to %s: %s%s", path, tmp, path, why, kept);
+        else rc = pelab_fail("%s: %s %s: %s%s", path, what, tmp, why, kept);
     } else {
         fsync_parent_dir(path);
     }
@@ -294,4 +295,30 @@ static int write_bytes_body(FILE *f, const void *ctx) {
 int write_bytes_atomic(const char *path, const void *buf, size_t len) {
     Bytes b = {buf, len};
     return write_file_atomic(path, write_bytes_body, &b);
+}
+
+FILE *memfile_open(MemFile *m) {
+    m->buf = NULL, m->len = 0;
+    m->f = open_memstream(&m->buf, &m->len);
+    if (!m->f) pelab_fail("cannot open a stream in memory: %s", strerror(errno));
+    return m->f;
+}
+
+void memfile_discard(MemFile *m) {
+    if (m->f) fclose(m->f);
+    free(m->buf);
+    m->f = NULL, m->buf = NULL, m->len = 0;
+}
+
+int memfile_commit(MemFile *m, const char *path) {
+    int bad = ferror(m->f);
+    if (fclose(m->f) != 0 || bad) { /* open_memstream fails only for want of memory */
+        m->f = NULL;
+        memfile_discard(m);
+        return pelab_fail("%s: cannot compose the file in memory: %s", path, strerror(ENOMEM));
+    }
+    m->f = NULL;
+    int rc = write_bytes_atomic(path, m->buf, m->len);
+    memfile_discard(m);
+    return rc;
 }

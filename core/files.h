@@ -38,6 +38,19 @@ int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *c
 int remove_stale_temps(const char *path);
 /* write_file_atomic of one buffer */
 int write_bytes_atomic(const char *path, const void *buf, size_t len);
+/* A report or result file composed in memory and written with write_file_atomic when committed, so
+ * a kill, a full disk or a read-only folder leaves the old file or the whole new one, never a torn
+ * one. memfile_open: the stream to print into (NULL with one line); memfile_commit: closes it and
+ * writes path (-1 with one line naming path and the step); memfile_discard: drops it. Either of
+ * the two frees the buffer. */
+typedef struct {
+    FILE *f;
+    char *buf;
+    size_t len;
+} MemFile;
+FILE *memfile_open(MemFile *m);
+int memfile_commit(MemFile *m, const char *path);
+void memfile_discard(MemFile *m);
 /* fwrite of n bytes (n may be 0): 0 or -1 */
 int write_all(FILE *f, const void *p, size_t n);
 

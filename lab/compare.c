@@ -215,16 +215,17 @@ static long train_and_evaluate(const Compare *c, int s, int k, const TrainConfig
         fprintf(stderr, "%s: [%d/%d] %s %s seed %llu: resumed from its checkpoint at step %ld\n", c->name, idx, total,
                 what, c->scheme[s], c->seed[k], tr.resumed_from);
     double t1 = now_seconds();
-    char tmp[1300];
-    snprintf(tmp, sizeof tmp, "%s.tmp", csv);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return pelab_fail("%s: cannot open %s: %s", c->name, tmp, strerror(errno));
+    /* composed in memory, written whole: a CSV that exists is a finished run, whatever stops this one */
+    MemFile mf;
+    FILE *f = memfile_open(&mf);
+    if (!f) return pelab_fail("%s: %s", c->name, pelab_errmsg);
     results_csv_header(f, &RES_COMPARE_CSV);
     if (evaluate_run(c, s, k, tc->out, ft_label, f) != 0) {
-        fclose(f);
+        memfile_discard(&mf);
         return -1;
     }
-    if (fclose(f) != 0 || rename(tmp, csv) != 0) return pelab_fail("%s: cannot write %s: %s", c->name, csv, strerror(errno));
+    remove_stale_temps(csv); /* those of a run killed while writing its CSV */
+    if (memfile_commit(&mf, csv) != 0) return pelab_fail("%s: %s", c->name, pelab_errmsg);
     char val[160] = "checkpoint reused"; /* a finished run resumed: no step, no validation */
     if (!isnan(tr.val_loss)) snprintf(val, sizeof val, "val_loss %.4f", tr.val_loss);
     if (!isnan(tr.val_loss) && tc->converge && tr.cooldown_start >= 0)

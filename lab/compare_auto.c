@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/sys.h"
 #include "../io/claims.h"
@@ -49,8 +50,9 @@ static int write_sequential(const Compare *c, const AutoPair *p, int n, const Se
                              const char *stop, const Agg *a) {
     char path[1200];
     snprintf(path, sizeof path, "%s/sequential.md", c->out);
-    FILE *f = fopen(path, "w");
-    if (!f) return pelab_fail("compare: cannot open %s: %s", path, strerror(errno));
+    MemFile mf; /* written whole */
+    FILE *f = memfile_open(&mf);
+    if (!f) return pelab_fail("compare: %s", pelab_errmsg);
     int counts[CLAIM_OUTCOMES] = {0};
     for (int i = 0; i < n; i++) counts[p[i].t.outcome]++;
     fprintf(f, "# compare --seeds auto: every pair, decided in looks\n\n`%s`\n\nExploratory: the family is all %d "
@@ -74,7 +76,7 @@ static int write_sequential(const Compare *c, const AutoPair *p, int n, const Se
                 q->cl.a, q->cl.b, o, sb_str(&why), q->t.seq_diff, q->t.holm_diff);
         sb_free(&why);
     }
-    if (fclose(f) != 0) return pelab_fail("compare: cannot write %s: %s", path, strerror(errno));
+    if (memfile_commit(&mf, path) != 0) return pelab_fail("compare: %s", pelab_errmsg);
     printf("compare: --seeds auto: %d pairs: %d different, %d no difference, %d floor, %d undecided (looks %d of %d; "
            "%s); %s\n", n, counts[CLAIM_REPRODUCED] + counts[CLAIM_CONTRADICTED], counts[CLAIM_NO_EFFECT],
            counts[CLAIM_FLOOR], counts[CLAIM_INCONCLUSIVE], looks_done, plan->n_looks, stop, path);

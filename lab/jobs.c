@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 
 int jobs_format_parse(const char *name, int *fmt) {
     if (strcmp(name, "lines") == 0) *fmt = JOBS_LINES;
@@ -62,13 +63,12 @@ static void slurm_script(FILE *f, const char *what, const char *lines, int n, in
 }
 
 int jobs_write(const char *path, int fmt, const char *what, const char *lines, int n, int threads) {
-    FILE *f = fopen(path, "w");
-    if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    MemFile mf; /* written whole: a runner never reads half a command list */
+    FILE *f = memfile_open(&mf);
+    if (!f) return -1;
     if (n > 0 && fmt == JOBS_SLURM) slurm_script(f, what, lines, n, threads);
     else if (n > 0) fputs(lines, f);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) return pelab_fail("cannot write %s: %s", path, strerror(errno));
-    return 0;
+    return memfile_commit(&mf, path);
 }
 
 void jobs_how(StrBuf *b, int fmt, const char *path) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/stats.h"
 #include "../core/strbuf.h"
 #include "../data/task.h"
@@ -573,6 +574,48 @@ static void plots_note(FILE *f, const Compare *c, int plotted, int have_gp) {
                 strcmp(c->name, "compare") == 0 ? ", or rerun the command with `--collect`, which trains nothing" : "");
 }
 
+/* report.md's text: -1 with pelab_errmsg */
+static int report_body(FILE *f, const Compare *c, const Agg *a, const GenAgg *g, int plotted, int have_gp) {
+    fprintf(f, "# pelab %s report\n\n", c->name);
+    plots_note(f, c, plotted, have_gp);
+    if (report_verdict_write(f, c, a) != 0) return -1;
+    fprintf(f, "\n## Command\n\n```\n%s\n```\n\n## Configuration\n\n", sb_str(&c->cmdline));
+    write_config(f, c, a);
+    if (c->task) return write_task_results(f, c, a, plotted, have_gp) != 0 || report_runs_write(f, c, a, have_gp) != 0 ? -1 : 0;
+    fprintf(f, "\nLoss in nats/token, mean ± sample std over seeds; n/a: the scheme refuses or cannot compute the "
+               "length; —: no data.\n\n## Results: non-overlapping windows\n\n");
+    if (c->nonoverlap_only) fprintf(f, "Position ids restart at 0 in every window (sliding windows: `pelab compare`).\n\n");
+    table(f, c, a, EVAL_NONOVERLAP);
+    if (!c->nonoverlap_only) {
+        fprintf(f, "\n## Results: sliding windows\n\nStride L_eval/2: every scored token has at least L_eval/2 tokens "
+                   "of context.\n\n");
+        table(f, c, a, EVAL_SLIDING);
+    }
+    if (a->has_passkey) {
+        fprintf(f, "\n## Passkey accuracy\n\nExact match, 10 trials at depths 10, 50, 90%%.\n\n");
+        table(f, c, a, EVAL_N_PROTOCOLS);
+    }
+    write_reliable_lengths(f, c, a);
+    report_gen_write(f, c, g);
+    fprintf(f, "\n## Plots\n\n");
+    if (plotted)
+        fprintf(f, "![loss vs length](plots/loss_vs_length.png)\n\n![loss by position](plots/loss_by_position.png)\n\n"
+                   "SVG: plots/loss_vs_length.svg, plots/loss_by_position.svg.\n");
+    else if (have_gp) fprintf(f, "gnuplot failed (see plots/gnuplot.log); the data and script are in plots/.\n");
+    else fprintf(f, "gnuplot not found: no plots drawn. The data and script are kept: `cd plots && gnuplot plots.gp`.\n");
+    if (report_show_write(f, c) != 0 || report_runs_write(f, c, a, have_gp) != 0) return -1;
+    fprintf(f, "\n## Files\n\n- runs/SCHEME_sSEED.safetensors, runs/SCHEME_sSEED.csv (columns: %s)\n", CMP_CSV_COLUMNS);
+    if (a->n_expected[1 + FT_PI])
+        fprintf(f, "- runs/SCHEME_sSEED_ft-pi%g.safetensors, .csv: the PI fine-tunes\n", c->finetune_scale);
+    if (a->n_expected[1 + FT_POSE])
+        fprintf(f, "- runs/SCHEME_sSEED_ft-pose%g.safetensors, .csv: the PoSE fine-tunes\n", c->finetune_scale);
+    fprintf(f, "- plots/loss_vs_length.dat, plots/loss_by_position.dat (length %d), plots/plots.gp\n", a->lmax);
+    fprintf(f, "- runs/SCHEME_sSEED.curve.csv: each run's loss curve (%s); plots/curves_TAG.dat, plots/curves.gp\n"
+               "- verdicts.csv: every pair of series at every length and metric (test, seeds, means, difference "
+               "and its 95%% interval, p, Holm-adjusted p, ranks)\n", CURVE_CSV_COLUMNS);
+    return 0;
+}
+
 int compare_report(const Compare *c) {
     static Agg a; /* large: not on the stack */
     static GenAgg g;
@@ -582,61 +625,15 @@ int compare_report(const Compare *c) {
     mkdir(dir, 0755);
     if ((c->task ? write_task_plots(c, &a, dir) : write_plots(c, &a, dir)) != 0) return -1;
     int have_gp, plotted = gp_run(dir, "plots.gp", &have_gp);
-
     snprintf(path, sizeof path, "%s/report.md", c->out);
-    FILE *f = fopen(path, "w");
-    if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
-    fprintf(f, "# pelab %s report\n\n", c->name);
-    plots_note(f, c, plotted, have_gp);
-    if (report_verdict_write(f, c, &a) != 0) {
-        fclose(f);
+    MemFile mf; /* written whole (a kill or a full disk leaves the old report), after verdicts.csv */
+    FILE *f = memfile_open(&mf);
+    if (!f) return -1;
+    if (report_body(f, c, &a, &g, plotted, have_gp) != 0) {
+        memfile_discard(&mf);
         return -1;
     }
-    fprintf(f, "\n## Command\n\n```\n%s\n```\n\n## Configuration\n\n", sb_str(&c->cmdline));
-    write_config(f, c, &a);
-    if (c->task) {
-        if (write_task_results(f, c, &a, plotted, have_gp) != 0 || report_runs_write(f, c, &a, have_gp) != 0) {
-            fclose(f);
-            return -1;
-        }
-        return fclose(f) != 0 ? pelab_fail("cannot write %s: %s", path, strerror(errno)) : 0;
-    }
-    fprintf(f, "\nLoss in nats/token, mean ± sample std over seeds; n/a: the scheme refuses or cannot compute the "
-               "length; —: no data.\n\n## Results: non-overlapping windows\n\n");
-    if (c->nonoverlap_only) fprintf(f, "Position ids restart at 0 in every window (sliding windows: `pelab compare`).\n\n");
-    table(f, c, &a, EVAL_NONOVERLAP);
-    if (!c->nonoverlap_only) {
-        fprintf(f, "\n## Results: sliding windows\n\nStride L_eval/2: every scored token has at least L_eval/2 tokens "
-                   "of context.\n\n");
-        table(f, c, &a, EVAL_SLIDING);
-    }
-    if (a.has_passkey) {
-        fprintf(f, "\n## Passkey accuracy\n\nExact match, 10 trials at depths 10, 50, 90%%.\n\n");
-        table(f, c, &a, EVAL_N_PROTOCOLS);
-    }
-    write_reliable_lengths(f, c, &a);
-    report_gen_write(f, c, &g);
-    fprintf(f, "\n## Plots\n\n");
-    if (plotted)
-        fprintf(f, "![loss vs length](plots/loss_vs_length.png)\n\n![loss by position](plots/loss_by_position.png)\n\n"
-                   "SVG: plots/loss_vs_length.svg, plots/loss_by_position.svg.\n");
-    else if (have_gp) fprintf(f, "gnuplot failed (see plots/gnuplot.log); the data and script are in plots/.\n");
-    else fprintf(f, "gnuplot not found: no plots drawn. The data and script are kept: `cd plots && gnuplot plots.gp`.\n");
-    if (report_show_write(f, c) != 0 || report_runs_write(f, c, &a, have_gp) != 0) {
-        fclose(f);
-        return -1;
-    }
-    fprintf(f, "\n## Files\n\n- runs/SCHEME_sSEED.safetensors, runs/SCHEME_sSEED.csv (columns: %s)\n", CMP_CSV_COLUMNS);
-    if (a.n_expected[1 + FT_PI])
-        fprintf(f, "- runs/SCHEME_sSEED_ft-pi%g.safetensors, .csv: the PI fine-tunes\n", c->finetune_scale);
-    if (a.n_expected[1 + FT_POSE])
-        fprintf(f, "- runs/SCHEME_sSEED_ft-pose%g.safetensors, .csv: the PoSE fine-tunes\n", c->finetune_scale);
-    fprintf(f, "- plots/loss_vs_length.dat, plots/loss_by_position.dat (length %d), plots/plots.gp\n", a.lmax);
-    fprintf(f, "- runs/SCHEME_sSEED.curve.csv: each run's loss curve (%s); plots/curves_TAG.dat, plots/curves.gp\n"
-               "- verdicts.csv: every pair of series at every length and metric (test, seeds, means, difference "
-               "and its 95%% interval, p, Holm-adjusted p, ranks)\n", CURVE_CSV_COLUMNS);
-    if (fclose(f) != 0) return pelab_fail("cannot write %s: %s", path, strerror(errno));
-    return 0;
+    return memfile_commit(&mf, path);
 }
 
 /* a table cell's text: the mean, why a length was not computed, or "—" */

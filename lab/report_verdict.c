@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/stats.h"
 #include "../core/strbuf.h"
 #include "../data/task.h"
@@ -306,8 +307,9 @@ static void convergence_lines(FILE *f, const Compare *c, const Agg *a) {
 int report_verdict_write(FILE *f, const Compare *c, const Agg *a) {
     char path[1300];
     snprintf(path, sizeof path, "%s/verdicts.csv", c->out);
-    FILE *csv = fopen(path, "w");
-    if (!csv) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    MemFile mf; /* verdicts.csv is written whole: a kill or a full disk leaves the old one */
+    FILE *csv = memfile_open(&mf);
+    if (!csv) return -1;
     results_csv_header(csv, &RES_VERDICT_CSV);
     int most = 0;
     for (int s = 0; s < c->n_schemes; s++) {
@@ -343,8 +345,7 @@ int report_verdict_write(FILE *f, const Compare *c, const Agg *a) {
                "or examples is under Runs.\n");
     gate_lines(f, c, a);
     convergence_lines(f, c, a);
-    if (fclose(csv) != 0) return pelab_fail("cannot write %s: %s", path, strerror(errno));
-    return 0;
+    return memfile_commit(&mf, path);
 }
 
 void report_verdict_print(FILE *out, const Compare *c, const Agg *a) {

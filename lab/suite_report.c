@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/stats.h"
 #include "../core/strbuf.h"
 #include "../io/results.h"
@@ -133,8 +134,9 @@ static int write_claims(FILE *f, const char *dir, int setting, const SuiteCorpus
                          const ClaimTrack *tracks, const SuiteSeq *seq, const SuiteResult *res, int n, int *counts) {
     char path[1200];
     snprintf(path, sizeof path, "%s/claims.csv", dir);
-    FILE *csv = fopen(path, "w");
-    if (!csv) return pelab_fail("suite: cannot open %s: %s", path, strerror(errno));
+    MemFile mf; /* claims.csv is written whole: a kill or a full disk leaves the old one */
+    FILE *csv = memfile_open(&mf);
+    if (!csv) return pelab_fail("suite: %s", pelab_errmsg);
     fprintf(csv, "id,paper,protocol,at,series,relation,outcome,seeds,looks,effect,ci_lo,ci_hi,test,p_seq,p_holm,p_eq_holm,figures,"
                  "data\n");
     fprintf(f, "\n## Published claims\n\nEach claim is one hypothesis registered before any run (docs/claims.txt), "
@@ -193,7 +195,7 @@ static int write_claims(FILE *f, const char *dir, int setting, const SuiteCorpus
         results_csv_field(csv, sp ? data : "", '\n');
         sb_free(&why);
     }
-    return fclose(csv) != 0 ? pelab_fail("suite: cannot write %s: %s", path, strerror(errno)) : 0;
+    return memfile_commit(&mf, path) != 0 ? pelab_fail("suite: %s", pelab_errmsg) : 0;
 }
 
 /* the "## Verdict" section of a protocol's report.md, copied under a smaller heading */
@@ -224,8 +226,9 @@ int suite_write_report(const char *dir, const SuiteRun *run, const char *cmdline
                        int *counts) {
     char path[1200];
     snprintf(path, sizeof path, "%s/suite.md", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) return pelab_fail("suite: cannot open %s: %s", path, strerror(errno));
+    MemFile mf; /* suite.md is written whole, after claims.csv */
+    FILE *f = memfile_open(&mf);
+    if (!f) return pelab_fail("suite: %s", pelab_errmsg);
     StrBuf lm = {0}; /* the protocols that read the corpus: those without a task */
     for (int i = 0; i < suite_n_protocols; i++)
         if (!suite_protocols[i].task) sb_printf(&lm, "%s%s", lm.len ? ", " : "", suite_protocols[i].name);
@@ -242,7 +245,7 @@ int suite_write_report(const char *dir, const SuiteRun *run, const char *cmdline
                    "nothing.\n\n", gp_missing(), GP_INSTALL_HINT);
     write_matrix(f, res, n);
     if (write_claims(f, dir, run->setting, corpus, cl, tracks, seq, res, n, counts) != 0) {
-        fclose(f);
+        memfile_discard(&mf);
         return -1;
     }
     fprintf(f, "\n## Protocols\n");
@@ -271,5 +274,5 @@ int suite_write_report(const char *dir, const SuiteRun *run, const char *cmdline
                     res[i].c->base.steps);
         copy_verdict_section(f, dir, res[i].p->name);
     }
-    return fclose(f) != 0 ? pelab_fail("suite: cannot write %s: %s", path, strerror(errno)) : 0;
+    return memfile_commit(&mf, path) != 0 ? pelab_fail("suite: %s", pelab_errmsg) : 0;
 }

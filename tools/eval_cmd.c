@@ -200,8 +200,9 @@ static void write_rows(FILE *f, int json, const Run *run) {
 }
 
 static void write_file(const char *path, int json, const Run *run) {
-    FILE *f = fopen(path, "w");
-    if (!f) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
+    MemFile mf; /* written whole: a kill or a full disk leaves the old file */
+    FILE *f = memfile_open(&mf);
+    if (!f) pelab_die("%s: %s", path, pelab_errmsg);
     if (!json) {
         results_csv_header(f, &RES_EVAL_CSV);
         write_rows(f, 0, run);
@@ -224,7 +225,7 @@ static void write_file(const char *path, int json, const Run *run) {
         write_rows(f, 1, run);
         fprintf(f, "\n  ]\n}\n");
     }
-    if (fclose(f) != 0) pelab_die("%s: write failed: %s", path, strerror(errno));
+    if (memfile_commit(&mf, path) != 0) pelab_die("%s", pelab_errmsg);
 }
 
 /* one model per rule, loaded up front so a bad rule fails before any work; then the tokenizer */

@@ -128,20 +128,22 @@ static ResultRow cell_row(const TaskRun *r, int d, int i) {
 }
 
 static void write_csv(const TaskRun *r, const char *path) {
-    FILE *f = fopen(path, "w");
-    if (!f) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
+    MemFile mf; /* written whole: a kill or a full disk leaves the old file */
+    FILE *f = memfile_open(&mf);
+    if (!f) pelab_die("%s: %s", path, pelab_errmsg);
     results_csv_header(f, &RES_TASK_CSV);
     for (int d = 0; d < r->n_depth; d++)
         for (int i = 0; i < r->n_len; i++) {
             ResultRow w = cell_row(r, d, i);
             results_csv_row(f, &RES_TASK_CSV, &w);
         }
-    if (fclose(f) != 0) pelab_die("%s: write failed: %s", path, strerror(errno));
+    if (memfile_commit(&mf, path) != 0) pelab_die("%s", pelab_errmsg);
 }
 
 static void write_json(const TaskRun *r, const char *path) {
-    FILE *f = fopen(path, "w");
-    if (!f) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
+    MemFile mf; /* written whole: a kill or a full disk leaves the old file */
+    FILE *f = memfile_open(&mf);
+    if (!f) pelab_die("%s: %s", path, pelab_errmsg);
     json_field(f, "{\n  ", "command", "task eval");
     json_field(f, ",\n  ", "model", r->model);
     json_field(f, ",\n  ", "task", r->task);
@@ -154,7 +156,7 @@ static void write_json(const TaskRun *r, const char *path) {
             results_json_row(f, &RES_TASK_JSON, &w, &first);
         }
     fprintf(f, "\n  ]\n}\n");
-    if (fclose(f) != 0) pelab_die("%s: write failed: %s", path, strerror(errno));
+    if (memfile_commit(&mf, path) != 0) pelab_die("%s", pelab_errmsg);
 }
 
 /* DIR/accuracy_vs_length.{dat,png,svg} (one exact-match and one byte-accuracy line per depth) and,

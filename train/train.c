@@ -592,7 +592,13 @@ int trainer_checkpoint(Trainer *tr) {
         nan_message("a weight", m->params_mem[bad], tr->step, tc->out, tr->last_good_step);
         return -1;
     }
-    if (save(tr) != 0) return -1;
+    if (save(tr) != 0) { /* a full disk or a folder made read-only: say what is left to resume */
+        if (tr->last_good_step >= 0)
+            return pelab_fail("%s; stopped at step %ld. The checkpoint of step %ld is intact: --resume continues from "
+                              "it once the folder can be written", pelab_errmsg, tr->step, tr->last_good_step);
+        return pelab_fail("%s; stopped at step %ld, before any checkpoint of this run was written", pelab_errmsg,
+                          tr->step);
+    }
     tr->last_good_step = tr->step;
     if (!tc->quiet) progress_note(&tr->prog, "step %ld: checkpoint written to %s", tr->step, tc->out);
     return 0;
