@@ -318,6 +318,7 @@ int memfile_commit(MemFile *m, const char *path) {
         return pelab_fail("%s: cannot compose the file in memory: %s", path, strerror(ENOMEM));
     }
     m->f = NULL;
+    remove_stale_temps(path); /* those a killed write of this file left (the fsync is where kills land) */
     int rc = write_bytes_atomic(path, m->buf, m->len);
     memfile_discard(m);
     return rc;

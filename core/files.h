@@ -40,9 +40,10 @@ int remove_stale_temps(const char *path);
 int write_bytes_atomic(const char *path, const void *buf, size_t len);
 /* A report or result file composed in memory and written with write_file_atomic when committed, so
  * a kill, a full disk or a read-only folder leaves the old file or the whole new one, never a torn
- * one. memfile_open: the stream to print into (NULL with one line); memfile_commit: closes it and
- * writes path (-1 with one line naming path and the step); memfile_discard: drops it. Either of
- * the two frees the buffer. */
+ * one. memfile_open: the stream to print into (NULL with one line); memfile_commit: closes it,
+ * removes the temporary files a killed write of path left (remove_stale_temps) and writes path (-1
+ * with one line naming path and the step); memfile_discard: drops it. Either of the two frees the
+ * buffer. */
 typedef struct {
     FILE *f;
     char *buf;

@@ -224,7 +224,6 @@ static long train_and_evaluate(const Compare *c, int s, int k, const TrainConfig
         memfile_discard(&mf);
         return -1;
     }
-    remove_stale_temps(csv); /* those of a run killed while writing its CSV */
     if (memfile_commit(&mf, csv) != 0) return pelab_fail("%s: %s", c->name, pelab_errmsg);
     char val[160] = "checkpoint reused"; /* a finished run resumed: no step, no validation */
     if (!isnan(tr.val_loss)) snprintf(val, sizeof val, "val_loss %.4f", tr.val_loss);

@@ -129,7 +129,7 @@ static int check_csvs(Campaign *cp, const char *sub, int all, int *temps, char *
     int wrong = 0, n = 0;
     for (struct dirent *e; d && (e = readdir(d));) {
         if (is_temp(e->d_name)) {
-            if (temps) (*temps)++;
+            if (temps && !(*temps)++) fprintf(stderr, "  crash %s: a temporary file: %s/%s\n", cp->name, sub, e->d_name);
             continue;
         }
         if (!is_csv(e->d_name)) continue;
