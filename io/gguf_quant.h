@@ -24,10 +24,6 @@ int ggml_type_known(uint32_t type);
 int ggml_block_size(uint32_t type);
 int ggml_block_bytes(uint32_t type);
 
-/* IEEE binary16 <-> float32: every half exactly; floats rounded to nearest even, past 65504 to inf */
-float fp16_to_float(uint16_t h);
-uint16_t fp16_from_float(float x);
-
 /* n elements (a multiple of the block size) of src decoded into dst */
 void ggml_decode(uint32_t type, const unsigned char *src, size_t n, float *dst);
 /* n floats (a multiple of the block size) encoded as type into dst (ggml_block_bytes per block);
