@@ -173,17 +173,18 @@ static int read_llama(const GgufFile *g, int n, const unsigned char **tok, const
     return none(out, "%s", "tokenizer: llama (SentencePiece) as llama2.c's tokenizer");
 }
 
-/* the bytes of a string of GPT-2 byte characters into out (room for n); -1 if it is not one */
-static long byte_chars_to_bytes(const unsigned char *s, size_t n, unsigned char *out, const short *byte_of) {
-    long k = 0;
+/* the bytes of a string of GPT-2 byte characters into out (room for cap); -1 if it is not one or
+ * does not fit */
+static long byte_chars_to_bytes(const unsigned char *s, size_t n, unsigned char *out, size_t cap, const short *byte_of) {
+    size_t k = 0;
     for (size_t i = 0; i < n;) {
         int cp;
         size_t c = hf_utf8_char(s + i, n - i, &cp);
-        if ((c == 1 && s[i] >= 0x80) || cp >= 0x200 || byte_of[cp] < 0) return -1;
+        if ((c == 1 && s[i] >= 0x80) || cp >= 0x200 || byte_of[cp] < 0 || k == cap) return -1;
         out[k++] = (unsigned char)byte_of[cp];
         i += c;
     }
-    return k;
+    return (long)k;
 }
 
 /* open-addressing table of token strings -> id */
@@ -248,7 +249,7 @@ static int read_pelab_bpe(const GgufFile *g, int n, const unsigned char **tok, c
         sb_put(&img, (const char *)pair, 8);
     }
     unsigned char byte;
-    for (int id = 0; id < 256 && ok; id++) ok = byte_chars_to_bytes(tok[id], len[id], &byte, byte_of) == 1 && byte == id;
+    for (int id = 0; id < 256 && ok; id++) ok = byte_chars_to_bytes(tok[id], len[id], &byte, 1, byte_of) == 1 && byte == id;
     free(x.slot), free(mp), free(ml);
     if (!ok) {
         sb_free(&img);
@@ -267,7 +268,7 @@ static int read_gpt2(const GgufFile *g, int n, const unsigned char **tok, const 
     if (gguf_get_array(g, "tokenizer.ggml.merges", GGUF_STRING, &merges) < 0) return -1;
     int bytes = n == 256 && (!merges || merges->count == 0);
     unsigned char byte;
-    for (int id = 0; id < n && bytes; id++) bytes = byte_chars_to_bytes(tok[id], len[id], &byte, byte_of) == 1 && byte == id;
+    for (int id = 0; id < n && bytes; id++) bytes = byte_chars_to_bytes(tok[id], len[id], &byte, 1, byte_of) == 1 && byte == id;
     if (!bytes)
         return none(out, "%s (byte-level BPE under a llama.cpp pre-tokenizer): pelab reads back only its own BPE and its "
                          "byte tokenizer; imported without a tokenizer", "tokenizer.ggml.model gpt2");
@@ -275,7 +276,23 @@ static int read_gpt2(const GgufFile *g, int n, const unsigned char **tok, const 
     return none(out, "%s", "tokenizer: bytes (gpt2 with the 256 bytes and no merges)");
 }
 
+static int tok_read(const GgufFile *g, int vocab_size, GgufTokImage *out);
+
 int gguf_tok_read(const GgufFile *g, int vocab_size, GgufTokImage *out) {
+    if (tok_read(g, vocab_size, out) != 0) return -1;
+    Tokenizer t; /* what was built must load as a checkpoint's tokenizer (a NaN score, say, does not) */
+    if (out->kind && tokenizer_from_image(&t, out->kind, out->image, out->len, g->name, vocab_size) != 0) {
+        char why[sizeof pelab_errmsg];
+        snprintf(why, sizeof why, "%s", pelab_errmsg);
+        free(out->image);
+        memset(out, 0, sizeof *out);
+        return pelab_fail("%s: its tokenizer metadata: %s", g->name, why);
+    }
+    if (out->kind) tokenizer_free(&t);
+    return 0;
+}
+
+static int tok_read(const GgufFile *g, int vocab_size, GgufTokImage *out) {
     memset(out, 0, sizeof *out);
     const unsigned char *model, *s;
     size_t mn, sn;
