@@ -78,9 +78,6 @@ static int import_gguf(const char *path, const char *out) {
     Model m;
     GgufTokImage tok;
     if (gguf_llama_read(path, &m, &tok) != 0) pelab_die("import: %s", pelab_errmsg);
-    Tokenizer t;
-    if (tokenizer_from_image(&t, tok.kind, tok.image, tok.len, path, m.cfg.vocab_size) != 0)
-        pelab_die("import: %s: its tokenizer: %s", path, pelab_errmsg);
     CkptMeta meta = {0};
     if (tok.kind) meta_set(&meta, "tokenizer", "%s", tok.kind);
     meta.tokenizer_image = tok.image, meta.tokenizer_len = tok.len;
@@ -93,7 +90,6 @@ static int import_gguf(const char *path, const char *out) {
            "(weights %s; %s)\n", path, m.n_params, m.cfg.dim, m.cfg.n_layers, m.cfg.n_heads, m.cfg.n_kv_heads,
            m.cfg.hidden_dim, m.cfg.vocab_size, m.cfg.tied ? "tied" : "untied", m.cfg.seq_len, spec, out,
            as_bf16 ? "bf16, as in the file" : "float32", tok.note);
-    tokenizer_free(&t);
     free(tok.image);
     model_free(&m);
     return 0;
