@@ -35,7 +35,8 @@ typedef struct {
 } GgufTokImage;
 
 /* 0 with out set (kind NULL and the note when the file's tokenizer has no pelab form); -1 with one
- * line naming the key when the metadata is broken (a count other than vocab_size, a wrong type) */
+ * line naming the key when the metadata is broken (a count other than vocab_size, a wrong type, a
+ * tokenizer that does not load: tokenizer_from_image) */
 int gguf_tok_read(const GgufFile *g, int vocab_size, GgufTokImage *out);
 
 #endif
