@@ -94,16 +94,21 @@ static int take_value(Cursor *c, uint32_t t, uint64_t count, const char *key) {
     return 0;
 }
 
+/* a key or tensor name: 1..max printable bytes, copied NUL-terminated into *out (malloc'd) */
+static int take_name(Cursor *c, uint64_t max, char **out, const char *what) {
+    const unsigned char *s = NULL;
+    uint64_t n;
+    if (take_str(c, max, 1, &s, &n, what) != 0) return -1;
+    if (n == 0) return fail_at(c, "%s: empty", what);
+    *out = xmalloc((size_t)n + 1);
+    memcpy(*out, s, (size_t)n), (*out)[n] = 0;
+    return 0;
+}
+
 static int read_kv(Cursor *c, GgufKv *kv, uint64_t i) {
-    const unsigned char *k;
-    uint64_t kn;
     char what[64];
     snprintf(what, sizeof what, "metadata key %llu", (unsigned long long)i);
-    if (take_str(c, MAX_KEY, 1, &k, &kn, what) != 0) return -1;
-    if (kn == 0) return fail_at(c, "%s: empty key", what);
-    kv->key = xmalloc((size_t)kn + 1);
-    memcpy(kv->key, k, (size_t)kn), kv->key[kn] = 0;
-    if (take_u32(c, &kv->type, kv->key) != 0) return -1;
+    if (take_name(c, MAX_KEY, &kv->key, what) != 0 || take_u32(c, &kv->type, kv->key) != 0) return -1;
     if (kv->type >= GGUF_N_TYPES)
         return fail_at(c, "%s: value type %u: expected 0..%d (a GGUF metadata type)", kv->key, kv->type, GGUF_N_TYPES - 1);
     kv->count = 1;
@@ -127,15 +132,9 @@ static int read_kv(Cursor *c, GgufKv *kv, uint64_t i) {
 }
 
 static int read_tensor_info(Cursor *c, GgufTensor *t, uint64_t i) {
-    const unsigned char *s;
-    uint64_t n;
     char what[64];
     snprintf(what, sizeof what, "tensor %llu's name", (unsigned long long)i);
-    if (take_str(c, GGUF_MAX_NAME - 1, 1, &s, &n, what) != 0) return -1;
-    if (n == 0) return fail_at(c, "%s: empty", what);
-    t->name = xmalloc((size_t)n + 1);
-    memcpy(t->name, s, (size_t)n), t->name[n] = 0;
-    if (take_u32(c, &t->n_dims, t->name) != 0) return -1;
+    if (take_name(c, GGUF_MAX_NAME - 1, &t->name, what) != 0 || take_u32(c, &t->n_dims, t->name) != 0) return -1;
     if (t->n_dims < 1 || t->n_dims > GGUF_MAX_DIMS)
         return fail_at(c, "tensor %s: %u dimensions: expected 1 to %d", t->name, t->n_dims, GGUF_MAX_DIMS);
     t->numel = 1;
