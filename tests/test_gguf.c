@@ -722,6 +722,54 @@ static void pelab_side(Model *q, int *ids, int T, int n_new, float *probs) {
     }
 }
 
+/* file path (loaded as q) run by llama.cpp and by pelab: the text's ids as the prompt, greedy
+ * tokens, probabilities at every prompt position, llama.cpp's ids and text of the text */
+static void compare_with_llamacpp(const char *path, Model *q, const Tokenizer *tk, const char *spec, uint32_t type,
+                                  int own_chunks) {
+    enum { MAX_PROMPT = 64, NEW = 8 };
+    const char *text = "a ab aab ba ab the cat sat on the mat, the bat ate a rat";
+    int V = tk->vocab_size;
+    size_t n_enc;
+    int *enc = tokenizer_encode_prompt(tk, (const unsigned char *)text, strlen(text), 0, &n_enc), ids[MAX_PROMPT + NEW];
+    int P = n_enc < MAX_PROMPT ? (int)n_enc : MAX_PROMPT;
+    memcpy(ids, enc, sizeof(int) * (size_t)P);
+    float *probs = malloc(sizeof(float) * (size_t)P * (size_t)V);
+    pelab_side(q, ids, P, NEW, probs);
+    JsonDoc doc;
+    const char *what = ggml_type_name(type), *tname = tokenizer_kind_name(tk);
+    if (llamacpp_run(path, ids, P, NEW, text, &doc) == 0) {
+        const JsonNode *g = json_get(doc.root, "greedy"), *p = json_get(doc.root, "probs");
+        int same = g && g->n_children == NEW;
+        for (int t = 0; same && t < NEW; t++) same = json_at(g, (size_t)t)->number == ids[P + t];
+        double worst = 0;
+        for (int t = 0; p && t < P && (size_t)t < p->n_children; t++)
+            for (int v = 0; v < V; v++) {
+                const JsonNode *e = json_at(json_at(p, (size_t)t), (size_t)v);
+                double d = e ? fabs(e->number - probs[(size_t)t * V + v]) : 1;
+                worst = d > worst ? d : worst;
+            }
+        /* float32 files: the same numbers up to summation order; F16, BF16 and quantized files also
+         * round llama.cpp's activations in its products, pelab's stay float32 */
+        double tol = type == GGML_TYPE_F32 ? 2e-5 : 2e-2;
+        fprintf(stderr, "  test_gguf: llama.cpp vs pelab, %s %s %s, %d positions: greedy %s, max probability diff %.3g\n", spec,
+                what, tname, P, same ? "equal" : "DIFFERENT", worst);
+        if (type == GGML_TYPE_F32) CHECK(same, "%s %s: llama.cpp's greedy tokens are pelab's", spec, what);
+        CHECK(p && p->n_children == (size_t)P && worst < tol, "%s %s %s: llama.cpp's probabilities at %d positions within %g "
+              "of pelab's (max diff %.3g)", spec, what, tname, P, tol, worst);
+        int skip = tk->bos >= 0, same_ids = 1;
+        const JsonNode *lt = json_get(doc.root, "tokens"), *lx = json_get(doc.root, "text");
+        if (!own_chunks) { /* pelab's BPE cuts text by its own rule, llama.cpp by its regex */
+            same_ids = lt && lt->n_children == n_enc - (size_t)skip;
+            for (size_t i = 0; same_ids && i + skip < n_enc; i++) same_ids = json_at(lt, i)->number == enc[i + skip];
+            CHECK(same_ids, "%s: llama.cpp tokenizes \"%s\" as pelab does", tname, text);
+        }
+        CHECK(lx && lx->type == JSON_STRING && !strcmp(lx->str + (lx->str[0] == ' ' && text[0] != ' '), text),
+              "%s: llama.cpp's text of pelab's ids is the text (%s)", tname, lx ? lx->str : "none");
+        json_free(&doc);
+    }
+    free(enc), free(probs);
+}
+
 static void llamacpp(void) {
     const char *where = getenv("PELAB_LLAMACPP_DIR");
     char probe[600];
@@ -758,10 +806,6 @@ static void llamacpp(void) {
         {"rope:layout=half", 2, 0, 0, 0, GGML_TYPE_F16},
         {"rope", 2, 1, 0, 0, GGML_TYPE_BF16},
     };
-    enum { MAX_PROMPT = 64, NEW = 8 };
-    /* the prompt is the text's own ids: llama.cpp must tokenize the text to them (byte, llama2c;
-     * pelab's BPE cuts text by another rule) and decode them back to the text */
-    const char *text = "a ab aab ba ab the cat sat on the mat, the bat ate a rat";
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const Tokenizer *tk = &toks[cases[c].tok];
         int V = tk->vocab_size;
@@ -774,49 +818,40 @@ static void llamacpp(void) {
             CHECK(0, "%s: %s", cases[c].spec, pelab_errmsg);
             continue;
         }
-        /* pelab's side from the file's own weights (quantized ones widened), llama.cpp's from the file */
-        size_t n_enc;
-        int *enc = tokenizer_encode_prompt(tk, (const unsigned char *)text, strlen(text), 0, &n_enc), ids[MAX_PROMPT + NEW];
-        int P = n_enc < MAX_PROMPT ? (int)n_enc : MAX_PROMPT;
-        memcpy(ids, enc, sizeof(int) * (size_t)P);
-        float *probs = malloc(sizeof(float) * (size_t)P * (size_t)V);
-        pelab_side(&q, ids, P, NEW, probs);
-        JsonDoc doc;
-        const char *what = ggml_type_name(cases[c].type), *tname = tokenizer_kind_name(tk);
-        if (llamacpp_run(path, ids, P, NEW, text, &doc) == 0) {
-            const JsonNode *g = json_get(doc.root, "greedy"), *p = json_get(doc.root, "probs");
-            int same = g && g->n_children == NEW;
-            for (int t = 0; same && t < NEW; t++) same = json_at(g, (size_t)t)->number == ids[P + t];
-            double worst = 0;
-            for (int t = 0; p && t < P && (size_t)t < p->n_children; t++)
-                for (int v = 0; v < V; v++) {
-                    const JsonNode *e = json_at(json_at(p, (size_t)t), (size_t)v);
-                    double d = e ? fabs(e->number - probs[(size_t)t * V + v]) : 1;
-                    worst = d > worst ? d : worst;
-                }
-            /* float32 files: the same numbers up to summation order; F16, BF16 and Q8_0 also round
-             * llama.cpp's activations to the weights' type in its products, pelab's stay float32 */
-            double tol = cases[c].type == GGML_TYPE_F32 ? 2e-5 : 2e-2;
-            fprintf(stderr, "  test_gguf: llama.cpp vs pelab, %s %s %s, %d positions: greedy %s, max probability diff %.3g\n",
-                    cases[c].spec, what, tname, P, same ? "equal" : "DIFFERENT", worst);
-            if (cases[c].type == GGML_TYPE_F32) CHECK(same, "%s %s: llama.cpp's greedy tokens are pelab's", cases[c].spec, what);
-            CHECK(p && p->n_children == (size_t)P && worst < tol, "%s %s %s: llama.cpp's probabilities at %d positions within %g "
-                  "of pelab's (max diff %.3g)", cases[c].spec, what, tname, P, tol, worst);
-            int skip = tk->bos >= 0, same_ids = 1;
-            const JsonNode *lt = json_get(doc.root, "tokens"), *lx = json_get(doc.root, "text");
-            if (cases[c].tok != 2) {
-                same_ids = lt && lt->n_children == n_enc - (size_t)skip;
-                for (size_t i = 0; same_ids && i + skip < n_enc; i++) same_ids = json_at(lt, i)->number == enc[i + skip];
-                CHECK(same_ids, "%s: llama.cpp tokenizes \"%s\" as pelab does", tname, text);
-            }
-            CHECK(lx && lx->type == JSON_STRING && !strcmp(lx->str + (lx->str[0] == ' ' && text[0] != ' '), text),
-                  "%s: llama.cpp's text of pelab's ids is the text (%s)", tname, lx ? lx->str : "none");
-            json_free(&doc);
-        }
-        free(enc), free(probs);
+        compare_with_llamacpp(path, &q, tk, cases[c].spec, cases[c].type, cases[c].tok == 2);
         free(tok.image);
         model_free(&a), model_free(&q);
     }
+    /* a file of llama.cpp's own writer and quantizer (tools/llamacpp_quantize.py): pelab imports its
+     * Q4_0 blocks and computes what llama.cpp computes from them */
+    Model a, q;
+    char f32[512], q4[512], cmd[1400], note[700];
+    GgufTokImage tok;
+    snprintf(f32, sizeof f32, "%s/llamacpp-q4-src.gguf", test_tmpdir());
+    snprintf(q4, sizeof q4, "%s/llamacpp-q4.gguf", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "python3 tools/llamacpp_quantize.py %s %s q4_0 >/dev/null 2>&1", f32, q4);
+    if (shaped_model(&a, "rope:layout=half,scale=yarn:4", 256, 64, 96, 2, 0, 0, 40) == 0 &&
+        gguf_llama_write(f32, &a, &toks[0], GGML_TYPE_F32, note, sizeof note) == 0 && system(cmd) == 0) {
+        size_t len;
+        unsigned char *img = image_of(q4, &len);
+        GgufFile g;
+        int is_q4 = img && gguf_parse(&g, img, len, q4) == 0;
+        CHECK(is_q4 && gguf_find_tensor(&g, "blk.0.attn_q.weight")->type == GGML_TYPE_Q4_0 &&
+                  gguf_find_tensor(&g, "token_embd.weight")->type == GGML_TYPE_Q4_0,
+              "llama.cpp's quantizer wrote Q4_0 matrices: %s", pelab_errmsg);
+        if (is_q4) gguf_free(&g);
+        free(img);
+        CHECK(gguf_llama_read(q4, &q, &tok) == 0, "import llama.cpp's Q4_0 file: %s", pelab_errmsg);
+        if (q.params_mem) {
+            compare_with_llamacpp(q4, &q, &toks[0], "rope:layout=half,scale=yarn:4 (llama.cpp's quantizer)", GGML_TYPE_Q4_0, 0);
+            free(tok.image);
+            model_free(&q);
+        }
+    } else {
+        fprintf(stderr, "  test_gguf: no python3 or llama.cpp's quantizer (tools/llamacpp_quantize.py): the Q4_0 file "
+                        "written by llama.cpp is skipped\n");
+    }
+    model_free(&a);
     for (int i = 0; i < 3; i++) tokenizer_free(&toks[i]);
     sb_free(&img), sb_free(&corpus);
 }
