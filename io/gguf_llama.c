@@ -178,7 +178,7 @@ static int read_config(const GgufFile *g, ModelConfig *c) {
         int show = got && n < 40;
         for (size_t i = 0; show && i < n; i++) show = a[i] >= 0x20 && a[i] < 0x7f;
         return pelab_fail("%s: general.architecture %s%.*s%s: pelab imports llama only", g->name, show ? "\"" : "",
-                          show ? (int)n : 0, show ? (const char *)a : got ? "(not printable)" : "missing", show ? "\"" : "");
+                          show ? (int)n : -1, show ? (const char *)a : got ? "(not printable)" : "missing", show ? "\"" : "");
     }
     if (need_u32(g, "llama.context_length", &ctx, 1) || need_u32(g, "llama.embedding_length", &dim, 1) ||
         need_u32(g, "llama.block_count", &layers, 1) || need_u32(g, "llama.feed_forward_length", &ff, 1) ||

@@ -577,6 +577,7 @@ static void hostile_model(void) {
     } renames[] = {
         {"llama.context_length", "llama.context_lengtx", "llama.context_length: missing"},
         {"llama", "qwen2", "general.architecture \"qwen2\""},
+        {"general.architecture", "general.architecturx", "general.architecture missing"},
         {"blk.1.ffn_norm.weight", "blk.7.ffn_norm.weight", "tensor blk.1.ffn_norm.weight: missing"},
         {"output.weight", "outpux.weight", "tensor outpux.weight: not a weight"},
         {"pelab.pos", "pelab.poz", ""}, /* fine: the llama keys alone */
