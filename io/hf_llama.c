@@ -16,90 +16,25 @@
 #include "../core/strbuf.h"
 #include "hf_config.h"
 #include "hf_index.h"
+#include "rope_target.h"
 #include "safetensors.h"
 
-void rotary_rows_permute(float *w, int n_heads, int head_dim, int cols, int to_half) {
-    int half = head_dim / 2;
-    size_t row = (size_t)cols * sizeof(float);
-    float *tmp = xmalloc(row * (size_t)head_dim);
-    for (int h = 0; h < n_heads; h++) {
-        float *head = w + (size_t)h * head_dim * cols;
-        for (int j = 0; j < half; j++)
-            for (int k = 0; k < 2; k++) { /* dim k of pair j: interleaved row 2j + k, half row j + k*half */
-                int il = 2 * j + k, hl = j + k * half;
-                memcpy(tmp + (size_t)(to_half ? hl : il) * cols, head + (size_t)(to_half ? il : hl) * cols, row);
-            }
-        memcpy(head, tmp, row * (size_t)head_dim);
-    }
-    free(tmp);
-}
-
-/* the value of option key in a canonical spec ("rope:base=10000,layout=half,..."), "" if absent */
-static void spec_value(const char *spec, const char *key, char *out, size_t n) {
-    size_t kl = strlen(key);
-    out[0] = 0;
-    for (const char *p = strchr(spec, ':'); p; p = strchr(p + 1, ',')) {
-        if (strncmp(p + 1, key, kl) != 0 || p[1 + kl] != '=') continue;
-        const char *v = p + 2 + kl;
-        snprintf(out, n, "%.*s", (int)strcspn(v, ",+"), v);
-        return;
-    }
-}
-
-/* what HF's config says about m's rotation: base, rule, its length, layout */
-typedef struct {
-    double base;
-    int half;
-    RopeRule rule;
-    int orig_len;
-} HfRope;
-
-static int hf_rope_of(const Model *m, const char *name, HfRope *r) {
-    char spec[POS_SPEC_MAX], v[POS_SPEC_MAX];
-    pos_spec(&m->pos, spec, sizeof spec);
-    if (strncmp(spec, "rope:", 5) != 0)
-        return pelab_fail("%s: position scheme %.*s: HF's LlamaForCausalLM computes RoPE only", name,
-                          (int)strcspn(spec, ":+"), spec);
-    const char *plus = strchr(spec, '+');
-    if (plus && !strncmp(plus, "+nope@", 6))
-        return pelab_fail("%s: NoPE layers (%s): HF's Llama rotates q and k in every layer", name, plus);
-    if (plus && !strncmp(plus, "+sinks", 6))
-        return pelab_fail("%s: learned attention sinks (+sinks): HF's Llama has none", name);
-    if (plus) return pelab_fail("%s: %.*s: HF's Llama has no length-scaled attention", name, (int)strcspn(plus + 1, "+") + 1, plus);
-    spec_value(spec, "fraction", v, sizeof v);
-    if (strtod(v, NULL) != 1) return pelab_fail("%s: partial rotary (fraction=%s): HF's Llama rotates the whole head", name, v);
-    spec_value(spec, "keep", v, sizeof v);
-    if (strtod(v, NULL) != 1) return pelab_fail("%s: p-RoPE (keep=%s): HF's Llama rotates every pair", name, v);
-    spec_value(spec, "max_period", v, sizeof v);
-    if (strtod(v, NULL) != 0) return pelab_fail("%s: HoPE (max_period=%s): HF's Llama rotates every pair", name, v);
-    spec_value(spec, "base", v, sizeof v);
-    r->base = strtod(v, NULL);
-    spec_value(spec, "layout", v, sizeof v);
-    r->half = strcmp(v, "half") == 0;
-    spec_value(spec, "orig_len", v, sizeof v);
-    r->orig_len = atoi(v);
-    spec_value(spec, "scale", v, sizeof v);
-    if (rope_rule_parse(v, &r->rule) != 0) return -1;
+/* what HF's config says about m's rotation: rope_target_of's, the rule one HF has a rope_type or a
+ * base for */
+static int hf_rope_of(const Model *m, const char *name, RopeTarget *r) {
+    if (rope_target_of(m, name, "HF's LlamaForCausalLM", r) != 0) return -1;
     const RopeRuleDef *d = rope_rule_def(&r->rule);
-    if (!rope_rule_is_none(&r->rule) && !d->hf_scaling && !d->hf_theta)
-        return pelab_fail("%s: scale=%s: HF has no rope_type for %s (a pelab-only rule)", name, v, d->title);
-    /* what is left must be the whole spec: any option this file does not know is refused */
-    char want[2 * POS_SPEC_MAX];
-    snprintf(want, sizeof want, "rope:base=%.17g,layout=%s,fraction=1,scale=%s,orig_len=%d,keep=1,max_period=0",
-             r->base, r->half ? "half" : "interleaved", v, r->orig_len);
-    PosCtx ref;
-    const ModelConfig *c = &m->cfg;
-    if (pos_init(&ref, want, c->dim, c->n_heads, c->n_kv_heads, c->n_layers, c->seq_len) != 0) return -1;
-    pos_spec(&ref, want, sizeof want);
-    pos_free(&ref);
-    if (strcmp(want, spec) != 0)
-        return pelab_fail("%s: position scheme %s: HF's Llama computes only %s", name, spec, want);
+    if (!rope_rule_is_none(&r->rule) && !d->hf_scaling && !d->hf_theta) {
+        char rule[POS_SPEC_MAX];
+        rope_rule_describe(&r->rule, rule, sizeof rule);
+        return pelab_fail("%s: scale=%s: HF has no rope_type for %s (a pelab-only rule)", name, rule, d->title);
+    }
     return 0;
 }
 
 /* rope_theta, max_position_embeddings and rope_scaling of the config: what the rule's definition
  * says HF calls it (rope_scaling.h) */
-static void put_rope(StrBuf *b, const Model *m, const HfRope *r, char *note, size_t note_len) {
+static void put_rope(StrBuf *b, const Model *m, const RopeTarget *r, char *note, size_t note_len) {
     const RopeRule *u = &r->rule;
     const RopeRuleDef *d = rope_rule_def(u);
     double base = r->base;
@@ -112,7 +47,7 @@ static void put_rope(StrBuf *b, const Model *m, const HfRope *r, char *note, siz
     else sb_printf(b, "  \"rope_scaling\": null,\n");
 }
 
-static void config_json(StrBuf *b, const Model *m, const HfRope *r, int as_bf16, char *note, size_t note_len) {
+static void config_json(StrBuf *b, const Model *m, const RopeTarget *r, int as_bf16, char *note, size_t note_len) {
     const ModelConfig *c = &m->cfg;
     char spec[POS_SPEC_MAX];
     pos_spec(&m->pos, spec, sizeof spec);
@@ -224,7 +159,7 @@ int hf_llama_write(const char *dir, const Model *m, char *note, size_t note_len)
 }
 
 int hf_llama_write_sharded(const char *dir, const Model *m, size_t shard_bytes, int as_bf16, char *note, size_t note_len) {
-    HfRope r;
+    RopeTarget r;
     if (m->cfg.pattern.n) {
         char spec[PATTERN_SPEC_MAX + 1];
         pattern_spec(&m->cfg.pattern, spec, sizeof spec);

@@ -12,6 +12,7 @@
 #define PELAB_HF_LLAMA_H
 
 #include "../model/model.h"
+#include "rope_target.h" /* rotary_rows_permute */
 
 /* writes dir/config.json and dir/model.safetensors (dir is created); note gets one line on what the
  * export changed in form (a folded ntk base), "" otherwise. -1 with the reason (one line, nothing
@@ -34,9 +35,5 @@ int hf_llama_read(const char *dir, Model *m, long *sliding_window);
  * hold). The folder of a snapshot of the hub cache (.../snapshots/REV, whose files are symlinks to
  * ../../blobs/HASH) is its repository's folder two levels up. */
 int hf_read_model_file(const char *dir, const char *name, unsigned char **buf, size_t *len);
-
-/* q or k weight rows [n_heads * head_dim, cols] in place: interleaved pairs (2j, 2j+1) -> halves
- * (j, j + head_dim/2) when to_half, the inverse otherwise */
-void rotary_rows_permute(float *w, int n_heads, int head_dim, int cols, int to_half);
 
 #endif

@@ -12,6 +12,7 @@
 #include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/strbuf.h"
+#include "../core/fp16.h"
 #include "../model/bf16.h"
 
 #define ST_ALIGN 8
@@ -158,13 +159,6 @@ int st_check_layout(const StFile *f, const char *name) {
     return rc;
 }
 
-/* IEEE binary16 -> float (Hugging Face's F16 checkpoints) */
-static float half_to_float(uint16_t h) {
-    int e = (h >> 10) & 31, m = h & 1023;
-    float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 1024), e - 25);
-    return h & 0x8000 ? -v : v;
-}
-
 int st_read_f32(const StFile *f, const char *key, const TensorInfo *t, float *dst, const char *name) {
     const JsonNode *e = json_get(f->doc.root, key);
     if (!e) return st_fail(name, "missing tensor %s", key);
@@ -178,7 +172,7 @@ int st_read_f32(const StFile *f, const char *key, const TensorInfo *t, float *ds
     if (size == 4) memcpy(dst, src, t->numel * sizeof(float));
     for (size_t i = 0; size == 2 && i < t->numel; i++) {
         uint16_t h = (uint16_t)(src[2 * i] | src[2 * i + 1] << 8);
-        dst[i] = dtype[0] == 'B' ? bf16_to_float(h) : half_to_float(h);
+        dst[i] = dtype[0] == 'B' ? bf16_to_float(h) : fp16_to_float(h);
     }
     for (size_t i = 0; i < t->numel; i++)
         if (!isfinite(dst[i]))

@@ -2,6 +2,7 @@
  * "N passed, N failed" at the end. */
 #ifndef PELAB_TEST_H
 #define PELAB_TEST_H
+#include <stddef.h>
 #include <stdio.h>
 extern int tests_passed, tests_failed;
 #define CHECK(cond, ...)                                                                                    \
@@ -46,6 +47,18 @@ int tiny_model(struct Model *m, const char *spec, int n_kv_heads, int tied, unsi
 /* the same with a choice of heads and layers */
 int tiny_model_shaped(struct Model *m, const char *spec, int n_heads, int n_kv_heads, int n_layers, int tied,
                       unsigned long long seed);
+/* logits [T, V] of the ids (t * 5 + 3) mod V at positions 0..T-1 (out: room for T * V) */
+void fixed_logits(struct Model *m, float *out, int T);
+typedef struct {
+    const char *spec, *needle;
+} SpecNeedle;
+/* the specs every RoPE-only export refuses (io/rope_target.h), with the phrase each message holds */
+extern const SpecNeedle ROPE_TARGET_REFUSED[];
+extern const size_t N_ROPE_TARGET_REFUSED;
+/* each spec's tiny model (4 kv heads, tied) written by write to the test directory: refused with one
+ * line holding its needle (what names the format in messages and paths) */
+void check_export_refusals(const SpecNeedle *no, size_t n, const char *what,
+                           int (*write)(const char *path, const struct Model *m));
 /* central-difference check of every parameter tensor (B=2, T=6, row 1 at positions 2..7) */
 void gradcheck(const char *spec, int n_kv_heads, int tied);
 /* the same check under a sliding window of `window` keys (ModelConfig.sliding_window) */

@@ -22,16 +22,9 @@
 #include "../core/strbuf.h"
 #include "test.h"
 
-/* logits [T, V] of positions 0..T-1 (T <= LOGIT_T: past the tiny models' seq_len 8, where the
- * dynamic rules and LongRoPE's long factors take over) */
+/* logits of positions 0..T-1, T <= LOGIT_T: past the tiny models' seq_len 8, where the dynamic
+ * rules and LongRoPE's long factors take over (fixed_logits) */
 enum { LOGIT_T = 20 };
-static void logits_of(Model *m, float *out, int T) {
-    int in[LOGIT_T], pos[LOGIT_T];
-    for (int t = 0; t < T; t++) in[t] = (t * 5 + 3) % m->cfg.vocab_size, pos[t] = t;
-    model_alloc_train(m, 1, T);
-    model_forward(m, in, NULL, pos, 1, T);
-    memcpy(out, m->acts.logits, sizeof(float) * (size_t)T * m->cfg.vocab_size);
-}
 
 static void round_trip(const char *spec, int n_kv, int tied) {
     char dir[512];
@@ -58,52 +51,36 @@ static void round_trip(const char *spec, int n_kv, int tied) {
               a.cfg.norm_eps == b.cfg.norm_eps, "%s: spec and config back: %s vs %s", spec, sa, sb);
     static float la[LOGIT_T * 13], lb[LOGIT_T * 13];
     for (int T = 8; T <= LOGIT_T; T += LOGIT_T - 8) { /* at seq_len and past it */
-        logits_of(&a, la, T), logits_of(&b, lb, T);
+        fixed_logits(&a, la, T), fixed_logits(&b, lb, T);
         CHECK(memcmp(la, lb, sizeof(float) * (size_t)T * 13) == 0, "%s kv %d tied %d: logits bit-exact at T %d (max "
               "diff %g)", spec, n_kv, tied, T, max_abs_diff(la, lb, T * 13));
     }
     model_free(&a), model_free(&b);
 }
 
+static int hf_write(const char *dir, const Model *m) {
+    char note[400];
+    return hf_llama_write(dir, m, note, sizeof note);
+}
+
 static void refusals(void) {
-    static const struct {
-        const char *spec, *needle;
-    } no[] = {
-        {"alibi", "RoPE only"},
-        {"xpos", "RoPE only"},
-        {"learned:max_len=16", "RoPE only"}, /* GPT-2's table past L: not a Llama */
-        {"rope:fraction=0.5", "partial rotary"},
-        {"rope:keep=0.5", "p-RoPE"},
-        {"rope:max_period=4", "HoPE"},
-        {"rope+logn", "length-scaled attention"},
-        {"rope+nope@1", "NoPE layers"},
-        {"rope+sinks", "attention sinks"},
-        {"rope:scale=dynatan", "DynaTan"},
-    };
-    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
-        Model m;
-        if (tiny_model(&m, no[i].spec, 4, 1, 1) != 0) {
-            CHECK(0, "%s: %s", no[i].spec, pelab_errmsg);
-            continue;
-        }
-        char dir[512], note[400];
-        snprintf(dir, sizeof dir, "%s/refused-%zu", test_tmpdir(), i);
-        int rc = hf_llama_write(dir, &m, note, sizeof note);
-        CHECK(rc != 0 && strstr(pelab_errmsg, no[i].needle) && !strchr(pelab_errmsg, '\n'),
-              "%s: refused naming '%s' (got %s)", no[i].spec, no[i].needle, rc ? pelab_errmsg : "written");
-        if (i == 0) { /* the command: one line, exit 1 */
-            char ckpt[600], cmd[1400];
-            snprintf(ckpt, sizeof ckpt, "%s.safetensors", dir);
-            snprintf(cmd, sizeof cmd, "./pelab export %s --hf %s", ckpt, dir);
-            CHECK(checkpoint_save(ckpt, &m, NULL, NULL, NULL) == 0, "save %s", ckpt);
-            expect_pelab_error(cmd, "HF's LlamaForCausalLM computes RoPE only");
-            snprintf(cmd, sizeof cmd, "./pelab export %s --hf %s --tokenizer-out %s/tok.bin", ckpt, dir, test_tmpdir());
-            expect_pelab_error(cmd, "--tokenizer-out goes with --llama2c");
-            snprintf(cmd, sizeof cmd, "./pelab import --hf %s/none --out %s/x.safetensors", test_tmpdir(), test_tmpdir());
-            expect_pelab_error(cmd, "none/config.json");
-        }
-        model_free(&m);
-    }
+    static const SpecNeedle no[] = {{"rope:scale=dynatan", "DynaTan"}};
+    check_export_refusals(ROPE_TARGET_REFUSED, N_ROPE_TARGET_REFUSED, "hf", hf_write);
+    check_export_refusals(no, sizeof no / sizeof no[0], "hf", hf_write);
+    /* the command: one line, exit 1 */
+    Model m;
+    char ckpt[600], cmd[1400];
+    const char *dir = test_tmpdir();
+    tiny_model(&m, "alibi", 4, 1, 1);
+    snprintf(ckpt, sizeof ckpt, "%s/refused-alibi.safetensors", dir);
+    CHECK(checkpoint_save(ckpt, &m, NULL, NULL, NULL) == 0, "save %s", ckpt);
+    model_free(&m);
+    snprintf(cmd, sizeof cmd, "./pelab export %s --hf %s/refused-hf", ckpt, dir);
+    expect_pelab_error(cmd, "HF's LlamaForCausalLM computes RoPE only");
+    snprintf(cmd, sizeof cmd, "./pelab export %s --hf %s/refused-hf --tokenizer-out %s/tok.bin", ckpt, dir, dir);
+    expect_pelab_error(cmd, "--tokenizer-out goes with --llama2c");
+    snprintf(cmd, sizeof cmd, "./pelab import --hf %s/none --out %s/x.safetensors", dir, dir);
+    expect_pelab_error(cmd, "none/config.json");
 }
 
 static int write_text(const char *path, const char *text) {
@@ -346,7 +323,7 @@ static void longrope_round_trip(void) {
           "longrope: parameters bit-exact");
     static float la[LOGIT_T * 13], lb[LOGIT_T * 13];
     for (int T = 8; T <= LOGIT_T; T += LOGIT_T - 8) {
-        logits_of(&a, la, T), logits_of(&b, lb, T);
+        fixed_logits(&a, la, T), fixed_logits(&b, lb, T);
         CHECK(memcmp(la, lb, sizeof(float) * (size_t)T * 13) == 0, "longrope: logits bit-exact at T %d (max diff %g)",
               T, max_abs_diff(la, lb, T * 13));
     }

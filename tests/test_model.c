@@ -40,6 +40,45 @@ int tiny_model(Model *m, const char *spec, int n_kv_heads, int tied, unsigned lo
     return tiny_model_shaped(m, spec, 4, n_kv_heads, 2, tied, seed);
 }
 
+void fixed_logits(Model *m, float *out, int T) {
+    int *in = xmalloc(sizeof(int) * (size_t)T), *pos = xmalloc(sizeof(int) * (size_t)T);
+    for (int t = 0; t < T; t++) in[t] = (t * 5 + 3) % m->cfg.vocab_size, pos[t] = t;
+    model_alloc_train(m, 1, T);
+    model_forward(m, in, NULL, pos, 1, T);
+    memcpy(out, m->acts.logits, sizeof(float) * (size_t)T * m->cfg.vocab_size);
+    free(in), free(pos);
+}
+
+/* what rope_target_of refuses for every runtime (HF's Llama, llama.cpp's llama) */
+const SpecNeedle ROPE_TARGET_REFUSED[] = {
+    {"alibi", "RoPE only"},
+    {"xpos", "RoPE only"},
+    {"learned:max_len=16", "RoPE only"}, /* GPT-2's table past L: not a Llama */
+    {"rope:fraction=0.5", "partial rotary"},
+    {"rope:keep=0.5", "p-RoPE"},
+    {"rope:max_period=4", "HoPE"},
+    {"rope+logn", "length-scaled attention"},
+    {"rope+nope@1", "NoPE layers"},
+    {"rope+sinks", "attention sinks"},
+};
+const size_t N_ROPE_TARGET_REFUSED = sizeof ROPE_TARGET_REFUSED / sizeof ROPE_TARGET_REFUSED[0];
+
+void check_export_refusals(const SpecNeedle *no, size_t n, const char *what, int (*write)(const char *path, const Model *m)) {
+    for (size_t i = 0; i < n; i++) {
+        Model m;
+        if (tiny_model(&m, no[i].spec, 4, 1, 1) != 0) {
+            CHECK(0, "%s: %s", no[i].spec, pelab_errmsg);
+            continue;
+        }
+        char path[512];
+        snprintf(path, sizeof path, "%s/refused-%s-%zu", test_tmpdir(), what, i);
+        int rc = write(path, &m);
+        CHECK(rc != 0 && strstr(pelab_errmsg, no[i].needle) && !strchr(pelab_errmsg, '\n'),
+              "%s export of %s: refused naming '%s' (got %s)", what, no[i].spec, no[i].needle, rc ? pelab_errmsg : "written");
+        model_free(&m);
+    }
+}
+
 static double loss_at(Model *m, const int *in, const int *tg, const int *pos, int B, int T) {
     model_forward(m, in, tg, pos, B, T);
     return m->mean_loss;

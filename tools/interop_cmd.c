@@ -1,6 +1,7 @@
 /* interop_cmd.c: `pelab import` and `pelab export`: llama2.c's legacy model file and tokenizer.bin
- * (--llama2c; io/llama2c.h, data/llama2c_tok.h), or a Hugging Face Llama directory (--hf;
- * io/hf_llama.h) <-> a pelab checkpoint. */
+ * (--llama2c; io/llama2c.h, data/llama2c_tok.h), a Hugging Face Llama directory (--hf;
+ * io/hf_llama.h), or a GGUF file of llama.cpp's llama architecture (--gguf; io/gguf_llama.h) <->
+ * a pelab checkpoint. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "../data/hf_tok_write.h"
 #include "../data/tokenizer.h"
 #include "../io/checkpoint.h"
+#include "../io/gguf_llama.h"
 #include "../io/hf_llama.h"
 #include "../io/llama2c.h"
 #include "args.h"
@@ -71,19 +73,46 @@ static int import_hf(const char *dir, const char *out, int apply_window) {
     return 0;
 }
 
+/* a GGUF file (llama architecture) -> a pelab checkpoint, with the tokenizer pelab can represent */
+static int import_gguf(const char *path, const char *out) {
+    Model m;
+    GgufTokImage tok;
+    if (gguf_llama_read(path, &m, &tok) != 0) pelab_die("import: %s", pelab_errmsg);
+    CkptMeta meta = {0};
+    if (tok.kind) meta_set(&meta, "tokenizer", "%s", tok.kind);
+    meta.tokenizer_image = tok.image, meta.tokenizer_len = tok.len;
+    int as_bf16 = model_weights_bf16_exact(&m); /* a BF16 file stays BF16, as import --hf keeps it */
+    if ((as_bf16 ? checkpoint_save_bf16(out, &m, &meta) : checkpoint_save(out, &m, &meta, NULL, NULL)) != 0)
+        pelab_die("import: %s", pelab_errmsg);
+    char spec[POS_SPEC_MAX];
+    pos_spec(&m.pos, spec, sizeof spec);
+    printf("%s: %zu parameters, dim %d, %d layers, %d heads (%d kv), hidden %d, vocab %d (%s), seq_len %d, pos %s -> %s "
+           "(weights %s; %s)\n", path, m.n_params, m.cfg.dim, m.cfg.n_layers, m.cfg.n_heads, m.cfg.n_kv_heads,
+           m.cfg.hidden_dim, m.cfg.vocab_size, m.cfg.tied ? "tied" : "untied", m.cfg.seq_len, spec, out,
+           as_bf16 ? "bf16, as in the file" : "float32", tok.note);
+    free(tok.image);
+    model_free(&m);
+    return 0;
+}
+
 int cmd_import(int argc, char **argv) {
-    const char *model_path = NULL, *tok_path = NULL, *out = NULL, *hf_dir = NULL;
+    const char *model_path = NULL, *tok_path = NULL, *out = NULL, *hf_dir = NULL, *gguf = NULL;
     int apply_window = 0;
     const OptSpec opts[] = {
         {"--llama2c", OPT_STR, &model_path, 0, 0, "llama2.c model file (legacy format: 7-int header, float32)"},
         {"--tokenizer", OPT_STR, &tok_path, 0, 0, "its tokenizer.bin (stored inside the checkpoint)"},
         {"--hf", OPT_STR, &hf_dir, 0, 0, "or a Hugging Face Llama directory: config.json + model.safetensors (F32, BF16 or F16), and tokenizer.json when present (stored inside)"},
+        {"--gguf", OPT_STR, &gguf, 0, 0, "or a GGUF file of llama.cpp's llama architecture (F32, F16, BF16, Q8_0 or Q4_0 tensors, widened to float32), with its tokenizer when pelab has its form"},
         {"--out", OPT_OUT_FILE, &out, 0, 0, "pelab checkpoint to write"},
         {"--sliding-window", OPT_FLAG, &apply_window, 0, 0, "with --hf: apply the config's sliding_window (Mistral): each "
                                                            "query sees the keys fewer than that many positions behind it"},
     };
-    args_parse("import", "--llama2c MODEL.bin --tokenizer TOK.bin --out CKPT  |  --hf DIR --out CKPT", argc, argv, 1,
-               opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
+    args_parse("import", "--llama2c MODEL.bin --tokenizer TOK.bin --out CKPT  |  --hf DIR --out CKPT  |  --gguf FILE --out CKPT",
+               argc, argv, 1, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
+    if (gguf && (hf_dir || model_path || tok_path || apply_window))
+        pelab_die("import: --gguf FILE excludes --hf, --llama2c, --tokenizer and --sliding-window");
+    if (gguf && !out) pelab_die("import: --gguf FILE needs --out CKPT");
+    if (gguf) return import_gguf(gguf, out);
     if (hf_dir && (model_path || tok_path)) pelab_die("import: --hf DIR and --llama2c / --tokenizer exclude each other");
     if (hf_dir && !out) pelab_die("import: --hf DIR needs --out CKPT");
     if (apply_window && !hf_dir) pelab_die("import: --sliding-window goes with --hf");
@@ -185,8 +214,25 @@ static int export_hf(const char *ckpt, const Model *m, const CkptMeta *meta, con
     return 0;
 }
 
+/* a pelab RoPE checkpoint -> a GGUF file for llama.cpp, with the checkpoint's tokenizer */
+static int export_gguf(const char *ckpt, const Model *m, const CkptMeta *meta, const char *path, const char *type_name) {
+    uint32_t type;
+    char note[700];
+    Tokenizer tok;
+    if (gguf_weight_type_parse(type_name, &type) != 0 || gguf_check_exportable(m, ckpt) != 0) pelab_die("export: %s", pelab_errmsg);
+    /* a model of fewer than 256 ids without a tokenizer of its own (task data, tests) has none */
+    const char *kind = meta_get(meta, "tokenizer");
+    int has_tok = (kind && strcmp(kind, "byte")) || m->cfg.vocab_size >= 256;
+    if ((has_tok && tokenizer_from_image(&tok, kind, meta->tokenizer_image, meta->tokenizer_len, ckpt, m->cfg.vocab_size) != 0) ||
+        gguf_llama_write(path, m, has_tok ? &tok : NULL, type, note, sizeof note) != 0)
+        pelab_die("export: %s", pelab_errmsg);
+    printf("%s -> %s (GGUF, llama architecture, matrices %s; %s)\n", ckpt, path, type_name, note);
+    if (has_tok) tokenizer_free(&tok);
+    return 0;
+}
+
 int cmd_export(int argc, char **argv) {
-    const char *out = NULL, *tok_out = NULL, *hf_dir = NULL;
+    const char *out = NULL, *tok_out = NULL, *hf_dir = NULL, *gguf = NULL, *gguf_type = NULL;
     float shard_mb = 0;
     int as_bf16 = 0;
     const OptSpec opts[] = {
@@ -195,20 +241,25 @@ int cmd_export(int argc, char **argv) {
         {"--hf", OPT_OUT_DIR, &hf_dir, 0, 0, "or a Hugging Face Llama directory to write: config.json + model.safetensors (+ tokenizer.json from a llama2c or hf tokenizer)"},
         {"--shard-mb", OPT_FLOAT, &shard_mb, 0, 1e9, "with --hf: shards of at most this many MB (model-0000K-of-0000N.safetensors + index), as HF saves large models (0: one file)"},
         {"--bf16", OPT_FLAG, &as_bf16, 0, 0, "with --hf: the weights as BF16 (rounded to nearest even), as most HF checkpoints are"},
+        {"--gguf", OPT_OUT_FILE, &gguf, 0, 0, "or a GGUF file to write, llama.cpp's llama architecture (+ the checkpoint's tokenizer where GGUF has its form)"},
+        {"--gguf-type", OPT_STR, &gguf_type, 0, 0, "with --gguf: the matrices as f32 (default), f16, bf16 or q8_0 (ggml's blocks of 32; norms stay f32)"},
     };
     const char *pos_args[1];
     int n_pos;
-    args_parse("export", "CKPT --llama2c OUT.bin [--tokenizer-out TOK.bin]  |  CKPT --hf DIR", argc, argv, 1, opts,
-               sizeof opts / sizeof opts[0], pos_args, 1, &n_pos);
-    if (n_pos != 1 || (!out && !hf_dir) || (out && hf_dir))
-        pelab_die("export: expected a checkpoint and --llama2c OUT.bin or --hf DIR (see pelab export --help)");
+    args_parse("export", "CKPT --llama2c OUT.bin [--tokenizer-out TOK.bin]  |  CKPT --hf DIR  |  CKPT --gguf OUT.gguf [--gguf-type T]",
+               argc, argv, 1, opts, sizeof opts / sizeof opts[0], pos_args, 1, &n_pos);
+    if (n_pos != 1 || (!!out + !!hf_dir + !!gguf) != 1)
+        pelab_die("export: expected a checkpoint and one of --llama2c OUT.bin, --hf DIR, --gguf OUT.gguf (see pelab export --help)");
+    if (gguf_type && !gguf) pelab_die("export: --gguf-type goes with --gguf");
+    if (gguf && (tok_out || shard_mb || as_bf16)) pelab_die("export: --gguf excludes --tokenizer-out, --shard-mb and --bf16 (use --gguf-type)");
     if (hf_dir && tok_out)
         pelab_die("export: --tokenizer-out goes with --llama2c; --hf writes DIR/tokenizer.json itself");
     Model m;
     CkptMeta meta;
     if (checkpoint_load(pos_args[0], &m, &meta, NULL, NULL) != 0) pelab_die("export: %s", pelab_errmsg);
-    if (hf_dir) {
-        export_hf(pos_args[0], &m, &meta, hf_dir, shard_mb, as_bf16);
+    if (gguf || hf_dir) {
+        if (gguf) export_gguf(pos_args[0], &m, &meta, gguf, gguf_type ? gguf_type : "f32");
+        else export_hf(pos_args[0], &m, &meta, hf_dir, shard_mb, as_bf16);
         meta_free(&meta);
         model_free(&m);
         return 0;

@@ -104,6 +104,31 @@ static void llama3_freqs(const RopeRule *r, int d, double b, int L, long n, doub
     }
 }
 
+/* per-pair divisors (convert_hf_to_gguf.py's rope_freqs for Llama 3) as llama3:S and L: S the
+ * largest divisor; L from a pair in the smooth band, where 1/divisor = (1 - m)/S + m and
+ * m = (L/wavelength - 1)/3, else the smallest length the unchanged pairs allow */
+static int llama3_fit(const float *divisor, int pairs, double base, RopeRule *r, int *L) {
+    double s = 1, longest_kept = 0;
+    for (int j = 0; j < pairs; j++) s = divisor[j] > s ? divisor[j] : s;
+    if (!(s > 1 && s <= 1e6)) return -1;
+    r->s = s;
+    for (int j = 0; j < pairs; j++) {
+        double wavelen = 2.0 * M_PI * pow(base, 2.0 * j / (2.0 * pairs)), f = divisor[j];
+        if (f > 1 + 1e-6 && f < s * (1 - 1e-6)) {
+            double m = (1.0 / f - 1.0 / s) / (1.0 - 1.0 / s), len = wavelen * (LLAMA3_HIGH_FREQ - LLAMA3_LOW_FREQ) * m +
+                                                                    wavelen * LLAMA3_LOW_FREQ;
+            if (!(len >= 1 && len < 1e9)) return -1;
+            *L = (int)lround(len);
+            return 0;
+        }
+        if (f <= 1 + 1e-6 && wavelen > longest_kept) longest_kept = wavelen;
+    }
+    double len = floor(longest_kept * LLAMA3_HIGH_FREQ) + 1;
+    if (len >= 1e9) return -1;
+    *L = (int)len;
+    return 0;
+}
+
 static void llama3_hf(const RopeRule *r, int L, StrBuf *b) {
     sb_printf(b, "  \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": %.17g, \"low_freq_factor\": %d.0, "
               "\"high_freq_factor\": %d.0, \"original_max_position_embeddings\": %d},\n", r->s, LLAMA3_LOW_FREQ,
@@ -185,7 +210,7 @@ static const RopeRuleDef RULES[] = {
      .arg = ROPE_ARG_NONE},
     {.name = "pi", .usage = "pi:S", .title = "position interpolation",
      .summary = "position interpolation: every frequency / S", .arg = ROPE_ARG_FACTOR, .freqs = pi_freqs,
-     .hf_type = "linear", .hf_scaling = hf_factor_only},
+     .hf_type = "linear", .hf_scaling = hf_factor_only, .gguf_type = "linear"},
     {.name = "ntk", .usage = "ntk:S", .title = "NTK-aware scaling", .summary = "NTK-aware: base x S^(d/(d-2))",
      .arg = ROPE_ARG_FACTOR, .freqs = ntk_freqs, .hf_theta = ntk_hf_theta},
     {.name = "dynamic-ntk", .usage = "dynamic-ntk[:F]", .title = "dynamic NTK",
@@ -194,10 +219,10 @@ static const RopeRuleDef RULES[] = {
      .hf_scaling = hf_factor_only, .hf_l_is_max_pos = 1},
     {.name = "yarn", .usage = "yarn:S", .title = "YaRN",
      .summary = "YaRN: NTK-by-parts ramp (beta 32, 1), cos and sin times 0.1 ln S + 1", .arg = ROPE_ARG_FACTOR,
-     .freqs = yarn_freqs, .hf_type = "yarn", .hf_scaling = hf_factor_only, .hf_l_is_max_pos = 1},
+     .freqs = yarn_freqs, .hf_type = "yarn", .hf_scaling = hf_factor_only, .hf_l_is_max_pos = 1, .gguf_type = "yarn"},
     {.name = "llama3", .usage = "llama3:S", .title = "Llama 3's rule",
      .summary = "Llama 3: wavelength above L: / S, below L/4: unchanged, smooth between", .arg = ROPE_ARG_FACTOR,
-     .freqs = llama3_freqs, .hf_type = "llama3", .hf_scaling = llama3_hf},
+     .freqs = llama3_freqs, .hf_type = "llama3", .hf_scaling = llama3_hf, .gguf_fit = llama3_fit},
     {.name = "dynatan", .usage = "dynatan[:L]", .title = "DynaTan",
      .summary = "angle theta L tanh(pos / L) (project-defined)", .arg = ROPE_ARG_OPT_LENGTH, .angle = dynatan_angle},
     {.name = "dynatan-a", .usage = "dynatan-a[:L]", .title = "DynaTan",
@@ -223,6 +248,12 @@ const RopeRuleDef *rope_rule_find(const char *name) {
 const RopeRuleDef *rope_rule_find_hf(const char *type) {
     for (int i = 0; i < N_RULES; i++)
         if (RULES[i].hf_type && strcmp(RULES[i].hf_type, type) == 0) return &RULES[i];
+    return NULL;
+}
+
+const RopeRuleDef *rope_rule_find_gguf(const char *type) {
+    for (int i = 0; i < N_RULES; i++)
+        if (type ? RULES[i].gguf_type && strcmp(RULES[i].gguf_type, type) == 0 : RULES[i].gguf_fit != NULL) return &RULES[i];
     return NULL;
 }
 

@@ -66,6 +66,13 @@ struct RopeRuleDef {
     void (*hf_scaling)(const RopeRule *r, int L, StrBuf *b);
     double (*hf_theta)(const RopeRule *r, double base, int d, char *note, size_t n);
     int hf_l_is_max_pos;
+    /* llama.cpp's GGUF (io/gguf_rope.c): gguf_type, the rope.scaling.type it computes the rule as
+     * (factor S, original length L), NULL if none; then a rule with hf_theta is written as that
+     * base, and any other static rule with attention factor 1 as its per-pair divisors
+     * (rope_freqs.weight). gguf_fit reads such divisors of a file back as this rule (S and L),
+     * -1 when they are not of its form; NULL: the rule is not read from divisors. */
+    const char *gguf_type;
+    int (*gguf_fit)(const float *divisor, int pairs, double base, RopeRule *r, int *L);
 };
 
 /* the rules, in help order ("none" first) */
@@ -74,6 +81,8 @@ const RopeRuleDef *rope_rule_at(int i);
 /* the rule named name ("pi"), or the one whose HF rope_type is type ("linear"); NULL if none */
 const RopeRuleDef *rope_rule_find(const char *name);
 const RopeRuleDef *rope_rule_find_hf(const char *type);
+/* the rule whose gguf_type is type ("linear"), or the first with a gguf_fit (type NULL); NULL if none */
+const RopeRuleDef *rope_rule_find_gguf(const char *type);
 /* the usages joined by sep ("none, pi:S, ..."); with_notes: each note in parentheses after its
  * usage; skip_none: without "none" */
 void rope_rule_list(char *buf, size_t n, const char *sep, int with_notes, int skip_none);

@@ -8,7 +8,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_DIR     ?= build-fuzz
-HARNESSES    ?= checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims
+HARNESSES    ?= checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims gguf
 
 ARCH     := $(shell $(FUZZ_CC) -print-multiarch 2>/dev/null)
 BLAS_INC ?= /usr/include/$(ARCH)/openblas-openmp
@@ -41,6 +41,7 @@ MAX_LEN_hf_tokenizer      := 8192
 MAX_LEN_hf_index          := 4096
 MAX_LEN_results           := 4096
 MAX_LEN_claims            := 4096
+MAX_LEN_gguf              := 65536
 DICT_checkpoint        := tests/fuzz/checkpoint.dict
 DICT_llama2c_tokenizer := tests/fuzz/llama2c_tokenizer.dict
 DICT_bpe               := tests/fuzz/text_data.dict
@@ -52,6 +53,7 @@ DICT_hf_tokenizer      := tests/fuzz/hf_tokenizer.dict
 DICT_hf_index          := tests/fuzz/json.dict
 DICT_results           := tests/fuzz/results.dict
 DICT_claims            := tests/fuzz/claims.dict
+DICT_gguf              := tests/fuzz/gguf.dict
 
 all: build
 
@@ -93,6 +95,7 @@ run: $(BINS) $(SEEDS)
 	    hf_index) len=$(MAX_LEN_hf_index); dict=$(DICT_hf_index);; \
 	    results) len=$(MAX_LEN_results); dict=$(DICT_results);; \
 	    claims) len=$(MAX_LEN_claims); dict=$(DICT_claims);; \
+	    gguf) len=$(MAX_LEN_gguf); dict=$(DICT_gguf);; \
 	    *) echo "fuzz: unknown harness $$h"; exit 2;; \
 	    esac; \
 	    echo "fuzz: $$h for $(FUZZ_SECONDS) s"; \

@@ -15,7 +15,7 @@ if [ ! -x "$PELAB" ]; then
 fi
 
 rm -rf "$OUT"
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims; do mkdir -p "$OUT/$h"; done
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims gguf; do mkdir -p "$OUT/$h"; done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pelab-corpus.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
@@ -88,6 +88,23 @@ head -c 28 "$WORK/l2c.bin" >"$OUT/llama2c_model/hdr-tied"
 head -c 28 "$WORK/l2c-untied.bin" >"$OUT/llama2c_model/hdr-untied"
 { head -c 28 "$WORK/l2c.bin"; printf '\315\314\314\075'; } >"$OUT/llama2c_model/hdr-tied-fill"
 cp "$WORK/l2ctok.bin" "$OUT/llama2c_tokenizer/export-byte.bin"
+
+# --- GGUF: exports of the byte, BPE and llama2.c-tokenized models, every rule GGUF carries, GQA
+# untied, each matrix type (rows of 32 for Q8_0) ---
+gguf() { # CKPT NAME [FLAGS]
+    ck=$1 name=$2
+    shift 2
+    "$PELAB" export "$WORK/$ck.st" --gguf "$OUT/gguf/$name.gguf" "$@" >/dev/null
+}
+gguf rope rope-f32
+gguf rope rope-f16 --gguf-type f16
+gguf rope rope-bf16 --gguf-type bf16
+gguf gqa gqa-untied
+gguf bpe bpe
+gguf imported llama2c
+for rule in pi_4 ntk_4 yarn_4 llama3_8; do gguf "rule-$rule" "rule-$rule"; done
+train q8 --pos rope:layout=half --dim 32 --heads 2 --hidden 32
+gguf q8 half-q8_0 --gguf-type q8_0
 
 # --- BPE files followed by text ---
 for v in 256 300 512; do

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""llamacpp_quantize.py: llama.cpp's own quantizer (llama_model_quantize in the libllama that
+node-llama-cpp 3.21.1 ships, llama.cpp of its v0.4.0 release) on a GGUF file, through ctypes: a file
+written by llama.cpp's GGUF writer, with its quantized types, for tests/test_gguf.c to import.
+
+  PELAB_LLAMACPP_DIR=DIR python3 tools/llamacpp_quantize.py IN.gguf OUT.gguf TYPE
+
+TYPE: q4_0 or q8_0 (every tensor that can, the embedding and output included: pure). Exits 2 when
+DIR holds another node-llama-cpp than 3.21.1 (the parameter struct below is that version's)."""
+import ctypes
+import json
+import os
+import sys
+
+FTYPES = {"q4_0": 2, "q8_0": 7}  # llama.h's LLAMA_FTYPE_MOSTLY_*
+GGML_TYPES = {"q4_0": 2, "q8_0": 8}
+
+
+class QuantizeParams(ctypes.Structure):  # include/llama.h's llama_model_quantize_params at v0.4.0
+    _fields_ = [("nthread", ctypes.c_int32), ("ftype", ctypes.c_int), ("output_tensor_type", ctypes.c_int),
+                ("token_embedding_type", ctypes.c_int), ("allow_requantize", ctypes.c_bool),
+                ("quantize_output_tensor", ctypes.c_bool), ("only_copy", ctypes.c_bool), ("pure", ctypes.c_bool),
+                ("keep_split", ctypes.c_bool), ("dry_run", ctypes.c_bool), ("imatrix", ctypes.c_void_p),
+                ("kv_overrides", ctypes.c_void_p), ("tt_overrides", ctypes.c_void_p),
+                ("prune_layers", ctypes.c_void_p), ("max_buf_size", ctypes.c_size_t)]
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[3] not in FTYPES:
+        sys.exit("usage: llamacpp_quantize.py IN.gguf OUT.gguf q4_0|q8_0")
+    root = os.path.join(os.environ.get("PELAB_LLAMACPP_DIR", "."), "node_modules")
+    with open(os.path.join(root, "node-llama-cpp", "package.json")) as f:
+        version = json.load(f)["version"]
+    if version != "3.21.1":
+        print(f"llamacpp_quantize: node-llama-cpp {version}, not 3.21.1: its llama.h may differ", file=sys.stderr)
+        sys.exit(2)
+    bins = os.path.join(root, "@node-llama-cpp", "linux-x64", "bins", "linux-x64")
+    for lib in ("libggml-base.so", "libggml.v0.4.0.so"):
+        ctypes.CDLL(os.path.join(bins, lib), mode=ctypes.RTLD_GLOBAL)
+    llama = ctypes.CDLL(os.path.join(bins, "libllama.v0.4.0.so"))
+    llama.llama_model_quantize_default_params.restype = QuantizeParams
+    llama.llama_model_quantize.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(QuantizeParams)]
+    llama.llama_backend_init()
+    p = llama.llama_model_quantize_default_params()
+    kind = sys.argv[3]
+    p.nthread, p.ftype, p.pure = 1, FTYPES[kind], True
+    p.output_tensor_type = p.token_embedding_type = GGML_TYPES[kind]
+    rc = llama.llama_model_quantize(sys.argv[1].encode(), sys.argv[2].encode(), ctypes.byref(p))
+    sys.exit(0 if rc == 0 else 1)
+
+
+if __name__ == "__main__":
+    main()
