@@ -145,8 +145,10 @@ $(BUILD)/replay/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay_
 test: $(BUILD)/tests/run_tests $(BIN) $(REPLAY)
 	PELAB_BIN=./$(BIN) PELAB_REPLAY=./$(BUILD)/replay OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} ./$(BUILD)/tests/run_tests
 
+# then single-stream decoding beside llama2.c (LLAMA2C_DIR) and llama.cpp (PELAB_LLAMACPP_DIR), when given
 bench: $(BIN)
 	./$(BIN) bench
+	PELAB=./$(BIN) tools/bench/decode_sidebyside.sh 3
 
 # pelab against the PyTorch reference (tools/bench/); skipped with a message when torch is missing
 bench-torch: $(BIN)

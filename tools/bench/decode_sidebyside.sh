@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# decode_sidebyside.sh: single-stream greedy decoding of one model by pelab, llama2.c and llama.cpp,
+# alternating in one run, as ratios.
+#   tools/bench/decode_sidebyside.sh [ROUNDS]        (default 5 rounds per thread count)
+# Environment:
+#   PELAB=./pelab             the binary under test
+#   THREADS="1 2"             thread counts (OMP_NUM_THREADS for llama2.c, --threads for pelab,
+#                             threads for llama.cpp)
+#   LLAMA2C_DIR=DIR           a checkout of karpathy/llama2.c: its run.c built as its README builds
+#                             the OpenMP runner (gcc -Ofast -fopenmp -march=native; LLAMA2C_MARCH)
+#   PELAB_LLAMACPP_DIR=DIR    where `npm install node-llama-cpp@3.21.1` ran: llama.cpp's prebuilt
+#                             CPU binaries through tools/bench/llamacpp_decode.mjs
+#   PRECISION=fp32|bf16       fp32: pelab fp32 weights, llama.cpp an F32 GGUF, llama2.c (fp32 only);
+#                             bf16: pelab --precision bf16, llama.cpp a BF16 GGUF, llama2.c left out
+#   KV=F32|F16                llama.cpp's cache type (default F32, as pelab's default cache)
+# The model is M's shape (dim 288, 6 layers, 6 heads, hidden 768, vocab 256, T 256; trained 5
+# steps: the values do not change the speed), exported by `pelab export` to llama2.c's format and
+# to GGUF. Each side decodes 256 positions greedily; tokens/s are timed from the first generated
+# token (pelab sample's "after the first", llama2.c's "achieved tok/s", the script's own timing
+# for llama.cpp). Prints each side's tokens/s per round, the medians, pelab's ratios and each
+# side's peak RSS. A reference that is not there is skipped with a message.
+set -euo pipefail
+pelab=${PELAB:-./pelab}
+rounds=${1:-5}
+threads=${THREADS:-1 2}
+precision=${PRECISION:-fp32}
+kv=${KV:-F32}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$pelab" train --dim 288 --layers 6 --heads 6 --hidden 768 --seq-len 256 --batch 1 --steps 5 --eval-every 0 \
+    --out "$work/m.safetensors" --quiet > /dev/null
+have_l2c=0 have_lcpp=0
+if [[ "$precision" == fp32 && -n "${LLAMA2C_DIR:-}" && -f "$LLAMA2C_DIR/run.c" ]]; then
+    gcc -Ofast -fopenmp -march="${LLAMA2C_MARCH:-native}" "$LLAMA2C_DIR/run.c" -lm -o "$work/runomp"
+    "$pelab" export "$work/m.safetensors" --llama2c "$work/m.bin" --tokenizer-out "$work/tok.bin" > /dev/null
+    have_l2c=1
+else
+    echo "decode_sidebyside: llama2.c skipped (set LLAMA2C_DIR to a checkout of karpathy/llama2.c; fp32 only)"
+fi
+if [[ -n "${PELAB_LLAMACPP_DIR:-}" && -d "$PELAB_LLAMACPP_DIR/node_modules/node-llama-cpp" ]] && command -v node > /dev/null; then
+    gguf_type=f32
+    [[ "$precision" == bf16 ]] && gguf_type=bf16
+    "$pelab" export "$work/m.safetensors" --gguf "$work/m.gguf" --gguf-type "$gguf_type" > /dev/null
+    have_lcpp=1
+else
+    echo "decode_sidebyside: llama.cpp skipped (set PELAB_LLAMACPP_DIR to a folder where npm install node-llama-cpp@3.21.1 ran)"
+fi
+flags=""
+[[ "$precision" == bf16 ]] && flags="--precision bf16"
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# runs "$@" under GNU time when there is one; its peak RSS (KB) into $work/rss
+timed() {
+    if [[ -x /usr/bin/time ]]; then /usr/bin/time -f "%M" -o "$work/rss" "$@"; else "$@"; echo 0 > "$work/rss"; fi
+}
+for t in $threads; do
+    l2c=() lcpp=() ours=() rss_l2c=0 rss_lcpp=0 rss_ours=0
+    for ((i = 0; i < rounds; i++)); do
+        if ((have_l2c)); then
+            l2c+=("$(OMP_NUM_THREADS=$t timed "$work/runomp" "$work/m.bin" -z "$work/tok.bin" -t 0 -n 256 2>&1 >/dev/null |
+                      awk '/achieved tok\/s/ {print $3}')")
+            rss_l2c=$(cat "$work/rss")
+        fi
+        if ((have_lcpp)); then
+            lcpp+=("$(timed node "$here/llamacpp_decode.mjs" "$work/m.gguf" 256 "$t" "$kv" | awk '{print $3}')")
+            rss_lcpp=$(cat "$work/rss")
+        fi
+        # shellcheck disable=SC2086
+        ours+=("$(timed "$pelab" sample "$work/m.safetensors" --temp 0 -n 255 --threads "$t" $flags ${PELAB_SAMPLE_FLAGS:-} 2>&1 >/dev/null |
+                   awk '/tokens\/s/ {for (k = 1; k <= NF; k++) if ($(k + 1) == "tokens/s") print $k}')")
+        rss_ours=$(cat "$work/rss")
+    done
+    b=$(printf '%s\n' "${ours[@]}" | median)
+    echo "== $t thread(s), $precision (M shape, greedy, 256 positions, $rounds rounds alternating; load $(cut -d' ' -f1-3 /proc/loadavg))"
+    echo "pelab sample tokens/s:     ${ours[*]}  median $b  (peak RSS ${rss_ours} KB)"
+    if ((have_l2c)); then
+        a=$(printf '%s\n' "${l2c[@]}" | median)
+        echo "llama2.c runomp tokens/s:  ${l2c[*]}  median $a  (peak RSS ${rss_l2c} KB)"
+        awk -v a="$a" -v b="$b" 'BEGIN {printf "pelab / llama2.c: x%.2f\n", b / a}'
+    fi
+    if ((have_lcpp)); then
+        c=$(printf '%s\n' "${lcpp[@]}" | median)
+        echo "llama.cpp tokens/s:        ${lcpp[*]}  median $c  (peak RSS ${rss_lcpp} KB, node included; kv $kv)"
+        awk -v c="$c" -v b="$b" 'BEGIN {printf "pelab / llama.cpp: x%.2f\n", b / c}'
+    fi
+done
