@@ -4,6 +4,8 @@
 #   tools/bench/decode_sidebyside.sh [ROUNDS]        (default 5 rounds per thread count)
 # Environment:
 #   PELAB=./pelab             the binary under test
+#   PELAB_BASE=path           another pelab (the code before a change), alternated with PELAB on
+#                             the same model: its median and PELAB's ratio to it
 #   THREADS="1 2"             thread counts (OMP_NUM_THREADS for llama2.c, --threads for pelab,
 #                             threads for llama.cpp)
 #   LLAMA2C_DIR=DIR           a checkout of karpathy/llama2.c: its run.c built as its README builds
@@ -56,7 +58,7 @@ timed() {
     if [[ -x /usr/bin/time ]]; then /usr/bin/time -f "%M" -o "$work/rss" "$@"; else "$@"; echo 0 > "$work/rss"; fi
 }
 for t in $threads; do
-    l2c=() lcpp=() ours=() rss_l2c=0 rss_lcpp=0 rss_ours=0
+    l2c=() lcpp=() ours=() base=() rss_l2c=0 rss_lcpp=0 rss_ours=0 rss_base=0
     for ((i = 0; i < rounds; i++)); do
         if ((have_l2c)); then
             l2c+=("$(OMP_NUM_THREADS=$t timed "$work/runomp" "$work/m.bin" -z "$work/tok.bin" -t 0 -n 256 2>&1 >/dev/null |
@@ -67,6 +69,12 @@ for t in $threads; do
             lcpp+=("$(timed node "$here/llamacpp_decode.mjs" "$work/m.gguf" 256 "$t" "$kv" | awk '{print $3}')")
             rss_lcpp=$(cat "$work/rss")
         fi
+        if [[ -n "${PELAB_BASE:-}" ]]; then
+            # shellcheck disable=SC2086
+            base+=("$(timed "$PELAB_BASE" sample "$work/m.safetensors" --temp 0 -n 255 --threads "$t" $flags ${PELAB_SAMPLE_FLAGS:-} 2>&1 >/dev/null |
+                       awk '/tokens\/s/ {for (k = 1; k <= NF; k++) if ($(k + 1) == "tokens/s") print $k}')")
+            rss_base=$(cat "$work/rss")
+        fi
         # shellcheck disable=SC2086
         ours+=("$(timed "$pelab" sample "$work/m.safetensors" --temp 0 -n 255 --threads "$t" $flags ${PELAB_SAMPLE_FLAGS:-} 2>&1 >/dev/null |
                    awk '/tokens\/s/ {for (k = 1; k <= NF; k++) if ($(k + 1) == "tokens/s") print $k}')")
@@ -75,6 +83,11 @@ for t in $threads; do
     b=$(printf '%s\n' "${ours[@]}" | median)
     echo "== $t thread(s), $precision (M shape, greedy, 256 positions, $rounds rounds alternating; load $(cut -d' ' -f1-3 /proc/loadavg))"
     echo "pelab sample tokens/s:     ${ours[*]}  median $b  (peak RSS ${rss_ours} KB)"
+    if [[ -n "${PELAB_BASE:-}" ]]; then
+        d=$(printf '%s\n' "${base[@]}" | median)
+        echo "PELAB_BASE tokens/s:       ${base[*]}  median $d  (peak RSS ${rss_base} KB)"
+        awk -v d="$d" -v b="$b" 'BEGIN {printf "pelab / PELAB_BASE: x%.2f\n", b / d}'
+    fi
     if ((have_l2c)); then
         a=$(printf '%s\n' "${l2c[@]}" | median)
         echo "llama2.c runomp tokens/s:  ${l2c[*]}  median $a  (peak RSS ${rss_l2c} KB)"
