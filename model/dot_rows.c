@@ -31,14 +31,34 @@ static int rows_per_block(int OC, int parallel) {
     return (per + 7) / 8 * 8;
 }
 
+/* block k of a job's rows: n rows from row o0 */
+static void job_block(const RowsJob *j, int rows, int k, const float *x, int N, int C) {
+    const Kernels *kern = kernels();
+    size_t elem = j->is_bf16 ? sizeof(bf16) : sizeof(float);
+    int o0 = k * rows, n = j->OC - o0 < rows ? j->OC - o0 : rows;
+    const char *wb = (const char *)j->w + (size_t)o0 * C * elem;
+    for (int r = 0; r < N; r++)
+        kern->dot_rows(wb, j->is_bf16, (size_t)C, n, x + (size_t)r * C, C, 1.0f, j->out + (size_t)r * j->OC + o0);
+}
+
 void rows_product(const void *w, int is_bf16, const float *x, int N, int C, int OC, float *out) {
-    const Kernels *k = kernels();
-    size_t elem = is_bf16 ? sizeof(bf16) : sizeof(float);
+    RowsJob job = {w, is_bf16, OC, out};
     int parallel = (size_t)N * OC * C >= 2 * PAR_MIN_WORK, rows = rows_per_block(OC, parallel);
-    int n_blocks = (OC + rows - 1) / rows;
-    PAR_FOR(parallel, int, blk, n_blocks,
-            int o0 = blk * rows, n = OC - o0 < rows ? OC - o0 : rows;
-            const char *wb = (const char *)w + (size_t)o0 * C * elem;
-            for (int r = 0; r < N; r++)
-                k->dot_rows(wb, is_bf16, (size_t)C, n, x + (size_t)r * C, C, 1.0f, out + (size_t)r * OC + o0););
+    PAR_FOR(parallel, int, k, (OC + rows - 1) / rows, job_block(&job, rows, k, x, N, C););
+}
+
+enum { MANY_BLOCK_ROWS = 32 }; /* a multiple of 8; q, k, v of dim 288: 27 blocks */
+
+void rows_product_many(const RowsJob *jobs, int n_jobs, const float *x, int N, int C) {
+    int start[9] = {0}, total = 0; /* jobs' first blocks in one numbering */
+    size_t work = 0;
+    if (n_jobs > 8) n_jobs = 8;
+    for (int i = 0; i < n_jobs; i++) {
+        start[i] = total;
+        total += (jobs[i].OC + MANY_BLOCK_ROWS - 1) / MANY_BLOCK_ROWS;
+        work += (size_t)N * jobs[i].OC * C;
+    }
+    start[n_jobs] = total;
+    PAR_FOR(work >= 2 * PAR_MIN_WORK, int, b, total, int i = 0; while (b >= start[i + 1]) i++;
+            job_block(&jobs[i], MANY_BLOCK_ROWS, b - start[i], x, N, C););
 }

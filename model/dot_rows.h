@@ -32,4 +32,15 @@ void weighted_rows_bf16(const bf16 *rows, size_t ld, int n, const float *w, int 
  * thread count. */
 void rows_product(const void *w, int is_bf16, const float *x, int N, int C, int OC, float *out);
 
+/* one of several products of the same rows x: out[N, OC] = x w^T, w float32 or bf16 (is_bf16) */
+typedef struct {
+    const void *w;
+    int is_bf16, OC;
+    float *out;
+} RowsJob;
+/* rows_product of every job in one loop over threads (a decoded token's q, k and v, or its gate and
+ * up: one fork and one barrier instead of one per product), in blocks of 32 weight rows of each job;
+ * each row in the same group of 8 of dot_rows whatever the thread count, so the same bits */
+void rows_product_many(const RowsJob *jobs, int n_jobs, const float *x, int N, int C);
+
 #endif

@@ -84,11 +84,14 @@ static int bf16_forward(float *out, const float *inp, const bf16 *w16, int N, in
     return bf16_gemm(1, N, OC, C, a, C, w16, C, out, OC, 0);
 }
 
+/* a product of a few rows (decoding) that runs as rows_product: fp32 weights, or bf16 ones without
+ * native bf16 products (widened in registers: half the bytes of fp32) */
+static int rows_path(const bf16 *w16, int N) { return N < BLAS_SMALL_MIN_ROWS && (!w16 || bf16_native(NULL, 0) != 0); }
+
 void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC) {
     if (w16 && N == 1 && bf16_gemv(out, w16, inp, OC, C) == 0) return;
-    if (w16 && N < BLAS_SMALL_MIN_ROWS && bf16_native(NULL, 0) == 0) {
-        /* decoding without AVX512_BF16: the bf16 rows widened in registers (half the bytes of fp32) */
-        rows_product(w16, 1, inp, N, C, OC, out);
+    if (rows_path(w16, N)) {
+        rows_product(w16 ? (const void *)w16 : (const void *)w, w16 != NULL, inp, N, C, OC, out);
         return;
     }
     if (w16 && bf16_forward(out, inp, w16, N, C, OC) == 0) return;
@@ -104,6 +107,20 @@ void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w1
     else
         blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);
     free(wide);
+}
+
+void matmul_forward_shared(const MatmulJob *jobs, int n_jobs, const float *inp, int N, int C) {
+    RowsJob rows[8];
+    int fused = n_jobs <= 8;
+    for (int i = 0; i < n_jobs && fused; i++) {
+        const MatmulJob *j = &jobs[i];
+        /* native bf16 (its own one-row product) and many rows keep matmul_forward's paths */
+        fused = rows_path(j->w16, N) && !(j->w16 && N == 1 && bf16_native(NULL, 0) == 0);
+        rows[i] = (RowsJob){j->w16 ? (const void *)j->w16 : (const void *)j->w, j->w16 != NULL, j->OC, j->out};
+    }
+    if (fused) rows_product_many(rows, n_jobs, inp, N, C);
+    else
+        for (int i = 0; i < n_jobs; i++) matmul_forward(jobs[i].out, inp, jobs[i].w, jobs[i].w16, N, C, jobs[i].OC);
 }
 
 void matmul_backward(const MatmulGrads *g, const float *dout, const float *inp, const float *w, const bf16 *w16, int N,

@@ -24,7 +24,7 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gai
 void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float *inp, const float *gain,
                       const float *rstd, int N, int D);
 
-/* out[N, OC] = inp[N, C] @ w[OC, C]^T  (cblas_sgemm; sgemv for one row, as when decoding a token).
+/* out[N, OC] = inp[N, C] @ w[OC, C]^T  (cblas_sgemm; a few rows, as when decoding, as rows_product).
  * w16: NULL, or w rounded to bf16 (model_sync_bf16): the product then runs in bf16 with float32
  * accumulation (bf16.h), inp rounded on the way in; without native bf16 products (bf16_native) a
  * few rows (decoding: fewer than BLAS_SMALL_MIN_ROWS) run as rows_product over the bf16 rows
@@ -32,6 +32,16 @@ void rmsnorm_backward(float *dinp, float *dgain, const float *dout, const float 
  * widened (w itself is never read then: a
  * bf16-only model has none). */
 void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC);
+/* several matmul_forward of the same input rows: out = inp @ w^T for each job (OC its rows) */
+typedef struct {
+    float *out;
+    const float *w;
+    const bf16 *w16;
+    int OC;
+} MatmulJob;
+/* for a few rows (decoding) the jobs run in one loop over threads (rows_product_many: one fork for
+ * q, k and v, one for gate and up); otherwise one matmul_forward each. The same results either way. */
+void matmul_forward_shared(const MatmulJob *jobs, int n_jobs, const float *inp, int N, int C);
 /* where matmul_backward's gradients go: dinp[N, C] (+)= dout @ w (overwritten if accumulate_dinp
  * is 0; skipped if dinp is NULL); dw[OC, C] += dout^T @ inp */
 typedef struct {

@@ -366,9 +366,10 @@ void block_forward(const Model *m, int layer, const LayerActs *a) {
 
     // attention: res_mid = in + wo attn(q, k, v), x = rmsnorm(in)
     rmsnorm_forward(a->ln1, a->ln1_rstd, a->in, w.attn_norm, N, D, c->norm_eps); // (N, D) -> (N, D)
-    matmul_forward(a->q, a->ln1, w.wq, model_w16(m, w.wq), N, D, qdim);         // (N, D) -> (N, H*hd)
-    matmul_forward(a->k, a->ln1, w.wk, model_w16(m, w.wk), N, D, kvdim);        // (N, D) -> (N, KVH*hd)
-    matmul_forward(a->v, a->ln1, w.wv, model_w16(m, w.wv), N, D, kvdim);        // (N, D) -> (N, KVH*hd)
+    MatmulJob qkv[3] = {{a->q, w.wq, model_w16(m, w.wq), qdim},     // (N, D) -> (N, H*hd)
+                        {a->k, w.wk, model_w16(m, w.wk), kvdim},    // (N, D) -> (N, KVH*hd)
+                        {a->v, w.wv, model_w16(m, w.wv), kvdim}};   // (N, D) -> (N, KVH*hd)
+    matmul_forward_shared(qkv, 3, a->ln1, N, D);
     bias_forward(a->q, w.bq, N, qdim), bias_forward(a->k, w.bk, N, kvdim), bias_forward(a->v, w.bv, N, kvdim);
     if (pos_has_gate(&m->pos, layer)) gate_rows(m, layer, a); // (N, D) -> (N, H) running sums
     const PosCtx *pc = model_layer_pos(m, layer);
@@ -383,8 +384,8 @@ void block_forward(const Model *m, int layer, const LayerActs *a) {
 
     // MLP: res_out = res_mid + w2 (silu(w1 x) * w3 x), x = rmsnorm(res_mid)
     rmsnorm_forward(a->ln2, a->ln2_rstd, a->res_mid, w.mlp_norm, N, D, c->norm_eps);
-    matmul_forward(a->gate, a->ln2, w.w1, model_w16(m, w.w1), N, D, F); // (N, D) -> (N, F)
-    matmul_forward(a->up, a->ln2, w.w3, model_w16(m, w.w3), N, D, F);   // (N, D) -> (N, F)
+    MatmulJob gate_up[2] = {{a->gate, w.w1, model_w16(m, w.w1), F}, {a->up, w.w3, model_w16(m, w.w3), F}}; // -> (N, F)
+    matmul_forward_shared(gate_up, 2, a->ln2, N, D);
     swiglu_forward(a->act, a->gate, a->up, (size_t)N * F);
     matmul_forward(a->res_out, a->act, w.w2, model_w16(m, w.w2), N, F, D); // (N, F) -> (N, D)
     residual_forward(a->res_out, a->res_out, a->res_mid, (size_t)N * D);
