@@ -47,18 +47,21 @@ void rows_product(const void *w, int is_bf16, const float *x, int N, int C, int 
     PAR_FOR(parallel, int, k, (OC + rows - 1) / rows, job_block(&job, rows, k, x, N, C););
 }
 
-enum { MANY_BLOCK_ROWS = 32 }; /* a multiple of 8; q, k, v of dim 288: 27 blocks */
-
 void rows_product_many(const RowsJob *jobs, int n_jobs, const float *x, int N, int C) {
-    int start[9] = {0}, total = 0; /* jobs' first blocks in one numbering */
     size_t work = 0;
-    if (n_jobs > 8) n_jobs = 8;
-    for (int i = 0; i < n_jobs; i++) {
-        start[i] = total;
-        total += (jobs[i].OC + MANY_BLOCK_ROWS - 1) / MANY_BLOCK_ROWS;
-        work += (size_t)N * jobs[i].OC * C;
+    for (int i = 0; i < n_jobs; i++) work += (size_t)N * jobs[i].OC * C;
+    if (work < 2 * PAR_MIN_WORK) {
+        for (int i = 0; i < n_jobs; i++) job_block(&jobs[i], rows_per_block(jobs[i].OC, 0), 0, x, N, C);
+        return;
     }
-    start[n_jobs] = total;
-    PAR_FOR(work >= 2 * PAR_MIN_WORK, int, b, total, int i = 0; while (b >= start[i + 1]) i++;
-            job_block(&jobs[i], MANY_BLOCK_ROWS, b - start[i], x, N, C););
+    /* each job in one block per thread, dealt round-robin: thread t takes block t of every job, so
+     * the threads' shares are equal however the jobs' sizes differ (q against grouped k and v), and
+     * each block is long enough for dot_rows' prefetch to run ahead of most of it */
+    int threads = omp_get_max_threads();
+#pragma omp parallel for schedule(static, 1)
+    for (int b = 0; b < n_jobs * threads; b++) {
+        const RowsJob *j = &jobs[b / threads];
+        int rows = rows_per_block(j->OC, 1), k = b % threads;
+        if (k * rows < j->OC) job_block(j, rows, k, x, N, C);
+    }
 }

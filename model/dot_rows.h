@@ -39,7 +39,7 @@ typedef struct {
     float *out;
 } RowsJob;
 /* rows_product of every job in one loop over threads (a decoded token's q, k and v, or its gate and
- * up: one fork and one barrier instead of one per product), in blocks of 32 weight rows of each job;
+ * up: one fork and one barrier instead of one per product), each job cut as rows_product cuts it;
  * each row in the same group of 8 of dot_rows whatever the thread count, so the same bits */
 void rows_product_many(const RowsJob *jobs, int n_jobs, const float *x, int N, int C);
 

@@ -86,7 +86,7 @@ static int bf16_forward(float *out, const float *inp, const bf16 *w16, int N, in
 
 /* a product of a few rows (decoding) that runs as rows_product: fp32 weights, or bf16 ones without
  * native bf16 products (widened in registers: half the bytes of fp32) */
-static int rows_path(const bf16 *w16, int N) { return N < BLAS_SMALL_MIN_ROWS && (!w16 || bf16_native(NULL, 0) != 0); }
+static int rows_path(const bf16 *w16, int N) { return N < BLAS_SMALL_MIN_ROWS && (!w16 || bf16_native(NULL, 0) == 0); }
 
 void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC) {
     if (w16 && N == 1 && bf16_gemv(out, w16, inp, OC, C) == 0) return;
@@ -114,8 +114,8 @@ void matmul_forward_shared(const MatmulJob *jobs, int n_jobs, const float *inp, 
     int fused = n_jobs <= 8;
     for (int i = 0; i < n_jobs && fused; i++) {
         const MatmulJob *j = &jobs[i];
-        /* native bf16 (its own one-row product) and many rows keep matmul_forward's paths */
-        fused = rows_path(j->w16, N) && !(j->w16 && N == 1 && bf16_native(NULL, 0) == 0);
+        /* native bf16 (its own products) and many rows keep matmul_forward's paths */
+        fused = rows_path(j->w16, N);
         rows[i] = (RowsJob){j->w16 ? (const void *)j->w16 : (const void *)j->w, j->w16 != NULL, j->OC, j->out};
     }
     if (fused) rows_product_many(rows, n_jobs, inp, N, C);

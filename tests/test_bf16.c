@@ -316,6 +316,32 @@ static void rows_products(void) {
         }
     omp_set_num_threads(threads);
     CHECK(same, "rows_product %d x %d x %d, float and bf16 rows: the same bits on 1, 2 and 3 threads", NX, CW, OC);
+    /* rows_product_many (decoding's q, k, v in one loop) of jobs of unequal sizes, as grouped-query
+     * k and v are: each output the bits of its own rows_product, on 1, 2 and 3 threads */
+    enum { KV_OC = 60 }; /* q, k and v: OC rows of W in all, q from row 0, k and v after */
+    float *many = xmalloc(sizeof(float) * NX * (OC + 2 * KV_OC)), *alone = xmalloc(sizeof(float) * NX * OC);
+    const int sizes[3] = {OC - 2 * KV_OC, KV_OC, KV_OC};
+    for (int half = 0; half < 2; half++)
+        for (int t = 1; t <= 3; t++) {
+            omp_set_num_threads(t);
+            RowsJob jobs[3];
+            size_t row = 0, at = 0;
+            for (int i = 0; i < 3; i++) {
+                const void *w = half ? (const void *)(W + row * CW) : (const void *)(W32 + row * CW);
+                jobs[i] = (RowsJob){w, half, sizes[i], many + at};
+                row += sizes[i], at += (size_t)NX * sizes[i];
+            }
+            rows_product_many(jobs, 3, x, NX, CW);
+            int equal = 1;
+            for (int i = 0; i < 3; i++) {
+                rows_product(jobs[i].w, half, x, NX, CW, sizes[i], alone);
+                equal &= memcmp(alone, jobs[i].out, sizeof(float) * NX * sizes[i]) == 0;
+            }
+            CHECK(equal, "rows_product_many of %d, %d and %d %s rows on %d thread(s): the bits of each job's rows_product",
+                  sizes[0], sizes[1], sizes[2], half ? "bf16" : "float", t);
+        }
+    omp_set_num_threads(threads);
+    free(many), free(alone);
     free(W), free(W32);
 }
 
