@@ -11,15 +11,18 @@
 #   LLAMA2C_DIR=DIR           a checkout of karpathy/llama2.c: its run.c built as its README builds
 #                             the OpenMP runner (gcc -Ofast -fopenmp -march=native; LLAMA2C_MARCH)
 #   PELAB_LLAMACPP_DIR=DIR    where `npm install node-llama-cpp@3.21.1` ran: llama.cpp's prebuilt
-#                             CPU binaries through tools/bench/llamacpp_decode.mjs
+#                             CPU libraries, twice: from C (tools/bench/llamacpp_decode.c, built
+#                             here against the llama.h of the source node-llama-cpp ships) and
+#                             through node (tools/bench/llamacpp_decode.mjs, as a script uses it)
 #   PRECISION=fp32|bf16       fp32: pelab fp32 weights, llama.cpp an F32 GGUF, llama2.c (fp32 only);
 #                             bf16: pelab --precision bf16, llama.cpp a BF16 GGUF, llama2.c left out
 #   KV=F32|F16                llama.cpp's cache type (default F32, as pelab's default cache)
 # The model is M's shape (dim 288, 6 layers, 6 heads, hidden 768, vocab 256, T 256; trained 5
 # steps: the values do not change the speed), exported by `pelab export` to llama2.c's format and
 # to GGUF. Each side decodes 256 positions greedily; tokens/s are timed from the first generated
-# token (pelab sample's "after the first", llama2.c's "achieved tok/s", the script's own timing
-# for llama.cpp). Prints each side's tokens/s per round, the medians, pelab's ratios and each
+# token (pelab sample's "after the first", llama2.c's "achieved tok/s", the drivers' own timing
+# for llama.cpp). Through node, llama.cpp's threads share the 2 cores with node's: at 2 threads
+# the node row measures that contention, the C row llama.cpp itself. Prints each side's tokens/s per round, the medians, pelab's ratios and each
 # side's peak RSS. A reference that is not there is skipped with a message.
 set -euo pipefail
 pelab=${PELAB:-./pelab}
@@ -33,7 +36,7 @@ trap 'rm -rf "$work"' EXIT
 
 "$pelab" train --dim 288 --layers 6 --heads 6 --hidden 768 --seq-len 256 --batch 1 --steps 5 --eval-every 0 \
     --out "$work/m.safetensors" --quiet > /dev/null
-have_l2c=0 have_lcpp=0
+have_l2c=0 have_lcpp=0 have_lcpp_c=0
 if [[ "$precision" == fp32 && -n "${LLAMA2C_DIR:-}" && -f "$LLAMA2C_DIR/run.c" ]]; then
     gcc -Ofast -fopenmp -march="${LLAMA2C_MARCH:-native}" "$LLAMA2C_DIR/run.c" -lm -o "$work/runomp"
     "$pelab" export "$work/m.safetensors" --llama2c "$work/m.bin" --tokenizer-out "$work/tok.bin" > /dev/null
@@ -46,6 +49,17 @@ if [[ -n "${PELAB_LLAMACPP_DIR:-}" && -d "$PELAB_LLAMACPP_DIR/node_modules/node-
     [[ "$precision" == bf16 ]] && gguf_type=bf16
     "$pelab" export "$work/m.safetensors" --gguf "$work/m.gguf" --gguf-type "$gguf_type" > /dev/null
     have_lcpp=1
+    # the C driver: llama.h from the llama.cpp source node-llama-cpp ships, its prebuilt libraries
+    nlc="$PELAB_LLAMACPP_DIR/node_modules/node-llama-cpp" bins="$PELAB_LLAMACPP_DIR/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64"
+    if [[ -f "$nlc/llama/gitRelease.bundle" && -d "$bins" ]] &&
+        git clone -q --no-checkout "$nlc/llama/gitRelease.bundle" "$work/llama.cpp" 2> /dev/null &&
+        git -C "$work/llama.cpp" checkout -q HEAD -- include ggml/include 2> /dev/null &&
+        gcc -O2 -I"$work/llama.cpp/include" -I"$work/llama.cpp/ggml/include" "$here/llamacpp_decode.c" -o "$work/lcd" \
+            "$bins"/libllama.v*.so "$bins"/libggml.v*.so "$bins/libggml-base.so" -Wl,-rpath,"$bins"; then
+        have_lcpp_c=1
+    else
+        echo "decode_sidebyside: llama.cpp from C skipped (no llama/gitRelease.bundle or linux-x64 libraries in $PELAB_LLAMACPP_DIR, or the driver did not build); through node only"
+    fi
 else
     echo "decode_sidebyside: llama.cpp skipped (set PELAB_LLAMACPP_DIR to a folder where npm install node-llama-cpp@3.21.1 ran)"
 fi
@@ -58,12 +72,16 @@ timed() {
     if [[ -x /usr/bin/time ]]; then /usr/bin/time -f "%M" -o "$work/rss" "$@"; else "$@"; echo 0 > "$work/rss"; fi
 }
 for t in $threads; do
-    l2c=() lcpp=() ours=() base=() rss_l2c=0 rss_lcpp=0 rss_ours=0 rss_base=0
+    l2c=() lcpp=() lcppc=() ours=() base=() rss_l2c=0 rss_lcpp=0 rss_lcppc=0 rss_ours=0 rss_base=0
     for ((i = 0; i < rounds; i++)); do
         if ((have_l2c)); then
             l2c+=("$(OMP_NUM_THREADS=$t timed "$work/runomp" "$work/m.bin" -z "$work/tok.bin" -t 0 -n 256 2>&1 >/dev/null |
                       awk '/achieved tok\/s/ {print $3}')")
             rss_l2c=$(cat "$work/rss")
+        fi
+        if ((have_lcpp_c)); then
+            lcppc+=("$(timed "$work/lcd" "$bins" "$work/m.gguf" 256 "$t" "$kv" | awk '{print $3}')")
+            rss_lcppc=$(cat "$work/rss")
         fi
         if ((have_lcpp)); then
             lcpp+=("$(timed node "$here/llamacpp_decode.mjs" "$work/m.gguf" 256 "$t" "$kv" | awk '{print $3}')")
@@ -93,9 +111,14 @@ for t in $threads; do
         echo "llama2.c runomp tokens/s:  ${l2c[*]}  median $a  (peak RSS ${rss_l2c} KB)"
         awk -v a="$a" -v b="$b" 'BEGIN {printf "pelab / llama2.c: x%.2f\n", b / a}'
     fi
+    if ((have_lcpp_c)); then
+        c=$(printf '%s\n' "${lcppc[@]}" | median)
+        echo "llama.cpp (C) tokens/s:    ${lcppc[*]}  median $c  (peak RSS ${rss_lcppc} KB; kv $kv)"
+        awk -v c="$c" -v b="$b" 'BEGIN {printf "pelab / llama.cpp (C): x%.2f\n", b / c}'
+    fi
     if ((have_lcpp)); then
         c=$(printf '%s\n' "${lcpp[@]}" | median)
-        echo "llama.cpp tokens/s:        ${lcpp[*]}  median $c  (peak RSS ${rss_lcpp} KB, node included; kv $kv)"
-        awk -v c="$c" -v b="$b" 'BEGIN {printf "pelab / llama.cpp: x%.2f\n", b / c}'
+        echo "llama.cpp (node) tokens/s: ${lcpp[*]}  median $c  (peak RSS ${rss_lcpp} KB, node included; kv $kv)"
+        awk -v c="$c" -v b="$b" 'BEGIN {printf "pelab / llama.cpp (node): x%.2f\n", b / c}'
     fi
 done
