@@ -26,6 +26,11 @@ static void quiet(enum ggml_log_level level, const char *text, void *data) {
     if (level >= GGML_LOG_LEVEL_ERROR) fputs(text, stderr);
 }
 
+static bool no_progress(float progress, void *data) {
+    (void)progress, (void)data;
+    return true; /* the default prints a dot per step of the load */
+}
+
 int main(int argc, char **argv) {
     if (argc < 5) {
         fprintf(stderr, "usage: llamacpp_decode BACKEND_DIR MODEL.gguf N THREADS [F32|F16]\n");
@@ -41,7 +46,7 @@ int main(int argc, char **argv) {
     ggml_backend_load_all_from_path(backends); /* the CPU variant this machine takes (haswell, zen4, ...) */
     llama_backend_init();
     struct llama_model_params mp = llama_model_default_params();
-    mp.n_gpu_layers = 0;
+    mp.n_gpu_layers = 0, mp.progress_callback = no_progress;
     struct llama_model *model = llama_model_load_from_file(model_path, mp);
     if (!model) {
         fprintf(stderr, "llamacpp_decode: %s: llama.cpp could not load it\n", model_path);
