@@ -411,18 +411,22 @@ static void micro(const char *tmp) {
           jobs ? jobs : out);
     free(rep), free(jobs);
     /* quick with the default baselines: each task protocol trains the baselines its claims compare,
-     * --with adds to them, copy is left out unless named; --schemes trains the given ones everywhere */
+     * --with adds to them, copy, mqar and selcopy are left out unless named; --schemes trains the given
+     * ones everywhere */
     static const struct {
         const char *flags, *want[6], *not_want[3];
     } plans[] = {
         {"", {"/sinks --schemes rope ", "/passkey --schemes nope,rope ",
               "/lm --schemes rope,alibi,t5,kerple,sinusoidal:scale=1,tokens=sqrt_dim,learned:max_len=1024 ",
-              "/selcopy --schemes rope,cope ", "/mqar --schemes alibi,rope "},
-         {"/copy ", "/flipflop ", NULL}},
+              NULL},
+         {"/copy ", "/mqar ", "/selcopy "}},
         {"--with fire", {"/lm --schemes rope,alibi,t5,kerple,fire,sinusoidal:scale=1,tokens=sqrt_dim,"
                          "learned:max_len=1024 ",
-                         "/selcopy --schemes rope,fire,cope ", "/sinks --schemes rope ", NULL},
-         {"/copy ", NULL, NULL}},
+                         "/sinks --schemes rope ", NULL},
+         {"/copy ", "/flipflop ", NULL}},
+        {"--with fire --protocols selcopy,mqar",
+         {"/selcopy --schemes rope,fire,cope ", "/mqar --schemes alibi,rope,fire ", NULL},
+         {"/lm ", "/copy ", NULL}},
         {"--schemes fire,rope --protocols copy,mqar",
          {"/copy --schemes fire,rope,rope+randpos:256 ", "/mqar --schemes fire,rope ", NULL, NULL},
          {"/lm ", "/passkey ", NULL}},
