@@ -17,7 +17,7 @@ const int suite_seeds[SUITE_SETTINGS] = {3, 5};
  * selcopy 5,000; flipflop 6,000; the needles 8,000 with the designs their claims compare; in full, the task
  * protocols of thousands of steps train the schemes their claims compare and references (full_baselines);
  * each claim's own looks from a power analysis (docs/claims.txt's LOOKS); quick runs lm, sinks and passkey
- * (mqar and selcopy left out: NOT_QUICK_MQAR, NOT_QUICK_SELCOPY).
+ * (mqar and selcopy left out: NOT_QUICK_MQAR, NOT_QUICK_SELCOPY) and looks at 3 and 5 seeds (suite_plan.h).
  * version 7: three protocols of per-layer attention patterns at 4 layers (patterns: lm; patterns_niah,
  * patterns_mvalue: two RULER needle tasks), not in quick; every other recipe unchanged.
  * version 6: quick looks at 3, 5, 8 and 12 seeds (was 3, 5, 8): five of version 5's seven undecided
