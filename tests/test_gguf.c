@@ -526,7 +526,9 @@ static void hostile_format(void) {
     refused_image(&m, "general.alignment: a uint8", "alignment as a uint8 (never read as 4 bytes)");
 
     uint64_t ne[5] = {32, 2, 1, 1, 1};
-    head(&m, 1, 0), tensor(&m, "a_name_of_sixty_four_bytes_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 1, ne, 0, 0), pad_data(&m, 128);
+    char long_name[65]; /* one byte past llama.cpp's GGML_MAX_NAME - 1 = 63 */
+    memset(long_name, 'n', 64), long_name[64] = '\0';
+    head(&m, 1, 0), tensor(&m, long_name, 1, ne, 0, 0), pad_data(&m, 128);
     refused_image(&m, "at most 63", "a 64-byte tensor name");
     head(&m, 1, 0), tensor(&m, "t", 5, ne, 0, 0), pad_data(&m, 128);
     refused_image(&m, "5 dimensions", "5 dimensions");
