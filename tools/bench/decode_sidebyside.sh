@@ -24,6 +24,12 @@
 # for llama.cpp). Through node, llama.cpp's threads share the 2 cores with node's: at 2 threads
 # the node row measures that contention, the C row llama.cpp itself. Prints each side's tokens/s per round, the medians, pelab's ratios and each
 # side's peak RSS. A reference that is not there is skipped with a message.
+# Decoding reads every weight once a token, so its speed is bounded by how fast the cores read
+# memory, and that moves with the shared host's load (2x between days on this project's VM). Each
+# round also times a plain read of the weights' size (tools/bench/read_bandwidth.c), and the
+# memory line sets each side's bytes per second (tokens/s x bytes a token reads: the weights, the
+# KV cache at the mean position) against it: a ratio between two decoders that both read near
+# that rate cannot be large, whatever either does.
 set -euo pipefail
 pelab=${PELAB:-./pelab}
 rounds=${1:-5}
@@ -65,6 +71,23 @@ else
 fi
 flags=""
 [[ "$precision" == bf16 ]] && flags="--precision bf16"
+# bytes one decoded token reads: every parameter once (the tied head reads the whole embedding
+# table), each layer's cached keys and values at the mean of the 256 positions (fp32 cache)
+elem=4
+[[ "$precision" == bf16 ]] && elem=2
+token_bytes=$("$pelab" info "$work/m.safetensors" | awk -v elem="$elem" '
+    /^config/ {for (k = 1; k <= NF; k++) {if ($k == "layers") L = $(k + 1) + 0; if ($k == "kv_heads") KV = $(k + 1) + 0;
+                                          if ($k == "head_dim") HD = $(k + 1) + 0}}
+    /^parameters/ {P = $2}
+    END {printf "%.0f", P * elem + 2 * L * KV * HD * 4 * 128.5}')
+have_rb=0
+if gcc -O3 -march=native -fopenmp "$here/read_bandwidth.c" -o "$work/rb" 2> /dev/null; then
+    have_rb=1
+else
+    echo "decode_sidebyside: the memory line skipped (tools/bench/read_bandwidth.c did not build)"
+fi
+rb_mb=$(( (token_bytes + 524288) / 1048576 ))
+((rb_mb >= 1)) || rb_mb=1
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 # runs "$@" under GNU time when there is one; its peak RSS (KB) into $work/rss
@@ -72,7 +95,7 @@ timed() {
     if [[ -x /usr/bin/time ]]; then /usr/bin/time -f "%M" -o "$work/rss" "$@"; else "$@"; echo 0 > "$work/rss"; fi
 }
 for t in $threads; do
-    l2c=() lcpp=() lcppc=() ours=() base=() rss_l2c=0 rss_lcpp=0 rss_lcppc=0 rss_ours=0 rss_base=0
+    l2c=() lcpp=() lcppc=() ours=() base=() reads=() rss_l2c=0 rss_lcpp=0 rss_lcppc=0 rss_ours=0 rss_base=0
     for ((i = 0; i < rounds; i++)); do
         if ((have_l2c)); then
             l2c+=("$(OMP_NUM_THREADS=$t timed "$work/runomp" "$work/m.bin" -z "$work/tok.bin" -t 0 -n 256 2>&1 >/dev/null |
@@ -93,6 +116,9 @@ for t in $threads; do
                        awk '/tokens\/s/ {for (k = 1; k <= NF; k++) if ($(k + 1) == "tokens/s") print $k}')")
             rss_base=$(cat "$work/rss")
         fi
+        if ((have_rb)); then
+            reads+=("$(OMP_NUM_THREADS=$t "$work/rb" "$rb_mb" 11 | sed -n 's/.*median \([0-9.]*\) GB\/s.*/\1/p')")
+        fi
         # shellcheck disable=SC2086
         ours+=("$(timed "$pelab" sample "$work/m.safetensors" --temp 0 -n 255 --threads "$t" $flags ${PELAB_SAMPLE_FLAGS:-} 2>&1 >/dev/null |
                    awk '/tokens\/s/ {for (k = 1; k <= NF; k++) if ($(k + 1) == "tokens/s") print $k}')")
@@ -105,6 +131,25 @@ for t in $threads; do
         d=$(printf '%s\n' "${base[@]}" | median)
         echo "PELAB_BASE tokens/s:       ${base[*]}  median $d  (peak RSS ${rss_base} KB)"
         awk -v d="$d" -v b="$b" 'BEGIN {printf "pelab / PELAB_BASE: x%.2f\n", b / d}'
+    fi
+    if ((have_rb)); then
+        r=$(printf '%s\n' "${reads[@]}" | median)
+        rate() { awk -v v="$1" -v tb="$token_bytes" -v r="$r" 'BEGIN {printf "%.1f GB/s (%.0f%%)", v * tb / 1e9, 100 * v * tb / 1e9 / r}'; }
+        echo "plain read GB/s:           ${reads[*]}  median $r  ($rb_mb MB, tools/bench/read_bandwidth.c)"
+        line="memory: a token reads"
+        line+=" $(awk -v tb="$token_bytes" 'BEGIN {printf "%.1f", tb / 1e6}') MB, so at the plain read's median about"
+        line+=" $(awk -v tb="$token_bytes" -v r="$r" 'BEGIN {printf "%.0f", r * 1e9 / tb}') tokens/s; read rates: pelab $(rate "$b")"
+        if ((have_l2c)); then line+=", llama2.c $(rate "$(printf '%s\n' "${l2c[@]}" | median)")"; fi
+        if ((have_lcpp_c)); then line+=", llama.cpp (C) $(rate "$(printf '%s\n' "${lcppc[@]}" | median)")"; fi
+        echo "$line (above 100%: part of the weights stayed in the L3 cache)"
+        if ((have_l2c)); then
+            # the round's plain read against the round's pelab / llama2.c, slowest read first: a decoder that
+            # reads near the ceiling gains on one that does not only as far as the ceiling is high
+            pairs=$(for ((i = 0; i < rounds; i++)); do
+                        awk -v r="${reads[i]}" -v p="${ours[i]}" -v l="${l2c[i]}" 'BEGIN {printf "%s %.2f\n", r, p / l}'
+                    done | sort -g | awk '{printf "%s%s GB/s x%s", (NR > 1 ? ", " : ""), $1, $2}')
+            echo "per round, plain read -> pelab / llama2.c: $pairs"
+        fi
     fi
     if ((have_l2c)); then
         a=$(printf '%s\n' "${l2c[@]}" | median)
