@@ -81,7 +81,10 @@ token_bytes=$("$pelab" info "$work/m.safetensors" | awk -v elem="$elem" '
     /^parameters/ {P = $2}
     END {printf "%.0f", P * elem + 2 * L * KV * HD * 4 * 128.5}')
 have_rb=0
-if gcc -O3 -march=native -fopenmp "$here/read_bandwidth.c" -o "$work/rb" 2> /dev/null; then
+if [[ ! "$token_bytes" =~ ^[1-9][0-9]*$ ]]; then
+    echo "decode_sidebyside: the memory line skipped (pelab info gave no parameter count or shape)"
+    token_bytes=0
+elif gcc -O3 -march=native -fopenmp "$here/read_bandwidth.c" -o "$work/rb" 2> /dev/null; then
     have_rb=1
 else
     echo "decode_sidebyside: the memory line skipped (tools/bench/read_bandwidth.c did not build)"
@@ -132,8 +135,9 @@ for t in $threads; do
         echo "PELAB_BASE tokens/s:       ${base[*]}  median $d  (peak RSS ${rss_base} KB)"
         awk -v d="$d" -v b="$b" 'BEGIN {printf "pelab / PELAB_BASE: x%.2f\n", b / d}'
     fi
-    if ((have_rb)); then
-        r=$(printf '%s\n' "${reads[@]}" | median)
+    r=0
+    ((have_rb)) && r=$(printf '%s\n' "${reads[@]}" | median)
+    if awk -v r="$r" 'BEGIN {exit !(r > 0)}'; then
         rate() { awk -v v="$1" -v tb="$token_bytes" -v r="$r" 'BEGIN {printf "%.1f GB/s (%.0f%%)", v * tb / 1e9, 100 * v * tb / 1e9 / r}'; }
         echo "plain read GB/s:           ${reads[*]}  median $r  ($rb_mb MB, tools/bench/read_bandwidth.c)"
         line="memory: a token reads"
