@@ -103,6 +103,21 @@ void kvcache_init(KVCache *c, const Model *m, int max_len, int chunk) { kvcache_
 
 void kvcache_reset(KVCache *c) { c->len = 0; }
 
+int kvcache_truncate(KVCache *c, int len) {
+    if (len < 0 || len > c->len) return pelab_fail("KV cache: cannot go back to %d tokens of %d cached", len, c->len);
+    if (c->n_seq != 1) return pelab_fail("KV cache: a batch of %d sequences cannot drop its last tokens", c->n_seq);
+    if (c->policy.capacity)
+        return pelab_fail("KV cache: a sliding cache cannot drop its last tokens (its evicted ones are gone)");
+    /* past a dynamic rule's length the cached keys follow the longest length fed, not the cache's */
+    for (int i = 0; c->dynamic_from >= 0 && i < c->len; i++)
+        if (c->pos[i] + 1 > c->dynamic_from)
+            return pelab_fail("KV cache: past position %ld the dynamic rule's keys follow the length fed, so the "
+                              "cache cannot drop its last tokens", c->dynamic_from);
+    c->len = len; /* the rows past len are written again by the next call (a trimmed layer drops only
+                   * keys no later query sees, and the next queries are no earlier) */
+    return 0;
+}
+
 void kvcache_free(KVCache *c) {
     void *bufs[] = {c->k, c->v, c->k16, c->v16, c->pos, c->x, c->ln, c->q, c->att_out, c->res_mid, c->gate, c->up, c->act,
                     c->lnf, c->tokens, c->key_start, c->knew, c->vnew, c->chunk_tokens, c->chunk_pos,

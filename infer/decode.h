@@ -89,6 +89,10 @@ size_t kvcache_layer_bytes(const Model *m, int l, int n_seq, int max_len, int ch
 /* n_seq sequences of up to max_len tokens each */
 void kvcache_init_batch(KVCache *c, const Model *m, int n_seq, int max_len, int chunk);
 void kvcache_reset(KVCache *c);
+/* forget the cache's tokens past the first len (a one-sequence cache; speculative decoding's
+ * rejected drafts). -1 with pelab_errmsg for a sliding cache, a batch, or keys past a dynamic
+ * rule's length (they were computed for the longest length fed). */
+int kvcache_truncate(KVCache *c, int len);
 void kvcache_free(KVCache *c);
 
 /* Run n tokens at positions pos through the model, attending to everything cached before them

@@ -7,14 +7,19 @@
 #include "../core/mem.h"
 #include "decode.h"
 
+int generate_check_positions(const Model *m, int n_prompt, int n_new) {
+    long max_pos = pos_max_position(&m->pos);
+    /* the last drawn token is never fed back: positions 0 .. total-2 are used */
+    if (max_pos >= 0 && n_prompt + n_new - 1 > max_pos)
+        return pelab_fail("prompt (%d tokens) + %d new needs positions up to %d; the %s scheme accepts %ld positions",
+                          n_prompt, n_new, n_prompt + n_new - 2, m->pos.scheme->name, max_pos);
+    return 0;
+}
+
 int generate(Model *m, Sampler *s, int *tokens, int n_prompt, int n_new, int use_cache, int stop_id,
              void (*on_token)(int id, void *ctx), void *ctx) {
     int total = n_prompt + n_new, V = m->cfg.vocab_size, rc = 0;
-    long max_pos = pos_max_position(&m->pos);
-    /* the last drawn token is never fed back: positions 0 .. total-2 are used */
-    if (max_pos >= 0 && total - 1 > max_pos)
-        return pelab_fail("prompt (%d tokens) + %d new needs positions up to %d; the %s scheme accepts %ld positions",
-                          n_prompt, n_new, total - 2, m->pos.scheme->name, max_pos);
+    if (generate_check_positions(m, n_prompt, n_new) != 0) return -1;
     int *positions = xmalloc(sizeof(int) * total);
     for (int i = 0; i < total; i++) positions[i] = i;
     float *logits = xmalloc(sizeof(float) * V);

@@ -13,6 +13,10 @@
 int generate(Model *m, Sampler *s, int *tokens, int n_prompt, int n_new, int use_cache, int stop_id,
              void (*on_token)(int id, void *ctx), void *ctx);
 
+/* 0, or -1 with pelab_errmsg if the scheme does not accept the positions a prompt of n_prompt
+ * tokens and n_new more take (0 .. n_prompt + n_new - 2: the last is never fed back) */
+int generate_check_positions(const Model *m, int n_prompt, int n_new);
+
 /* n_seq texts side by side through one batched KV cache (decode.h): texts[b] holds n_prompt[b]
  * (>= 1) prompt tokens and room for n_new more; samplers[b] draws text b's tokens, so each text is
  * what generate() with that sampler gives it alone (up to float rounding of the batched products).

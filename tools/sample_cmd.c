@@ -11,6 +11,7 @@
 #include "../core/sys.h"
 #include "../data/tokenizer.h"
 #include "../infer/generate.h"
+#include "../infer/lookup.h"
 #include "args.h"
 #include "commands.h"
 #include "../data/lines.h"
@@ -73,7 +74,7 @@ static void sample_batch(Model *m, const Tokenizer *tok, const char *path, int b
 
 int cmd_sample(int argc, char **argv) {
     const char *prompt = "", *ckpt = NULL, *prompts = NULL;
-    int n_new = 256, steps = 0, top_k = 0, no_cache = 0, threads = 0, batch = 16;
+    int n_new = 256, steps = 0, top_k = 0, no_cache = 0, threads = 0, batch = 16, lookup = 0;
     float temp = 1.0f, top_p = 0.9f;
     unsigned long long seed = 0;
     LoadFlags load = LOAD_FLAGS_DEFAULT;
@@ -93,6 +94,10 @@ int cmd_sample(int argc, char **argv) {
          "a file of prompts, one per line, continued side by side in one batch (left-padded; each text as "
          "--prompt LINE with the same --seed gives)"},
         {"--batch", OPT_INT, &batch, 1, 4096, "with --prompts: texts side by side (memory: batch x KV cache)"},
+        {"--lookup", OPT_INT, &lookup, 0, 63,
+         "prompt-lookup decoding: draft up to K tokens from what followed the latest earlier occurrence of the "
+         "text's last 2-8 tokens and check them in one forward (greedy: the same text; sampling: the same "
+         "distribution by other draws; 0: off)"},
         LOAD_FLAG_ROWS(&load),
         OPT_THREADS_ROW(&threads),
     };
@@ -103,6 +108,7 @@ int cmd_sample(int argc, char **argv) {
     ckpt = pos_args[0];
     if (prompts && (steps > 0 || no_cache || prompt[0]))
         pelab_die("sample: --prompts takes -n, not --steps, --no-cache or --prompt");
+    if (lookup && (no_cache || prompts)) pelab_die("sample: --lookup decodes one text with the KV cache (not with --no-cache or --prompts)");
     if (no_cache && strcmp(load.kv_cache, "bf16") == 0) pelab_die("sample: --kv-cache bf16 with --no-cache: no cache to keep");
     set_threads(threads);
 
@@ -144,7 +150,10 @@ int cmd_sample(int argc, char **argv) {
         printer.prev = tokens[n_prompt - 1];
     }
     double t0 = now_seconds();
-    int n_made = generate(&m, &sampler, tokens, n_prompt, n_new, !no_cache, tok.bos, print_token, &printer);
+    LookupStats looked;
+    int n_made = lookup ? generate_lookup(&m, &sampler, tokens, n_prompt, n_new, lookup, tok.bos, print_token, &printer,
+                                          &looked)
+                        : generate(&m, &sampler, tokens, n_prompt, n_new, !no_cache, tok.bos, print_token, &printer);
     if (n_made < 0) pelab_die("sample: %s", pelab_errmsg);
     double t_end = now_seconds(), dt = t_end - t0;
     printf("\n");
@@ -156,6 +165,11 @@ int cmd_sample(int argc, char **argv) {
     double steady = n_made > 1 ? (n_made - 1) / (t_end - printer.t_first) : 0;
     fprintf(stderr, "%d tokens in %.2f s: %.1f tokens/s after the first (%s); pos %s; lengths: %s\n", n_made, dt, steady,
             no_cache ? "no cache" : "KV cache", spec, lengths);
+    if (lookup)
+        fprintf(stderr, "lookup: %ld forwards after the prompt's, %ld tokens drafted, %ld kept (%.0f%%): %.2f tokens a forward\n",
+                looked.forwards, looked.drafted, looked.accepted,
+                looked.drafted ? 100.0 * looked.accepted / looked.drafted : 0.0,
+                looked.forwards ? (double)(n_made - 1) / looked.forwards : 0.0);
     sampler_free(&sampler);
     free(tokens);
     model_free(&m);
