@@ -150,6 +150,16 @@ bench: $(BIN)
 	./$(BIN) bench
 	PELAB=./$(BIN) tools/bench/decode_sidebyside.sh 3
 
+# what a decoding call of 2-8 tokens costs against one (sample --lookup's drafts; docs/PERFORMANCE.md)
+$(BUILD)/bench/decode_block: tools/bench/decode_block.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDLIBS)
+
+bench-block: $(BIN) $(BUILD)/bench/decode_block
+	./$(BIN) train --dim 288 --layers 6 --heads 6 --hidden 768 --seq-len 256 --batch 1 --steps 5 \
+	    --eval-every 0 --out $(BUILD)/bench/m.safetensors --quiet > /dev/null
+	for t in 1 2; do OMP_NUM_THREADS=$$t $(BUILD)/bench/decode_block $(BUILD)/bench/m.safetensors 300; done
+
 # pelab against the PyTorch reference (tools/bench/); skipped with a message when torch is missing
 bench-torch: $(BIN)
 	python3 tools/bench/compare.py --pelab ./$(BIN)
@@ -220,7 +230,7 @@ fuzz:
 clean:
 	rm -rf build build-san build-fuzz build-arm64 build-clang pelab
 
-.PHONY: all test bench bench-torch demo readme-lists commands-doc sanitize fuzz clean check-arm64 check-clang check-parallel check-slurm
+.PHONY: all test bench bench-block bench-torch demo readme-lists commands-doc sanitize fuzz clean check-arm64 check-clang check-parallel check-slurm
 # keep the harness objects make builds on the way to $(REPLAY)
 .SECONDARY: $(HARNESSES:%=$(BUILD)/tests/fuzz/fuzz_%.o) $(BUILD)/tests/fuzz/replay_main.o
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/pelab.d $(HARNESSES:%=$(BUILD)/tests/fuzz/fuzz_%.d)

@@ -31,14 +31,23 @@ static int rows_per_block(int OC, int parallel) {
     return (per + 7) / 8 * 8;
 }
 
-/* block k of a job's rows: n rows from row o0 */
+/* block k of a job's rows: n rows from row o0. Several rows of x go through the block a tile of
+ * weight rows at a time (a multiple of 8 rows, about 16 KB: in L1 for the second row on), so the
+ * block is read from memory once whatever N; the tiles start at multiples of 8, so every output
+ * is the same group of 8 of dot_rows as untiled: the same bits for any N */
 static void job_block(const RowsJob *j, int rows, int k, const float *x, int N, int C) {
     const Kernels *kern = kernels();
     size_t elem = j->is_bf16 ? sizeof(bf16) : sizeof(float);
     int o0 = k * rows, n = j->OC - o0 < rows ? j->OC - o0 : rows;
-    const char *wb = (const char *)j->w + (size_t)o0 * C * elem;
-    for (int r = 0; r < N; r++)
-        kern->dot_rows(wb, j->is_bf16, (size_t)C, n, x + (size_t)r * C, C, 1.0f, j->out + (size_t)r * j->OC + o0);
+    int tile = N == 1 ? n : (int)((16384 / ((size_t)C * elem)) / 8 * 8);
+    tile = tile < 8 ? 8 : tile;
+    for (int t0 = 0; t0 < n; t0 += tile) {
+        int nt = n - t0 < tile ? n - t0 : tile;
+        const char *wb = (const char *)j->w + (size_t)(o0 + t0) * C * elem;
+        for (int r = 0; r < N; r++)
+            kern->dot_rows(wb, j->is_bf16, (size_t)C, nt, x + (size_t)r * C, C, 1.0f,
+                           j->out + (size_t)r * j->OC + o0 + t0);
+    }
 }
 
 void rows_product(const void *w, int is_bf16, const float *x, int N, int C, int OC, float *out) {

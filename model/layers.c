@@ -84,12 +84,15 @@ static int bf16_forward(float *out, const float *inp, const bf16 *w16, int N, in
     return bf16_gemm(1, N, OC, C, a, C, w16, C, out, OC, 0);
 }
 
-/* a product that runs as rows_product: one row of x over fp32 weights (single-stream decoding; from
- * 2 rows on, OpenBLAS's sgemm reuses each weight across the rows and is faster: M at 16 rows 2,013
- * tokens/s against rows_product's 1,563 on a Zen 3), or a few rows over bf16 weights without native
- * bf16 products (widened in registers: half the bytes of fp32) */
+/* a product that runs as rows_product: up to ROWS_FP32_MAX rows of x over fp32 weights (decoding:
+ * one text, a lookup draft, or a few texts side by side; each weight read from memory once for all
+ * the rows), or a few rows over bf16 weights without native bf16 products (widened in registers:
+ * half the bytes of fp32). Sampling M with 2-16 texts side by side, against sgemm (one thread
+ * under 32 rows: gemm_small), Zen 3: 2 texts x1.9 at 1 thread and x2.9 at 2, 8 texts x1.2 and
+ * x1.6, 16 texts x1.0 and x1.15; at 24, gemm_small is faster at 1 thread (x0.85 for rows) */
+enum { ROWS_FP32_MAX = 16 };
 static int rows_path(const bf16 *w16, int N) {
-    return w16 ? N < BLAS_SMALL_MIN_ROWS && bf16_native(NULL, 0) == 0 : N == 1;
+    return w16 ? N < BLAS_SMALL_MIN_ROWS && bf16_native(NULL, 0) == 0 : N <= ROWS_FP32_MAX;
 }
 
 void matmul_forward(float *out, const float *inp, const float *w, const bf16 *w16, int N, int C, int OC) {
