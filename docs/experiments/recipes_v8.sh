@@ -13,7 +13,7 @@ HYB_IROPE='rope+attn(3*chunk=16:global,nope)'
 # the lm protocol's evaluation as the suite runs it (full), at a fixed budget instead of --converge
 LM_EXTRA="--rules pi:4,ntk:4,yarn:4,selfextend:4:32,rerope:32 --finetune-scale 4 --finetune-steps 60 --keyppl-tokens 16384 --key-gain 0.5 --gen-tokens 0"
 mkdir -p "$OUT"
-# name | schemes | steps | layers | task | task lens | extra compare flags
+# name | schemes | steps | layers | task | task lens | extra compare flags (after the defaults: the last of a flag given twice wins)
 CONFIGS=$(cat <<CFG
 niah8k|rope,$HYB_SWAN,$HYB_IROPE|8000|4|niah_single:len=32-64|32,64,128,256|
 mvalue8k|rope,$HYB_SWAN|8000|4|niah_multivalue:values=2,len=48-64|48,64,128,256|
@@ -22,6 +22,8 @@ copy10k|nope,learned,rope,rope+randpos:256|10000|2|copy:len=2-8|2,5,8,12,16|
 selcopy5k|cope,rope|5000|2|selective_copy:len=4-16|4,8,16,24,32|
 lm2k|rope,alibi,kerple,t5|2000|2|-|1,2,4,8,16|$LM_EXTRA
 lm3k|rope|3000|2|-|1,2,4,8,16|$LM_EXTRA
+irope8k-lr1e-3|$HYB_IROPE|8000|4|niah_single:len=32-64|32,64,128,256|--lr 1e-3 --synth-bytes 4096000
+irope16k|$HYB_IROPE|16000|4|niah_single:len=32-64|32,64,128,256|--synth-bytes 8192000
 CFG
 )
 want() { [ ${#SELECT[@]} -eq 0 ] && return 0; local n=$1; for w in "${SELECT[@]}"; do [ "$w" = "$n" ] && return 0; done; return 1; }
