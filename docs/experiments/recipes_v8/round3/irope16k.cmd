@@ -1,0 +1,1 @@
+/tmp/v8/pelab compare --out docs/experiments/recipes_v8/round3/irope16k --schemes rope+attn\(3\*chunk=16:global\,nope\) --seeds 1001-1004 --seq-len 64 --steps 16000 --batch 16 --dim 64 --layers 4 --heads 4 --lr 3e-3 --threads 1 --task niah_single:len=32-64 --task-lens 32\,64\,128\,256 --synth-bytes 1536000 --synth-bytes 8192000 
