@@ -198,7 +198,7 @@ ARM64_CC     ?= aarch64-linux-gnu-gcc
 QEMU_ARM64   ?= qemu-aarch64
 ARM64_GROUPS ?= test_pos_reference test_model test_attention test_attn_scale test_sinks test_cope test_fire test_fox test_pope \
                 test_nope_layers \
-                test_batch test_bf16 test_rotary_variants test_bias_schemes test_rope_scaling test_longrope \
+                test_batch test_lookup test_bf16 test_rotary_variants test_bias_schemes test_rope_scaling test_longrope \
                 test_stream test_kv_layout test_hf_config test_hf_llama test_permutation test_probe test_show test_synth \
                 test_bpe test_sampler test_checkpoint test_genmetrics test_cpu test_gemm test_kernels test_stats test_includes
 # Debian's libgsl-dev cannot be installed for amd64 and arm64 at once (it is not multi-arch): the
