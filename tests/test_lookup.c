@@ -149,7 +149,42 @@ static void refusals(void) {
     expect_pelab_error("./pelab sample x.safetensors --lookup 64", "--lookup");
 }
 
+/* kvcache_truncate itself: what it refuses, and that a cache cut back decodes as one never fed the
+ * dropped tokens (the same logits within 1e-5: the calls are cut in other blocks) */
+static void truncation(void) {
+    Model m;
+    tiny_model(&m, "rope", 2, 1, 9);
+    int tok[6] = {1, 2, 3, 4, 5, 6}, pos[6] = {0, 1, 2, 3, 4, 5};
+    float cut[V], fresh[V];
+    KVCache a, b;
+    kvcache_init(&a, &m, 8, 4), kvcache_init(&b, &m, 8, 4);
+    decode_forward(&m, &a, tok, pos, 5, NULL, 0);
+    CHECK(kvcache_truncate(&a, 6) != 0 && strstr(pelab_errmsg, "cannot go back to 6 tokens of 5"),
+          "kvcache_truncate: past the cached length refused: %s", pelab_errmsg);
+    CHECK(kvcache_truncate(&a, 3) == 0 && a.len == 3, "kvcache_truncate: back to 3 tokens");
+    decode_forward(&m, &a, tok + 5, pos + 3, 1, cut, 0); /* token 6 at position 3 after 1 2 3 */
+    int alt[4] = {1, 2, 3, 6};
+    decode_forward(&m, &b, alt, pos, 4, fresh, 0);
+    double worst = 0;
+    for (int i = 0; i < V; i++) worst = fmax(worst, fabs((double)cut[i] - fresh[i]));
+    CHECK(worst <= 1e-5, "kvcache_truncate: a cut cache decodes as a fresh one (max diff %.3g)", worst);
+    kvcache_free(&a), kvcache_free(&b);
+    kvcache_init_batch(&a, &m, 2, 8, 4);
+    CHECK(kvcache_truncate(&a, 0) != 0 && strstr(pelab_errmsg, "batch"), "kvcache_truncate: a batch refused: %s",
+          pelab_errmsg);
+    kvcache_free(&a);
+    model_free(&m);
+    tiny_model(&m, "rope:scale=dynamic-ntk,orig_len=4", 4, 1, 5);
+    kvcache_init(&a, &m, 8, 4);
+    decode_forward(&m, &a, tok, pos, 6, NULL, 0);
+    CHECK(kvcache_truncate(&a, 5) != 0 && strstr(pelab_errmsg, "dynamic rule"),
+          "kvcache_truncate: keys past a dynamic rule's length refused: %s", pelab_errmsg);
+    kvcache_free(&a);
+    model_free(&m);
+}
+
 void test_lookup(void) {
+    truncation();
     drafts();
     long drafted = 0, kept = 0;
     for (int i = 0; i < pos_count(); i++) {
