@@ -158,13 +158,14 @@ static void truncation(void) {
     float cut[V], fresh[V];
     KVCache a, b;
     kvcache_init(&a, &m, 8, 4), kvcache_init(&b, &m, 8, 4);
-    decode_forward(&m, &a, tok, pos, 5, NULL, 0);
+    CHECK(decode_forward(&m, &a, tok, pos, 5, NULL, 0) == 0, "kvcache_truncate: 5 tokens fed");
     CHECK(kvcache_truncate(&a, 6) != 0 && strstr(pelab_errmsg, "cannot go back to 6 tokens of 5"),
           "kvcache_truncate: past the cached length refused: %s", pelab_errmsg);
     CHECK(kvcache_truncate(&a, 3) == 0 && a.len == 3, "kvcache_truncate: back to 3 tokens");
-    decode_forward(&m, &a, tok + 5, pos + 3, 1, cut, 0); /* token 6 at position 3 after 1 2 3 */
     int alt[4] = {1, 2, 3, 6};
-    decode_forward(&m, &b, alt, pos, 4, fresh, 0);
+    CHECK(decode_forward(&m, &a, tok + 5, pos + 3, 1, cut, 0) == 0 && /* token 6 at position 3 after 1 2 3 */
+              decode_forward(&m, &b, alt, pos, 4, fresh, 0) == 0,
+          "kvcache_truncate: the cut cache and a fresh one decode");
     double worst = max_abs_diff(cut, fresh, V); /* not an inline fmax loop: gcc 12 for aarch64 crashes on it */
     CHECK(worst <= 1e-5, "kvcache_truncate: a cut cache decodes as a fresh one (max diff %.3g)", worst);
     kvcache_free(&a), kvcache_free(&b);
@@ -175,7 +176,7 @@ static void truncation(void) {
     model_free(&m);
     tiny_model(&m, "rope:scale=dynamic-ntk,orig_len=4", 4, 1, 5);
     kvcache_init(&a, &m, 8, 4);
-    decode_forward(&m, &a, tok, pos, 6, NULL, 0);
+    CHECK(decode_forward(&m, &a, tok, pos, 6, NULL, 0) == 0, "kvcache_truncate: 6 tokens fed past the rule's length");
     CHECK(kvcache_truncate(&a, 5) != 0 && strstr(pelab_errmsg, "dynamic rule"),
           "kvcache_truncate: keys past a dynamic rule's length refused: %s", pelab_errmsg);
     kvcache_free(&a);
