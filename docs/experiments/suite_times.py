@@ -19,7 +19,7 @@ def main(path):
     failed = defaultdict(int)
     machines, starts = set(), []
     with open(path) as f:
-        for n, line in enumerate(f, 1):
+        for line in f:
             line = line.rstrip("\n")
             if not line:
                 continue
