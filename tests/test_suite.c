@@ -367,6 +367,53 @@ static void own_looks(const char *tmp) {
           "quick: quick's looks 3, 5 for every claim (exit %d): %s", rc, out);
 }
 
+/* the first look trains every series, the claims' and the reference ones: --jobs writes a reference
+ * series' unfinished first-look run though no claim reads it (the claims are judged without it) */
+static void first_look_reference(const char *tmp) {
+    char dir[512], claims[600], cmd[2048], path[1200];
+    static char out[1 << 15];
+    snprintf(dir, sizeof dir, "%s/suite-reference", tmp);
+    double a[5] = {1, 1, .9, .6, .5}, b[5] = {1, 1, .9, .1, 0};
+    for (int k = 1; k <= 5; k++) {
+        task_csv(dir, "nope", SUITE_SEED_BASE + k, a), task_csv(dir, "rope", SUITE_SEED_BASE + k, b);
+        task_csv(dir, "rope-randpos-256", SUITE_SEED_BASE + k, b), task_csv(dir, "fire", SUITE_SEED_BASE + k, b);
+        if (k != 3) task_csv(dir, "alibi", SUITE_SEED_BASE + k, a);
+    }
+    snprintf(claims, sizeof claims, "%s/claims.txt", dir);
+    FILE *f = fopen(claims, "w");
+    if (!f) return;
+    fputs("only | P | nope beats rope at 12 | copy | 12 | nope | better:rope |\n", f);
+    fclose(f);
+    const char *flags = "--schemes nope,rope,alibi --protocols copy --looks 5"; /* copy adds randomized rope and fire */
+    snprintf(cmd, sizeof cmd, "./pelab suite full %s --claims %s --dir %s --jobs %s/reference.jobs", flags, claims, dir,
+             tmp);
+    int rc = run_pelab(cmd, out, sizeof out);
+    snprintf(path, sizeof path, "%s/reference.jobs", tmp);
+    char *jobs = slurp(path);
+    int lines = 0;
+    for (const char *p = jobs; p && *p; p++) lines += *p == '\n';
+    CHECK(rc == 0 && lines == 1 && strstr(jobs, "--only alibi_s103\n") && strstr(out, "wrote 1 command"),
+          "--jobs: the first look's unfinished run of a series no claim reads (exit %d): %s\njobs: %s", rc, out,
+          jobs ? jobs : "(none)");
+    free(jobs);
+    snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite full %s --claims %s --dir %s --collect", flags, claims,
+             dir);
+    rc = run_pelab(cmd, out, sizeof out);
+    snprintf(path, sizeof path, "%s/copy/report.md", dir);
+    char *rep = slurp(path);
+    CHECK(rc == 0 && strstr(out, "(looks: 1 of 1; the last look ran)") && rep &&
+              strstr(rep, "runs: 24 of 25 finished; missing: alibi_s103"),
+          "--collect: the claim is judged on the runs it reads; the report names the missing one (exit %d): %s", rc,
+          out);
+    free(rep);
+    task_csv(dir, "alibi", SUITE_SEED_BASE + 3, a);
+    snprintf(cmd, sizeof cmd, "./pelab suite full %s --claims %s --dir %s --jobs %s/reference.jobs", flags, claims, dir,
+             tmp);
+    rc = run_pelab(cmd, out, sizeof out);
+    CHECK(rc == 0 && strstr(out, "every look's runs are finished"), "--jobs once it ran: none left (exit %d): %s", rc,
+          out);
+}
+
 /* the plan end to end: 2 protocols, 2 schemes, 2 seeds, a few steps */
 static void micro(const char *tmp) {
     char cmd[2048], path[700];
@@ -525,5 +572,6 @@ void test_suite(void) {
     constructed_claims(tmp);
     learns_claims(tmp);
     own_looks(tmp);
+    first_look_reference(tmp);
     micro(tmp);
 }

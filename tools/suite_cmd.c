@@ -156,8 +156,9 @@ static int missing_runs(const Compare *c, const Agg *a, const int *want, int see
 
 /* one protocol at one look: train the new seeds of `schemes` (NULL: every scheme), then read every
  * run back into r (the full scheme list at `seeds`); with --jobs, the commands of the look's runs
- * that the claims still wanting seeds need and that have not finished, appended to jobs (their count
- * added to *n_jobs). Those runs' count (0: the look is complete; training always completes it). */
+ * that have not finished (the first look's: every series; a later look's: those the claims still
+ * wanting seeds need), appended to jobs (their count added to *n_jobs). The count of the unfinished
+ * runs the claims read (0: the look can be judged; training always completes it). */
 static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *schemes, int mode, StrBuf *jobs,
                     int *n_jobs, const SuiteClaims *sc) {
     SuiteRun at = *run;
@@ -192,12 +193,15 @@ static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *
     if (r->c) sb_free(&r->c->cmdline), free(r->c), free(r->a), free(r->g);
     r->c = c, r->a = a, r->g = g, r->seeds = seeds;
     int missing = 0;
-    if (mode != LOOK_TRAIN) { /* the runs the claims still wanting seeds read */
+    int unfinished = 0; /* the first look trains every series: the reference ones too, which no claim reads */
+    if (mode != LOOK_TRAIN) { /* the runs the claims still wanting seeds read: the look waits for them */
         int want[CMP_MAX_SCHEMES];
         needed_mask(r, sc, seeds, want);
         missing = missing_runs(c, a, want, seeds);
+        for (int s = 0; s < CMP_MAX_SCHEMES; s++) want[s] = 1;
+        unfinished = schemes ? missing : missing_runs(c, a, want, seeds);
     }
-    if (mode == LOOK_JOBS && missing) {
+    if (mode == LOOK_JOBS && unfinished) {
         char jobs_path[1200];
         snprintf(jobs_path, sizeof jobs_path, "%s/%s.jobs", run->dir, r->p->name);
         at.only_schemes = schemes;
