@@ -197,9 +197,11 @@ static int run_look(SuiteResult *r, const SuiteRun *run, int seeds, const char *
     if (mode != LOOK_TRAIN) { /* the runs the claims still wanting seeds read: the look waits for them */
         int want[CMP_MAX_SCHEMES];
         needed_mask(r, sc, seeds, want);
-        missing = missing_runs(c, a, want, seeds);
-        for (int s = 0; s < CMP_MAX_SCHEMES; s++) want[s] = 1;
-        unfinished = schemes ? missing : missing_runs(c, a, want, seeds);
+        unfinished = missing = missing_runs(c, a, want, seeds);
+        if (!schemes) { /* the first look */
+            for (int s = 0; s < CMP_MAX_SCHEMES; s++) want[s] = 1;
+            unfinished = missing_runs(c, a, want, seeds);
+        }
     }
     if (mode == LOOK_JOBS && unfinished) {
         char jobs_path[1200];
