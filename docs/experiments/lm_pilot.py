@@ -38,7 +38,8 @@ def main():
             ka, aa = loss(ft, rule, 4 * L, 'keyppl', 'key'), loss(ft, rule, 4 * L, 'keyppl', 'all')
             if ka is not None: break
         if None not in (kb, ab, ka, aa):
-            g = (kb - ka) - (ab - aa); out['keyppl-separates'].append(g); line.append('keygap %+.3f' % g)
+            g = (kb - ka) - (ab - aa); out['keyppl-separates'].append(g)
+            line.append('keygap %+.3f (key %.3f/%.3f, all %.3f/%.3f: rope/ft)' % (g, kb, ka, ab, aa))
         for name, key, length in (('t5', 't5@4L', 4 * L), ('alibi', 'alibi@16L', 16 * L), ('kerple', 'kerple@16L', 16 * L)):
             v = loss(rows(os.path.join(d, '%s_s%d.csv' % (name, s))), 'none', length)
             if v is not None: series[key].append(v); line.append('%s %.3f' % (key, v))
