@@ -213,47 +213,133 @@ static FILE *create_temp_beside(const char *path, char *tmp, int *err) {
     return NULL;
 }
 
-int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *ctx), const void *ctx) {
+/* the open atomic files, so that a command that exits on an error removes their temporary files
+ * (atomic_discard_all) instead of leaving them beside its outputs */
+enum { MAX_OPEN_ATOMIC = 16 };
+static AtomicFile *open_atomic[MAX_OPEN_ATOMIC];
+
+static void track_atomic(AtomicFile *a, int add) {
+    for (int i = 0; i < MAX_OPEN_ATOMIC; i++)
+        if (add ? !open_atomic[i] : open_atomic[i] == a) {
+            open_atomic[i] = add ? a : NULL;
+            return;
+        }
+}
+
+/* atomic_open without the removal of stale temporary files: a checkpoint's writer removes them
+ * once, when its run starts (train.c), never while another writer of the path could be writing */
+static FILE *atomic_create(AtomicFile *a, const char *path) {
     size_t plen = strlen(path);
-    char *tmp = xmalloc(plen + 5 + TMP_SUFFIX_LEN + 1);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp.XXXXXX", 5 + TMP_SUFFIX_LEN + 1); /* the name in messages until one is made */
-    const char *what = NULL; /* the failed step, if any */
-    int err = 0, created = 0;
-    FILE *f = create_temp_beside(path, tmp, &err);
-    if (!f) {
-        what = "cannot create";
+    a->path = xmalloc(plen + 1);
+    memcpy(a->path, path, plen + 1);
+    a->tmp = xmalloc(plen + 5 + TMP_SUFFIX_LEN + 1);
+    memcpy(a->tmp, path, plen);
+    memcpy(a->tmp + plen, ".tmp.XXXXXX", 5 + TMP_SUFFIX_LEN + 1); /* the name in messages until one is made */
+    int err = 0;
+    struct stat st; /* followed: /dev/stdout is a symlink to the stream */
+    a->stream = stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+    if (a->stream) {
+        a->f = fopen(path, "wb");
+        err = errno;
     } else {
-        created = 1;
-        errno = 0;
-        if (write_body(f, ctx) != 0 || fflush(f) != 0) {
-            what = "cannot write";
-            err = errno;
-        } else if (fsync(fileno(f)) != 0) {
-            what = "cannot fsync";
-            err = errno;
-        }
-        if (fclose(f) != 0 && !what) {
-            what = "cannot close";
-            err = errno;
-        }
-        if (!what && rename(tmp, path) != 0) {
-            what = "rename";
-            err = errno;
-        }
+        a->f = create_temp_beside(path, a->tmp, &err);
+    }
+    if (!a->f) {
+        pelab_fail("%s: cannot create %s: %s", path, a->tmp, strerror(err));
+        free(a->path), free(a->tmp);
+        a->path = a->tmp = NULL;
+        return NULL;
+    }
+    a->pid = (long)getpid();
+    track_atomic(a, 1);
+    return a->f;
+}
+
+FILE *atomic_open(AtomicFile *a, const char *path) {
+    remove_stale_temps(path); /* those a killed write of this file left (the fsync is where kills land) */
+    return atomic_create(a, path);
+}
+
+static void atomic_free(AtomicFile *a) {
+    track_atomic(a, 0);
+    free(a->path), free(a->tmp);
+    a->f = NULL, a->path = a->tmp = NULL;
+}
+
+void atomic_discard(AtomicFile *a) {
+    if (!a->path) return;
+    if (a->f) fclose(a->f);
+    if (!a->stream) unlink(a->tmp);
+    atomic_free(a);
+}
+
+void atomic_discard_all(void) {
+    for (int i = 0; i < MAX_OPEN_ATOMIC; i++)
+        if (open_atomic[i] && open_atomic[i]->pid == (long)getpid()) atomic_discard(open_atomic[i]);
+}
+
+/* a stream's end: flushed and closed, nothing to sync or rename */
+static int stream_commit(AtomicFile *a) {
+    errno = 0;
+    int bad = ferror(a->f) || fflush(a->f) != 0, err = errno;
+    if (fclose(a->f) != 0 && !bad) bad = 1, err = errno;
+    a->f = NULL;
+    int rc = bad ? pelab_fail("%s: cannot write: %s", a->path, err ? strerror(err) : "I/O error") : 0;
+    atomic_free(a);
+    return rc;
+}
+
+int atomic_commit(AtomicFile *a) {
+    if (a->stream) return stream_commit(a);
+    const char *what = NULL; /* the failed step, if any */
+    int err = 0;
+    errno = 0;
+    if (ferror(a->f) || fflush(a->f) != 0) {
+        what = "cannot write";
+        err = errno;
+    } else if (fsync(fileno(a->f)) != 0) {
+        what = "cannot fsync";
+        err = errno;
+    }
+    if (fclose(a->f) != 0 && !what) {
+        what = "cannot close";
+        err = errno;
+    }
+    a->f = NULL;
+    if (!what && rename(a->tmp, a->path) != 0) {
+        what = "rename";
+        err = errno;
     }
     int rc = 0;
     if (what) {
         /* a folder made read-only meanwhile keeps the temporary file: say so (remove_stale_temps takes it) */
-        const char *kept = created && unlink(tmp) != 0 ? " (the temporary file is left behind)" : "";
+        const char *kept = unlink(a->tmp) != 0 ? " (the temporary file is left behind)" : "";
         const char *why = err ? strerror(err) : "I/O error";
-        if (strcmp(what, "rename") == 0) rc = pelab_fail("%s: cannot rename %s to %s: %s%s", path, tmp, path, why, kept);
-        else rc = pelab_fail("%s: %s %s: %s%s", path, what, tmp, why, kept);
+        if (strcmp(what, "rename") == 0)
+            rc = pelab_fail("%s: cannot rename %s to %s: %s%s", a->path, a->tmp, a->path, why, kept);
+        else rc = pelab_fail("%s: %s %s: %s%s", a->path, what, a->tmp, why, kept);
     } else {
-        fsync_parent_dir(path);
+        fsync_parent_dir(a->path);
     }
-    free(tmp);
+    atomic_free(a);
     return rc;
+}
+
+int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *ctx), const void *ctx) {
+    AtomicFile a;
+    FILE *f = atomic_create(&a, path);
+    if (!f) return -1;
+    errno = 0;
+    if (write_body(f, ctx) != 0) {
+        int err = errno;
+        fclose(f);
+        a.f = NULL;
+        const char *kept = !a.stream && unlink(a.tmp) != 0 ? " (the temporary file is left behind)" : "";
+        pelab_fail("%s: cannot write %s: %s%s", path, a.stream ? path : a.tmp, err ? strerror(err) : "I/O error", kept);
+        atomic_free(&a);
+        return -1;
+    }
+    return atomic_commit(&a);
 }
 
 int remove_stale_temps(const char *path) {

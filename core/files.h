@@ -33,6 +33,22 @@ int make_dirs(const char *path);
  * (then the directory is fsynced, best effort). A symlink at path is replaced, never followed.
  * -1 with one line naming the path and the step. */
 int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *ctx), const void *ctx);
+/* The same as a stream, for an output written while the work runs (a CSV row per token): atomic_open
+ * removes the temporary files a killed write of path left and creates a new one (NULL with one
+ * line); atomic_commit flushes, fsyncs and renames it over path (-1 with one line naming path and the
+ * step); atomic_discard removes it. atomic_discard_all: every file still open, for a command that
+ * exits on an error (pelab_die), so no temporary file is left beside an output. */
+typedef struct {
+    FILE *f;
+    char *path, *tmp;
+    long pid;   /* the process that opened it: a forked child's exit never removes its parent's file */
+    int stream; /* path is a character device or a FIFO (/dev/stdout, a pipe): written in place, as a
+                 * stream has no old content to keep and no name to rename over */
+} AtomicFile;
+FILE *atomic_open(AtomicFile *a, const char *path);
+int atomic_commit(AtomicFile *a);
+void atomic_discard(AtomicFile *a);
+void atomic_discard_all(void);
 /* removes the regular files PATH.tmp.XXXXXX that a killed write_file_atomic left behind (never a
  * symlink); returns how many */
 int remove_stale_temps(const char *path);

@@ -247,11 +247,13 @@ static int decode_chunk(Model *m, KVCache *c, const int *tokens, const int *pos,
     if (all_logits) {
         rmsnorm_forward(c->lnf, NULL, c->x, p->final_norm, S * nb, D, cfg->norm_eps);
         matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), S * nb, D, V); // -> (S*nb, V)
+        return model_check_logits(m, logits, S * nb, pos, 1);
     } else if (logits) {
         for (int b = 0; b < S; b++) /* each sequence's last row */
             rmsnorm_forward(c->lnf + (size_t)b * D, NULL, c->x + ((size_t)b * nb + nb - 1) * D, p->final_norm, 1, D,
                             cfg->norm_eps);
         matmul_forward(logits, c->lnf, p->lm_head, model_w16(m, p->lm_head), S, D, V); // (S, D) -> (S, V)
+        return model_check_logits(m, logits, S, pos + nb - 1, nb);
     }
     return 0;
 }

@@ -167,6 +167,10 @@ int eval_length_sink(Model *m, const int *tokens, size_t n, int len, int stride,
         return 0;
     }
     if (n < 2) return pelab_fail("eval: need at least 2 tokens, got %zu", n);
+    /* the windows would be shorter than len, and the result theirs under len's name */
+    if ((size_t)len > n - 1)
+        return pelab_fail("eval: length %d needs %d tokens (a window of inputs and the next one); the data gives %zu",
+                          len, len + 1, n);
     EvalTrace trace = {xmalloc(sizeof(float) * n), NULL}; /* every scored target's log-prob */
     double t0 = now_seconds();
     int rc = windows_sink(m, tokens, n, len, len, dynamic, e->n_buckets, e->bucket_sum, e->bucket_n, &trace,

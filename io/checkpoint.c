@@ -566,6 +566,7 @@ static int load_file(const char *path, Model *m, CkptMeta *meta, float **adam_m,
         if (st_open_part(&st, head, avail, (size_t)size, path) == 0) {
             DataSrc src = {.f = f, .start = st.data_start, .name = path};
             rc = parse_opened(&st, &src, path, m, meta, adam_m, adam_v, want_bf16);
+            if (rc == 0) snprintf(m->source, sizeof m->source, "%s", path);
             st_close(&st);
         }
     } else st_fail(path, "read of the header failed");

@@ -10,11 +10,13 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 
 int png_write_gray(const char *path, const unsigned char *pixels, int width, int height) {
     if (width < 1 || height < 1) return pelab_fail("%s: empty image", path);
-    FILE *f = fopen(path, "wb");
-    if (!f) return pelab_fail("%s: cannot open for writing: %s", path, strerror(errno));
+    AtomicFile file; /* a kill or a full disk leaves the old image or the new one, never half of one */
+    FILE *f = atomic_open(&file, path);
+    if (!f) return -1;
     png_image image;
     memset(&image, 0, sizeof image);
     image.version = PNG_IMAGE_VERSION;
@@ -22,14 +24,9 @@ int png_write_gray(const char *path, const unsigned char *pixels, int width, int
     image.height = (png_uint_32)height;
     image.format = PNG_FORMAT_GRAY;
     if (!png_image_write_to_stdio(&image, f, 0, pixels, width, NULL)) {
-        fclose(f);
+        atomic_discard(&file);
         return pelab_fail("%s: cannot write the PNG: %s", path, image.message);
     }
-    if (fflush(f) != 0 || ferror(f)) {
-        int err = errno;
-        fclose(f);
-        return pelab_fail("%s: write failed: %s", path, strerror(err));
-    }
-    if (fclose(f) != 0) return pelab_fail("%s: write failed: %s", path, strerror(errno));
+    if (atomic_commit(&file) != 0) return -1;
     return 0;
 }

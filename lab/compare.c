@@ -120,6 +120,24 @@ static void unigram_row(const Compare *c, int s, int k, const Model *m, const Da
     compare_row_write(f, &w);
 }
 
+int compare_check_data(const Compare *c) {
+    if (c->task) return 0; /* fresh task examples of each length, no held-out text */
+    Dataset d = {0};
+    if (dataset_load(&d, c->data, c->base.val_frac, c->seed[0], (size_t)c->base.synth_bytes, c->base.seq_len) != 0)
+        return -1;
+    size_t n_held = d.n - d.n_train;
+    if (c->eval_tokens > 0 && n_held > (size_t)c->eval_tokens) n_held = (size_t)c->eval_tokens;
+    dataset_free(&d);
+    int longest = 0;
+    for (int l = 0; l < c->n_lengths; l++) longest = c->lens[l] > longest ? c->lens[l] : longest;
+    if ((size_t)longest + 1 > n_held)
+        return pelab_fail("length %d needs %d held-out tokens (a window of inputs and the next one); %s holds %zu%s "
+                          "(give a longer --data, more --synth-bytes or a larger --eval-tokens)",
+                          longest, longest + 1, c->data, n_held,
+                          c->eval_tokens > 0 && n_held == (size_t)c->eval_tokens ? " under --eval-tokens" : "");
+    return 0;
+}
+
 /* One checkpoint into the CSV: a trained model (ft_label NULL) as stored and under each post-hoc
  * rule (when its scheme takes rules), or a fine-tuned one as stored (its rule is in the
  * checkpoint), labelled ft_label. -1 with pelab_errmsg */

@@ -20,6 +20,9 @@ int compare_make_runs_dir(const Compare *c);
  * skipping finished ones unless c->fresh. Progress on stderr. -1 with one line (pelab_errmsg) on a
  * failure; compare_stop_status() then says the exit status it asks for. */
 int compare_run_all(const Compare *c, const char *only);
+/* before any run: the held-out text (the first seed's split, cut at --eval-tokens) holds every loss
+ * length and its next token; -1 with one line naming the longest length and the tokens there are */
+int compare_check_data(const Compare *c);
 /* after compare_run_all failed: 128 + the signal that stopped a training (the shell's code: a job
  * engine reruns the run, and it resumes from its checkpoint), else 1 */
 int compare_stop_status(void);

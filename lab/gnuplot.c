@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/strbuf.h"
 
 void gp_sb_string(StrBuf *b, const char *s) {
@@ -82,12 +83,12 @@ void gp_output(FILE *f, const char *name, const char *ext, int width, int height
 }
 
 int gp_matrix_csv(const char *path, const float *m, int rows, int cols) {
-    FILE *f = fopen(path, "w");
-    if (!f) return pelab_fail("%s: cannot open for writing: %s", path, strerror(errno));
+    AtomicFile file;
+    FILE *f = atomic_open(&file, path);
+    if (!f) return -1;
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < cols; j++) fprintf(f, "%.6g%c", m[(size_t)i * cols + j], j + 1 < cols ? ',' : '\n');
-    if (fclose(f) != 0) return pelab_fail("%s: write failed", path);
-    return 0;
+    return atomic_commit(&file);
 }
 
 void gp_png_svg(FILE *f, const char *name, int width, int height, const char *body) {

@@ -6,18 +6,20 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "gnuplot.h"
 
 int gp_grid_dat(const char *path, const double *v, int n_depth, int n_len) {
-    FILE *f = fopen(path, "w");
-    if (!f) return pelab_fail("%s: cannot open for writing: %s", path, strerror(errno));
+    AtomicFile file;
+    FILE *f = atomic_open(&file, path);
+    if (!f) return -1;
     for (int d = 0; d < n_depth; d++, fputc('\n', f))
         for (int i = 0; i < n_len; i++) {
             double x = v[d * n_len + i];
             if (isnan(x)) fprintf(f, "%sNaN", i ? " " : "");
             else fprintf(f, "%s%.3f", i ? " " : "", 100 * x);
         }
-    return fclose(f) != 0 ? pelab_fail("%s: write failed", path) : 0;
+    return atomic_commit(&file);
 }
 
 void gp_grid_plot(FILE *f, const char *name, const char *title, const char *what, const char *depth_label,

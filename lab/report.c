@@ -268,8 +268,9 @@ static void dat_header(FILE *f, const Agg *a, const char *what, int first_col) {
 static int write_plots(const Compare *c, const Agg *a, const char *dir) {
     char path[1300];
     snprintf(path, sizeof path, "%s/loss_vs_length.dat", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    AtomicFile f_file;
+    FILE *f = atomic_open(&f_file, path);
+    if (!f) return -1;
     dat_header(f, a, "loss vs length: column 1 the evaluation length, then the non-overlapping loss (nats/token)", 2);
     int band[2][MAX_SERIES] = {{0}}, any[2][MAX_SERIES] = {{0}};
     for (int l = 0; l < c->n_lengths; l++) {
@@ -281,9 +282,9 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
         }
         fprintf(f, "\n");
     }
-    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
+    if (atomic_commit(&f_file) != 0) return -1;
     snprintf(path, sizeof path, "%s/loss_by_position.dat", dir);
-    if (!(f = fopen(path, "w"))) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    if (!(f = atomic_open(&f_file, path))) return -1;
     char what[160];
     snprintf(what, sizeof what, "loss by position at length %d: column 1 the bucket's centre position, then the loss", a->lmax);
     dat_header(f, a, what, 2);
@@ -301,9 +302,9 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
         }
         fprintf(f, "\n");
     }
-    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
+    if (atomic_commit(&f_file) != 0) return -1;
     snprintf(path, sizeof path, "%s/plots.gp", dir);
-    if (!(f = fopen(path, "w"))) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    if (!(f = atomic_open(&f_file, path))) return -1;
     const char *names[2] = {"loss_vs_length", "loss_by_position"};
     fprintf(f, "# gnuplot plots.gp (in this directory): %s.{png,svg}, %s.{png,svg}\n", names[0], names[1]);
     gp_preamble(f);
@@ -336,7 +337,7 @@ static int write_plots(const Compare *c, const Agg *a, const char *dir) {
             fprintf(f, "\nset output\n");
         }
     }
-    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
+    if (atomic_commit(&f_file) != 0) return -1;
     return 0;
 }
 
@@ -348,8 +349,9 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
     int p = report_effective_metric(a);
     const char *what = p == TASK_RECALL ? "RULER score" : "exact match";
     snprintf(path, sizeof path, "%s/accuracy_vs_length.dat", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    AtomicFile f_file;
+    FILE *f = atomic_open(&f_file, path);
+    if (!f) return -1;
     fprintf(f, "# task length, positions reached, then %s %% mean and std per series (NaN: not computed)\n", what);
     int last_in = -1, order[CMP_MAX_LENGTHS];
     report_length_order(c, order); /* the lines run by length, whatever order --task-lens gave */
@@ -361,9 +363,9 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
             fprintf(f, " %.3f %.3f", 100 * report_mean(a, &a->s[i], p, l), 100 * report_std(a, &a->s[i], p, l));
         fprintf(f, "\n");
     }
-    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
+    if (atomic_commit(&f_file) != 0) return -1;
     snprintf(path, sizeof path, "%s/plots.gp", dir);
-    if (!(f = fopen(path, "w"))) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    if (!(f = atomic_open(&f_file, path))) return -1;
     fprintf(f, "# gnuplot plots.gp (in this directory): accuracy_vs_length.{png,svg}\n");
     gp_preamble(f);
     fprintf(f, "set logscale x 2\nset yrange [-2:102]\nset ylabel '%s (%%), mean and std over seeds'\n"
@@ -402,7 +404,7 @@ static int write_task_plots(const Compare *c, const Agg *a, const char *dir) {
         if (first) empty_plot(f, c->lens[0], c->lens[c->n_lengths - 1]);
         fprintf(f, "\nset output\n");
     }
-    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
+    if (atomic_commit(&f_file) != 0) return -1;
     return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "gnuplot.h"
 #include "gp_grid.h"
 #include "report_effective.h"
@@ -44,8 +45,9 @@ int report_grid_write(FILE *f, const Compare *c, const Agg *a) {
     const char *what = report_effective_metric(a) == TASK_RECALL ? "RULER score" : "exact match";
     char path[1400];
     snprintf(path, sizeof path, "%s/plots/grid.gp", c->out);
-    FILE *gp = fopen(path, "w");
-    if (!gp) return pelab_fail("cannot open %s for writing", path);
+    AtomicFile gp_file;
+    FILE *gp = atomic_open(&gp_file, path);
+    if (!gp) return -1;
     fprintf(gp, "# gnuplot grid.gp (in this directory): grid_TAG.{png,svg}, the depth x length grid per scheme\n");
     gp_preamble(gp);
     fprintf(f, "\n## Depth x length\n\n%s (%%) with the needle at each depth (0: first in the haystack, 1: last) "
@@ -79,7 +81,8 @@ int report_grid_write(FILE *f, const Compare *c, const Agg *a) {
         gp_grid_plot(gp, name, title, cb, "needle depth", lens, n, c->depths, c->n_depths);
         fprintf(f, "\n![%s depth x length](plots/%s.png)\n", c->scheme[s], name);
     }
-    if (fclose(gp) != 0 && rc == 0) rc = pelab_fail("cannot write %s", path);
+    if (rc != 0) atomic_discard(&gp_file);
+    else rc = atomic_commit(&gp_file);
     if (rc != 0) return -1;
     snprintf(path, sizeof path, "%s/plots", c->out);
     int have_gp, drawn = gp_run(path, "grid.gp", &have_gp);

@@ -373,8 +373,9 @@ void report_verdict_print(FILE *out, const Compare *c, const Agg *a) {
 static int curve_plot(FILE *gp, const Compare *c, int s, const char *dir) {
     char path[1400];
     snprintf(path, sizeof path, "%s/curves_%s.dat", dir, c->tag[s]);
-    FILE *f = fopen(path, "w");
-    if (!f) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    AtomicFile f_file;
+    FILE *f = atomic_open(&f_file, path);
+    if (!f) return -1;
     fprintf(f, "# per seed two blocks (gnuplot index 2k, 2k + 1): step and training loss, step and validation loss\n");
     int blocks = 0;
     unsigned long long shown[CMP_MAX_SEEDS];
@@ -410,7 +411,7 @@ static int curve_plot(FILE *gp, const Compare *c, int s, const char *dir) {
         fclose(in);
         shown[blocks++] = c->seed[k];
     }
-    if (fclose(f) != 0) return pelab_fail("cannot write %s", path);
+    if (atomic_commit(&f_file) != 0) return -1;
     if (!blocks) return 0;
     char name[200];
     snprintf(name, sizeof name, "curves_%s", c->tag[s]);
@@ -486,18 +487,19 @@ int report_runs_write(FILE *f, const Compare *c, const Agg *a, int have_gp) {
     char dir[1200], path[1300];
     snprintf(dir, sizeof dir, "%s/plots", c->out);
     snprintf(path, sizeof path, "%s/curves.gp", dir);
-    FILE *gp = fopen(path, "w");
-    if (!gp) return pelab_fail("cannot open %s: %s", path, strerror(errno));
+    AtomicFile gp_file;
+    FILE *gp = atomic_open(&gp_file, path);
+    if (!gp) return -1;
     fprintf(gp, "# gnuplot curves.gp (in this directory): curves_TAG.{png,svg}, the loss curves of each scheme's runs\n");
     gp_preamble(gp);
     fprintf(gp, "set xlabel 'step'\nset ylabel 'loss (nats/token)'\n");
     int drawn[CMP_MAX_SCHEMES];
     for (int s = 0; s < c->n_schemes; s++)
         if ((drawn[s] = curve_plot(gp, c, s, dir)) < 0) {
-            fclose(gp);
+            atomic_discard(&gp_file);
             return -1;
         }
-    if (fclose(gp) != 0) return pelab_fail("cannot write %s", path);
+    if (atomic_commit(&gp_file) != 0) return -1;
     int any = 0;
     for (int s = 0; s < c->n_schemes; s++) any |= drawn[s];
     int have = 0, plotted = have_gp && any ? gp_run(dir, "curves.gp", &have) : 0;

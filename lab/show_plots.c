@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/strbuf.h"
 #include "../infer/show.h"
@@ -84,13 +85,14 @@ static int draw(const char *dir, const char *name, const char *data, int width, 
     char path[1024], script[160];
     snprintf(script, sizeof script, "%s.gp", name);
     snprintf(path, sizeof path, "%s/%s", dir, script);
-    FILE *f = fopen(path, "w");
-    if (!f) return pelab_fail("%s: cannot open for writing: %s", path, strerror(errno));
+    AtomicFile file;
+    FILE *f = atomic_open(&file, path);
+    if (!f) return -1;
     fprintf(f, "# gnuplot %s (in this directory): %s.png, %s.svg\n", script, name, name);
     gp_preamble(f);
     fprintf(f, "set datafile separator ','\n");
     gp_png_svg(f, name, width, height, body);
-    if (fclose(f) != 0) return pelab_fail("%s: write failed", path);
+    if (atomic_commit(&file) != 0) return -1;
     int have_gp, drawn = gp_run(dir, script, &have_gp);
     if (log)
         fprintf(log, "%s/: %s, %s: %s\n", dir, data, script,
@@ -100,8 +102,9 @@ static int draw(const char *dir, const char *name, const char *data, int width, 
 
 /* header "x,label,..." then rows of x and the variants' columns (non-finite: NaN) */
 static int write_columns(const char *path, const char *x, const ShowRotary *r, const double *v, int rows) {
-    FILE *f = fopen(path, "w");
-    if (!f) return pelab_fail("%s: cannot open for writing: %s", path, strerror(errno));
+    AtomicFile file;
+    FILE *f = atomic_open(&file, path);
+    if (!f) return -1;
     fprintf(f, "%s", x);
     for (int s = 0; s < r->n; s++) fprintf(f, ",\"%s\"", r->label[s]); /* labels hold commas */
     fputc('\n', f);
@@ -114,8 +117,7 @@ static int write_columns(const char *path, const char *x, const ShowRotary *r, c
         }
         fputc('\n', f);
     }
-    if (fclose(f) != 0) return pelab_fail("%s: write failed", path);
-    return 0;
+    return atomic_commit(&file);
 }
 
 /* DIR/NAME.csv (x, then one column per variant: v is [variants, rows]) and its line plot:

@@ -31,12 +31,27 @@ void embedding_backward(float *dtok_emb, const float *dout, const int *inp, int 
     }
 }
 
+/* A row whose sum of squares overflows float32 (|x| past about 1e19) would get 1/rms = 0 and become
+ * zeros, a finite wrong answer: normalise it by its largest |x| first, as a robust norm does. An
+ * infinite or NaN x stays NaN, which the decoder's logit check reports. Returns 1/rms (0 or a
+ * subnormal: such a row has no backward worth the name, and training stops at its loss). */
+static float rmsnorm_row_scaled(float *y, const float *x, const float *gain, int D) {
+    float largest = 0.0f;
+    for (int i = 0; i < D; i++) largest = fabsf(x[i]) > largest || x[i] != x[i] ? fabsf(x[i]) : largest;
+    double ms = 0.0;
+    for (int i = 0; i < D; i++) ms += (double)(x[i] / largest) * (x[i] / largest);
+    float r_scaled = (float)(1.0 / sqrt(ms / D)); /* 1/rms of x / largest: in [1, sqrt(D)] */
+    for (int i = 0; i < D; i++) y[i] = x[i] / largest * r_scaled * gain[i];
+    return r_scaled / largest;
+}
+
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *gain, int N, int D, float eps) {
     PAR_FOR((size_t)N * D >= PAR_MIN_WORK, int, n, N,
         const float *x = inp + (size_t)n * D;
         float *y = out + (size_t)n * D;
         float r = 1.0f / sqrtf(dot8(x, x, NULL, D) / D + eps);
-        for (int i = 0; i < D; i++) y[i] = x[i] * r * gain[i];
+        if (r == 0.0f) r = rmsnorm_row_scaled(y, x, gain, D); /* the squares overflowed */
+        else for (int i = 0; i < D; i++) y[i] = x[i] * r * gain[i];
         if (rstd) rstd[n] = r;
     );
 }

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -557,7 +558,9 @@ int model_forward(Model *m, const int *inputs, const int *targets, const int *po
     int with_targets = targets != NULL;
     for_each_shard(m, model_shards(m, B), forward_shard, &with_targets);
     m->mean_loss = targets ? crossentropy_mean(m->acts.losses, m->targets, (int)BT) : 0.0f;
-    return 0;
+    /* with targets the loss carries a bad logit (train stops at a non-finite loss); without, the
+     * logits are the result (probes, tests) */
+    return targets ? 0 : model_check_logits(m, m->acts.logits, (int)BT, positions, 1);
 }
 
 /* the gradient scratch rows of a batch shard that starts at row r0 */
@@ -625,4 +628,50 @@ void model_backward(Model *m) {
     PAR_FOR(np * (n_shards - 1) >= 8 * PAR_MIN_WORK && !omp_in_parallel(), size_t, i, np,
         for (int s = 1; s < n_shards; s++) g[i] += sg[(size_t)(s - 1) * np + i];
     );
+}
+
+float model_largest_weight(const Model *m, const char **tensor) {
+    float largest = 0.0f;
+    *tensor = NULL;
+    for (int t = 0; t < N_PARAM_TENSORS; t++) {
+        const TensorInfo *ti = &m->tensors[t];
+        int in_bf16 = m->bf16_only && model_weight_in_bf16_only(t); /* its float32 slots are never committed */
+        for (size_t i = 0; i < ti->numel; i++) {
+            float w = in_bf16 ? bf16_to_float(m->params_bf16[ti->offset + i]) : m->params_mem[ti->offset + i];
+            if (fabsf(w) > largest) largest = fabsf(w), *tensor = ti->name;
+        }
+    }
+    return largest;
+}
+
+/* A non-finite logit, or a row whose logits span more than float32 holds (its log-softmax would be
+ * -inf), is an error, never a number: an activation overflowed, which only weights far outside any
+ * trained model's range do (a sampler would pick token 0 of a NaN row, a loss would print nan).
+ * Costs 1/dim of the head's product. */
+int model_check_logits(const Model *m, const float *logits, int rows, const int *pos_of_row, int pos_step) {
+    size_t V = (size_t)m->cfg.vocab_size;
+    for (int r = 0; r < rows; r++) {
+        const float *row = logits + (size_t)r * V;
+        float lo = row[0], hi = row[0];
+        size_t bad = V;
+        for (size_t i = 0; i < V; i++) {
+            if (!isfinite(row[i])) {
+                bad = i;
+                break;
+            }
+            lo = row[i] < lo ? row[i] : lo, hi = row[i] > hi ? row[i] : hi;
+        }
+        if (bad == V && isfinite(hi - lo)) continue;
+        const char *tensor;
+        float largest = model_largest_weight(m, &tensor);
+        char what[96];
+        if (bad < V)
+            snprintf(what, sizeof what, "the logit of token %zu is %s", bad,
+                     isnan(row[bad]) ? "nan" : row[bad] > 0 ? "inf" : "-inf");
+        else snprintf(what, sizeof what, "the logits span %g to %g, more than float32 holds", lo, hi);
+        return pelab_fail("%s%sposition %d: %s: an activation overflowed float32 (the largest weight is %g, in %s)",
+                          m->source, m->source[0] ? ": " : "", pos_of_row[(size_t)r * pos_step], what, largest,
+                          tensor ? tensor : "none");
+    }
+    return 0;
 }

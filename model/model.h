@@ -184,6 +184,7 @@ typedef struct Model {
     int n_base_pos;
     signed char kind_pos[PATTERN_MAX]; /* per kind of the pattern: its index in base_pos, -1: pos */
     char layer_pos_from[POS_SPEC_MAX + 80];
+    char source[512]; /* the file the weights came from (checkpoint_load), for messages; "" if built here */
 } Model;
 
 /* A training batch of a small float32 model runs in up to MODEL_SHARDS shards of whole sequences,
@@ -242,6 +243,13 @@ int model_create_bf16(Model *m, const ModelConfig *cfg, const char *pos_spec);
 int model_weight_in_bf16_only(int t);
 /* bytes the weights take: float32 block (committed part), plus the bf16 block when there is one */
 size_t model_weight_bytes(const Model *m);
+/* the largest |weight| of the model and its tensor's name (NULL for a model of zeros), for messages */
+float model_largest_weight(const Model *m, const char **tensor);
+/* 0, or -1 with one line naming the model's source, the position (pos_of_row[r * pos_step] of the
+ * first bad row) and the largest weight: a logit of the rows [rows, vocab] is not finite, or a row
+ * spans more than float32 holds (its log-softmax would be -inf). A number made of an overflow is
+ * never printed as a result (a NaN row's greedy pick is token 0; its loss prints nan). */
+int model_check_logits(const Model *m, const float *logits, int rows, const int *pos_of_row, int pos_step);
 /* 1 if every weight is a bf16 value (a bf16 file widened): stored as bf16, nothing is lost */
 int model_weights_bf16_exact(const Model *m);
 int precision_parse(const char *s, Precision *out); /* "fp32" | "bf16"; -1 with one line otherwise */

@@ -418,7 +418,7 @@ static void first_look_reference(const char *tmp) {
 static void micro(const char *tmp) {
     char cmd[2048], path[700];
     static char out[1 << 16];
-    const char *flags = "--schemes rope,alibi --protocols lm,copy --seeds 2 --steps 4 --task-n 3 --eval-tokens 300 "
+    const char *flags = "--schemes rope,alibi --protocols lm,copy --seeds 2 --steps 4 --task-n 3 --eval-tokens 1100 "
                         "--threads 1";
     snprintf(cmd, sizeof cmd, "PELAB_NO_GNUPLOT=1 ./pelab suite quick %s --dir %s/suite-micro", flags, tmp);
     int rc = run_pelab(cmd, out, sizeof out);

@@ -17,6 +17,7 @@
 #include "../core/blas.h"
 #include "../core/cpu.h"
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/kernels.h"
 #include "../core/mem.h"
 #include "../core/rng.h"
@@ -470,8 +471,11 @@ static void json_row(FILE *f, const Work *w, const WorkResult *r, double peak, i
 }
 
 /* baseline_kb < 0: every workload ran in this process */
-static void json_write(FILE *f, const char *path, const char *spec, int threads, const WorkResult *sgemm,
-                       long baseline_kb, const Work *works, const WorkResult *results, int n) {
+static void json_write(const char *path, const char *spec, int threads, const WorkResult *sgemm, long baseline_kb,
+                       const Work *works, const WorkResult *results, int n) {
+    MemFile mf; /* composed once the workloads ran, written whole: never a file cut mid-row */
+    FILE *f = memfile_open(&mf);
+    if (!f) pelab_die("bench: --json %s: %s", path, pelab_errmsg);
     json_field(f, "{\n  ", "tool", "pelab");
     json_field(f, ", ", "pos", spec);
     fprintf(f, ", \"threads\": %d, \"isolated\": %s", threads, baseline_kb >= 0 ? "true" : "false");
@@ -492,7 +496,7 @@ static void json_write(FILE *f, const char *path, const char *spec, int threads,
     fprintf(f, "},\n  \"results\": [\n");
     for (int i = 0; i < n; i++) json_row(f, &works[i], &results[i], sgemm->rate.max, i == 0);
     fprintf(f, "\n  ]\n}\n");
-    if (fclose(f) != 0) pelab_die("%s: write failed: %s", path, strerror(errno));
+    if (memfile_commit(&mf, path) != 0) pelab_die("bench: --json %s", pelab_errmsg);
 }
 
 /* ---- scheme comparison (in this process) ---- */
@@ -649,9 +653,6 @@ int cmd_bench(int argc, char **argv) {
     int run_bf16 = list_has(precisions, "bf16"), bf16_trains = bf16_native(bf16_why, sizeof bf16_why);
     if (schemes && json_path) pelab_die("bench: --json applies to the workloads, not to --schemes");
     set_threads(threads);
-    FILE *json = NULL;
-    if (json_path && !(json = fopen(json_path, "w")))
-        pelab_die("%s: cannot open for writing: %s", json_path, strerror(errno));
 
     Work works[MAX_WORKS];
     int n = 0;
@@ -713,6 +714,6 @@ int cmd_bench(int argc, char **argv) {
         work_isolated(&works[i], &results[i], in_process);
         print_result(&works[i], &results[i], peak);
     }
-    if (json) json_write(json, json_path, spec, omp_get_max_threads(), &sgemm, baseline_kb, works, results, n);
+    if (json_path) json_write(json_path, spec, omp_get_max_threads(), &sgemm, baseline_kb, works, results, n);
     return 0;
 }

@@ -8,6 +8,7 @@
 #include "../core/blas.h"
 #include "../core/cpu.h"
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../model/bf16.h"
 #include "commands.h"
 
@@ -18,6 +19,7 @@ void set_threads(int n) {
 }
 
 void pelab_die(const char *fmt, ...) {
+    atomic_discard_all(); /* an output half written is never left, not even as a temporary file */
     fflush(stdout);
     fprintf(stderr, "pelab: ");
     va_list ap;

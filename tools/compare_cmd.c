@@ -358,6 +358,8 @@ int compare_main(int argc, char **argv, Compare *c) {
         setup_rules(c, rules, smax);
     }
     compare_set_cmdline(c, argc, argv);
+    /* the runs' own data: each --jobs line runs this check before its training */
+    if (!collect && !jobs && compare_check_data(c) != 0) pelab_die("compare: %s", pelab_errmsg);
     int fmt;
     if (jobs_format_parse(jobs_format, &fmt) != 0) pelab_die("compare: %s", pelab_errmsg);
     if (jobs_format != default_format && !jobs) pelab_die("compare: --jobs-format %s: needs --jobs FILE", jobs_format);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/files.h"
 #include "../core/sys.h"
 #include "../infer/passkey.h"
 #include "../io/results.h"
@@ -59,9 +60,9 @@ int cmd_passkey(int argc, char **argv) {
         if (ok_len[i] && need > max_len) max_len = need;
     }
     FILE *csv = NULL;
+    AtomicFile csv_file; /* streamed into a temporary file, renamed over the path once complete */
     if (csv_path) {
-        csv = fopen(csv_path, "w");
-        if (!csv) pelab_die("%s: cannot open for writing: %s", csv_path, strerror(errno));
+        if (!(csv = atomic_open(&csv_file, csv_path))) pelab_die("passkey: --csv %s", pelab_errmsg);
         results_csv_header(csv, &RES_PASSKEY_CSV);
     }
 
@@ -115,7 +116,7 @@ int cmd_passkey(int argc, char **argv) {
         fflush(stdout);
         fprintf(stderr, "length %d done (%.1f s)\n", len, now_seconds() - t0);
     }
-    if (csv && fclose(csv) != 0) pelab_die("%s: write failed: %s", csv_path, strerror(errno));
+    if (csv && atomic_commit(&csv_file) != 0) pelab_die("passkey: --csv %s", pelab_errmsg);
     passkey_model_free(&pm);
     model_free(&m);
     tokenizer_free(&tok);

@@ -154,7 +154,10 @@ int cmd_sample(int argc, char **argv) {
     int n_made = lookup ? generate_lookup(&m, &sampler, tokens, n_prompt, n_new, lookup, tok.bos, print_token, &printer,
                                           &looked)
                         : generate(&m, &sampler, tokens, n_prompt, n_new, !no_cache, tok.bos, print_token, &printer);
-    if (n_made < 0) pelab_die("sample: %s", pelab_errmsg);
+    if (n_made < 0) { /* the text so far ends its line: the error is a line of its own */
+        if (printer.n_printed > 0 || (tok.bos < 0 && plen > 0)) printf("\n");
+        pelab_die("sample: %s", pelab_errmsg);
+    }
     double t_end = now_seconds(), dt = t_end - t0;
     printf("\n");
     char spec[512], lengths[160];

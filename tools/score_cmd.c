@@ -78,6 +78,7 @@ int cmd_score(int argc, char **argv) {
     load_model_or_die("score", pos_args[0], &load, &m, &tok);
     /* flags first: a refused run leaves no --per-token file behind */
     if (lines && len) pelab_die("score: --len cuts one text into windows; --lines scores every line whole");
+    int len_given = len > 0;
     if (len == 0) len = m.cfg.seq_len;
     long max_pos = pos_max_position(&m.pos);
     if (!lines && max_pos >= 0 && len > max_pos)
@@ -86,14 +87,14 @@ int cmd_score(int argc, char **argv) {
     size_t n_bytes;
     if (corpus_read_file(pos_args[1], &text, &n_bytes) != 0) pelab_die("%s", pelab_errmsg);
     FILE *csv = NULL;
+    AtomicFile csv_file; /* streamed into a temporary file, renamed over the path once complete */
     if (per_token_path) {
-        csv = fopen(per_token_path, "w");
-        if (!csv) pelab_die("%s: cannot open for writing: %s", per_token_path, strerror(errno));
+        if (!(csv = atomic_open(&csv_file, per_token_path))) pelab_die("score: --per-token %s", pelab_errmsg);
         results_csv_header(csv, lines ? &RES_LINE_TOKEN_CSV : &RES_TOKEN_CSV);
     }
     if (lines) {
         score_lines(&m, &tok, pos_args[1], text, n_bytes, batch, dynamic, csv);
-        if (csv && fclose(csv) != 0) pelab_die("%s: write failed: %s", per_token_path, strerror(errno));
+        if (csv && atomic_commit(&csv_file) != 0) pelab_die("score: --per-token %s", pelab_errmsg);
         free(text);
         tokenizer_free(&tok);
         model_free(&m);
@@ -106,12 +107,18 @@ int cmd_score(int argc, char **argv) {
         free(tokens), free(text);
         pelab_die("score: %s: need at least 2 tokens, got %zu", pos_args[1], n);
     }
+    /* a window longer than the text would be scored as a shorter one under the longer one's name */
+    if (len_given && (size_t)len > n - 1)
+        pelab_die("score: --len %d: %s gives %zu tokens, %zu predictions; a window of %d needs %d tokens (its inputs "
+                  "and the next one)",
+                  len, pos_args[1], n, n - 1, len, len + 1);
+    if ((size_t)len > n - 1) len = (int)(n - 1); /* the default, the training length: the text is one window */
 
     ScoreResult r;
     double t0 = now_seconds();
-    if (score_tokens(&m, tokens, n, len, dynamic, csv, &r) != 0) pelab_die("%s", pelab_errmsg);
+    if (score_tokens(&m, tokens, n, len, dynamic, csv, &r) != 0) pelab_die("score: %s", pelab_errmsg);
     double dt = now_seconds() - t0;
-    if (csv && fclose(csv) != 0) pelab_die("%s: write failed: %s", per_token_path, strerror(errno));
+    if (csv && atomic_commit(&csv_file) != 0) pelab_die("score: --per-token %s", pelab_errmsg);
     double nll = r.nll_sum / r.n_scored;
     char spec[512], lengths[160];
     pos_spec(&m.pos, spec, sizeof spec);

@@ -166,8 +166,9 @@ static void write_plots(const TaskRun *r, const char *dir) {
     if (make_dirs(dir) != 0) pelab_die("task eval: --plots: %s", pelab_errmsg);
     char path[1200];
     snprintf(path, sizeof path, "%s/accuracy_vs_length.dat", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
+    AtomicFile file; /* each file whole or not at all (pelab_die removes a half-written one) */
+    FILE *f = atomic_open(&file, path);
+    if (!f) pelab_die("task eval: --plots: %s", pelab_errmsg);
     int listed = r->cell[0][0].listed;
     fprintf(f, "# length, positions, then exact match %%, byte accuracy %%%s per depth\n", listed ? " and RULER score %" : "");
     int last_in = -1;
@@ -183,7 +184,7 @@ static void write_plots(const TaskRun *r, const char *dir) {
         }
         fprintf(f, "\n");
     }
-    if (fclose(f) != 0) pelab_die("%s: write failed", path);
+    if (atomic_commit(&file) != 0) pelab_die("task eval: --plots: %s", pelab_errmsg);
     if (r->has_depth) {
         static double grid[MAX_CELLS * MAX_CELLS];
         for (int d = 0; d < r->n_depth; d++)
@@ -192,7 +193,7 @@ static void write_plots(const TaskRun *r, const char *dir) {
         if (gp_grid_dat(path, grid, r->n_depth, r->n_len) != 0) pelab_die("task eval: --plots: %s", pelab_errmsg);
     }
     snprintf(path, sizeof path, "%s/task_plots.gp", dir);
-    if (!(f = fopen(path, "w"))) pelab_die("%s: cannot open for writing: %s", path, strerror(errno));
+    if (!(f = atomic_open(&file, path))) pelab_die("task eval: --plots: %s", pelab_errmsg);
     fprintf(f, "# gnuplot task_plots.gp (in this directory)\n");
     gp_preamble(f);
     fprintf(f, "set logscale x 2\nset xlabel 'task length (dashed: the last whose examples fit in L = %d positions)'\n"
@@ -228,7 +229,7 @@ static void write_plots(const TaskRun *r, const char *dir) {
         gp_grid_plot(f, "depth_x_length", title, what, listed ? "needle depth" : "key depth", lens, r->n_len, r->depth,
                      r->n_depth);
     }
-    if (fclose(f) != 0) pelab_die("%s: write failed", path);
+    if (atomic_commit(&file) != 0) pelab_die("task eval: --plots: %s", pelab_errmsg);
     int have_gp, drawn = gp_run(dir, "task_plots.gp", &have_gp);
     if (drawn) printf("plots: %s/accuracy_vs_length.png%s\n", dir, r->has_depth ? ", depth_x_length.png" : "");
     else if (have_gp) printf("plots: gnuplot failed (see %s/gnuplot.log); data and script in %s\n", dir, dir);
