@@ -22,6 +22,7 @@ typedef struct {
     long *val_step;
     double *val;
     int n_val, cap_val;
+    char *pending; /* the curve's path while its rows go to PATH.tmp (curve_open keep_earlier), else NULL */
 } LossCurve;
 
 /* The convergence rule, judged at the last of n validations (step[] increasing): the run is still
@@ -35,8 +36,15 @@ int curve_judge(const long *step, const double *val, int n, double frac, double 
 /* the curve's path for checkpoint path ckpt */
 void curve_path(const char *ckpt, char *buf, size_t n);
 /* opens the curve of ckpt: new (resume_step 0), or kept up to resume_step, its validations read
- * back into val_step[], val[]. -1 with pelab_errmsg */
-int curve_open(LossCurve *c, const char *ckpt, long resume_step);
+ * back into val_step[], val[] (a row that does not read is refused, naming the file and line).
+ * keep_earlier (a new run that will replace an earlier run's checkpoint at ckpt): an earlier curve
+ * stays in place, the rows going to PATH.tmp, until curve_commit. -1 with pelab_errmsg */
+int curve_open(LossCurve *c, const char *ckpt, long resume_step, int keep_earlier);
+/* after the run's first checkpoint replaced the earlier one: the earlier curve kept as PATH.N (the
+ * first N free), its name into kept ("" when none was kept), and this run's rows renamed to PATH.
+ * Once; later calls do nothing. A run that ends before (curve_close) leaves the earlier curve as it
+ * was. -1 with pelab_errmsg */
+int curve_commit(LossCurve *c, char *kept, size_t cap);
 /* one training step's loss into the running mean */
 void curve_add_loss(LossCurve *c, float loss);
 /* a row at step (val_loss NaN: none); -1 with pelab_errmsg on a write error */
