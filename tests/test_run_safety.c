@@ -1,4 +1,5 @@
-/* test_run_safety.c: what `pelab train` reads back and who writes its outputs (issue 56, items 6, 7, 9).
+/* test_run_safety.c: what `pelab train` reads back and who writes its outputs (the
+ * hostile-inputs review, round 3).
  *  - resume: every entry of the training state a checkpoint stores (step, data_rng, losses, cooldown,
  *    curve_loss, train.steps) is read typed and in range, and so are AdamW's second moments (>= 0)
  *    and the rows of the loss curve a resume copies: a bad one is refused in one line naming the
