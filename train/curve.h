@@ -4,7 +4,9 @@
  * train_loss is the mean of the steps since the previous row; val_loss is empty where no
  * validation ran. Rows are flushed as written; a resumed run keeps the rows up to the step it
  * resumes from (the file is rewritten through a temporary and renamed), so a killed and resumed
- * run has one curve with no repeated steps. Read by compare's report (convergence). */
+ * run has one curve with no repeated steps. A new run over an earlier run's checkpoint keeps the
+ * earlier curve in place until its own first checkpoint, then as PATH.1 (.2, ...): curve and
+ * checkpoint stay a pair. Read by compare's report (convergence). */
 #ifndef PELAB_CURVE_H
 #define PELAB_CURVE_H
 
