@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -325,6 +326,23 @@ int atomic_commit(AtomicFile *a) {
     return rc;
 }
 
+int atomic_publish(AtomicFile *a) {
+    errno = 0;
+    if (!a->stream) {
+        if (ferror(a->f) || fflush(a->f) != 0 || fsync(fileno(a->f)) != 0 || rename(a->tmp, a->path) != 0) {
+            int err = errno;
+            int rc = pelab_fail("%s: cannot write %s: %s", a->path, a->tmp, err ? strerror(err) : "I/O error");
+            atomic_discard(a);
+            return rc;
+        }
+        fsync_parent_dir(a->path);
+    }
+    FILE *f = a->f; /* atomic_free forgets it: the caller keeps it */
+    atomic_free(a);
+    a->f = f;
+    return 0;
+}
+
 int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *ctx), const void *ctx) {
     AtomicFile a;
     FILE *f = atomic_create(&a, path);
@@ -340,6 +358,68 @@ int write_file_atomic(const char *path, int (*write_body)(FILE *f, const void *c
         return -1;
     }
     return atomic_commit(&a);
+}
+
+/* the pid a lock file holds, 0 when it holds none (its holder has not written it yet) */
+static long lock_holder(int fd) {
+    char buf[32];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    char *end;
+    long pid = strtol(buf, &end, 10);
+    return pid > 0 && (*end == '\n' || !*end) ? pid : 0;
+}
+
+int output_lock(OutputLock *lock, const char *path, int *unsupported) {
+    lock->fd = -1, lock->path = NULL, *unsupported = 0;
+    size_t n = strlen(path) + 6;
+    char *lpath = xmalloc(n);
+    snprintf(lpath, n, "%s.lock", path);
+    /* a holder removes the file as it releases it: a lock taken on a file no longer at lpath is
+     * retried on the new one (the holder's successor may have created it) */
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int fd = open(lpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            int err = errno;
+            free(lpath);
+            return pelab_fail("%s: cannot create its lock file %s.lock: %s", path, path, strerror(err));
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int err = errno;
+            long pid = err == EWOULDBLOCK ? lock_holder(fd) : 0;
+            close(fd);
+            free(lpath);
+            if (err != EWOULDBLOCK) {
+                *unsupported = err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS;
+                return pelab_fail("%s: cannot lock %s.lock: %s", path, path, strerror(err));
+            }
+            if (pid) return pelab_fail("%s: another process (pid %ld) is writing it (lock %s.lock)", path, pid, path);
+            return pelab_fail("%s: another process is writing it (lock %s.lock)", path, path);
+        }
+        struct stat held, named;
+        if (fstat(fd, &held) != 0 || stat(lpath, &named) != 0 || held.st_ino != named.st_ino ||
+            held.st_dev != named.st_dev) {
+            close(fd);
+            continue;
+        }
+        char pid[32];
+        int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+        int wrote = ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)len, 0) == len;
+        (void)wrote; /* the pid only names the holder in another process's message */
+        lock->fd = fd, lock->path = lpath;
+        return 0;
+    }
+    free(lpath);
+    return pelab_fail("%s: cannot lock %s.lock: it keeps being replaced", path, path);
+}
+
+void output_unlock(OutputLock *lock) {
+    if (!lock->path) return;
+    unlink(lock->path); /* while held: a process waiting on this file retries on a new one */
+    close(lock->fd);
+    free(lock->path);
+    lock->fd = -1, lock->path = NULL;
 }
 
 int remove_stale_temps(const char *path) {

@@ -49,6 +49,25 @@ FILE *atomic_open(AtomicFile *a, const char *path);
 int atomic_commit(AtomicFile *a);
 void atomic_discard(AtomicFile *a);
 void atomic_discard_all(void);
+/* for a log that grows after its first lines (a loss curve): renames the file, as written so far, over
+ * path and leaves a->f open for appending; the AtomicFile is spent (-1 with one line; a->f then
+ * closed and the temporary file removed) */
+int atomic_publish(AtomicFile *a);
+/* One writer per output: an exclusive advisory lock (flock) on the file PATH.lock beside path, held
+ * until output_unlock, or until the process ends however it ends (the kernel releases it, even
+ * after a SIGKILL: a lock is never stale). The lock file holds the holder's pid. Held by another
+ * process (or another open of the same path in this one): -1, "PATH: another process (pid N) is
+ * writing it (lock PATH.lock)". A file system that cannot lock (ENOLCK, EOPNOTSUPP): -1 with
+ * *unsupported set, so that a caller may go on without it where the user vouches for one writer.
+ * lock->path is NULL while none is held. */
+typedef struct {
+    int fd;
+    char *path; /* the lock file's */
+} OutputLock;
+int output_lock(OutputLock *lock, const char *path, int *unsupported);
+/* removes the lock file and releases the lock (nothing when none is held) */
+void output_unlock(OutputLock *lock);
+
 /* removes the regular files PATH.tmp.XXXXXX that a killed write_file_atomic left behind (never a
  * symlink); returns how many */
 int remove_stale_temps(const char *path);

@@ -86,6 +86,45 @@ static int is_config_key(const char *key) {
     return 0;
 }
 
+/* ---- the training state (train/train.c writes it) ---- */
+
+int checkpoint_train_state(const CkptMeta *meta, const char *file, CkptTrainState *st) {
+    memset(st, 0, sizeof *st);
+    st->train_loss = st->val_loss = NAN;
+    st->cooldown_start = st->cooldown_end = -1;
+    long planned;
+    /* a checkpoint is written after a step, at most at the run's last: 1 <= step <= train.steps */
+    if (meta_long(meta, file, "train.steps", 1, LONG_MAX, &planned) != 0 ||
+        meta_long(meta, file, "step", 1, planned, &st->step) != 0 ||
+        meta_u64(meta, file, "data_rng", 1, &st->data_rng) != 0) /* xorshift never reaches the state 0 */
+        return -1;
+    double loss;
+    if (meta_get(meta, "train_loss")) { /* a finished run resumed reports its losses */
+        if (meta_double(meta, file, "train_loss", 0, INFINITY, &loss) != 0) return -1;
+        st->train_loss = (float)loss;
+    }
+    const char *vl = meta_get(meta, "val_loss"); /* "nan": no validation yet */
+    if (vl && strcmp(vl, "nan") != 0) {
+        if (meta_double(meta, file, "val_loss", 0, INFINITY, &loss) != 0) return -1;
+        st->val_loss = (float)loss;
+    }
+    MetaFields f;
+    if (meta_get(meta, "cooldown")) { /* --converge: "START END plateau|cap", START <= step, END <= train.steps */
+        static const char *const why[] = {"cap", "plateau"};
+        if (meta_fields(&f, meta, file, "cooldown") != 0 || meta_next_long(&f, 0, st->step, &st->cooldown_start) != 0 ||
+            meta_next_long(&f, st->cooldown_start, planned, &st->cooldown_end) != 0 ||
+            meta_next_word(&f, why, 2, &st->plateaued) != 0 || meta_fields_end(&f) != 0)
+            return -1;
+    }
+    /* the curve's running mean since its last row: "SUM N", N of the steps so far (absent before it
+     * was stored: the mean restarts) */
+    if (meta_get(meta, "curve_loss") &&
+        (meta_fields(&f, meta, file, "curve_loss") != 0 || meta_next_double(&f, 0, INFINITY, &st->curve_loss_sum) != 0 ||
+         meta_next_long(&f, 0, st->step, &st->curve_loss_n) != 0 || meta_fields_end(&f) != 0))
+        return -1;
+    return 0;
+}
+
 /* ---- writing ---- */
 
 /* the config entries followed by the caller's, checked for what the loader would refuse */
@@ -261,14 +300,124 @@ static int read_meta(const JsonNode *md, const char *name, CkptMeta *out) {
     return 0;
 }
 
-static int meta_int(const CkptMeta *meta, const char *name, const char *key, int *out) {
-    const char *v = meta_get(meta, key);
-    if (!v) return st_fail(name, "metadata key %s is missing", key);
+/* ---- typed reads of metadata ---- */
+
+/* v as a message shows it: at most 64 bytes, control characters as '?' (one line whatever the file holds) */
+static const char *shown_value(const char *v, char *buf, size_t cap) {
+    size_t n = 0;
+    for (; v[n] && n < cap - 1 && n < 64; n++) buf[n] = (unsigned char)v[n] < 0x20 || v[n] == 0x7f ? '?' : v[n];
+    buf[n] = 0;
+    return buf;
+}
+
+static int field_fail(const MetaFields *r, const char *field, const char *expected) {
+    char v[72], f[72];
+    if (!r->multi) return pelab_fail("%s: metadata %s='%s': expected %s", r->file, r->key, shown_value(r->val, v, sizeof v), expected);
+    return pelab_fail("%s: metadata %s='%s': field %d ('%s'): expected %s", r->file, r->key,
+                      shown_value(r->val, v, sizeof v), r->field, shown_value(field, f, sizeof f), expected);
+}
+
+int meta_fields(MetaFields *r, const CkptMeta *meta, const char *file, const char *key) {
+    r->file = file, r->key = key, r->val = meta_get(meta, key), r->next = r->val, r->field = 0, r->multi = 1;
+    if (!r->val) return pelab_fail("%s: metadata key %s is missing", file, key);
+    return 0;
+}
+
+/* the next field (up to a space or the end) into buf; -1 when the value has no more or it is too long */
+static int next_field(MetaFields *r, char *buf, size_t cap, const char *expected) {
+    r->field++;
+    if (!r->next) return field_fail(r, "", expected);
+    size_t n = r->multi ? strcspn(r->next, " ") : strlen(r->next);
+    if (n >= cap) return field_fail(r, "...", expected);
+    memcpy(buf, r->next, n), buf[n] = 0;
+    r->next = r->next[n] ? r->next + n + 1 : NULL;
+    return 0;
+}
+
+int meta_next_long(MetaFields *r, long lo, long hi, long *out) {
+    char buf[32], expected[80];
+    snprintf(expected, sizeof expected, "an integer from %ld to %ld", lo, hi);
+    if (next_field(r, buf, sizeof buf, expected) != 0) return -1;
+    const char *digits = buf + (buf[0] == '-');
     char *end;
     errno = 0;
-    long x = strtol(v, &end, 10); /* digits only: no sign, no spaces */
-    if (!(v[0] >= '0' && v[0] <= '9') || errno || *end || x > INT32_MAX)
-        return st_fail(name, "metadata %s='%.64s': expected a non-negative integer", key, v);
+    long long x = strtoll(buf, &end, 10);
+    if (!(*digits >= '0' && *digits <= '9') || errno || *end || x < lo || x > hi) return field_fail(r, buf, expected);
+    *out = (long)x;
+    return 0;
+}
+
+int meta_next_u64(MetaFields *r, unsigned long long lo, unsigned long long *out) {
+    char buf[32], expected[80];
+    snprintf(expected, sizeof expected, "an unsigned integer from %llu to %llu", lo, ULLONG_MAX);
+    if (next_field(r, buf, sizeof buf, expected) != 0) return -1;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(buf, &end, 10);
+    if (!(buf[0] >= '0' && buf[0] <= '9') || errno || *end || x < lo) return field_fail(r, buf, expected);
+    *out = x;
+    return 0;
+}
+
+int meta_next_double(MetaFields *r, double lo, double hi, double *out) {
+    char buf[64], expected[80];
+    if (isinf(hi)) snprintf(expected, sizeof expected, "a finite number >= %g", lo);
+    else snprintf(expected, sizeof expected, "a number from %g to %g", lo, hi);
+    if (next_field(r, buf, sizeof buf, expected) != 0) return -1;
+    char *end;
+    errno = 0;
+    double x = strtod(buf, &end);
+    /* strtod skips spaces and takes a sign, "inf" and "nan": the first byte must be the number's own */
+    if (!((buf[0] >= '0' && buf[0] <= '9') || buf[0] == '-' || buf[0] == '.') || errno == ERANGE || *end ||
+        end == buf || !isfinite(x) || !(x >= lo && x <= hi))
+        return field_fail(r, buf, expected);
+    *out = x;
+    return 0;
+}
+
+int meta_next_word(MetaFields *r, const char *const *words, int n_words, int *out) {
+    char buf[64], expected[200];
+    int len = snprintf(expected, sizeof expected, "one of");
+    for (int i = 0; i < n_words && len < (int)sizeof expected; i++)
+        len += snprintf(expected + len, sizeof expected - len, "%s %s", i ? "," : "", words[i]);
+    if (next_field(r, buf, sizeof buf, expected) != 0) return -1;
+    for (int i = 0; i < n_words; i++)
+        if (strcmp(buf, words[i]) == 0) return *out = i, 0;
+    return field_fail(r, buf, expected);
+}
+
+int meta_fields_end(MetaFields *r) {
+    if (!r->next) return 0;
+    char v[72];
+    return pelab_fail("%s: metadata %s='%s': expected %d field%s, more follow", r->file, r->key,
+                      shown_value(r->val, v, sizeof v), r->field, r->field > 1 ? "s" : "");
+}
+
+int meta_long(const CkptMeta *meta, const char *file, const char *key, long lo, long hi, long *out) {
+    MetaFields r;
+    if (meta_fields(&r, meta, file, key) != 0) return -1;
+    r.multi = 0;
+    return meta_next_long(&r, lo, hi, out) != 0 || meta_fields_end(&r) != 0 ? -1 : 0;
+}
+
+int meta_u64(const CkptMeta *meta, const char *file, const char *key, unsigned long long lo, unsigned long long *out) {
+    MetaFields r;
+    if (meta_fields(&r, meta, file, key) != 0) return -1;
+    r.multi = 0;
+    return meta_next_u64(&r, lo, out) != 0 || meta_fields_end(&r) != 0 ? -1 : 0;
+}
+
+int meta_double(const CkptMeta *meta, const char *file, const char *key, double lo, double hi, double *out) {
+    MetaFields r;
+    if (meta_fields(&r, meta, file, key) != 0) return -1;
+    r.multi = 0;
+    return meta_next_double(&r, lo, hi, out) != 0 || meta_fields_end(&r) != 0 ? -1 : 0;
+}
+
+/* a config entry: an int from 0 (config_validate then checks its own range) */
+static int meta_int(const CkptMeta *meta, const char *name, const char *key, int *out) {
+    long x;
+    if (meta_long(meta, name, key, 0, INT32_MAX, &x) != 0) return -1;
     *out = (int)x;
     return 0;
 }
@@ -288,14 +437,9 @@ static int read_config(const CkptMeta *meta, const char *name, ModelConfig *cfg)
         meta_int(meta, name, "n_kv_heads", &cfg->n_kv_heads) || meta_int(meta, name, "hidden_dim", &cfg->hidden_dim) ||
         meta_int(meta, name, "seq_len", &cfg->seq_len) || meta_int(meta, name, "tied", &cfg->tied))
         return -1;
-    const char *eps = meta_get(meta, "norm_eps");
-    if (!eps) return st_fail(name, "metadata key norm_eps is missing");
-    char *end;
-    errno = 0;
-    double e = strtod(eps, &end);
-    if (errno || end == eps || *end || !isfinite(e))
-        return st_fail(name, "metadata norm_eps='%.64s': expected a number", eps);
-    cfg->norm_eps = (float)e;
+    double eps;
+    if (meta_double(meta, name, "norm_eps", 0, 1, &eps) != 0) return -1; /* config_validate: 0 < eps < 1 */
+    cfg->norm_eps = (float)eps;
     if (cfg->tied != 0 && cfg->tied != 1) return st_fail(name, "metadata tied=%d: expected 0 or 1", cfg->tied);
     if (meta_get(meta, "qkv_bias") && meta_int(meta, name, "qkv_bias", &cfg->qkv_bias)) return -1;
     if (meta_get(meta, "sliding_window") && meta_int(meta, name, "sliding_window", &cfg->sliding_window)) return -1;
@@ -478,6 +622,12 @@ static int parse_tensors(const JsonNode *root, const DataSrc *src, size_t data_l
                 if (!isfinite(dst[e]))
                     return st_fail(name, "tensor %s%s: element %zu is %f (expected a finite number)", prefix, t->name,
                                   e, dst[e]);
+            /* AdamW's second moments are running means of squares: a negative one turns into a NaN
+             * (its square root) steps later */
+            for (size_t e = 0; k == 2 && e < t->numel; e++)
+                if (dst[e] < 0.0f)
+                    return st_fail(name, "tensor %s%s: element %zu is %g (expected a second moment, >= 0)", prefix,
+                                   t->name, e, dst[e]);
         }
     if (tok_entry && meta) {
         size_t off = (size_t)json_at(json_get(tok_entry, "data_offsets"), 0)->int_value;

@@ -30,6 +30,44 @@ const char *meta_get(const CkptMeta *meta, const char *key);
 /* frees the tokenizer image a load filled in */
 void meta_free(CkptMeta *meta);
 
+/* Typed reads of metadata, the config's and the training state's alike: key's whole value (meta_long,
+ * meta_u64, meta_double), or its space-separated fields one at a time (meta_fields, then
+ * meta_next_*, then meta_fields_end: no field left). Integers are decimal (an optional '-', digits,
+ * nothing else: "1e3" and " 7" are refused), numbers finite, each within [lo, hi]. -1 with one line
+ * naming file, key, the value and what was expected ("FILE: metadata KEY='V': expected an integer
+ * from LO to HI"), or "FILE: metadata key KEY is missing". An optional key: test meta_get first. */
+int meta_long(const CkptMeta *meta, const char *file, const char *key, long lo, long hi, long *out);
+int meta_u64(const CkptMeta *meta, const char *file, const char *key, unsigned long long lo, unsigned long long *out);
+int meta_double(const CkptMeta *meta, const char *file, const char *key, double lo, double hi, double *out);
+typedef struct {
+    const char *file, *key, *val; /* named in messages */
+    const char *next;             /* the next field's first byte */
+    int field;                    /* fields read so far */
+    int multi;                    /* a value of several fields: messages name the field */
+} MetaFields;
+int meta_fields(MetaFields *r, const CkptMeta *meta, const char *file, const char *key);
+int meta_next_long(MetaFields *r, long lo, long hi, long *out);
+int meta_next_u64(MetaFields *r, unsigned long long lo, unsigned long long *out);
+int meta_next_double(MetaFields *r, double lo, double hi, double *out);
+/* the field must be one of words[0..n_words-1]: its index into *out */
+int meta_next_word(MetaFields *r, const char *const *words, int n_words, int *out);
+int meta_fields_end(MetaFields *r);
+
+/* What a resumed run takes from a checkpoint of `pelab train` besides the weights and moments: the
+ * entries train.steps, step, data_rng, train_loss, val_loss, cooldown and curve_loss. */
+typedef struct {
+    long step;                   /* steps done, 1..train.steps */
+    unsigned long long data_rng; /* the data sampler's state, never 0 (xorshift64* never reaches it) */
+    float train_loss, val_loss;  /* the last step's and validation's (NaN: none stored) */
+    long cooldown_start, cooldown_end; /* --converge's cooldown, -1 before it began */
+    int plateaued;               /* ... 1: the rule held, 0: forced by the cap */
+    double curve_loss_sum;       /* the loss curve's running mean since its last row (sum of n losses) */
+    long curve_loss_n;
+} CkptTrainState;
+/* every one of those entries typed and within its range (meta_long, ...); -1 with one line naming
+ * file, the entry and what was expected */
+int checkpoint_train_state(const CkptMeta *meta, const char *file, CkptTrainState *st);
+
 /* Save m's parameters, the config metadata and the entries of extra (may be NULL).
  * adam_m / adam_v: NULL, or n_params floats each, laid out like the parameter block. */
 int checkpoint_save(const char *path, const Model *m, const CkptMeta *extra, const float *adam_m,

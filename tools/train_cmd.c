@@ -72,8 +72,15 @@ int cmd_train(int argc, char **argv) {
          "nope@L1,L2,...: these 0-based layers without the --pos scheme (NoPE layers; appended to --pos)"},
         {"--tokenizer", OPT_STR, &tc.tokenizer, 0, 0,
          "tokenizer file (pelab tokenizer train, or a llama2.c tokenizer.bin); default: bytes, or --init's"},
-        {"--out", OPT_OUT_FILE, &tc.out, 0, 0, "checkpoint path (safetensors)"},
+        {"--out", OPT_OUT_FILE, &tc.out, 0, 0,
+         "checkpoint path (safetensors), its loss curve beside it (OUT's stem + .curve.csv); one run at a time per "
+         "path: a run holds the lock OUT.lock and a second is refused, naming the first's pid. A new run over an "
+         "earlier checkpoint keeps the earlier curve as CURVE.1 (.2, ...) once its own first checkpoint replaces the "
+         "earlier one"},
         {"--resume", OPT_FLAG, &tc.resume, 0, 0, "continue from --out if it exists (same flags as before)"},
+        {"--force", OPT_FLAG, &tc.force, 0, 0,
+         "train without the lock on --out where its file system cannot lock (you vouch that no other run writes it); "
+         "a lock held by a running train is never overridden"},
         {"--init", OPT_STR, &tc.init, 0, 0, "start from this checkpoint's weights (fine-tune)"},
         {"--scale", OPT_STR, &tc.scale, 0, 0, "scaling rule to train with, for a scheme that takes one (with --init: fine-tune, e.g. pi:4)"},
         {"--rand-pos", OPT_INT, &tc.rand_pos, 0, 1 << 30, "randomized positions: sorted distinct ids from [0, N) (0: off)"},

@@ -370,22 +370,13 @@ static int resume_model(Trainer *tr) {
     meta_free(&meta); /* the tokenizer image: training_tokenizer already read it */
     if (!tr->adam_m) return pelab_fail("%s: cannot resume: the checkpoint has no optimizer state", tc->out);
     if (check_resume_meta(&meta, tc, &tr->data, tc->out) != 0 || check_resume_model(&tr->model, tc) != 0) return -1;
-    const char *s = meta_get(&meta, "step"), *r = meta_get(&meta, "data_rng");
-    if (!s || !r) return pelab_fail("%s: cannot resume: missing step or data_rng metadata", tc->out);
-    tr->step = tr->last_good_step = strtol(s, NULL, 10);
-    tr->data_rng.state = strtoull(r, NULL, 10);
-    const char *tl = meta_get(&meta, "train_loss"), *vl = meta_get(&meta, "val_loss");
-    if (tl) tr->train_loss = strtof(tl, NULL); /* a finished run resumed reports its losses */
-    if (vl) tr->val_loss = strtof(vl, NULL);
-    const char *cd = meta_get(&meta, "cooldown");
-    char why[16] = "";
-    if (cd && (sscanf(cd, "%ld %ld %15s", &tr->cooldown_start, &tr->cooldown_end, why) != 3 ||
-               tr->cooldown_end < tr->cooldown_start || tr->cooldown_start < 0))
-        return pelab_fail("%s: cannot resume: cooldown metadata '%s' does not read", tc->out, cd);
-    tr->plateaued = strcmp(why, "plateau") == 0;
-    const char *cl = meta_get(&meta, "curve_loss"); /* absent before it was stored: the mean restarts */
-    if (cl && sscanf(cl, "%lf %ld", &tr->resume_loss_sum, &tr->resume_loss_n) != 2)
-        return pelab_fail("%s: cannot resume: curve_loss metadata '%s' does not read", tc->out, cl);
+    CkptTrainState st;
+    if (checkpoint_train_state(&meta, tc->out, &st) != 0) return pelab_fail("cannot resume: %s", pelab_errmsg);
+    tr->step = tr->last_good_step = st.step;
+    tr->data_rng.state = st.data_rng;
+    tr->train_loss = st.train_loss, tr->val_loss = st.val_loss;
+    tr->cooldown_start = st.cooldown_start, tr->cooldown_end = st.cooldown_end, tr->plateaued = st.plateaued;
+    tr->resume_loss_sum = st.curve_loss_sum, tr->resume_loss_n = st.curve_loss_n;
     if (!tc->quiet) fprintf(stderr, "resuming %s at step %ld\n", tc->out, tr->step);
     return 0;
 }
@@ -469,6 +460,23 @@ static void print_summary(const Trainer *tr) {
     if (blas_narrow_kernels(blas_core_name(), &isa, line, sizeof line)) fprintf(stderr, "%s\n", line);
 }
 
+/* one writer per checkpoint (core/files.h's output_lock): a second run on the same --out would
+ * interleave its checkpoints and curve rows with the first's. A held lock is never overridden: the
+ * kernel releases it when its holder dies, so a held one is a live run. --force goes on without a
+ * lock only where the file system cannot lock at all. */
+static int lock_out(Trainer *tr) {
+    const TrainConfig *tc = &tr->cfg;
+    int unsupported;
+    if (output_lock(&tr->lock, tc->out, &unsupported) == 0) return 0;
+    if (!unsupported)
+        return pelab_fail("%.400s; one run per checkpoint: wait for that run, stop it (SIGTERM: it checkpoints and "
+                          "exits) or choose another --out", pelab_errmsg);
+    if (!tc->force)
+        return pelab_fail("%.400s; --force trains without the lock (then no other run may write it)", pelab_errmsg);
+    if (!tc->quiet) fprintf(stderr, "%s; going on without the lock (--force)\n", pelab_errmsg);
+    return 0;
+}
+
 int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
     memset(tr, 0, sizeof *tr);
     tokenizer_init_byte(&tr->tok);
@@ -482,8 +490,10 @@ int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
     tr->warmup = tc->warmup < 0 ? (int)(tc->steps / 20) : tc->warmup; /* the flag (-1 = 5%) is what is stored */
     if (check_run_flags(tc) != 0 || check_model_flags(tc) != 0) return -1;
     if (check_output_file(tc->out) != 0) return -1; /* before the data is read: not at the first checkpoint */
+    if (lock_out(tr) != 0) return -1; /* before anything at OUT is read or removed */
 
     int resuming = tc->resume && file_exists(tc->out);
+    int replacing = !resuming && file_exists(tc->out); /* an earlier run's checkpoint: its curve is kept */
     remove_leftovers(tc);
     if (training_tokenizer(tc, resuming, &tr->tok) != 0 || check_passkey(tc, &tr->tok) != 0) return -1;
     if (dataset_load_with(&tr->data, tc->data, &tr->tok, tc->val_frac, tc->seed, (size_t)tc->synth_bytes,
@@ -513,7 +523,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
     tr->opt = (AdamWConfig){.beta1 = tc->beta1, .beta2 = tc->beta2, .eps = 1e-8f, .weight_decay = tc->wd};
     progress_init(&tr->prog, tr->step, tc->steps, tc->log_every);
     if (tc->progress_prefix) snprintf(tr->prog.prefix, sizeof tr->prog.prefix, "%s", tc->progress_prefix);
-    if (curve_open(&tr->curve, tc->out, resuming ? tr->step : 0) != 0) return -1;
+    if (curve_open(&tr->curve, tc->out, resuming ? tr->step : 0, replacing) != 0) return -1;
     tr->curve.loss_sum = tr->resume_loss_sum, tr->curve.loss_n = tr->resume_loss_n;
     if (resuming && check_resume_curve(tr) != 0) return -1;
     if (tr->cooldown_start >= 0) tr->prog.total = tr->cooldown_end;
@@ -523,6 +533,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *tc_in) {
 
 void trainer_free(Trainer *tr) {
     curve_close(&tr->curve);
+    output_unlock(&tr->lock); /* after the last write */
     free(tr->inputs), free(tr->targets), free(tr->positions);
     free(tr->adam_m), free(tr->adam_v);
     model_free(&tr->model);
@@ -600,6 +611,10 @@ int trainer_checkpoint(Trainer *tr) {
                           tr->step);
     }
     tr->last_good_step = tr->step;
+    char kept[4400]; /* this run's first checkpoint replaced an earlier run's: its curve replaces that one's */
+    if (curve_commit(&tr->curve, kept, sizeof kept) != 0)
+        return pelab_fail("%s; stopped at step %ld, its checkpoint written", pelab_errmsg, tr->step);
+    if (kept[0] && !tc->quiet) progress_note(&tr->prog, "the earlier run's loss curve is kept as %s", kept);
     if (!tc->quiet) progress_note(&tr->prog, "step %ld: checkpoint written to %s", tr->step, tc->out);
     return 0;
 }

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "../core/files.h"
 #include "../core/rng.h"
 #include "../data/dataset.h"
 #include "../model/model.h"
@@ -45,6 +46,8 @@ typedef struct {
     long synth_bytes;
     int eval_every, eval_windows, ckpt_every, log_every;
     int resume;         /* continue from out if it exists */
+    int force;          /* go on without the lock on out where its file system cannot lock (the lock
+                         * held by another run is never overridden) */
     int resume_exact;   /* with resume: train.steps must be the checkpoint's too (a sweep's run continues as
                          * it was planned; `train --resume` may grow it) */
     long stop_after;    /* > 0: checkpoint and stop after this many steps (an interruption on purpose) */
@@ -112,6 +115,7 @@ typedef struct {
     double tokens_per_s;     /* this run's */
     Progress prog;
     LossCurve curve;         /* the loss curve beside cfg.out (curve.h) */
+    OutputLock lock;         /* on cfg.out, from setup to trainer_free (core/files.h) */
     double resume_loss_sum;  /* resumed: the curve's running mean at the checkpoint (its steps since the */
     long resume_loss_n;      /* last row), carried into the reopened curve */
 } Trainer;

@@ -9,9 +9,11 @@
  *           pelab writes the tokenizer tensor).
  * The same file is also written to disk and loaded the way the commands load it (the header read
  * alone, then each tensor straight from the file; and bf16-only under --precision bf16): the file
- * path must accept exactly what the in-memory parser accepts. */
+ * path must accept exactly what the in-memory parser accepts. A file that loads also has its training
+ * state read as `train --resume` reads it (checkpoint_train_state). */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../../core/error.h"
@@ -69,7 +71,22 @@ static size_t wanted_data_len(const unsigned char *hdr, size_t n) {
     return end <= MAX_SYNTH_DATA ? (size_t)end : 0;
 }
 
+/* the training state `train --resume` reads: in range when it reads, else one line */
+static void check_train_state(const CkptMeta *meta) {
+    CkptTrainState st;
+    if (checkpoint_train_state(meta, "fuzz-checkpoint", &st) == 0) {
+        FUZZ_CHECK(st.step >= 1 && st.data_rng != 0 && st.curve_loss_n >= 0 && st.curve_loss_n <= st.step &&
+                       st.curve_loss_sum >= 0 && (st.cooldown_start < 0 || (st.cooldown_start <= st.step &&
+                                                                            st.cooldown_end >= st.cooldown_start)),
+                   "training state out of range: step %ld, curve_loss_n %ld, cooldown %ld..%ld", st.step,
+                   st.curve_loss_n, st.cooldown_start, st.cooldown_end);
+    } else
+        FUZZ_CHECK(!strchr(pelab_errmsg, '\n') && strstr(pelab_errmsg, "fuzz-checkpoint: metadata "),
+                   "a refused training state: one line naming the file and the entry: %s", pelab_errmsg);
+}
+
 static void use_model(Model *m, CkptMeta *meta) {
+    check_train_state(meta);
     Tokenizer tok;
     if (tokenizer_from_image(&tok, meta_get(meta, "tokenizer"), meta->tokenizer_image, meta->tokenizer_len,
                              "fuzz-checkpoint", m->cfg.vocab_size) == 0) {
