@@ -347,8 +347,9 @@ static int tokenizer_tensor_info(const JsonNode *e, size_t data_len, const char 
     const JsonNode *shape = e->type == JSON_OBJECT ? json_get(e, "shape") : NULL;
     const JsonNode *n = shape && shape->type == JSON_ARRAY && shape->n_children == 1 ? json_at(shape, 0) : NULL;
     if (!n || n->type != JSON_NUMBER || !n->is_int || n->int_value < 0 || (unsigned long long)n->int_value > data_len ||
-        n->int_value > INT_MAX)
-        return st_fail(name, "tensor " TOKENIZER_TENSOR ": shape must be [n], the byte count of the tokenizer file");
+        (unsigned long long)n->int_value > FILE_MAX_TOKENIZER) /* the cap of a tokenizer file read from disk */
+        return st_fail(name, "tensor " TOKENIZER_TENSOR ": shape must be [n], the byte count of the tokenizer file (at most %llu MB)",
+                       (unsigned long long)FILE_MAX_TOKENIZER >> 20);
     memset(t, 0, sizeof *t);
     t->ndim = 1;
     t->shape[0] = (int)n->int_value;

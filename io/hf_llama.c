@@ -263,21 +263,29 @@ static char *model_root(const char *dir) {
     return real;
 }
 
-int hf_read_model_file(const char *dir, const char *name, unsigned char **buf, size_t *len) {
+/* dir/name, resolved inside the model folder: mapped (map non-NULL: a shard, whose header is
+ * checked before a byte of its tensors is read), else read whole up to max bytes */
+static int open_model_file(const char *dir, const char *name, size_t max, const char *what, unsigned char **buf,
+                           size_t *len, MappedFile *map) {
     StrBuf path = {0};
     sb_printf(&path, "%s/%s", dir, name);
     char *root = model_root(dir);
-    int rc = root ? read_file_within(root, "the model folder", sb_str(&path), buf, len)
-                  : pelab_fail("%s: cannot open: %s", sb_str(&path), strerror(errno));
+    int rc = !root ? pelab_fail("%s: cannot open: %s", sb_str(&path), strerror(errno))
+             : map ? map_file_within(root, "the model folder", sb_str(&path), map)
+                   : read_file_within(root, "the model folder", sb_str(&path), max, what, buf, len);
     sb_free(&path);
     free(root);
     return rc;
 }
 
+int hf_read_model_file(const char *dir, const char *name, size_t max, const char *what, unsigned char **buf, size_t *len) {
+    return open_model_file(dir, name, max, what, buf, len, NULL);
+}
+
 /* the weights: model.safetensors, or the shards model.safetensors.index.json names */
 typedef struct {
     int n;
-    unsigned char **buf;
+    MappedFile *map;
     StFile *f;
     char **path;
     HfIndex index; /* n_files == n when sharded */
@@ -290,16 +298,15 @@ static int shard_load(Shards *s, const char *dir, const char *name, dev_t *dev, 
     StrBuf p = {0};
     sb_printf(&p, "%s/%s", dir, name);
     s->path[k] = p.s;
-    size_t len;
     struct stat st;
-    if (hf_read_model_file(dir, name, &s->buf[k], &len) != 0) return -1;
+    if (open_model_file(dir, name, 0, NULL, NULL, NULL, &s->map[k]) != 0) return -1;
     if (stat(s->path[k], &st) != 0) return pelab_fail("%s: cannot stat: %s", s->path[k], strerror(errno));
     for (int j = 0; j < k; j++)
         if (dev[j] == st.st_dev && ino[j] == st.st_ino)
             return pelab_fail("%s: the same file as %s (the index names one shard twice)", s->path[k],
                               strrchr(s->path[j], '/') + 1);
     dev[k] = st.st_dev, ino[k] = st.st_ino;
-    if (st_open(&s->f[k], s->buf[k], len, s->path[k]) != 0 || st_check_layout(&s->f[k], s->path[k]) != 0) return -1;
+    if (st_open(&s->f[k], s->map[k].data ? s->map[k].data : (const unsigned char *)"", s->map[k].len, s->path[k]) != 0 || st_check_layout(&s->f[k], s->path[k]) != 0) return -1;
     s->data_len += s->f[k].data_len;
     return 0;
 }
@@ -317,14 +324,15 @@ static int shards_open(Shards *s, const char *dir) {
         size_t len;
         if (access(sb_str(&p), F_OK) != 0)
             rc = pelab_fail("%s: neither model.safetensors nor model.safetensors.index.json (a sharded checkpoint)", dir);
-        else if ((rc = hf_read_model_file(dir, "model.safetensors.index.json", &buf, &len)) == 0) {
+        else if ((rc = hf_read_model_file(dir, "model.safetensors.index.json", FILE_MAX_CONFIG, "a safetensors index", &buf,
+                                          &len)) == 0) {
             rc = hf_index_parse(&s->index, buf, len, sb_str(&p));
             free(buf);
             n = s->index.n_files;
         }
     }
     if (rc == 0) {
-        s->buf = xcalloc((size_t)n, sizeof *s->buf), s->f = xcalloc((size_t)n, sizeof *s->f);
+        s->map = xcalloc((size_t)n, sizeof *s->map), s->f = xcalloc((size_t)n, sizeof *s->f);
         s->path = xcalloc((size_t)n, sizeof *s->path);
         dev = xcalloc((size_t)n, sizeof *dev), ino = xcalloc((size_t)n, sizeof *ino);
     }
@@ -338,9 +346,9 @@ static int shards_open(Shards *s, const char *dir) {
 static void shards_close(Shards *s) {
     for (int k = 0; k < s->n; k++) {
         st_close(&s->f[k]);
-        free(s->buf[k]), free(s->path[k]);
+        unmap_file(&s->map[k]), free(s->path[k]);
     }
-    free(s->buf), free(s->f), free(s->path);
+    free(s->map), free(s->f), free(s->path);
     hf_index_free(&s->index);
     memset(s, 0, sizeof *s);
 }
@@ -393,7 +401,7 @@ int hf_llama_read(const char *dir, Model *m, long *sliding_window) {
     Shards s = {0};
     unsigned char *cbuf;
     size_t clen;
-    int rc = hf_read_model_file(dir, "config.json", &cbuf, &clen);
+    int rc = hf_read_model_file(dir, "config.json", FILE_MAX_CONFIG, "a config.json", &cbuf, &clen);
     if (rc == 0) {
         rc = hf_config_parse((const char *)cbuf, clen, cname, &h);
         free(cbuf);

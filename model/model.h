@@ -211,6 +211,11 @@ int model_check_positions(Model *m, const int *pos, size_t n);
 
 /* Build a model of this shape and scheme; parameters are allocated but not initialised. */
 int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec);
+/* model_create in two steps, for loaders that check a file's tensors against the shapes before a
+ * forged header can make them allocate: model_layout fills cfg, pos, tensors and n_params (no
+ * parameter block: model_free frees it), model_alloc_params then allocates the block */
+int model_layout(Model *m, const ModelConfig *cfg, const char *pos_spec);
+int model_alloc_params(Model *m);
 void model_init_weights(Model *m, unsigned long long seed);
 /* Allocate gradients and activations for batches of [B, T]. */
 void model_alloc_train(Model *m, int B, int T);
