@@ -1,5 +1,5 @@
 /* test_hostile_loaders.c: every loader checks a file's header and declared sizes before it reads
- * the body (issue 56, items 3 and 10). Sparse files of 3 GB and 30 GB (truncate: no disk, no
+ * the body (the hostile-inputs review of round 3). Sparse files of 3 GB and 30 GB (truncate: no disk, no
  * memory) with an invalid header and with a valid-looking one go through the binary under test
  * (`import --gguf`, `import --llama2c`, its --tokenizer, `import --hf`): each is refused in one
  * line (or, a valid model with trailing bytes, imported) within 1 s of CPU and 100 MB of memory
