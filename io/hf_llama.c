@@ -95,7 +95,7 @@ static const struct {
 enum { N_MAP = sizeof tensor_map / sizeof tensor_map[0] };
 
 /* the HF tensors of m in file order: one per layer for stacked tensors (names, per-layer shapes,
- * pointers into the parameter block); *n set; the caller frees the array */
+ * pointers into the parameter block, NULL before it is allocated); *n set; the caller frees the array */
 static StTensor *hf_tensors(const Model *m, int *n) {
     StTensor *t = xcalloc((size_t)(N_MAP * m->cfg.n_layers + N_MAP), sizeof *t);
     *n = 0;
@@ -109,7 +109,7 @@ static StTensor *hf_tensors(const Model *m, int *n) {
             e->info.ndim = info->ndim - stacked;
             memcpy(e->info.shape, info->shape + stacked, sizeof(int) * (size_t)e->info.ndim);
             e->info.numel = info->numel / (size_t)layers;
-            e->data = m->params_mem + info->offset + (size_t)l * e->info.numel;
+            e->data = m->params_mem ? m->params_mem + info->offset + (size_t)l * e->info.numel : NULL;
         }
     }
     return t;
@@ -389,6 +389,21 @@ static int check_file_size(const ModelConfig *c, size_t data_len, const char *na
     return 0;
 }
 
+/* every header tensor a weight of m (laid out, no block yet) with its dtype, shape and byte range, in
+ * its shard: before the model the config.json declares is allocated */
+static int check_tensors(const Shards *s, const Model *m, const char *dir) {
+    int n;
+    StTensor *t = hf_tensors(m, &n);
+    int rc = check_known(s, t, n, m->cfg.tied);
+    for (int i = 0; i < n && rc == 0; i++) {
+        int k = shard_of(s, t[i].name);
+        rc = k < 0 ? pelab_fail("%s: the index names no shard for tensor %s", dir, t[i].name)
+                   : st_check_f32(&s->f[k], t[i].name, &t[i].info, s->path[k]);
+    }
+    free(t);
+    return rc;
+}
+
 int hf_llama_read(const char *dir, Model *m, long *sliding_window) {
     memset(m, 0, sizeof *m);
     if (sliding_window) *sliding_window = 0;
@@ -415,20 +430,17 @@ int hf_llama_read(const char *dir, Model *m, long *sliding_window) {
     if (rc == 0) rc = hf_config_pelab_spec(&h, cname, spec, sizeof spec, NULL, 0, NULL, 0);
     if (rc == 0) rc = shards_open(&s, dir);
     if (rc == 0) rc = check_file_size(&cfg, s.data_len, s.n == 1 ? s.path[0] : dir);
-    if (rc == 0 && model_create(m, &cfg, spec) != 0) {
-        char why[sizeof pelab_errmsg];
-        snprintf(why, sizeof why, "%s", pelab_errmsg);
-        rc = pelab_fail("%s: %s", cname, why);
-    }
+    /* laid out, every tensor of the files matched to it, and only then allocated */
+    if (rc == 0 && model_layout(m, &cfg, spec) != 0) rc = st_fail(cname, "%s", pelab_errmsg);
+    if (rc == 0) rc = check_tensors(&s, m, dir);
+    if (rc == 0 && model_alloc_params(m) != 0) rc = st_fail(cname, "%s", pelab_errmsg);
     if (rc == 0) {
         int n;
         StTensor *t = hf_tensors(m, &n);
-        rc = check_known(&s, t, n, cfg.tied);
         for (int i = 0; i < n && rc == 0; i++) {
             float *dst = (float *)t[i].data; /* hf_tensors points into m's own block */
-            int k = shard_of(&s, t[i].name);
-            rc = k < 0 ? pelab_fail("%s: the index names no shard for tensor %s", dir, t[i].name)
-                       : st_read_f32(&s.f[k], t[i].name, &t[i].info, dst, s.path[k]);
+            int k = shard_of(&s, t[i].name); /* check_tensors found every one */
+            rc = st_read_f32(&s.f[k], t[i].name, &t[i].info, dst, s.path[k]);
             if (rc == 0 && h.pelab_interleaved && qk_heads(m, t[i].name))
                 rotary_rows_permute(dst, qk_heads(m, t[i].name), m->head_dim, t[i].info.ndim == 1 ? 1 : cfg.dim, 0);
         }

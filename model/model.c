@@ -81,9 +81,11 @@ int model_layout(Model *m, const ModelConfig *cfg, const char *pos_spec) {
     return 0;
 }
 
-int model_alloc_params(Model *m) {
+int model_alloc_params(Model *m) { return model_attach_params(m, xcalloc(m->n_params, sizeof(float))); }
+
+int model_attach_params(Model *m, float *block) {
     AttnPattern pattern = m->cfg.pattern; /* a copy: model_set_pattern writes m->cfg.pattern */
-    model_set_param_block(m, xcalloc(m->n_params, sizeof(float)));
+    model_set_param_block(m, block);
     if (pattern.n && model_set_pattern(m, &pattern) != 0) {
         char why[sizeof pelab_errmsg];
         memcpy(why, pelab_errmsg, sizeof why);

@@ -5,7 +5,10 @@
  * line (or, a valid model with trailing bytes, imported) within 1 s of CPU and 100 MB of memory
  * over a baseline refusal. Then the messages: a llama2.c NaN weight names its tensor and layer, a
  * GGUF hyperparameter of 0 is refused rather than taken as absent, and a tensor range past 64 bits
- * prints the declared values, never a wrapped sum. */
+ * prints the declared values, never a wrapped sum. Last, a forged config of 7e9 weights over a 30 GB
+ * file whose header covers the data with a few huge tensors (a pelab checkpoint under `info` and
+ * `sample --precision bf16`, an HF folder under `import --hf`): refused by the first tensor's name
+ * or shape before the model is allocated (it was "out of memory" after a 27 GB request). */
 #define _GNU_SOURCE /* memmem */
 #include <math.h>
 #include <stdint.h>
@@ -272,6 +275,83 @@ static void sparse_hf(void) {
     expect_bounded("--hf, a 30 GB config.json", args, "more than a config.json can be", 0);
 }
 
+/* ---- forged configs over a few huge tensors: matched before the model is allocated ---- */
+
+/* base/name: a safetensors file of size bytes whose header (metadata md, a JSON object's members or
+ * "") declares n_blobs tensors called names[i] of dtype dtype ("F32" or "BF16"), [n] each, that
+ * together cover the data section: holes, every byte */
+static void forged_safetensors(const char *name, const char *md, const char *const *names, int n_blobs,
+                               const char *dtype, unsigned long long size) {
+    enum { HEAD = 2048 }; /* the header padded with spaces to this length: the data start at 8 + HEAD */
+    unsigned long long data = size - 8 - HEAD, elem = dtype[0] == 'F' ? 4 : 2, at = 0;
+    unsigned long long per = data / (unsigned long long)n_blobs / elem * elem;
+    char h[8 + HEAD + 1];
+    int used = snprintf(h + 8, HEAD + 1, "{\"__metadata__\":{%s}", md);
+    for (int i = 0; i < n_blobs; i++) {
+        unsigned long long bytes = i == n_blobs - 1 ? data - at : per;
+        used += snprintf(h + 8 + used, (size_t)(HEAD + 1 - used), ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%llu],"
+                         "\"data_offsets\":[%llu,%llu]}", names[i], dtype, bytes / elem, at, at + bytes);
+        at += bytes;
+    }
+    used += snprintf(h + 8 + used, (size_t)(HEAD + 1 - used), "}");
+    CHECK(used < HEAD && data % elem == 0, "%s: header of %d bytes", name, used);
+    memset(h + 8 + used, ' ', (size_t)(HEAD - used));
+    uint64_t hlen = HEAD;
+    for (int i = 0; i < 8; i++) h[i] = (char)(hlen >> (8 * i));
+    sparse_file(name, h, 8 + HEAD, size);
+}
+
+/* a Llama-7B shape (6.7e9 weights: 27 GB in float32) */
+#define CKPT_7B_META                                                                                            \
+    "\"format\":\"pelab\",\"format_version\":\"1\",\"vocab_size\":\"32000\",\"dim\":\"4096\","                     \
+    "\"n_layers\":\"32\",\"n_heads\":\"32\",\"n_kv_heads\":\"32\",\"hidden_dim\":\"11008\",\"seq_len\":\"2048\","    \
+    "\"norm_eps\":\"1e-05\",\"tied\":\"0\",\"pos\":\"rope\""
+
+static void forged_checkpoint(void) {
+    char p[600];
+    static const char *const blobs[] = {"blob.0", "blob.1", "blob.2"};
+    forged_safetensors("7b-blobs.ckpt", CKPT_7B_META, blobs, 3, "F32", 30 * GB);
+    path_of(p, sizeof p, "7b-blobs.ckpt");
+    const char *info[] = {"info", p, NULL};
+    expect_bounded("checkpoint, 30 GB, a 7e9-weight config over three huge tensors", info,
+                   "7b-blobs.ckpt: unknown tensor 'blob.0'", 0);
+    /* BF16: the data hold twice the weights, and --precision bf16 reserves a bf16-only model */
+    forged_safetensors("7b-blobs16.ckpt", CKPT_7B_META, blobs, 3, "BF16", 30 * GB);
+    path_of(p, sizeof p, "7b-blobs16.ckpt");
+    const char *sample[] = {"sample", p, "--precision", "bf16", "-n", "1", NULL};
+    expect_bounded("checkpoint, 30 GB, a 7e9-weight BF16 config under --precision bf16", sample,
+                   "7b-blobs16.ckpt: unknown tensor 'blob.0'", 0);
+    /* the model's own names, shapes that cover the data instead of the config's */
+    static const char *const named[] = {"tok_emb", "layers.wq"};
+    forged_safetensors("7b-named.ckpt", CKPT_7B_META, named, 2, "F32", 30 * GB);
+    path_of(p, sizeof p, "7b-named.ckpt");
+    expect_bounded("checkpoint, 30 GB, the model's names over huge shapes", info,
+                   "7b-named.ckpt: tensor tok_emb: shape [", 0);
+}
+
+static void forged_hf(void) {
+    char dir[600], p[700], out[600];
+    path_of(dir, sizeof dir, "hf7b");
+    path_of(out, sizeof out, "out.ckpt");
+    mkdir(dir, 0755);
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    static const char config[] =
+        "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", \"hidden_size\": 4096,\n"
+        " \"intermediate_size\": 11008, \"num_attention_heads\": 32, \"num_key_value_heads\": 32,\n"
+        " \"num_hidden_layers\": 32, \"vocab_size\": 32000, \"max_position_embeddings\": 2048,\n"
+        " \"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, \"hidden_act\": \"silu\", \"tie_word_embeddings\": false}\n";
+    CHECK(write_bytes_atomic(p, config, sizeof config - 1) == 0, "%s", pelab_errmsg);
+    const char *args[] = {"import", "--hf", dir, "--out", out, NULL};
+    static const char *const blobs[] = {"blob.0", "blob.1", "blob.2"};
+    forged_safetensors("hf7b/model.safetensors", "\"format\":\"pt\"", blobs, 3, "BF16", 30 * GB);
+    expect_bounded("--hf, 30 GB, a 7e9-weight config.json over three huge tensors", args,
+                   "model.safetensors: tensor blob.0: not a weight of this model", 0);
+    static const char *const named[] = {"model.embed_tokens.weight", "lm_head.weight"};
+    forged_safetensors("hf7b/model.safetensors", "\"format\":\"pt\"", named, 2, "BF16", 30 * GB);
+    expect_bounded("--hf, 30 GB, the model's names over huge shapes", args,
+                   "model.safetensors: tensor model.embed_tokens.weight: shape [", 0);
+}
+
 void test_hostile_loaders(void) {
     snprintf(base, sizeof base, "%s/hostile-loaders", test_tmpdir());
     mkdir(base, 0755);
@@ -280,4 +360,6 @@ void test_hostile_loaders(void) {
     gguf_messages();
     sparse_llama2c();
     sparse_hf();
+    forged_checkpoint();
+    forged_hf();
 }
