@@ -5,8 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,42 +56,98 @@ static FILE *open_regular(const char *path, const char *shown) {
 
 FILE *fopen_regular(const char *path) { return open_regular(path, path); }
 
-int read_open_file(FILE *f, const char *path, unsigned char **out, size_t *out_len) {
-    if (fseek(f, 0, SEEK_END) != 0) return pelab_fail("%s: cannot seek: %s", path, strerror(errno));
-    long n = ftell(f);
-    if (n < 0) return pelab_fail("%s: cannot tell size: %s", path, strerror(errno));
+/* a file of size bytes against a cap: -1 naming the kind and the cap */
+static int check_cap(const char *path, unsigned long long size, size_t max, const char *what) {
+    if (size <= max) return 0;
+    return pelab_fail("%s: %llu bytes: more than %s can be (pelab reads at most %llu MB of it; not that file?)", path,
+                      size, what, (unsigned long long)max >> 20);
+}
+
+int read_open_file(FILE *f, const char *path, size_t max, const char *what, unsigned char **out, size_t *out_len) {
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0) return pelab_fail("%s: cannot stat: %s", path, strerror(errno));
+    if (check_cap(path, (unsigned long long)st.st_size, max, what) != 0) return -1;
+    size_t n = (size_t)st.st_size;
+    unsigned char *buf = xmalloc(n + 1);
     rewind(f);
-    unsigned char *buf = xmalloc((size_t)n + 1);
-    if (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    if (n > 0 && fread(buf, 1, n, f) != n) {
         free(buf);
         return pelab_fail("%s: short read", path);
     }
     buf[n] = 0;
     *out = buf;
-    *out_len = (size_t)n;
+    *out_len = n;
     return 0;
 }
 
-int read_file(const char *path, unsigned char **out, size_t *out_len) {
+int read_file_max(const char *path, size_t max, const char *what, unsigned char **out, size_t *out_len) {
     FILE *f = fopen_regular(path);
     if (!f) return -1;
-    int rc = read_open_file(f, path, out, out_len);
+    int rc = read_open_file(f, path, max, what, out, out_len);
     fclose(f);
     return rc;
 }
 
-int read_file_within(const char *root, const char *what, const char *path, unsigned char **out, size_t *out_len) {
+int read_file(const char *path, unsigned char **out, size_t *out_len) {
+    return read_file_max(path, SIZE_MAX, "a file", out, out_len);
+}
+
+/* path opened once every symlink on its way is resolved, NULL (one line) when it resolves outside root */
+static FILE *open_within(const char *root, const char *root_what, const char *path) {
     char *real = realpath(path, NULL);
-    if (!real) return pelab_fail("%s: cannot open: %s", path, strerror(errno));
+    if (!real) {
+        pelab_fail("%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
     size_t n = strlen(root);
     int inside = !strcmp(root, "/") || (!strncmp(real, root, n) && real[n] == '/');
     /* the resolved path is opened: no symlink is followed after the check */
     FILE *f = inside ? open_regular(real, path) : NULL;
-    int rc = f ? read_open_file(f, path, out, out_len) : -1;
-    if (!inside) pelab_fail("%s: a symlink to %s, outside %s %s (copy the file in)", path, real, what, root);
-    if (f) fclose(f);
+    if (!inside) pelab_fail("%s: a symlink to %s, outside %s %s (copy the file in)", path, real, root_what, root);
     free(real);
+    return f;
+}
+
+int read_file_within(const char *root, const char *root_what, const char *path, size_t max, const char *what,
+                     unsigned char **out, size_t *out_len) {
+    FILE *f = open_within(root, root_what, path);
+    int rc = f ? read_open_file(f, path, max, what, out, out_len) : -1;
+    if (f) fclose(f);
     return rc;
+}
+
+static int map_open_file(FILE *f, const char *path, MappedFile *m) {
+    struct stat st;
+    memset(m, 0, sizeof *m);
+    if (fstat(fileno(f), &st) != 0) return pelab_fail("%s: cannot stat: %s", path, strerror(errno));
+    if ((unsigned long long)st.st_size > SIZE_MAX / 2) return pelab_fail("%s: %lld bytes: too large to map", path, (long long)st.st_size);
+    if (st.st_size == 0) return 0;
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+    if (p == MAP_FAILED) return pelab_fail("%s: cannot map %lld bytes: %s", path, (long long)st.st_size, strerror(errno));
+    m->data = p, m->len = (size_t)st.st_size;
+    return 0;
+}
+
+int map_file(const char *path, MappedFile *m) {
+    FILE *f = fopen_regular(path);
+    memset(m, 0, sizeof *m);
+    if (!f) return -1;
+    int rc = map_open_file(f, path, m); /* the mapping outlives the descriptor */
+    fclose(f);
+    return rc;
+}
+
+int map_file_within(const char *root, const char *root_what, const char *path, MappedFile *m) {
+    FILE *f = open_within(root, root_what, path);
+    memset(m, 0, sizeof *m);
+    int rc = f ? map_open_file(f, path, m) : -1;
+    if (f) fclose(f);
+    return rc;
+}
+
+void unmap_file(MappedFile *m) {
+    if (m->data) munmap((void *)m->data, m->len);
+    memset(m, 0, sizeof *m);
 }
 
 /* the directory part of path ("." when there is none), malloc'ed */

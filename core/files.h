@@ -9,14 +9,38 @@
 /* Opens a regular file for reading ("rb") without blocking on a FIFO or device; anything that is
  * not a regular file is refused. NULL with pelab_errmsg naming the file. */
 FILE *fopen_regular(const char *path);
-/* Read a whole regular file into memory; returns -1 with pelab_errmsg naming the file. */
+/* Read a whole regular file into memory; returns -1 with pelab_errmsg naming the file. For texts
+ * that are data (corpora, prompts), whose size is the user's to choose; a file whose kind has a
+ * sane size reads through read_file_max. */
 int read_file(const char *path, unsigned char **out, size_t *out_len);
+/* read_file of a file refused, before any byte is read, when it is over max bytes; what names the
+ * kind in that message ("a tokenizer.json") */
+int read_file_max(const char *path, size_t max, const char *what, unsigned char **out, size_t *out_len);
 /* the same from an open stream (from its start); path names it in messages */
-int read_open_file(FILE *f, const char *path, unsigned char **out, size_t *out_len);
-/* read_file of path once every symlink on its way is resolved (realpath), refused when it resolves
- * outside the directory root (an absolute path without symlinks: realpath's); what names root in
- * the message ("the model folder") */
-int read_file_within(const char *root, const char *what, const char *path, unsigned char **out, size_t *out_len);
+int read_open_file(FILE *f, const char *path, size_t max, const char *what, unsigned char **out, size_t *out_len);
+/* read_file_max of path once every symlink on its way is resolved (realpath), refused when it
+ * resolves outside the directory root (an absolute path without symlinks: realpath's); root_what
+ * names root in the message ("the model folder") */
+int read_file_within(const char *root, const char *root_what, const char *path, size_t max, const char *what,
+                     unsigned char **out, size_t *out_len);
+
+/* Size caps of the text files read whole, far above any real one: a hostile or mistaken path (a
+ * 30 GB file named config.json) is refused in one line instead of filling memory. */
+#define FILE_MAX_CONFIG (16ull << 20)     /* config.json, an index, a spec, a claims or factors file */
+#define FILE_MAX_TOKENIZER (256ull << 20) /* tokenizer.json (Gemma's: 33 MB), tokenizer.bin, a BPE file */
+
+/* A regular file mapped read-only (MAP_PRIVATE): its pages are read only when touched, so a loader
+ * checks a file's header and declared sizes against len before a byte of its body is read, and a
+ * model's weights are read straight from the page cache. An empty file maps to data NULL, len 0.
+ * The file must not be truncated while mapped (SIGBUS): model files are not written in place. */
+typedef struct {
+    const unsigned char *data;
+    size_t len;
+} MappedFile;
+int map_file(const char *path, MappedFile *m);
+/* map_file under read_file_within's rule */
+int map_file_within(const char *root, const char *root_what, const char *path, MappedFile *m);
+void unmap_file(MappedFile *m);
 
 /* Before any work: can a file be written at path (atomically or not)? Not a directory, its
  * directory exists and is writable. -1 with one line naming the path and the problem. */

@@ -526,7 +526,7 @@ int bpe_load(Bpe *b, const char *path) {
     memset(b, 0, sizeof *b);
     unsigned char *buf;
     size_t len;
-    if (read_file(path, &buf, &len) != 0) return -1;
+    if (read_file_max(path, FILE_MAX_TOKENIZER, "a BPE vocabulary", &buf, &len) != 0) return -1;
     int rc = bpe_parse(b, buf, len, path);
     free(buf);
     return rc;

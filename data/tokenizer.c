@@ -63,7 +63,7 @@ int tokenizer_load_file(Tokenizer *t, const char *path) {
     unsigned char *buf;
     size_t len;
     tokenizer_init_byte(t);
-    if (read_file(path, &buf, &len) != 0) return -1;
+    if (read_file_max(path, FILE_MAX_TOKENIZER, "a tokenizer file", &buf, &len) != 0) return -1;
     int is_bpe = len >= 8 && memcmp(buf, "PELABBPE", 8) == 0;
     size_t i = 0; /* a JSON object: a tokenizer.json (a tokenizer.bin starts with a small int32) */
     while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')) i++;

@@ -455,8 +455,8 @@ static int read_config(const CkptMeta *meta, const char *name, ModelConfig *cfg)
     return 0;
 }
 
-/* model_create allocates from the config alone: first make sure the file really holds the
- * bytes of the largest parameters, so a forged header cannot demand a huge allocation */
+/* the file must hold the bytes of the largest parameters a config declares: a truncated file is
+ * named as such before its tensors are matched (check_tensors bounds the allocation itself) */
 static int check_data_size(const ModelConfig *c, const char *spec, size_t data_len, size_t elem, const char *name) {
     PosCtx pc;
     if (pos_init(&pc, spec, c->dim, c->n_heads, c->n_kv_heads, c->n_layers, c->seq_len) != 0)
@@ -491,8 +491,9 @@ static int tokenizer_tensor_info(const JsonNode *e, size_t data_len, const char 
     const JsonNode *shape = e->type == JSON_OBJECT ? json_get(e, "shape") : NULL;
     const JsonNode *n = shape && shape->type == JSON_ARRAY && shape->n_children == 1 ? json_at(shape, 0) : NULL;
     if (!n || n->type != JSON_NUMBER || !n->is_int || n->int_value < 0 || (unsigned long long)n->int_value > data_len ||
-        n->int_value > INT_MAX)
-        return st_fail(name, "tensor " TOKENIZER_TENSOR ": shape must be [n], the byte count of the tokenizer file");
+        (unsigned long long)n->int_value > FILE_MAX_TOKENIZER) /* the cap of a tokenizer file read from disk */
+        return st_fail(name, "tensor " TOKENIZER_TENSOR ": shape must be [n], the byte count of the tokenizer file (at most %llu MB)",
+                       (unsigned long long)FILE_MAX_TOKENIZER >> 20);
     memset(t, 0, sizeof *t);
     t->ndim = 1;
     t->shape[0] = (int)n->int_value;
@@ -562,21 +563,29 @@ static int read_bf16_tensor(const DataSrc *src, size_t off, Model *m, int i, con
     return rc;
 }
 
-static int parse_tensors(const JsonNode *root, const DataSrc *src, size_t data_len, const char *name, Model *m,
-                         float **adam_m, float **adam_v, CkptMeta *meta) {
-    const JsonNode *found[3][N_PARAM_TENSORS] = {{0}}, *tok_entry = NULL;
-    Range ranges[3 * N_PARAM_TENSORS + 1];
+/* what a header declares, matched to a laid-out model (model_layout: shapes, no block yet) */
+typedef struct {
+    const JsonNode *found[3][N_PARAM_TENSORS]; /* [kind][tensor]: parameter, optim.m, optim.v */
+    const JsonNode *tok_entry;
     TensorInfo tok_info;
-    int n_ranges = 0, n_optim = 0, n_expected = 0;
+    int n_optim;
+} CkptTable;
+
+/* every header tensor's name, dtype, shape and byte range against m's layout, before a block the
+ * config's size is allocated: a forged config over a few huge tensors is refused by name */
+static int check_tensors(const JsonNode *root, size_t data_len, const char *name, const Model *m, CkptTable *tab) {
+    Range ranges[3 * N_PARAM_TENSORS + 1];
+    int n_ranges = 0, n_expected = 0;
+    memset(tab, 0, sizeof *tab);
     for (int i = 0; i < N_PARAM_TENSORS; i++) n_expected += m->tensors[i].numel > 0;
     /* json_parse refuses duplicate keys: each tensor comes at most once */
     for (const JsonNode *c = root->child; c; c = c->next) {
         if (strcmp(c->key, "__metadata__") == 0) continue;
         if (strcmp(c->key, TOKENIZER_TENSOR) == 0) {
-            if (tokenizer_tensor_info(c, data_len, name, &tok_info) != 0 ||
-                st_check_tensor(c, c->key, &tok_info, "U8", 1, data_len, name, &ranges[n_ranges]) != 0)
+            if (tokenizer_tensor_info(c, data_len, name, &tab->tok_info) != 0 ||
+                st_check_tensor(c, c->key, &tab->tok_info, "U8", 1, data_len, name, &ranges[n_ranges]) != 0)
                 return -1;
-            tok_entry = c;
+            tab->tok_entry = c;
             n_ranges++;
             continue;
         }
@@ -587,31 +596,36 @@ static int parse_tensors(const JsonNode *root, const DataSrc *src, size_t data_l
         if (st_check_tensor(c, c->key, &m->tensors[i], as_bf16 ? "BF16" : "F32", as_bf16 ? sizeof(bf16) : sizeof(float),
                             data_len, name, &ranges[n_ranges]) != 0)
             return -1;
-        found[kind][i] = c;
+        tab->found[kind][i] = c;
         n_ranges++;
-        n_optim += kind > 0;
+        tab->n_optim += kind > 0;
     }
     for (int i = 0; i < N_PARAM_TENSORS; i++)
-        if (m->tensors[i].numel && !found[0][i]) return st_fail(name, "missing tensor %s", m->tensors[i].name);
-    if (n_optim && n_optim != 2 * n_expected)
+        if (m->tensors[i].numel && !tab->found[0][i]) return st_fail(name, "missing tensor %s", m->tensors[i].name);
+    if (tab->n_optim && tab->n_optim != 2 * n_expected)
         for (int k = 1; k < 3; k++)
             for (int i = 0; i < N_PARAM_TENSORS; i++)
-                if (m->tensors[i].numel && !found[k][i])
+                if (m->tensors[i].numel && !tab->found[k][i])
                     return st_fail(name, "optimizer state incomplete: missing tensor optim.%c.%s (%d of %d present)",
-                                  k == 1 ? 'm' : 'v', m->tensors[i].name, n_optim, 2 * n_expected);
+                                  k == 1 ? 'm' : 'v', m->tensors[i].name, tab->n_optim, 2 * n_expected);
+    return st_check_ranges(ranges, n_ranges, data_len, name);
+}
 
-    if (st_check_ranges(ranges, n_ranges, data_len, name) != 0) return -1;
-
+/* the tensors check_tensors matched, into m's block (allocated since), the AdamW moments (sized
+ * by the model: the header's shapes matched it) and meta's tokenizer image */
+static int read_tensors(const CkptTable *tab, const DataSrc *src, const char *name, Model *m, float **adam_m,
+                        float **adam_v, CkptMeta *meta) {
     float *block[3] = {m->params_mem, NULL, NULL};
-    if (n_optim && adam_m) block[1] = *adam_m = xcalloc(m->n_params, sizeof(float));
-    if (n_optim && adam_v) block[2] = *adam_v = xcalloc(m->n_params, sizeof(float));
+    if (tab->n_optim && adam_m) block[1] = *adam_m = xcalloc(m->n_params, sizeof(float));
+    if (tab->n_optim && adam_v) block[2] = *adam_v = xcalloc(m->n_params, sizeof(float));
     for (int k = 0; k < 3; k++)
         for (int i = 0; block[k] && i < N_PARAM_TENSORS; i++) {
             const TensorInfo *t = &m->tensors[i];
             if (!t->numel) continue;
-            size_t off = (size_t)json_at(json_get(found[k][i], "data_offsets"), 0)->int_value;
+            const JsonNode *entry = tab->found[k][i];
+            size_t off = (size_t)json_at(json_get(entry, "data_offsets"), 0)->int_value;
             const char *prefix = k == 0 ? "" : k == 1 ? "optim.m." : "optim.v.";
-            if (k == 0 && !strcmp(entry_dtype(found[k][i]), "BF16")) {
+            if (k == 0 && !strcmp(entry_dtype(entry), "BF16")) {
                 if (read_bf16_tensor(src, off, m, i, t->name) != 0) return -1;
                 continue;
             }
@@ -629,11 +643,11 @@ static int parse_tensors(const JsonNode *root, const DataSrc *src, size_t data_l
                     return st_fail(name, "tensor %s%s: element %zu is %g (expected a second moment, >= 0)", prefix,
                                    t->name, e, dst[e]);
         }
-    if (tok_entry && meta) {
-        size_t off = (size_t)json_at(json_get(tok_entry, "data_offsets"), 0)->int_value;
-        meta->tokenizer_len = tok_info.numel;
-        meta->tokenizer_image = xmalloc(tok_info.numel ? tok_info.numel : 1);
-        if (src_read(src, off, meta->tokenizer_image, tok_info.numel) != 0) return -1;
+    if (tab->tok_entry && meta) {
+        size_t off = (size_t)json_at(json_get(tab->tok_entry, "data_offsets"), 0)->int_value;
+        meta->tokenizer_len = tab->tok_info.numel;
+        meta->tokenizer_image = xmalloc(tab->tok_info.numel ? tab->tok_info.numel : 1);
+        if (src_read(src, off, meta->tokenizer_image, tab->tok_info.numel) != 0) return -1;
     }
     return 0;
 }
@@ -650,12 +664,17 @@ static int parse_opened(const StFile *st, const DataSrc *src, const char *name, 
     if (read_meta(json_get(root, "__metadata__"), name, &loaded) == 0 && read_config(&loaded, name, &cfg) == 0) {
         spec = meta_get(&loaded, "pos");
         int n_params, n_bf16 = header_params_bf16(root, &n_params), bf16_only = want_bf16 && n_bf16 && n_bf16 == n_params;
+        CkptTable tab;
+        /* laid out, its tensors matched to the header, and only then allocated */
         if (!spec || !*spec) st_fail(name, "metadata key pos is missing or empty");
         else if (check_data_size(&cfg, spec, st->data_len, n_bf16 ? sizeof(bf16) : sizeof(float), name) != 0) {
-        } else if ((bf16_only ? model_create_bf16(m, &cfg, spec) : model_create(m, &cfg, spec)) != 0) {
+        } else if (model_layout(m, &cfg, spec) != 0) {
+            st_fail(name, "cannot build the model: %s", pelab_errmsg);
+        } else if (check_tensors(root, st->data_len, name, m, &tab) != 0) {
+        } else if ((bf16_only ? model_alloc_params_bf16(m) : model_alloc_params(m)) != 0) {
             st_fail(name, "cannot build the model: %s", pelab_errmsg);
         } else {
-            rc = parse_tensors(root, src, st->data_len, name, m, adam_m, adam_v, &loaded);
+            rc = read_tensors(&tab, src, name, m, adam_m, adam_v, &loaded);
         }
     }
     if (rc != 0) {

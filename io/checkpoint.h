@@ -78,13 +78,13 @@ int checkpoint_save(const char *path, const Model *m, const CkptMeta *extra, con
  * exactly, or keeps them in bf16 alone (checkpoint_load_precision). */
 int checkpoint_save_bf16(const char *path, const Model *m, const CkptMeta *extra);
 
-/* Load a checkpoint: builds *m with model_create from the file's config and position scheme, then
- * copies the parameters. meta (may be NULL) receives every metadata entry. If adam_m/adam_v are
+/* Load a checkpoint: lays *m out from the file's config and position scheme (model_layout), checks
+ * every header tensor against it, only then allocates it and copies the parameters. meta (may be NULL) receives every metadata entry. If adam_m/adam_v are
  * non-NULL they receive malloc'd moments when the file has them, else NULL.
  * -1 with one line in pelab_errmsg naming the file and the problem. */
 int checkpoint_load(const char *path, Model *m, CkptMeta *meta, float **adam_m, float **adam_v);
 /* checkpoint_load for inference at this precision (no optimizer state): a bf16 checkpoint under
- * PRECISION_BF16 keeps its weights in bf16 alone (model_create_bf16: half the memory of the widened
+ * PRECISION_BF16 keeps its weights in bf16 alone (model_alloc_params_bf16: half the memory of the widened
  * block, read from the file straight into it); otherwise float32, then model_set_precision. The
  * header is read first and every tensor straight into its place: never a copy of the whole file. */
 int checkpoint_load_precision(const char *path, Model *m, CkptMeta *meta, Precision precision);

@@ -181,7 +181,7 @@ int claims_load(const char *path, ClaimList *out) {
     unsigned char *buf;
     size_t len;
     out->n = 0, out->c = NULL;
-    if (read_file(path, &buf, &len) != 0) return -1;
+    if (read_file_max(path, FILE_MAX_CONFIG, "a claims file", &buf, &len) != 0) return -1;
     int rc = claims_parse((const char *)buf, len, path, out);
     free(buf);
     return rc;

@@ -19,10 +19,11 @@ enum { MAX_KEY = 65535 };
 
 const char *gguf_type_name(uint32_t type) { return type < GGUF_N_TYPES ? TYPE_NAMES[type] : "unknown"; }
 
-/* a cursor over the image: every read checks the bytes left */
+/* a cursor over the header (metadata and tensor table): every read checks the bytes left before
+ * end, the file's length or GGUF_MAX_HEADER, whichever comes first */
 typedef struct {
     const unsigned char *buf;
-    size_t len, at;
+    size_t len, at, end;
     const char *name;
 } Cursor;
 
@@ -43,8 +44,16 @@ static int fail_at(const Cursor *c, const char *fmt, ...) {
     return pelab_fail("%s: %s (GGUF, byte %zu of %zu)", c->name, what, c->at, c->len);
 }
 
+/* the reason a read of what stops at c->end */
+static int past_end(const Cursor *c, const char *what) {
+    if (c->end < c->len)
+        return fail_at(c, "%s: past the first %llu MB, where pelab wants the metadata and tensor table to end", what,
+                       (unsigned long long)GGUF_MAX_HEADER >> 20);
+    return fail_at(c, "%s: past the end of the file (truncated?)", what);
+}
+
 static int take(Cursor *c, size_t n, const unsigned char **p, const char *what) {
-    if (n > c->len - c->at) return fail_at(c, "%s: %zu bytes past the end of the file (truncated?)", what, n);
+    if (n > c->end - c->at) return past_end(c, what);
     *p = c->buf + c->at;
     c->at += n;
     return 0;
@@ -67,9 +76,9 @@ static int take_u64(Cursor *c, uint64_t *v, const char *what) {
 /* a string of at most max bytes; printable: only bytes 0x20..0x7e (names that go into messages) */
 static int take_str(Cursor *c, uint64_t max, int printable, const unsigned char **s, uint64_t *n, const char *what) {
     if (take_u64(c, n, what) != 0) return -1;
-    if (*n > max || *n > c->len - c->at)
+    if (*n > max || *n > c->end - c->at)
         return fail_at(c, "%s: length %llu: expected at most %llu and the bytes left (%zu)", what,
-                       (unsigned long long)*n, (unsigned long long)max, c->len - c->at);
+                       (unsigned long long)*n, (unsigned long long)max, c->end - c->at);
     if (take(c, (size_t)*n, s, what) != 0) return -1;
     for (uint64_t i = 0; printable && i < *n; i++)
         if ((*s)[i] < 0x20 || (*s)[i] > 0x7e) return fail_at(c, "%s: byte %llu is 0x%02x: expected printable ASCII", what, (unsigned long long)i, (*s)[i]);
@@ -86,8 +95,11 @@ static int take_value(Cursor *c, uint32_t t, uint64_t count, const char *key) {
         }
         return 0;
     }
-    if (count > (c->len - c->at) / (size_t)SCALAR_SIZE[t])
-        return fail_at(c, "%s: %llu values of %s: past the end of the file", key, (unsigned long long)count, TYPE_NAMES[t]);
+    if (count > (c->end - c->at) / (size_t)SCALAR_SIZE[t]) {
+        char what[400];
+        snprintf(what, sizeof what, "%s: %llu values of %s", key, (unsigned long long)count, TYPE_NAMES[t]);
+        return past_end(c, what);
+    }
     if (take(c, (size_t)count * (size_t)SCALAR_SIZE[t], &p, key) != 0) return -1;
     for (uint64_t i = 0; t == GGUF_BOOL && i < count; i++)
         if (p[i] > 1) return fail_at(c, "%s: bool value %u: expected 0 or 1", key, p[i]);
@@ -187,9 +199,9 @@ static int check_unique_and_apart(GgufFile *g, size_t len) {
         if (e->offset % g->alignment != 0)
             rc = pelab_fail("%s: tensor %s: offset %llu is not a multiple of the alignment %u (GGUF)", g->name, e->name,
                             (unsigned long long)e->offset, g->alignment);
-        else if (e->offset > data_len || e->n_bytes > data_len - e->offset)
-            rc = pelab_fail("%s: tensor %s: bytes %llu..%llu of the data section, which has %zu (truncated?)", g->name,
-                            e->name, (unsigned long long)e->offset, (unsigned long long)e->offset + e->n_bytes, data_len);
+        else if (e->offset > data_len || e->n_bytes > data_len - e->offset) /* no sum: it could wrap */
+            rc = pelab_fail("%s: tensor %s: %llu bytes at offset %llu of the data section, which has %zu (truncated?)",
+                            g->name, e->name, (unsigned long long)e->n_bytes, (unsigned long long)e->offset, data_len);
         else e->data = g->buf + g->data_start + e->offset;
     }
     qsort(t, (size_t)g->n_tensors, sizeof *t, by_offset);
@@ -204,7 +216,7 @@ int gguf_parse(GgufFile *g, const unsigned char *buf, size_t len, const char *na
     memset(g, 0, sizeof *g);
     g->name = name;
     g->buf = buf, g->len = len;
-    Cursor c = {buf, len, 0, name};
+    Cursor c = {buf, len, 0, len < GGUF_MAX_HEADER ? len : GGUF_MAX_HEADER, name};
     const unsigned char *magic = NULL;
     if (take(&c, 4, &magic, "magic") != 0) return -1;
     if (memcmp(magic, "GGUF", 4) != 0)
@@ -214,9 +226,9 @@ int gguf_parse(GgufFile *g, const unsigned char *buf, size_t len, const char *na
     if (take_u64(&c, &g->n_tensors, "tensor count") != 0 || take_u64(&c, &g->n_kv, "metadata count") != 0) return -1;
     /* each pair takes at least 13 bytes (8 + 1 key, 4 type), each tensor 29 (8 + 1 name, 4 dims,
      * 8 ne, 4 type, 8 offset): counts past that cannot be real, and nothing is allocated for them */
-    if (g->n_kv > (len - c.at) / 13 || g->n_tensors > (len - c.at) / 29)
-        return fail_at(&c, "%llu metadata pairs and %llu tensors: more than the file can hold", (unsigned long long)g->n_kv,
-                       (unsigned long long)g->n_tensors);
+    if (g->n_kv > (c.end - c.at) / 13 || g->n_tensors > (c.end - c.at) / 29)
+        return fail_at(&c, "%llu metadata pairs and %llu tensors: more than %s can hold", (unsigned long long)g->n_kv,
+                       (unsigned long long)g->n_tensors, c.end < len ? "the 64 MB pelab reads of a header" : "the file");
     g->kv = xcalloc((size_t)g->n_kv + 1, sizeof *g->kv);
     g->tensors = xcalloc((size_t)g->n_tensors + 1, sizeof *g->tensors);
     int rc = 0;

@@ -13,7 +13,11 @@
  * each padded to the alignment, which is how gguf_write lays them out.
  *
  * gguf_parse trusts nothing: every count, length, dimension and offset is checked against the
- * image's size, with 64-bit overflow checks, before it is used or anything is allocated from it. */
+ * image's size, with 64-bit overflow checks, before it is used or anything is allocated from it.
+ * The metadata and tensor table must end within GGUF_MAX_HEADER bytes (a real one: a few MB, a
+ * 256k vocabulary with its merges under 20): a sparse or hostile file costs at most that much
+ * reading before it is refused, whatever its size. Tensor bytes are not touched by parsing: an
+ * image that is a memory map (core/files.h) reads only the pages of the tensors used. */
 #ifndef PELAB_GGUF_H
 #define PELAB_GGUF_H
 
@@ -28,6 +32,7 @@ enum {
     GGUF_I64, GGUF_F64, GGUF_N_TYPES
 };
 enum { GGUF_DEFAULT_ALIGNMENT = 32, GGUF_MAX_DIMS = 4, GGUF_MAX_NAME = 64 };
+#define GGUF_MAX_HEADER (64ull << 20)
 
 typedef struct {
     char *key;                 /* NUL-terminated copy */

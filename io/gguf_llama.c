@@ -58,7 +58,8 @@ static Slot *model_slots(const Model *m, int *n) {
             e->n_dims = (uint32_t)(t->ndim - stacked);
             for (uint32_t d = 0; d < e->n_dims; d++) e->ne[d] = (uint64_t)t->shape[t->ndim - 1 - (int)d]; /* innermost first */
             e->numel = t->numel / (size_t)(stacked ? c->n_layers : 1);
-            e->data = m->params_mem + t->offset + (size_t)(stacked ? layer : 0) * e->numel;
+            /* no block yet (model_layout): shapes only */
+            e->data = m->params_mem ? m->params_mem + t->offset + (size_t)(stacked ? layer : 0) * e->numel : NULL;
             int q = TENSOR_MAP[i].t == T_WQ || TENSOR_MAP[i].t == T_BQ, k = TENSOR_MAP[i].t == T_WK || TENSOR_MAP[i].t == T_BK;
             e->qk_heads = q ? c->n_heads : k ? c->n_kv_heads : 0;
         }
@@ -157,15 +158,17 @@ int gguf_llama_write(const char *path, const Model *m, const Tokenizer *tok, uin
 
 /* ---- reading ---- */
 
-/* a required (or optional) uint32 of the llama keys: -1 with the key named */
-static int need_u32(const GgufFile *g, const char *key, uint32_t *v, int required) {
+enum { U32_REQUIRED = 1, U32_ZERO_OK = 2 };
+/* a uint32 of the llama keys, 1..2^30 when present (0 too with U32_ZERO_OK): a 0 is never taken
+ * as the key's absence (llama.cpp refuses it, or reads it as 0) */
+static int need_u32(const GgufFile *g, const char *key, uint32_t *v, int flags) {
     int got = gguf_get_u32(g, key, v);
     if (got < 0) return -1;
-    if (!got && required) return pelab_fail("%s: metadata %s: missing (llama.cpp's llama needs it)", g->name, key);
+    if (!got && (flags & U32_REQUIRED)) return pelab_fail("%s: metadata %s: missing (llama.cpp's llama needs it)", g->name, key);
+    if (got && ((*v == 0 && !(flags & U32_ZERO_OK)) || *v > (1u << 30)))
+        return pelab_fail("%s: metadata %s: %u: expected %d to 2^30", g->name, key, *v, flags & U32_ZERO_OK ? 0 : 1);
     return 0;
 }
-
-static int as_int(uint32_t v) { return v > (1u << 30) ? -1 : (int)v; } /* config_validate refuses -1 */
 
 static int read_config(const GgufFile *g, ModelConfig *c) {
     uint32_t ctx = 0, dim = 0, layers = 0, ff = 0, heads = 0, kv = 0, vocab = 0, experts = 0, key_len = 0, val_len = 0;
@@ -180,21 +183,23 @@ static int read_config(const GgufFile *g, ModelConfig *c) {
         return pelab_fail("%s: general.architecture %s%.*s%s: pelab imports llama only", g->name, show ? "\"" : "",
                           show ? (int)n : -1, show ? (const char *)a : got ? "(not printable)" : "missing", show ? "\"" : "");
     }
-    if (need_u32(g, "llama.context_length", &ctx, 1) || need_u32(g, "llama.embedding_length", &dim, 1) ||
-        need_u32(g, "llama.block_count", &layers, 1) || need_u32(g, "llama.feed_forward_length", &ff, 1) ||
-        need_u32(g, "llama.attention.head_count", &heads, 1) || need_u32(g, "llama.attention.head_count_kv", &kv, 0) ||
-        need_u32(g, "llama.vocab_size", &vocab, 0) || need_u32(g, "llama.expert_count", &experts, 0) ||
+    if (need_u32(g, "llama.context_length", &ctx, U32_REQUIRED) || need_u32(g, "llama.embedding_length", &dim, U32_REQUIRED) ||
+        need_u32(g, "llama.block_count", &layers, U32_REQUIRED) || need_u32(g, "llama.feed_forward_length", &ff, U32_REQUIRED) ||
+        need_u32(g, "llama.attention.head_count", &heads, U32_REQUIRED) || need_u32(g, "llama.attention.head_count_kv", &kv, 0) ||
+        need_u32(g, "llama.vocab_size", &vocab, 0) || need_u32(g, "llama.expert_count", &experts, U32_ZERO_OK) ||
         need_u32(g, "llama.attention.key_length", &key_len, 0) || need_u32(g, "llama.attention.value_length", &val_len, 0))
         return -1;
     int got = gguf_get_f32(g, "llama.attention.layer_norm_rms_epsilon", &c->norm_eps);
     if (got <= 0) return got < 0 ? -1 : pelab_fail("%s: metadata llama.attention.layer_norm_rms_epsilon: missing", g->name);
+    if (!(c->norm_eps > 0 && c->norm_eps < 1))
+        return pelab_fail("%s: metadata llama.attention.layer_norm_rms_epsilon: %g: expected 0 < eps < 1", g->name, c->norm_eps);
     if (experts) return pelab_fail("%s: llama.expert_count %u: a mixture of experts; pelab's MLP is one SwiGLU", g->name, experts);
     const GgufTensor *emb = gguf_find_tensor(g, "token_embd.weight");
     if (!emb || emb->n_dims != 2) return pelab_fail("%s: tensor token_embd.weight: missing or not 2-D", g->name);
     if (vocab && vocab != emb->ne[1])
         return pelab_fail("%s: llama.vocab_size %u, but token_embd.weight has %llu rows", g->name, vocab, (unsigned long long)emb->ne[1]);
-    c->seq_len = as_int(ctx), c->dim = as_int(dim), c->n_layers = as_int(layers), c->hidden_dim = as_int(ff);
-    c->n_heads = as_int(heads), c->n_kv_heads = as_int(kv ? kv : heads);
+    c->seq_len = (int)ctx, c->dim = (int)dim, c->n_layers = (int)layers, c->hidden_dim = (int)ff; /* at most 2^30 */
+    c->n_heads = (int)heads, c->n_kv_heads = (int)(kv ? kv : heads);
     c->vocab_size = emb->ne[1] > (1u << 30) ? -1 : (int)emb->ne[1];
     c->tied = gguf_find_tensor(g, "output.weight") == NULL;
     c->qkv_bias = gguf_find_tensor(g, "blk.0.attn_q.bias") != NULL;
@@ -243,20 +248,41 @@ static int read_spec(const GgufFile *g, const GgufRope *r, char *spec, size_t n)
     return 0;
 }
 
-/* one slot's tensor from the file: its shape checked, widened into the model, finite */
-static int load_slot(const GgufFile *g, const Slot *e, int head_dim, int half, unsigned char *used) {
+/* one slot's tensor in the file's table, its shape checked; NULL with one line */
+static const GgufTensor *slot_tensor(const GgufFile *g, const Slot *e) {
     const GgufTensor *t = gguf_find_tensor(g, e->name);
-    if (!t) return pelab_fail("%s: tensor %s: missing", g->name, e->name);
-    used[t - g->tensors] = 1;
+    if (!t) {
+        pelab_fail("%s: tensor %s: missing", g->name, e->name);
+        return NULL;
+    }
     int same = t->n_dims == e->n_dims;
     for (uint32_t d = 0; same && d < e->n_dims; d++) same = t->ne[d] == e->ne[d];
     if (!same) {
         char want[64];
         if (e->n_dims == 2) snprintf(want, sizeof want, "{%llu, %llu}", (unsigned long long)e->ne[0], (unsigned long long)e->ne[1]);
         else snprintf(want, sizeof want, "{%llu}", (unsigned long long)e->ne[0]);
-        return pelab_fail("%s: tensor %s: %u dims {%llu, %llu, ...}, expected %s", g->name, e->name, t->n_dims,
-                          (unsigned long long)t->ne[0], (unsigned long long)t->ne[1], want);
+        pelab_fail("%s: tensor %s: %u dims {%llu, %llu, ...}, expected %s", g->name, e->name, t->n_dims,
+                   (unsigned long long)t->ne[0], (unsigned long long)t->ne[1], want);
+        return NULL;
     }
+    return t;
+}
+
+/* every tensor of m (laid out, not yet allocated) in the table with its shape: before the model's
+ * memory is allocated from the metadata's config */
+static int check_table(const GgufFile *g, const Model *m) {
+    int n, rc = 0;
+    Slot *s = model_slots(m, &n);
+    for (int i = 0; i < n && rc == 0; i++) rc = slot_tensor(g, &s[i]) ? 0 : -1;
+    free(s);
+    return rc;
+}
+
+/* one slot's tensor from the file: widened into the model, finite */
+static int load_slot(const GgufFile *g, const Slot *e, int head_dim, int half, unsigned char *used) {
+    const GgufTensor *t = slot_tensor(g, e);
+    if (!t) return -1;
+    used[t - g->tensors] = 1;
     ggml_decode(t->type, t->data, e->numel, e->data);
     for (size_t i = 0; i < e->numel; i++)
         if (!isfinite(e->data[i]))
@@ -292,11 +318,19 @@ int gguf_llama_parse(const unsigned char *buf, size_t len, const char *name, Mod
     if (rc == 0) rc = check_size(&g, &c);
     if (rc == 0) rc = gguf_rope_read(&g, (uint32_t)c.seq_len, &have);
     if (rc == 0) rc = read_spec(&g, &have, spec, sizeof spec);
-    if (rc == 0 && model_create(m, &c, spec) != 0) {
+    if (rc == 0 && model_layout(m, &c, spec) != 0) {
         char why[sizeof pelab_errmsg];
         snprintf(why, sizeof why, "%s", pelab_errmsg);
         rc = pelab_fail("%s: position spec %s: %s", name, spec, why);
-        memset(m, 0, sizeof *m);
+        model_free(m);
+    }
+    int laid_out = rc == 0;
+    if (rc == 0) rc = check_table(&g, m);
+    if (rc == 0 && model_alloc_params(m) != 0) { /* frees m */
+        char why[sizeof pelab_errmsg];
+        snprintf(why, sizeof why, "%s", pelab_errmsg);
+        rc = pelab_fail("%s: %s", name, why);
+        laid_out = 0;
     }
     /* what pelab computes must be what llama.cpp reads from the same file */
     if (rc == 0) rc = gguf_rope_of_model(m, name, &want, note, sizeof note);
@@ -305,18 +339,17 @@ int gguf_llama_parse(const unsigned char *buf, size_t len, const char *name, Mod
     if (rc == 0) rc = gguf_tok_read(&g, c.vocab_size, tok);
     gguf_rope_free(&have), gguf_rope_free(&want);
     gguf_free(&g);
-    if (rc != 0 && m->params_mem) model_free(m);
+    if (rc != 0 && laid_out) model_free(m);
     if (rc != 0) free(tok->image), memset(tok, 0, sizeof *tok);
     return rc;
 }
 
 int gguf_llama_read(const char *path, Model *m, GgufTokImage *tok) {
-    unsigned char *buf;
-    size_t len;
+    MappedFile f; /* the header parsed and checked first; only the tensors' pages are read after */
     memset(m, 0, sizeof *m);
     memset(tok, 0, sizeof *tok);
-    if (read_file(path, &buf, &len) != 0) return -1;
-    int rc = gguf_llama_parse(buf, len, path, m, tok);
-    free(buf);
+    if (map_file(path, &f) != 0) return -1;
+    int rc = gguf_llama_parse(f.data ? f.data : (const unsigned char *)"", f.len, path, m, tok);
+    unmap_file(&f);
     return rc;
 }

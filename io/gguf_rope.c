@@ -98,10 +98,17 @@ int gguf_rope_read(const GgufFile *g, uint32_t ctx_len, GgufRope *r) {
     const unsigned char *s;
     size_t n;
     int got;
-    if (gguf_get_f32(g, "llama.rope.freq_base", &r->freq_base) < 0 || gguf_get_u32(g, "llama.rope.dimension_count", &r->dim_count) < 0 ||
-        gguf_get_u32(g, "llama.rope.scaling.original_context_length", &r->orig_ctx) < 0 ||
+    int has_dims, has_orig;
+    if (gguf_get_f32(g, "llama.rope.freq_base", &r->freq_base) < 0 ||
+        (has_dims = gguf_get_u32(g, "llama.rope.dimension_count", &r->dim_count)) < 0 ||
+        (has_orig = gguf_get_u32(g, "llama.rope.scaling.original_context_length", &r->orig_ctx)) < 0 ||
         gguf_get_f32(g, "llama.rope.scaling.attn_factor", &attn) < 0 || (got = gguf_get_str(g, "llama.rope.scaling.type", &s, &n)) < 0)
         return -1;
+    /* 0 below means "absent" (llama.cpp's default): a 0 in the file is not that */
+    if (has_dims && r->dim_count == 0)
+        return pelab_fail("%s: llama.rope.dimension_count 0: expected the head size (llama.cpp's llama refuses 0)", g->name);
+    if (has_orig && r->orig_ctx == 0)
+        return pelab_fail("%s: llama.rope.scaling.original_context_length 0: expected a length of 1 or more", g->name);
     if (got) { /* printable ASCII of at most 11 bytes, else "?" */
         size_t k = 0;
         while (k < n && k + 1 < sizeof r->type && s[k] >= 0x20 && s[k] < 0x7f) r->type[k] = (char)s[k], k++;

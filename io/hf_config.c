@@ -353,7 +353,7 @@ int hf_config_read(const char *path, HfConfig *c) {
     unsigned char *buf;
     size_t len;
     memset(c, 0, sizeof *c);
-    if (read_file(path, &buf, &len) != 0) return -1;
+    if (read_file_max(path, FILE_MAX_CONFIG, "a config.json", &buf, &len) != 0) return -1;
     int rc = hf_config_parse((const char *)buf, len, path, c);
     free(buf);
     return rc;

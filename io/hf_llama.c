@@ -95,7 +95,7 @@ static const struct {
 enum { N_MAP = sizeof tensor_map / sizeof tensor_map[0] };
 
 /* the HF tensors of m in file order: one per layer for stacked tensors (names, per-layer shapes,
- * pointers into the parameter block); *n set; the caller frees the array */
+ * pointers into the parameter block, NULL before it is allocated); *n set; the caller frees the array */
 static StTensor *hf_tensors(const Model *m, int *n) {
     StTensor *t = xcalloc((size_t)(N_MAP * m->cfg.n_layers + N_MAP), sizeof *t);
     *n = 0;
@@ -109,7 +109,7 @@ static StTensor *hf_tensors(const Model *m, int *n) {
             e->info.ndim = info->ndim - stacked;
             memcpy(e->info.shape, info->shape + stacked, sizeof(int) * (size_t)e->info.ndim);
             e->info.numel = info->numel / (size_t)layers;
-            e->data = m->params_mem + info->offset + (size_t)l * e->info.numel;
+            e->data = m->params_mem ? m->params_mem + info->offset + (size_t)l * e->info.numel : NULL;
         }
     }
     return t;
@@ -263,21 +263,29 @@ static char *model_root(const char *dir) {
     return real;
 }
 
-int hf_read_model_file(const char *dir, const char *name, unsigned char **buf, size_t *len) {
+/* dir/name, resolved inside the model folder: mapped (map non-NULL: a shard, whose header is
+ * checked before a byte of its tensors is read), else read whole up to max bytes */
+static int open_model_file(const char *dir, const char *name, size_t max, const char *what, unsigned char **buf,
+                           size_t *len, MappedFile *map) {
     StrBuf path = {0};
     sb_printf(&path, "%s/%s", dir, name);
     char *root = model_root(dir);
-    int rc = root ? read_file_within(root, "the model folder", sb_str(&path), buf, len)
-                  : pelab_fail("%s: cannot open: %s", sb_str(&path), strerror(errno));
+    int rc = !root ? pelab_fail("%s: cannot open: %s", sb_str(&path), strerror(errno))
+             : map ? map_file_within(root, "the model folder", sb_str(&path), map)
+                   : read_file_within(root, "the model folder", sb_str(&path), max, what, buf, len);
     sb_free(&path);
     free(root);
     return rc;
 }
 
+int hf_read_model_file(const char *dir, const char *name, size_t max, const char *what, unsigned char **buf, size_t *len) {
+    return open_model_file(dir, name, max, what, buf, len, NULL);
+}
+
 /* the weights: model.safetensors, or the shards model.safetensors.index.json names */
 typedef struct {
     int n;
-    unsigned char **buf;
+    MappedFile *map;
     StFile *f;
     char **path;
     HfIndex index; /* n_files == n when sharded */
@@ -290,16 +298,15 @@ static int shard_load(Shards *s, const char *dir, const char *name, dev_t *dev, 
     StrBuf p = {0};
     sb_printf(&p, "%s/%s", dir, name);
     s->path[k] = p.s;
-    size_t len;
     struct stat st;
-    if (hf_read_model_file(dir, name, &s->buf[k], &len) != 0) return -1;
+    if (open_model_file(dir, name, 0, NULL, NULL, NULL, &s->map[k]) != 0) return -1;
     if (stat(s->path[k], &st) != 0) return pelab_fail("%s: cannot stat: %s", s->path[k], strerror(errno));
     for (int j = 0; j < k; j++)
         if (dev[j] == st.st_dev && ino[j] == st.st_ino)
             return pelab_fail("%s: the same file as %s (the index names one shard twice)", s->path[k],
                               strrchr(s->path[j], '/') + 1);
     dev[k] = st.st_dev, ino[k] = st.st_ino;
-    if (st_open(&s->f[k], s->buf[k], len, s->path[k]) != 0 || st_check_layout(&s->f[k], s->path[k]) != 0) return -1;
+    if (st_open(&s->f[k], s->map[k].data ? s->map[k].data : (const unsigned char *)"", s->map[k].len, s->path[k]) != 0 || st_check_layout(&s->f[k], s->path[k]) != 0) return -1;
     s->data_len += s->f[k].data_len;
     return 0;
 }
@@ -317,14 +324,15 @@ static int shards_open(Shards *s, const char *dir) {
         size_t len;
         if (access(sb_str(&p), F_OK) != 0)
             rc = pelab_fail("%s: neither model.safetensors nor model.safetensors.index.json (a sharded checkpoint)", dir);
-        else if ((rc = hf_read_model_file(dir, "model.safetensors.index.json", &buf, &len)) == 0) {
+        else if ((rc = hf_read_model_file(dir, "model.safetensors.index.json", FILE_MAX_CONFIG, "a safetensors index", &buf,
+                                          &len)) == 0) {
             rc = hf_index_parse(&s->index, buf, len, sb_str(&p));
             free(buf);
             n = s->index.n_files;
         }
     }
     if (rc == 0) {
-        s->buf = xcalloc((size_t)n, sizeof *s->buf), s->f = xcalloc((size_t)n, sizeof *s->f);
+        s->map = xcalloc((size_t)n, sizeof *s->map), s->f = xcalloc((size_t)n, sizeof *s->f);
         s->path = xcalloc((size_t)n, sizeof *s->path);
         dev = xcalloc((size_t)n, sizeof *dev), ino = xcalloc((size_t)n, sizeof *ino);
     }
@@ -338,9 +346,9 @@ static int shards_open(Shards *s, const char *dir) {
 static void shards_close(Shards *s) {
     for (int k = 0; k < s->n; k++) {
         st_close(&s->f[k]);
-        free(s->buf[k]), free(s->path[k]);
+        unmap_file(&s->map[k]), free(s->path[k]);
     }
-    free(s->buf), free(s->f), free(s->path);
+    free(s->map), free(s->f), free(s->path);
     hf_index_free(&s->index);
     memset(s, 0, sizeof *s);
 }
@@ -381,6 +389,21 @@ static int check_file_size(const ModelConfig *c, size_t data_len, const char *na
     return 0;
 }
 
+/* every header tensor a weight of m (laid out, no block yet) with its dtype, shape and byte range, in
+ * its shard: before the model the config.json declares is allocated */
+static int check_tensors(const Shards *s, const Model *m, const char *dir) {
+    int n;
+    StTensor *t = hf_tensors(m, &n);
+    int rc = check_known(s, t, n, m->cfg.tied);
+    for (int i = 0; i < n && rc == 0; i++) {
+        int k = shard_of(s, t[i].name);
+        rc = k < 0 ? pelab_fail("%s: the index names no shard for tensor %s", dir, t[i].name)
+                   : st_check_f32(&s->f[k], t[i].name, &t[i].info, s->path[k]);
+    }
+    free(t);
+    return rc;
+}
+
 int hf_llama_read(const char *dir, Model *m, long *sliding_window) {
     memset(m, 0, sizeof *m);
     if (sliding_window) *sliding_window = 0;
@@ -393,7 +416,7 @@ int hf_llama_read(const char *dir, Model *m, long *sliding_window) {
     Shards s = {0};
     unsigned char *cbuf;
     size_t clen;
-    int rc = hf_read_model_file(dir, "config.json", &cbuf, &clen);
+    int rc = hf_read_model_file(dir, "config.json", FILE_MAX_CONFIG, "a config.json", &cbuf, &clen);
     if (rc == 0) {
         rc = hf_config_parse((const char *)cbuf, clen, cname, &h);
         free(cbuf);
@@ -407,20 +430,17 @@ int hf_llama_read(const char *dir, Model *m, long *sliding_window) {
     if (rc == 0) rc = hf_config_pelab_spec(&h, cname, spec, sizeof spec, NULL, 0, NULL, 0);
     if (rc == 0) rc = shards_open(&s, dir);
     if (rc == 0) rc = check_file_size(&cfg, s.data_len, s.n == 1 ? s.path[0] : dir);
-    if (rc == 0 && model_create(m, &cfg, spec) != 0) {
-        char why[sizeof pelab_errmsg];
-        snprintf(why, sizeof why, "%s", pelab_errmsg);
-        rc = pelab_fail("%s: %s", cname, why);
-    }
+    /* laid out, every tensor of the files matched to it, and only then allocated */
+    if (rc == 0 && model_layout(m, &cfg, spec) != 0) rc = st_fail(cname, "%s", pelab_errmsg);
+    if (rc == 0) rc = check_tensors(&s, m, dir);
+    if (rc == 0 && model_alloc_params(m) != 0) rc = st_fail(cname, "%s", pelab_errmsg);
     if (rc == 0) {
         int n;
         StTensor *t = hf_tensors(m, &n);
-        rc = check_known(&s, t, n, cfg.tied);
         for (int i = 0; i < n && rc == 0; i++) {
             float *dst = (float *)t[i].data; /* hf_tensors points into m's own block */
-            int k = shard_of(&s, t[i].name);
-            rc = k < 0 ? pelab_fail("%s: the index names no shard for tensor %s", dir, t[i].name)
-                       : st_read_f32(&s.f[k], t[i].name, &t[i].info, dst, s.path[k]);
+            int k = shard_of(&s, t[i].name); /* check_tensors found every one */
+            rc = st_read_f32(&s.f[k], t[i].name, &t[i].info, dst, s.path[k]);
             if (rc == 0 && h.pelab_interleaved && qk_heads(m, t[i].name))
                 rotary_rows_permute(dst, qk_heads(m, t[i].name), m->head_dim, t[i].info.ndim == 1 ? 1 : cfg.dim, 0);
         }

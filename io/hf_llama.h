@@ -33,7 +33,9 @@ int hf_llama_read(const char *dir, Model *m, long *sliding_window);
 /* dir/name, a file of a Hugging Face model folder, read whole: refused in one line when it is not a
  * regular file or resolves outside the folder (a symlink out of it, which a downloaded archive can
  * hold). The folder of a snapshot of the hub cache (.../snapshots/REV, whose files are symlinks to
- * ../../blobs/HASH) is its repository's folder two levels up. */
-int hf_read_model_file(const char *dir, const char *name, unsigned char **buf, size_t *len);
+ * ../../blobs/HASH) is its repository's folder two levels up. A file over max bytes is refused
+ * before it is read (what names its kind: core/files.h's read_file_max); the weights' shards are
+ * memory-mapped instead, their headers checked before a tensor's byte is read. */
+int hf_read_model_file(const char *dir, const char *name, size_t max, const char *what, unsigned char **buf, size_t *len);
 
 #endif

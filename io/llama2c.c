@@ -61,6 +61,40 @@ static int header_config(const int32_t *h, const char *name, ModelConfig *c) {
     return 0;
 }
 
+/* the llama2.c field a tensor is ("wq"), for messages */
+static const char *file_field(int t) {
+    switch (t) {
+    case T_TOK_EMB: return "token_embedding_table";
+    case T_ATTN_NORM: return "rms_att_weight";
+    case T_WQ: return "wq";
+    case T_WK: return "wk";
+    case T_WV: return "wv";
+    case T_WO: return "wo";
+    case T_MLP_NORM: return "rms_ffn_weight";
+    case T_W1: return "w1";
+    case T_W2: return "w2";
+    case T_W3: return "w3";
+    case T_FINAL_NORM: return "rms_final_weight";
+    default: return "wcls";
+    }
+}
+
+/* tensor t's values every one finite: -1 naming the llama2.c field, the layer of a stacked one, the element */
+static int check_finite(const Model *m, int t, const char *name) {
+    const TensorInfo *info = &m->tensors[t];
+    const float *x = m->params_mem + info->offset;
+    size_t per_layer = strncmp(info->name, "layers.", 7) ? 0 : info->numel / (size_t)m->cfg.n_layers; /* stacked */
+    for (size_t e = 0; e < info->numel; e++) {
+        if (isfinite(x[e])) continue;
+        if (per_layer)
+            return pelab_fail("%s: tensor %s (pelab's %s), layer %zu, element %zu is %g: expected a finite number", name,
+                              file_field(t), info->name, e / per_layer, e % per_layer, x[e]);
+        return pelab_fail("%s: tensor %s (pelab's %s), element %zu is %g: expected a finite number", name, file_field(t),
+                          info->name, e, x[e]);
+    }
+    return 0;
+}
+
 int llama2c_parse_model(const unsigned char *buf, size_t len, const char *name, Model *m) {
     memset(m, 0, sizeof *m);
     if (len < HEADER_INTS * 4)
@@ -69,15 +103,12 @@ int llama2c_parse_model(const unsigned char *buf, size_t len, const char *name, 
     memcpy(h, buf, sizeof h);
     ModelConfig cfg;
     if (header_config(h, name, &cfg) != 0) return -1;
-    /* size check before allocating: a forged header cannot demand a huge model */
-    double approx = (double)cfg.vocab_size * cfg.dim * (cfg.tied ? 1 : 2) + /* wq, wo and the MLP, at least */
-                    (double)cfg.n_layers * cfg.dim * (2.0 * cfg.dim + 3.0 * cfg.hidden_dim);
-    if (approx * 4 > (double)len)
-        return pelab_fail("%s: %zu bytes cannot hold the %.0f+ weights its header describes (truncated?)", name, len,
-                          approx);
-    if (model_create(m, &cfg, LLAMA2C_POS) != 0) {
+    /* the header's config fixes the file's exact size: checked before a weight is allocated or read,
+     * so a forged header cannot demand a huge model, nor a huge file be read */
+    if (model_layout(m, &cfg, LLAMA2C_POS) != 0) {
         char why[sizeof pelab_errmsg];
         snprintf(why, sizeof why, "%s", pelab_errmsg);
+        model_free(m);
         return pelab_fail("%s: %s", name, why);
     }
     size_t want = HEADER_INTS * 4 + expected_floats(m) * sizeof(float);
@@ -88,32 +119,35 @@ int llama2c_parse_model(const unsigned char *buf, size_t len, const char *name, 
                           name, len, cfg.dim, cfg.hidden_dim, cfg.n_layers, cfg.n_heads, cfg.n_kv_heads,
                           cfg.vocab_size, cfg.tied ? "" : " unshared", cfg.seq_len, want);
     }
+    if (model_alloc_params(m) != 0) {
+        char why[sizeof pelab_errmsg];
+        snprintf(why, sizeof why, "%s", pelab_errmsg);
+        return pelab_fail("%s: %s", name, why);
+    }
     const unsigned char *p = buf + HEADER_INTS * 4;
     for (int i = 0; i < N_FILE_ORDER + 1; i++) {
         if (i == N_FILE_ORDER) {
             p += 2 * freq_cis_floats(&cfg) * sizeof(float); /* the legacy RoPE tables: recomputed */
             if (cfg.tied) break;
         }
-        const TensorInfo *t = &m->tensors[i < N_FILE_ORDER ? file_order[i] : T_LM_HEAD];
-        float *dst = m->params_mem + t->offset;
-        memcpy(dst, p, t->numel * sizeof(float));
-        p += t->numel * sizeof(float);
-        for (size_t e = 0; e < t->numel; e++)
-            if (!isfinite(dst[e])) {
-                model_free(m);
-                return pelab_fail("%s: tensor %s element %zu is not finite", name, t->name, e);
-            }
+        int t = i < N_FILE_ORDER ? file_order[i] : T_LM_HEAD;
+        const TensorInfo *info = &m->tensors[t];
+        memcpy(m->params_mem + info->offset, p, info->numel * sizeof(float));
+        p += info->numel * sizeof(float);
+        if (check_finite(m, t, name) != 0) { /* the message first: model_free clears the names */
+            model_free(m);
+            return -1;
+        }
     }
     return 0;
 }
 
 int llama2c_read_model(const char *path, Model *m) {
-    unsigned char *buf;
-    size_t len;
+    MappedFile f;
     memset(m, 0, sizeof *m);
-    if (read_file(path, &buf, &len) != 0) return -1;
-    int rc = llama2c_parse_model(buf, len, path, m);
-    free(buf);
+    if (map_file(path, &f) != 0) return -1;
+    int rc = llama2c_parse_model(f.data ? f.data : (const unsigned char *)"", f.len, path, m);
+    unmap_file(&f);
     return rc;
 }
 

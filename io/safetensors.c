@@ -159,18 +159,31 @@ int st_check_layout(const StFile *f, const char *name) {
     return rc;
 }
 
-int st_read_f32(const StFile *f, const char *key, const TensorInfo *t, float *dst, const char *name) {
+/* key's entry checked as st_read_f32 reads it: its byte range r, its dtype (F32, BF16 or F16) */
+static int check_f32(const StFile *f, const char *key, const TensorInfo *t, const char *name, StRange *r,
+                     const char **dtype) {
     const JsonNode *e = json_get(f->doc.root, key);
+    *dtype = "F32";
     if (!e) return st_fail(name, "missing tensor %s", key);
     /* float32 as it is; BF16 and F16 (most HF checkpoints) widened exactly */
     const JsonNode *dt = e->type == JSON_OBJECT ? json_get(e, "dtype") : NULL;
-    const char *dtype = dt && dt->type == JSON_STRING && (!strcmp(dt->str, "BF16") || !strcmp(dt->str, "F16")) ? dt->str : "F32";
-    size_t size = dtype[0] == 'F' && dtype[1] == '3' ? 4 : 2;
-    StRange r;
-    if (st_check_tensor(e, key, t, dtype, size, f->data_len, name, &r) != 0) return -1;
+    *dtype = dt && dt->type == JSON_STRING && (!strcmp(dt->str, "BF16") || !strcmp(dt->str, "F16")) ? dt->str : "F32";
+    return st_check_tensor(e, key, t, *dtype, (*dtype)[1] == '3' ? 4 : 2, f->data_len, name, r);
+}
+
+int st_check_f32(const StFile *f, const char *key, const TensorInfo *t, const char *name) {
+    StRange r = {0};
+    const char *dtype;
+    return check_f32(f, key, t, name, &r, &dtype);
+}
+
+int st_read_f32(const StFile *f, const char *key, const TensorInfo *t, float *dst, const char *name) {
+    StRange r = {0};
+    const char *dtype;
+    if (check_f32(f, key, t, name, &r, &dtype) != 0) return -1;
     const unsigned char *src = f->data + r.begin;
-    if (size == 4) memcpy(dst, src, t->numel * sizeof(float));
-    for (size_t i = 0; size == 2 && i < t->numel; i++) {
+    if (dtype[1] == '3') memcpy(dst, src, t->numel * sizeof(float));
+    for (size_t i = 0; dtype[1] != '3' && i < t->numel; i++) {
         uint16_t h = (uint16_t)(src[2 * i] | src[2 * i + 1] << 8);
         dst[i] = dtype[0] == 'B' ? bf16_to_float(h) : fp16_to_float(h);
     }

@@ -48,6 +48,9 @@ int st_check_layout(const StFile *f, const char *name);
 /* tensor key (F32, or BF16 / F16 widened exactly) into dst as t->numel floats, every one finite;
  * -1 if absent or mismatched */
 int st_read_f32(const StFile *f, const char *key, const TensorInfo *t, float *dst, const char *name);
+/* st_read_f32's checks alone (present, dtype, shape, range), reading no data: a loader matches every
+ * tensor of a header to its model before it allocates the model */
+int st_check_f32(const StFile *f, const char *key, const TensorInfo *t, const char *name);
 
 /* the u64 little-endian length and the header text (its caller pads it so the data start 8-byte aligned) */
 int st_write_header(FILE *f, const char *json, size_t len);

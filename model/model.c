@@ -32,7 +32,7 @@ static void point_tensors(const Model *m, float *block, ParamTensors *p) {
     if (m->cfg.tied) p->lm_head = p->tok_emb;
 }
 
-int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec) {
+int model_layout(Model *m, const ModelConfig *cfg, const char *pos_spec) {
     memset(m, 0, sizeof *m);
     if (config_validate(cfg) != 0) return -1;
     m->cfg = *cfg;
@@ -79,14 +79,25 @@ int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec) {
         off += t[i].numel;
     }
     m->n_params = off;
-    model_set_param_block(m, xcalloc(off, sizeof(float)));
-    if (cfg->pattern.n && model_set_pattern(m, &cfg->pattern) != 0) {
+    return 0;
+}
+
+int model_alloc_params(Model *m) { return model_attach_params(m, xcalloc(m->n_params, sizeof(float))); }
+
+int model_attach_params(Model *m, float *block) {
+    AttnPattern pattern = m->cfg.pattern; /* a copy: model_set_pattern writes m->cfg.pattern */
+    model_set_param_block(m, block);
+    if (pattern.n && model_set_pattern(m, &pattern) != 0) {
         char why[sizeof pelab_errmsg];
         memcpy(why, pelab_errmsg, sizeof why);
         model_free(m);
         return pelab_fail("%s", why);
     }
     return 0;
+}
+
+int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec) {
+    return model_layout(m, cfg, pos_spec) != 0 ? -1 : model_alloc_params(m);
 }
 
 void model_set_param_block(Model *m, float *block) {

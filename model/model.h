@@ -212,6 +212,14 @@ int model_check_positions(Model *m, const int *pos, size_t n);
 
 /* Build a model of this shape and scheme; parameters are allocated but not initialised. */
 int model_create(Model *m, const ModelConfig *cfg, const char *pos_spec);
+/* model_create in two steps, for loaders that check a file's tensors against the shapes before a
+ * forged header can make them allocate: model_layout fills cfg, pos, tensors and n_params (no
+ * parameter block: model_free frees it), model_alloc_params then allocates the block */
+int model_layout(Model *m, const ModelConfig *cfg, const char *pos_spec);
+int model_alloc_params(Model *m);
+/* model_alloc_params with the caller's block of n_params floats (which m then owns), the config's
+ * attention pattern applied; -1 with m freed */
+int model_attach_params(Model *m, float *block);
 void model_init_weights(Model *m, unsigned long long seed);
 /* Allocate gradients and activations for batches of [B, T]. */
 void model_alloc_train(Model *m, int B, int T);
@@ -239,6 +247,8 @@ void model_set_param_block(Model *m, float *block);
  * products' weights and the embedding exist only in params_bf16, which the caller fills. Reading
  * their float32 slots faults (they are never committed). precision is BF16 and cannot change. */
 int model_create_bf16(Model *m, const ModelConfig *cfg, const char *pos_spec);
+/* its second step on a model_layout'ed m (a loader checks the file's tensors in between); -1 with m freed */
+int model_alloc_params_bf16(Model *m);
 /* 1 if tensor t (T_*) lives only in params_bf16 in such a model: the products' weights and the embedding */
 int model_weight_in_bf16_only(int t);
 /* bytes the weights take: float32 block (committed part), plus the bf16 block when there is one */

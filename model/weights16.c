@@ -12,18 +12,19 @@ int model_weight_in_bf16_only(int t) {
 }
 
 int model_create_bf16(Model *m, const ModelConfig *cfg, const char *pos_spec) {
-    if (model_create(m, cfg, pos_spec) != 0) return -1;
-    /* the float32 block model_create made was never written (calloc: untouched pages) */
-    free(m->params_mem);
+    return model_layout(m, cfg, pos_spec) != 0 ? -1 : model_alloc_params_bf16(m);
+}
+
+int model_alloc_params_bf16(Model *m) {
+    /* a reservation, never a float32 block of the whole model: only the float32 tensors are committed */
     size_t bytes = m->n_params * sizeof(float);
     float *block = mem_reserve(bytes);
     if (!block) {
-        m->params_mem = NULL;
         model_free(m);
         return -1;
     }
-    model_set_param_block(m, block);
-    m->params_reserved = bytes;
+    m->params_reserved = bytes; /* before the block is attached: model_free then releases it */
+    if (model_attach_params(m, block) != 0) return -1;
     for (int i = 0; i < N_PARAM_TENSORS; i++) {
         const TensorInfo *t = &m->tensors[i];
         if (t->numel && !model_weight_in_bf16_only(i) &&

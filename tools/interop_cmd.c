@@ -48,7 +48,7 @@ static int import_hf(const char *dir, const char *out, int apply_window) {
     Tokenizer tok;
     tokenizer_init_byte(&tok);
     if (access(tok_path, F_OK) == 0) {
-        if (hf_read_model_file(dir, "tokenizer.json", &image, &image_len) != 0 ||
+        if (hf_read_model_file(dir, "tokenizer.json", FILE_MAX_TOKENIZER, "a tokenizer.json", &image, &image_len) != 0 ||
             tokenizer_from_image(&tok, "hf", image, image_len, tok_path, m.cfg.vocab_size) != 0)
             pelab_die("import: %s", pelab_errmsg);
         meta_set(&meta, "tokenizer", "hf");
@@ -123,7 +123,7 @@ int cmd_import(int argc, char **argv) {
     if (llama2c_read_model(model_path, &m) != 0) pelab_die("import: %s", pelab_errmsg);
     unsigned char *image;
     size_t image_len;
-    if (read_file(tok_path, &image, &image_len) != 0) pelab_die("import: %s", pelab_errmsg);
+    if (read_file_max(tok_path, FILE_MAX_TOKENIZER, "a tokenizer.bin", &image, &image_len) != 0) pelab_die("import: %s", pelab_errmsg);
     Tokenizer tok;
     if (tokenizer_from_image(&tok, "llama2c", image, image_len, tok_path, m.cfg.vocab_size) != 0)
         pelab_die("import: %s", pelab_errmsg);

@@ -110,7 +110,7 @@ static void scheme_list(const char *schemes, const char *with, StrBuf *out) {
 static int append_lines(StrBuf *out, const char *path) {
     unsigned char *buf;
     size_t len;
-    if (read_file(path, &buf, &len) != 0) pelab_die("suite: %s", pelab_errmsg);
+    if (read_file_max(path, FILE_MAX_CONFIG, "a jobs file", &buf, &len) != 0) pelab_die("suite: %s", pelab_errmsg);
     sb_put(out, (const char *)buf, len);
     int n = 0;
     for (size_t i = 0; i < len; i++) n += buf[i] == '\n';

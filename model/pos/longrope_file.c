@@ -123,7 +123,7 @@ int longrope_read(const char *path, LongRopeFactors *f) {
     snprintf(f->path, sizeof f->path, "%s", path);
     unsigned char *buf;
     size_t len;
-    if (read_file(path, &buf, &len) != 0) {
+    if (read_file_max(path, FILE_MAX_CONFIG, "a factors file", &buf, &len) != 0) {
         char why[sizeof pelab_errmsg];
         memcpy(why, pelab_errmsg, sizeof why);
         return pelab_fail("--scale longrope: %s", why);
