@@ -63,35 +63,53 @@ static void push_id(Enc *e, int id) {
     e->ids[e->n_ids++] = id;
 }
 
+/* a piece of the text between matches (never empty: HF pushes no empty gap) */
 static void add_range(Enc *e, size_t s, size_t end, int match) {
-    if (s == end) return;
+    if (s == end && !match) return;
     if (e->nr == e->rcap) e->rcap = e->rcap ? 2 * e->rcap : 64, e->r = xrealloc(e->r, e->rcap * sizeof *e->r);
     e->r[e->nr++] = (Range){s, end, match};
 }
 
-/* s as (range, matched) pieces covering it: HF's find_matches; -1 when a regex ran past a limit
- * (hf_regex.h), the message naming the file and the field */
+/* the leftmost match of p's pattern in s[from..n] (the empty literal matches at from): 1 with
+ * [*ms, *me), 0 if none, -1 when a regex ran past a limit (the message naming the file and field) */
+static int find_at(Enc *e, const HfPre *p, const char *s, size_t n, size_t from, size_t *ms, size_t *me) {
+    if (p->re) {
+        char why[400];
+        int found = hf_regex_find(&e->matcher, p->re, s, n, from, ms, me, why, sizeof why);
+        return found < 0 ? pelab_fail("%s: %s", p->where, why) : found;
+    }
+    for (size_t i = from; i + p->lit_len <= n; i++)
+        if (!memcmp(s + i, p->lit, p->lit_len)) {
+            *ms = i, *me = i + p->lit_len;
+            return 1;
+        }
+    return 0;
+}
+
+/* s as (range, matched) pieces covering it: HF's find_matches over onig's find_iter. A pattern that
+ * matches empty ("" as a String, "a*", "(?=x)") gives empty matches, each a piece of its own that
+ * cuts the text there (so "" splits a text into its characters), except one right where the
+ * previous match ended; after an empty match the search goes on one character later, so every
+ * pattern advances. -1 when a regex ran past a limit (hf_regex.h). */
 static int find_matches(Enc *e, const HfPre *p, const char *s, size_t n) {
     e->nr = 0;
-    size_t at = 0, ms, me;
+    size_t from = 0, prev = 0, last_end = SIZE_MAX;
     if (p->re) hf_matcher_allow(&e->matcher, n);
-    for (;;) {
-        int found;
-        if (p->re) {
-            char why[400];
-            found = hf_regex_next(&e->matcher, p->re, s, n, at, &ms, &me, why, sizeof why);
-            if (found < 0) return pelab_fail("%s: %s", p->where, why);
-        } else {
-            found = 0;
-            for (size_t i = at; i + p->lit_len <= n && !found; i++)
-                if (!memcmp(s + i, p->lit, p->lit_len)) found = 1, ms = i, me = i + p->lit_len;
-        }
+    while (from <= n) {
+        size_t ms, me;
+        int found = find_at(e, p, s, n, from, &ms, &me);
+        if (found < 0) return -1;
         if (!found) break;
-        add_range(e, at, ms, 0);
+        if (ms == me && me == last_end) { /* an empty match where the last one ended: one character on */
+            int cp;
+            from += from < n ? hf_utf8_char((const unsigned char *)s + from, n - from, &cp) : 1;
+            continue;
+        }
+        add_range(e, prev, ms, 0);
         add_range(e, ms, me, 1);
-        at = me;
+        prev = from = last_end = me;
     }
-    add_range(e, at, n, 0);
+    add_range(e, prev, n, 0);
     return 0;
 }
 
