@@ -56,6 +56,7 @@ typedef struct {
     Range *r;
     size_t nr, rcap;
     StrBuf tmp, mapped;
+    size_t raw_len, limit; /* the raw text of the segment, and hf_tok_growth_limit of it */
 } Enc;
 
 static void push_id(Enc *e, int id) {
@@ -161,17 +162,6 @@ static void split_ranges(Enc *e, const char *s, SplitBehavior b, int invert, int
     for (size_t i = 0; i < k; i++) pieces_add(out, s + r[i].s, r[i].e - r[i].s, first && r[i].s == 0);
 }
 
-static void replace_into(StrBuf *out, const char *s, size_t n, const char *from, size_t fn, const char *to, size_t tn) {
-    for (size_t i = 0; i < n;) {
-        if (i + fn <= n && !memcmp(s + i, from, fn)) sb_put(out, to, tn), i += fn;
-        else {
-            size_t j = i + 1; /* copy up to the next possible start of from */
-            while (j < n && s[j] != from[0]) j++;
-            sb_put(out, s + i, j - i), i = j;
-        }
-    }
-}
-
 static void byte_map(StrBuf *out, const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         int cp = hf_byte_char((unsigned char)s[i]);
@@ -206,7 +196,7 @@ static int pre_step(Enc *e, const HfPre *p, const char *s, size_t n, int first, 
         e->tmp.len = 0;
         int has_rep = n >= p->rep_len && !memcmp(s, p->rep, p->rep_len);
         if ((p->prepend == 1 || (p->prepend == 2 && first)) && !has_rep && s[0] != ' ') sb_put(&e->tmp, p->rep, p->rep_len);
-        replace_into(&e->tmp, s, n, " ", 1, p->rep, p->rep_len);
+        hf_replace(&e->tmp, s, n, " ", 1, p->rep, p->rep_len, SIZE_MAX); /* at most 4-fold: checked by the caller */
         if (!p->split) {
             pieces_add(out, e->tmp.s, e->tmp.len, first);
             break;
@@ -229,8 +219,11 @@ static int encode_words(Enc *e, const char *s, size_t n, int first) {
     pieces_add(&e->a, s, n, first);
     for (int i = 0; i < t->n_pre; i++) {
         e->b.len = e->b.n = 0;
-        for (size_t j = 0; j < e->a.n; j++)
+        for (size_t j = 0; j < e->a.n; j++) {
             if (pre_step(e, &t->pre[i], e->a.buf + e->a.start[j], e->a.plen[j], e->a.first[j], &e->b) != 0) return -1;
+            if (e->b.len > e->limit) /* one piece's step lengthens it at most 4-fold + 4: checked as it goes */
+                return hf_tok_grew(t->name, t->pre[i].field, "a text", e->raw_len);
+        }
         Pieces tmp = e->a;
         e->a = e->b, e->b = tmp;
     }
@@ -268,21 +261,24 @@ static int encode_segment(Enc *e, const char *s, size_t n, int first) {
     const HfTok *t = e->t;
     StrBuf cur = {0}, next = {0};
     sb_put(&cur, s, n);
-    for (int i = 0; i < t->n_norm; i++) {
+    e->raw_len = n, e->limit = hf_tok_growth_limit(n);
+    int rc = 0;
+    for (int i = 0; i < t->n_norm && rc == 0; i++) {
         const HfNorm *m = &t->norm[i];
         next.len = 0;
         if (m->kind == NORM_PREPEND) {
-            if (cur.len) sb_put(&next, m->to, m->to_len);
+            if (cur.len && cur.len + m->to_len > e->limit) rc = -1;
+            else if (cur.len) sb_put(&next, m->to, m->to_len);
             sb_put(&next, cur.s, cur.len);
-        } else if (m->kind == NORM_REPLACE) replace_into(&next, cur.s, cur.len, m->from, m->from_len, m->to, m->to_len);
-        else hf_unicode_normalize(m->form, cur.s, cur.len, &next);
+        } else if (m->kind == NORM_REPLACE) rc = hf_replace(&next, cur.s, cur.len, m->from, m->from_len, m->to, m->to_len, e->limit);
+        else hf_unicode_normalize(m->form, cur.s, cur.len, &next), rc = next.len > e->limit ? -1 : 0; /* at most 11-fold */
+        if (rc != 0) rc = hf_tok_grew(t->name, m->field, "a text", n);
         StrBuf tmp = cur;
         cur = next, next = tmp;
     }
     const char *ns = cur.s ? cur.s : "";
     size_t pos = 0;
-    int rc = 0;
-    for (;;) {
+    for (; rc == 0;) {
         size_t ms, me;
         int j = next_added(t, ns, cur.len, pos, 1, &ms, &me);
         size_t end = j >= 0 ? ms : cur.len;
