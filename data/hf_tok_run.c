@@ -56,7 +56,10 @@ typedef struct {
     Range *r;
     size_t nr, rcap;
     StrBuf tmp, mapped;
-    size_t raw_len, limit; /* the raw text of the segment, and hf_tok_growth_limit of it */
+    /* the whole text's bound (hf_tok_growth_limit of its raw length), and how much of it the segments
+     * so far took when normalized and when pre-tokenized: one budget for the text, however many
+     * added tokens cut it into segments */
+    size_t text_len, limit, norm_used, pre_used;
 } Enc;
 
 static void push_id(Enc *e, int id) {
@@ -221,12 +224,13 @@ static int encode_words(Enc *e, const char *s, size_t n, int first) {
         e->b.len = e->b.n = 0;
         for (size_t j = 0; j < e->a.n; j++) {
             if (pre_step(e, &t->pre[i], e->a.buf + e->a.start[j], e->a.plen[j], e->a.first[j], &e->b) != 0) return -1;
-            if (e->b.len > e->limit) /* one piece's step lengthens it at most 4-fold + 4: checked as it goes */
-                return hf_tok_grew(t->name, t->pre[i].field, "a text", e->raw_len);
+            if (e->b.len > e->limit - e->pre_used) /* one piece's step lengthens it at most 4-fold + 4: checked as it goes */
+                return hf_tok_grew(t->name, t->pre[i].field, "a text", e->text_len);
         }
         Pieces tmp = e->a;
         e->a = e->b, e->b = tmp;
     }
+    e->pre_used += e->a.len;
     for (size_t j = 0; j < e->a.n; j++)
         hf_bpe_word(&t->bpe, &e->scratch, e->a.buf + e->a.start[j], e->a.plen[j], &e->ids, &e->n_ids, &e->cap);
     return 0;
@@ -261,21 +265,22 @@ static int encode_segment(Enc *e, const char *s, size_t n, int first) {
     const HfTok *t = e->t;
     StrBuf cur = {0}, next = {0};
     sb_put(&cur, s, n);
-    e->raw_len = n, e->limit = hf_tok_growth_limit(n);
+    size_t limit = e->limit - e->norm_used;
     int rc = 0;
     for (int i = 0; i < t->n_norm && rc == 0; i++) {
         const HfNorm *m = &t->norm[i];
         next.len = 0;
         if (m->kind == NORM_PREPEND) {
-            if (cur.len && cur.len + m->to_len > e->limit) rc = -1;
+            if (cur.len && cur.len + m->to_len > limit) rc = -1;
             else if (cur.len) sb_put(&next, m->to, m->to_len);
             sb_put(&next, cur.s, cur.len);
-        } else if (m->kind == NORM_REPLACE) rc = hf_replace(&next, cur.s, cur.len, m->from, m->from_len, m->to, m->to_len, e->limit);
-        else hf_unicode_normalize(m->form, cur.s, cur.len, &next), rc = next.len > e->limit ? -1 : 0; /* at most 11-fold */
-        if (rc != 0) rc = hf_tok_grew(t->name, m->field, "a text", n);
+        } else if (m->kind == NORM_REPLACE) rc = hf_replace(&next, cur.s, cur.len, m->from, m->from_len, m->to, m->to_len, limit);
+        else hf_unicode_normalize(m->form, cur.s, cur.len, &next), rc = next.len > limit ? -1 : 0; /* at most 11-fold */
+        if (rc != 0) rc = hf_tok_grew(t->name, m->field, "a text", e->text_len);
         StrBuf tmp = cur;
         cur = next, next = tmp;
     }
+    e->norm_used += cur.len;
     const char *ns = cur.s ? cur.s : "";
     size_t pos = 0;
     for (; rc == 0;) {
@@ -292,7 +297,7 @@ static int encode_segment(Enc *e, const char *s, size_t n, int first) {
 }
 
 int *hf_tok_encode(const HfTok *t, const unsigned char *text, size_t n, int add_special, size_t extra, size_t *count) {
-    Enc e = {.t = t};
+    Enc e = {.t = t, .text_len = n, .limit = hf_tok_growth_limit(n)};
     hf_matcher_init(&e.matcher);
     const char *s = (const char *)text;
     if (add_special)
