@@ -60,6 +60,7 @@ typedef struct {
      * so far took when normalized and when pre-tokenized: one budget for the text, however many
      * added tokens cut it into segments */
     size_t text_len, limit, norm_used, pre_used;
+    int grew; /* the error was the growth bound's */
 } Enc;
 
 static void push_id(Enc *e, int id) {
@@ -225,7 +226,7 @@ static int encode_words(Enc *e, const char *s, size_t n, int first) {
         for (size_t j = 0; j < e->a.n; j++) {
             if (pre_step(e, &t->pre[i], e->a.buf + e->a.start[j], e->a.plen[j], e->a.first[j], &e->b) != 0) return -1;
             if (e->b.len > e->limit - e->pre_used) /* one piece's step lengthens it at most 4-fold + 4: checked as it goes */
-                return hf_tok_grew(t->name, t->pre[i].field, "a text", e->text_len);
+                return e->grew = 1, hf_tok_grew(t->name, t->pre[i].field, "a text", e->text_len);
         }
         Pieces tmp = e->a;
         e->a = e->b, e->b = tmp;
@@ -276,7 +277,7 @@ static int encode_segment(Enc *e, const char *s, size_t n, int first) {
             sb_put(&next, cur.s, cur.len);
         } else if (m->kind == NORM_REPLACE) rc = hf_replace(&next, cur.s, cur.len, m->from, m->from_len, m->to, m->to_len, limit);
         else hf_unicode_normalize(m->form, cur.s, cur.len, &next), rc = next.len > limit ? -1 : 0; /* at most 11-fold */
-        if (rc != 0) rc = hf_tok_grew(t->name, m->field, "a text", e->text_len);
+        if (rc != 0) e->grew = 1, rc = hf_tok_grew(t->name, m->field, "a text", e->text_len);
         StrBuf tmp = cur;
         cur = next, next = tmp;
     }
@@ -296,7 +297,9 @@ static int encode_segment(Enc *e, const char *s, size_t n, int first) {
     return rc;
 }
 
-int *hf_tok_encode(const HfTok *t, const unsigned char *text, size_t n, int add_special, size_t extra, size_t *count) {
+/* hf_tok_encode; *grew (when not NULL): 1 when it failed on the growth bound */
+static int *encode(const HfTok *t, const unsigned char *text, size_t n, int add_special, size_t extra, size_t *count,
+                   int *grew) {
     Enc e = {.t = t, .text_len = n, .limit = hf_tok_growth_limit(n)};
     hf_matcher_init(&e.matcher);
     const char *s = (const char *)text;
@@ -323,7 +326,31 @@ int *hf_tok_encode(const HfTok *t, const unsigned char *text, size_t n, int add_
     pieces_free(&e.a), pieces_free(&e.b);
     free(e.r);
     sb_free(&e.tmp), sb_free(&e.mapped);
+    if (grew) *grew = e.grew;
     return ids;
+}
+
+int *hf_tok_encode(const HfTok *t, const unsigned char *text, size_t n, int add_special, size_t extra, size_t *count) {
+    return encode(t, text, n, add_special, extra, count, NULL);
+}
+
+int hf_tok_probe_growth(const HfTok *t) {
+    StrBuf probe = {0}; /* what the steps act on: their own patterns and contents, and a few characters */
+    for (int i = 0; i < t->n_norm; i++) sb_put(&probe, t->norm[i].from ? t->norm[i].from : "", t->norm[i].from_len);
+    for (int i = 0; i < t->n_norm; i++) sb_put(&probe, t->norm[i].to ? t->norm[i].to : "", t->norm[i].to_len);
+    for (int i = 0; i < t->n_pre; i++) sb_put(&probe, t->pre[i].lit ? t->pre[i].lit : "", t->pre[i].lit_len);
+    sb_puts(&probe, " a1\xc3\xa9\xef\xb7\xba\xff "); /* a space, a letter, a digit, é, U+FDFA (NFKC: 18 characters), a bad byte */
+    size_t n;
+    int grew = 0, *ids = encode(t, (const unsigned char *)probe.s, probe.len, 0, 0, &n, &grew);
+    free(ids);
+    int rc = 0;
+    if (!ids && grew) {
+        char why[sizeof pelab_errmsg];
+        snprintf(why, sizeof why, "%s", pelab_errmsg);
+        rc = pelab_fail("%s; at load, on a text of the file's own patterns", why);
+    }
+    sb_free(&probe);
+    return rc;
 }
 
 int hf_tok_decode(const HfTok *t, const int *ids, size_t n, int skip_special, StrBuf *out) {

@@ -8,8 +8,9 @@
  * - a text transformation that grows: 40 normalizers Replace "a" -> "aa" grew 4 bytes to 1.66 GB,
  *   and pre-tokenizer and decoder chains the same. Now each step is bounded by
  *   hf_tok_growth_limit (32 x the text + 4096 bytes, one budget for the whole text) and refused in
- *   one line naming the file and the field, within 1 s of CPU and 100 MB over a plain refusal; the
- *   largest legitimate growth (NFKC of U+FDFA, then ByteLevel: 22-fold) still encodes;
+ *   one line naming the file and the field, within 1 s of CPU and 100 MB over a plain refusal: an
+ *   obviously explosive chain at load (it explodes on the text of its own patterns), any other as
+ *   it runs; the largest legitimate growth (NFKC of U+FDFA, then ByteLevel: 22-fold) still encodes;
  * - an empty tokenizer.bin was described as a checkpoint's missing tensor. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,11 +187,14 @@ static void expect_growth_refused(const char *what, const char *tok, const char 
 }
 
 static void growth(void) {
-    char tok[600], a4[600], mixed[600];
+    char tok[600], a4[600], a10k[600], mixed[600];
     write_file("a4.txt", "aaaa", 4, a4, sizeof a4);
     StrBuf t = {0};
-    for (int i = 0; i < 1000; i++) sb_puts(&t, "ab c<unk>"); /* 1000 segments cut by an added token */
+    for (int i = 0; i < 1000; i++) sb_puts(&t, "aaaaaaaa<unk>"); /* 1000 segments cut by an added token */
     write_file("segments.txt", t.s, t.len, mixed, sizeof mixed);
+    t.len = 0;
+    for (int i = 0; i < 10000; i++) sb_puts(&t, "a");
+    write_file("a10k.txt", t.s, t.len, a10k, sizeof a10k);
     sb_free(&t);
     static const char *const DOUBLE_A = "{\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": \"aa\"}";
     static const struct {
@@ -222,11 +226,16 @@ static void growth(void) {
         expect_growth_refused(chains[i].what, tok, a4, chains[i].field);
         free(json), sb_free(&step), sb_free(&fill);
     }
-    /* one budget for the whole text: 12 doublings of each of 1000 segments of 4 bytes */
-    char *twelve = repeated("normalizers", DOUBLE_A, 12);
-    write_tok("grows-per-segment", twelve, NULL, NULL, tok, sizeof tok);
-    free(twelve);
-    expect_growth_refused("12 doublings over 1000 segments cut by <unk>", tok, mixed, "normalizer.normalizers[");
+    /* chains that pass at load (on the text of their own patterns) and grow a text past the bound
+     * only when it holds enough a's: refused as they run. 6 doublings (64-fold) of 10,000 a's; and
+     * of 1000 segments of 8 a's cut by <unk>, each within its own 32 x + 4096 bytes but not the
+     * whole text's budget */
+    char *six = repeated("normalizers", DOUBLE_A, 6);
+    write_tok("grows-on-a-text", six, NULL, NULL, tok, sizeof tok);
+    free(six);
+    expect_growth_refused("6 doublings of 10,000 a's", tok, a10k, "normalizer.normalizers[5]");
+    expect_growth_refused("6 doublings over 1000 segments cut by <unk>", tok, mixed, "normalizer.normalizers[5]");
+    expect_ids("6 doublings of 4 a's: within the bound", tok, a4, NULL);
     /* the most a real normalizer and pre-tokenizer grow a text: NFKC turns U+FDFA (3 bytes) into 33,
      * ByteLevel doubles every byte past ASCII (22-fold): encodes */
     char ligatures[600];
