@@ -166,6 +166,18 @@ static void empty_match_models(void) {
     CHECK(!r.timed_out && r.status == 0, "import --hf of a folder whose tokenizer.json splits on \"\": imports (exit %d): "
           "%.300s", r.status, r.out);
     if (r.status == 0) expect_ids("the imported checkpoint's tokenizer.json", imported, text, CHARS);
+    /* an explosive normalizer chain in the folder: refused by the import itself, naming the file */
+    char *chain = repeated("normalizers", "{\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": \"aa\"}", 40);
+    write_tok("explosive", chain, NULL, NULL, tok, sizeof tok);
+    free(chain);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s/tokenizer.json'", tok, model_dir);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    run_argv(&r, import, NULL, NULL, 20);
+    char needle[700];
+    snprintf(needle, sizeof needle, "%s/tokenizer.json: normalizer.normalizers[", model_dir);
+    CHECK(!r.timed_out && r.status == 1 && count_lines(r.out) == 1 && strstr(r.out, needle),
+          "import --hf of a folder whose tokenizer.json doubles 'a' 40 times: refused naming '%s' (exit %d): %.300s",
+          needle, r.status, r.out);
 }
 
 /* `tokenizer encode tok text --count`: refused in one line naming "tok: field" and the bound, within
