@@ -561,7 +561,7 @@ static int parse_doc(HfTok *t, const JsonNode *root, const char *name) {
             return pelab_fail("%s: post_processor: token id %d is neither in the vocabulary nor an added token", name, id);
     }
     t->name = dup_bytes(name, strlen(name));
-    return build_pieces(t) != 0 ? -1 : hf_tok_probe_growth(t);
+    return build_pieces(t);
 }
 
 int hf_tok_parse(HfTok **out, const unsigned char *buf, size_t len, const char *name) {

@@ -56,6 +56,12 @@ int hf_tok_first_special(const HfTok *t);
 /* HF_TOK_GROWTH x n + HF_TOK_GROWTH_FLOOR, saturating */
 size_t hf_tok_growth_limit(size_t n);
 
+/* an obviously explosive chain, refused when a file is loaded (data/tokenizer.c does): the file's
+ * steps run on a text of their own patterns and contents (and a few characters: a space, a letter,
+ * a digit, an accent, U+FDFA, an invalid byte); -1 with one line naming the field when that passes
+ * hf_tok_growth_limit. A regex past its limits there is left to the texts it meets. */
+int hf_tok_check_growth(const HfTok *t);
+
 /* text[0..n) as ids in a malloc'd array with room for extra more; add_special: the post-processor's
  * tokens around it. *count gets the number. NULL with one line naming the file, the field and the
  * limit when a regex of the file runs past data/hf_regex.h's bounds (a catastrophic pattern) or a

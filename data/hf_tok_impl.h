@@ -91,11 +91,6 @@ int hf_tok_grew(const char *name, const char *field, const char *what, size_t n)
  * when out would pass cap bytes */
 int hf_replace(StrBuf *out, const char *s, size_t n, const char *from, size_t fn, const char *to, size_t tn, size_t cap);
 
-/* an obviously explosive chain, refused at load: the file's steps run on a text of their own patterns
- * and contents; -1 (one line naming the field) when it passes the growth bound. A regex past its
- * limits there is left to the texts it meets. */
-int hf_tok_probe_growth(const HfTok *t);
-
 /* ByteLevel's character -> byte (the inverse of hf_byte_char), -1 if cp is no byte's */
 int hf_char_byte(int cp);
 

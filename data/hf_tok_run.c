@@ -334,7 +334,7 @@ int *hf_tok_encode(const HfTok *t, const unsigned char *text, size_t n, int add_
     return encode(t, text, n, add_special, extra, count, NULL);
 }
 
-int hf_tok_probe_growth(const HfTok *t) {
+int hf_tok_check_growth(const HfTok *t) {
     StrBuf probe = {0}; /* what the steps act on: their own patterns and contents, and a few characters */
     for (int i = 0; i < t->n_norm; i++) sb_put(&probe, t->norm[i].from ? t->norm[i].from : "", t->norm[i].from_len);
     for (int i = 0; i < t->n_norm; i++) sb_put(&probe, t->norm[i].to ? t->norm[i].to : "", t->norm[i].to_len);

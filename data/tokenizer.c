@@ -41,6 +41,10 @@ int tokenizer_from_image(Tokenizer *t, const char *kind, const unsigned char *im
         t->bos = LLAMA2C_BOS;
     } else if (strcmp(kind, "hf") == 0) {
         if (hf_tok_parse(&t->hf, image, len, name) != 0) return -1;
+        if (hf_tok_check_growth(t->hf) != 0) {
+            hf_tok_free(t->hf), t->hf = NULL;
+            return -1;
+        }
         t->kind = TOK_HF;
         t->vocab_size = hf_tok_vocab_size(t->hf);
         t->bos = hf_tok_bos(t->hf);

@@ -1,5 +1,6 @@
-/* test_hostile_tok.c: tokenizers from a stranger that hung or grew without bound (issue 56, items 1,
- * 2 and part of 10). Each runs through the binary under test:
+/* test_hostile_tok.c: tokenizers from a stranger that hung or grew without bound (the hostile-input
+ * audit of 2026-12-08, round 3: its hang, its memory blow-up and one of its messages). Each runs
+ * through the binary under test:
  * - a pattern that matches empty: a Split on {"String": ""} looped forever at 100% CPU in
  *   `tokenizer encode`, `train --tokenizer` and any model imported with it; a Regex that matches
  *   empty ("x*", "(?=b)", "b?") skipped its empty matches, where HF's find_iter cuts the text at
