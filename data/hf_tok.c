@@ -10,10 +10,17 @@
 #include "hf_tok_impl.h"
 
 int hf_byte_char(int b) {
-    if ((b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF)) return b;
-    int k = 0; /* the others in order, from 256 */
-    for (int c = 0; c < b; c++) k += !((c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF));
-    return 256 + k;
+    static int table[256];
+    static int ready;
+    if (!ready) { /* idempotent: racing threads write the same values */
+        int k = 0; /* the bytes that are no printable character stand for 256, 257, ... in order */
+        for (int c = 0; c < 256; c++) {
+            int printable = (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
+            table[c] = printable ? c : 256 + k++;
+        }
+        ready = 1;
+    }
+    return table[b & 0xFF];
 }
 
 int hf_char_byte(int cp) {
