@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hf_bpe.h"
 
 /* what the callout returns when the budget is spent: pcre2_match passes it on (PCRE2's own codes
  * are -1 to -70) */
@@ -108,29 +107,22 @@ static void limit_reason(const HfMatcher *m, int rc, size_t from, size_t n, char
     snprintf(why, why_len, "%s (matching from byte %zu of a %zu-byte piece)", what, from, n);
 }
 
-int hf_regex_next(HfMatcher *m, const pcre2_code *re, const char *s, size_t n, size_t from, size_t *ms, size_t *me,
+int hf_regex_find(HfMatcher *m, const pcre2_code *re, const char *s, size_t n, size_t from, size_t *ms, size_t *me,
                   char *why, size_t why_len) {
-    while (from < n) {
+    m->last = from;
+    int rc = pcre2_match(re, (PCRE2_SPTR)s, n, from, 0, m->md, m->mctx);
+    if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
+        /* the interpreter checks the UTF-8 of the rest of the text on every call: counted */
+        m->steps += n - from;
         m->last = from;
-        int rc = pcre2_match(re, (PCRE2_SPTR)s, n, from, 0, m->md, m->mctx);
-        if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
-            /* the interpreter checks the UTF-8 of the rest of the text on every call: counted */
-            m->steps += n - from;
-            m->last = from;
-            rc = m->steps > m->budget ? OVER_BUDGET : pcre2_match(re, (PCRE2_SPTR)s, n, from, PCRE2_NO_JIT, m->md, m->mctx);
-        }
-        if (rc == PCRE2_ERROR_NOMATCH) return 0;
-        if (rc < 0) {
-            limit_reason(m, rc, from, n, why, why_len);
-            return -1;
-        }
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(m->md);
-        if (ov[1] > ov[0]) {
-            *ms = ov[0], *me = ov[1];
-            return 1;
-        }
-        int cp; /* an empty match: try again one character on */
-        from = ov[0] + hf_utf8_char((const unsigned char *)s + ov[0], n - ov[0], &cp);
+        rc = m->steps > m->budget ? OVER_BUDGET : pcre2_match(re, (PCRE2_SPTR)s, n, from, PCRE2_NO_JIT, m->md, m->mctx);
     }
-    return 0;
+    if (rc == PCRE2_ERROR_NOMATCH) return 0;
+    if (rc < 0) {
+        limit_reason(m, rc, from, n, why, why_len);
+        return -1;
+    }
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(m->md);
+    *ms = ov[0], *me = ov[1];
+    return 1;
 }

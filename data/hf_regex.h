@@ -43,9 +43,10 @@ void hf_matcher_init(HfMatcher *m);
 void hf_matcher_free(HfMatcher *m);
 /* n more bytes for the patterns to run over: the budget grows by HF_REGEX_STEPS_PER_BYTE * n */
 void hf_matcher_allow(HfMatcher *m, size_t n);
-/* the next non-empty match of re in s[from..n): 1 with [*ms, *me), 0 when there is none, -1 when a
- * limit stopped it (why says which, and where) */
-int hf_regex_next(HfMatcher *m, const pcre2_code *re, const char *s, size_t n, size_t from, size_t *ms, size_t *me,
+/* the leftmost match of re in s[from..n] (from <= n; it may be empty, as "a*" is everywhere): 1 with
+ * [*ms, *me), 0 when there is none, -1 when a limit stopped it (why says which, and where). Advancing
+ * past an empty match is the caller's (hf_tok_run.c's find_matches, as HF's find_iter does). */
+int hf_regex_find(HfMatcher *m, const pcre2_code *re, const char *s, size_t n, size_t from, size_t *ms, size_t *me,
                   char *why, size_t why_len);
 
 #endif

@@ -10,10 +10,17 @@
 #include "hf_tok_impl.h"
 
 int hf_byte_char(int b) {
-    if ((b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF)) return b;
-    int k = 0; /* the others in order, from 256 */
-    for (int c = 0; c < b; c++) k += !((c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF));
-    return 256 + k;
+    static int table[256];
+    static int ready;
+    if (!ready) { /* idempotent: racing threads write the same values */
+        int k = 0; /* the bytes that are no printable character stand for 256, 257, ... in order */
+        for (int c = 0; c < 256; c++) {
+            int printable = (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
+            table[c] = printable ? c : 256 + k++;
+        }
+        ready = 1;
+    }
+    return table[b & 0xFF];
 }
 
 int hf_char_byte(int cp) {
@@ -163,6 +170,7 @@ static int add_norm(HfTok *t, const JsonNode *n, const Ctx *c) {
         }
         s.kind = NORM_UNICODE, s.form = f;
     }
+    s.field = dup_bytes(c->path, strlen(c->path));
     t->norm = xrealloc(t->norm, (size_t)(t->n_norm + 1) * sizeof *t->norm);
     t->norm[t->n_norm++] = s;
     return 0;
@@ -225,6 +233,7 @@ static int add_pre(HfTok *t, const JsonNode *n, const Ctx *c) {
                  "pre-tokenizer type '%.40s' is not read (Sequence, ByteLevel, Digits, Split, Metaspace)", type);
         return fail_at(c, why);
     }
+    p.field = dup_bytes(c->path, strlen(c->path));
     t->pre = xrealloc(t->pre, (size_t)(t->n_pre + 1) * sizeof *t->pre);
     t->pre[t->n_pre++] = p;
     return 0;
@@ -286,6 +295,7 @@ static int add_dec(HfTok *t, const JsonNode *n, const Ctx *c) {
         return fail_at(c, why);
     }
     if (d.kind == DEC_METASPACE && d.prepend) t->metaspace_first = 1;
+    d.field = dup_bytes(c->path, strlen(c->path));
     t->dec = xrealloc(t->dec, (size_t)(t->n_dec + 1) * sizeof *t->dec);
     t->dec[t->n_dec++] = d;
     return 0;
@@ -399,21 +409,41 @@ static int add_post(HfTok *t, const JsonNode *pp, const Ctx *c) {
 
 static void put(StrBuf *b, const void *s, size_t n) { sb_put(b, s, n); }
 
-static void replace_all(StrBuf *out, const char *s, size_t n, const char *from, size_t fn, const char *to, size_t tn) {
+size_t hf_tok_growth_limit(size_t n) {
+    return n > (SIZE_MAX - HF_TOK_GROWTH_FLOOR) / HF_TOK_GROWTH ? SIZE_MAX : HF_TOK_GROWTH * n + HF_TOK_GROWTH_FLOOR;
+}
+
+int hf_tok_grew(const char *name, const char *field, const char *what, size_t n) {
+    return pelab_fail("%s: %s: lengthens %s of %zu bytes past %zu bytes (%d x + %d): a tokenizer's steps lengthen a "
+                      "text at most %d-fold", name, field, what, n, hf_tok_growth_limit(n), HF_TOK_GROWTH,
+                      HF_TOK_GROWTH_FLOOR, HF_TOK_GROWTH);
+}
+
+int hf_replace(StrBuf *out, const char *s, size_t n, const char *from, size_t fn, const char *to, size_t tn, size_t cap) {
     for (size_t i = 0; i < n;) {
-        if (i + fn <= n && !memcmp(s + i, from, fn)) put(out, to, tn), i += fn;
-        else put(out, s + i, 1), i++;
+        size_t j = i + 1, add = tn; /* a match, or the bytes up to the next possible start of from */
+        int match = i + fn <= n && !memcmp(s + i, from, fn);
+        if (!match) {
+            while (j < n && s[j] != from[0]) j++;
+            add = j - i;
+        }
+        if (add > cap || out->len > cap - add) return -1;
+        if (match) sb_put(out, to, tn), i += fn;
+        else sb_put(out, s + i, add), i = j;
     }
+    return 0;
 }
 
 static int hex_digit(char c) {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-static void decode_step(const HfDec *d, const char *s, size_t n, StrBuf *out) {
+/* one token through decoder step d, appended to out; -1 when out would pass cap bytes (only
+ * Replace lengthens a token) */
+static int decode_step(const HfDec *d, const char *s, size_t n, StrBuf *out, size_t cap) {
     switch (d->kind) {
-    case DEC_REPLACE: replace_all(out, s, n, d->from, d->from_len, d->to, d->to_len); break;
-    case DEC_METASPACE: replace_all(out, s, n, d->rep, d->rep_len, " ", 1); break;
+    case DEC_REPLACE: return hf_replace(out, s, n, d->from, d->from_len, d->to, d->to_len, cap);
+    case DEC_METASPACE: return hf_replace(out, s, n, d->rep, d->rep_len, " ", 1, cap);
     case DEC_BYTEFALLBACK:
         if (n == 6 && !memcmp(s, "<0x", 3) && s[5] == '>' && hex_digit(s[3]) >= 0 && hex_digit(s[4]) >= 0) {
             unsigned char byte = (unsigned char)(hex_digit(s[3]) * 16 + hex_digit(s[4]));
@@ -447,37 +477,46 @@ static void decode_step(const HfDec *d, const char *s, size_t n, StrBuf *out) {
     }
     case DEC_FUSE: put(out, s, n); break;
     }
+    return 0;
 }
 
-static void build_pieces(HfTok *t) {
+/* -1 naming the decoder step when the decoded vocabulary would pass hf_tok_growth_limit of the
+ * vocabulary's bytes */
+static int build_pieces(HfTok *t) {
     t->piece = xcalloc((size_t)t->n_ids, sizeof *t->piece);
     t->piece_len = xcalloc((size_t)t->n_ids, sizeof *t->piece_len);
     t->special = xcalloc((size_t)t->n_ids, 1);
-    StrBuf all = {0};
+    size_t vocab_bytes = 0, len;
+    for (int id = 0; id < t->n_ids; id++)
+        if (hf_tok_token(t, id, &len)) vocab_bytes += len;
+    size_t cap = hf_tok_growth_limit(vocab_bytes);
+    StrBuf all = {0}, cur = {0}, next = {0};
     size_t *off = xmalloc((size_t)t->n_ids * sizeof *off);
-    for (int id = 0; id < t->n_ids; id++) {
-        size_t len;
+    int rc = 0;
+    for (int id = 0; id < t->n_ids && rc == 0; id++) {
         const char *tok = hf_tok_token(t, id, &len);
         off[id] = SIZE_MAX;
         if (!tok) continue;
-        StrBuf cur = {0}, next = {0};
+        cur.len = 0;
         put(&cur, tok, len);
-        for (int i = 0; i < t->n_dec; i++) {
+        for (int i = 0; i < t->n_dec && rc == 0; i++) {
             next.len = 0;
-            decode_step(&t->dec[i], cur.s, cur.len, &next);
+            if (decode_step(&t->dec[i], cur.s, cur.len, &next, cap - all.len) != 0)
+                rc = hf_tok_grew(t->name, t->dec[i].field, "the vocabulary", vocab_bytes);
             StrBuf tmp = cur;
             cur = next, next = tmp;
         }
         off[id] = all.len;
         t->piece_len[id] = (int)cur.len;
         put(&all, cur.s ? cur.s : "", cur.len);
-        sb_free(&cur), sb_free(&next);
     }
+    sb_free(&cur), sb_free(&next);
     for (int i = 0; i < t->n_added; i++) t->special[t->added[i].id] = (unsigned char)t->added[i].special;
     t->piece_mem = (unsigned char *)(all.s ? all.s : xmalloc(1));
     for (int id = 0; id < t->n_ids; id++)
         if (off[id] != SIZE_MAX) t->piece[id] = t->piece_mem + off[id];
     free(off);
+    return rc;
 }
 
 /* ---- the whole file ---- */
@@ -528,8 +567,8 @@ static int parse_doc(HfTok *t, const JsonNode *root, const char *name) {
         if (!hf_tok_token(t, id, &len))
             return pelab_fail("%s: post_processor: token id %d is neither in the vocabulary nor an added token", name, id);
     }
-    build_pieces(t);
-    return 0;
+    t->name = dup_bytes(name, strlen(name));
+    return build_pieces(t);
 }
 
 int hf_tok_parse(HfTok **out, const unsigned char *buf, size_t len, const char *name) {
@@ -556,16 +595,16 @@ int hf_tok_parse(HfTok **out, const unsigned char *buf, size_t len, const char *
 void hf_tok_free(HfTok *t) {
     if (!t) return;
     hf_bpe_free(&t->bpe);
-    for (int i = 0; i < t->n_norm; i++) free(t->norm[i].from), free(t->norm[i].to);
+    for (int i = 0; i < t->n_norm; i++) free(t->norm[i].from), free(t->norm[i].to), free(t->norm[i].field);
     for (int i = 0; i < t->n_pre; i++) {
         if (t->pre[i].re) pcre2_code_free(t->pre[i].re);
-        free(t->pre[i].lit), free(t->pre[i].where);
+        free(t->pre[i].lit), free(t->pre[i].where), free(t->pre[i].field);
     }
     for (int i = 0; i < t->n_added; i++) free(t->added[i].content);
     for (int b = 0; b < 256; b++) free(t->first_added[b]);
-    for (int i = 0; i < t->n_dec; i++) free(t->dec[i].from), free(t->dec[i].to);
+    for (int i = 0; i < t->n_dec; i++) free(t->dec[i].from), free(t->dec[i].to), free(t->dec[i].field);
     free(t->norm), free(t->pre), free(t->added), free(t->dec), free(t->prefix), free(t->suffix);
-    free(t->piece), free(t->piece_len), free(t->piece_mem), free(t->special);
+    free(t->piece), free(t->piece_len), free(t->piece_mem), free(t->special), free(t->name);
     free(t);
 }
 

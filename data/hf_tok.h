@@ -45,10 +45,27 @@ int hf_tok_vocab_size(const HfTok *t);
 int hf_tok_bos(const HfTok *t);
 /* the first added token marked special (GPT-2's <|endoftext|>), -1 if none */
 int hf_tok_first_special(const HfTok *t);
-/* text[0..n) as ids in a malloc'd array with room for extra more (normalizers may lengthen a text:
- * no fixed bound); add_special: the post-processor's tokens around it. *count gets the number.
- * NULL with one line naming the file, the field and the limit when a regex of the file runs past
- * data/hf_regex.h's bounds (a catastrophic pattern). */
+/* Every text transformation of a file (each normalizer, each pre-tokenizer, the decoders over the
+ * vocabulary) gives at most HF_TOK_GROWTH x its input + HF_TOK_GROWTH_FLOOR bytes, counted from the
+ * text before the first step (a chain compounds: 40 Replace "a" -> "aa" would double it 40 times).
+ * The most a real tokenizer lengthens a text: NFKC turns U+FDFA (3 bytes) into 33, and ByteLevel
+ * then doubles every byte past ASCII: 22-fold; Llama 2's Prepend + Replace " " -> U+2581 makes a run
+ * of spaces 3-fold; ordinary text grows 1.0 to 1.3-fold. */
+#define HF_TOK_GROWTH 32
+#define HF_TOK_GROWTH_FLOOR 4096
+/* HF_TOK_GROWTH x n + HF_TOK_GROWTH_FLOOR, saturating */
+size_t hf_tok_growth_limit(size_t n);
+
+/* an obviously explosive chain, refused when a file is loaded (data/tokenizer.c does): the file's
+ * steps run on a text of their own patterns and contents (and a few characters: a space, a letter,
+ * a digit, an accent, U+FDFA, an invalid byte); -1 with one line naming the field when that passes
+ * hf_tok_growth_limit. A regex past its limits there is left to the texts it meets. */
+int hf_tok_check_growth(const HfTok *t);
+
+/* text[0..n) as ids in a malloc'd array with room for extra more; add_special: the post-processor's
+ * tokens around it. *count gets the number. NULL with one line naming the file, the field and the
+ * limit when a regex of the file runs past data/hf_regex.h's bounds (a catastrophic pattern) or a
+ * step lengthens the text past hf_tok_growth_limit. */
 int *hf_tok_encode(const HfTok *t, const unsigned char *text, size_t n, int add_special, size_t extra, size_t *count);
 /* the decoded bytes of id as a token of its own (every per-token decoder step applied), NULL if no
  * token has this id; *special: an added token marked special */

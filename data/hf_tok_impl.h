@@ -3,6 +3,7 @@
 #ifndef PELAB_HF_TOK_IMPL_H
 #define PELAB_HF_TOK_IMPL_H
 
+#include "../core/strbuf.h"
 #include "hf_bpe.h"
 #include "hf_regex.h" /* (not hf_tok.h: the struct below is what it declares, and modules include no cycle) */
 
@@ -15,6 +16,7 @@ typedef struct {
     char *from, *to; /* prepend: to; replace: from -> to */
     size_t from_len, to_len;
     int form;        /* NORM_UNICODE: 0 NFC, 1 NFD, 2 NFKC, 3 NFKD */
+    char *field;     /* its place in the file ("normalizer.normalizers[1]"), for messages */
 } HfNorm;
 
 typedef enum { PRE_SPLIT, PRE_BYTELEVEL, PRE_METASPACE } PreKind;
@@ -31,6 +33,7 @@ typedef struct {
     size_t rep_len;
     int prepend;          /* Metaspace: 0 never, 1 always, 2 first */
     int split;
+    char *field; /* its place in the file, for messages */
 } HfPre;
 
 typedef struct {
@@ -51,9 +54,11 @@ typedef struct {
     char strip[8]; /* Strip's content character */
     size_t strip_len;
     int start, stop;
+    char *field; /* its place in the file, for messages */
 } HfDec;
 
 struct HfTok {
+    char *name; /* the file's, for messages at encoding time */
     HfBpe bpe;
     int n_ids;
     HfNorm *norm;
@@ -79,6 +84,12 @@ struct HfTok {
 
 /* GPT-2's pre-tokenization regex (HF's ByteLevel with use_regex) */
 #define HF_GPT2_REGEX "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
+
+/* one line: field grew what (a text, the vocabulary) of n bytes past hf_tok_growth_limit(n); -1 */
+int hf_tok_grew(const char *name, const char *field, const char *what, size_t n);
+/* s[0..n) with every from (fn > 0 bytes) replaced by to, appended to out; -1 (nothing more appended)
+ * when out would pass cap bytes */
+int hf_replace(StrBuf *out, const char *s, size_t n, const char *from, size_t fn, const char *to, size_t tn, size_t cap);
 
 /* ByteLevel's character -> byte (the inverse of hf_byte_char), -1 if cp is no byte's */
 int hf_char_byte(int cp);

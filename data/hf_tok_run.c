@@ -56,6 +56,11 @@ typedef struct {
     Range *r;
     size_t nr, rcap;
     StrBuf tmp, mapped;
+    /* the whole text's bound (hf_tok_growth_limit of its raw length), and how much of it the segments
+     * so far took when normalized and when pre-tokenized: one budget for the text, however many
+     * added tokens cut it into segments */
+    size_t text_len, limit, norm_used, pre_used;
+    int grew; /* the error was the growth bound's */
 } Enc;
 
 static void push_id(Enc *e, int id) {
@@ -63,35 +68,53 @@ static void push_id(Enc *e, int id) {
     e->ids[e->n_ids++] = id;
 }
 
+/* a piece of the text between matches (never empty: HF pushes no empty gap) */
 static void add_range(Enc *e, size_t s, size_t end, int match) {
-    if (s == end) return;
+    if (s == end && !match) return;
     if (e->nr == e->rcap) e->rcap = e->rcap ? 2 * e->rcap : 64, e->r = xrealloc(e->r, e->rcap * sizeof *e->r);
     e->r[e->nr++] = (Range){s, end, match};
 }
 
-/* s as (range, matched) pieces covering it: HF's find_matches; -1 when a regex ran past a limit
- * (hf_regex.h), the message naming the file and the field */
+/* the leftmost match of p's pattern in s[from..n] (the empty literal matches at from): 1 with
+ * [*ms, *me), 0 if none, -1 when a regex ran past a limit (the message naming the file and field) */
+static int find_at(Enc *e, const HfPre *p, const char *s, size_t n, size_t from, size_t *ms, size_t *me) {
+    if (p->re) {
+        char why[400];
+        int found = hf_regex_find(&e->matcher, p->re, s, n, from, ms, me, why, sizeof why);
+        return found < 0 ? pelab_fail("%s: %s", p->where, why) : found;
+    }
+    for (size_t i = from; i + p->lit_len <= n; i++)
+        if (!memcmp(s + i, p->lit, p->lit_len)) {
+            *ms = i, *me = i + p->lit_len;
+            return 1;
+        }
+    return 0;
+}
+
+/* s as (range, matched) pieces covering it: HF's find_matches over onig's find_iter. A pattern that
+ * matches empty ("" as a String, "a*", "(?=x)") gives empty matches, each a piece of its own that
+ * cuts the text there (so "" splits a text into its characters), except one right where the
+ * previous match ended; after an empty match the search goes on one character later, so every
+ * pattern advances. -1 when a regex ran past a limit (hf_regex.h). */
 static int find_matches(Enc *e, const HfPre *p, const char *s, size_t n) {
     e->nr = 0;
-    size_t at = 0, ms, me;
+    size_t from = 0, prev = 0, last_end = SIZE_MAX;
     if (p->re) hf_matcher_allow(&e->matcher, n);
-    for (;;) {
-        int found;
-        if (p->re) {
-            char why[400];
-            found = hf_regex_next(&e->matcher, p->re, s, n, at, &ms, &me, why, sizeof why);
-            if (found < 0) return pelab_fail("%s: %s", p->where, why);
-        } else {
-            found = 0;
-            for (size_t i = at; i + p->lit_len <= n && !found; i++)
-                if (!memcmp(s + i, p->lit, p->lit_len)) found = 1, ms = i, me = i + p->lit_len;
-        }
+    while (from <= n) {
+        size_t ms, me;
+        int found = find_at(e, p, s, n, from, &ms, &me);
+        if (found < 0) return -1;
         if (!found) break;
-        add_range(e, at, ms, 0);
+        if (ms == me && me == last_end) { /* an empty match where the last one ended: one character on */
+            int cp;
+            from += from < n ? hf_utf8_char((const unsigned char *)s + from, n - from, &cp) : 1;
+            continue;
+        }
+        add_range(e, prev, ms, 0);
         add_range(e, ms, me, 1);
-        at = me;
+        prev = from = last_end = me;
     }
-    add_range(e, at, n, 0);
+    add_range(e, prev, n, 0);
     return 0;
 }
 
@@ -143,17 +166,6 @@ static void split_ranges(Enc *e, const char *s, SplitBehavior b, int invert, int
     for (size_t i = 0; i < k; i++) pieces_add(out, s + r[i].s, r[i].e - r[i].s, first && r[i].s == 0);
 }
 
-static void replace_into(StrBuf *out, const char *s, size_t n, const char *from, size_t fn, const char *to, size_t tn) {
-    for (size_t i = 0; i < n;) {
-        if (i + fn <= n && !memcmp(s + i, from, fn)) sb_put(out, to, tn), i += fn;
-        else {
-            size_t j = i + 1; /* copy up to the next possible start of from */
-            while (j < n && s[j] != from[0]) j++;
-            sb_put(out, s + i, j - i), i = j;
-        }
-    }
-}
-
 static void byte_map(StrBuf *out, const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         int cp = hf_byte_char((unsigned char)s[i]);
@@ -188,7 +200,7 @@ static int pre_step(Enc *e, const HfPre *p, const char *s, size_t n, int first, 
         e->tmp.len = 0;
         int has_rep = n >= p->rep_len && !memcmp(s, p->rep, p->rep_len);
         if ((p->prepend == 1 || (p->prepend == 2 && first)) && !has_rep && s[0] != ' ') sb_put(&e->tmp, p->rep, p->rep_len);
-        replace_into(&e->tmp, s, n, " ", 1, p->rep, p->rep_len);
+        hf_replace(&e->tmp, s, n, " ", 1, p->rep, p->rep_len, SIZE_MAX); /* at most 4-fold: checked by the caller */
         if (!p->split) {
             pieces_add(out, e->tmp.s, e->tmp.len, first);
             break;
@@ -211,11 +223,15 @@ static int encode_words(Enc *e, const char *s, size_t n, int first) {
     pieces_add(&e->a, s, n, first);
     for (int i = 0; i < t->n_pre; i++) {
         e->b.len = e->b.n = 0;
-        for (size_t j = 0; j < e->a.n; j++)
+        for (size_t j = 0; j < e->a.n; j++) {
             if (pre_step(e, &t->pre[i], e->a.buf + e->a.start[j], e->a.plen[j], e->a.first[j], &e->b) != 0) return -1;
+            if (e->b.len > e->limit - e->pre_used) /* one piece's step lengthens it at most 4-fold + 4: checked as it goes */
+                return e->grew = 1, hf_tok_grew(t->name, t->pre[i].field, "a text", e->text_len);
+        }
         Pieces tmp = e->a;
         e->a = e->b, e->b = tmp;
     }
+    e->pre_used += e->a.len;
     for (size_t j = 0; j < e->a.n; j++)
         hf_bpe_word(&t->bpe, &e->scratch, e->a.buf + e->a.start[j], e->a.plen[j], &e->ids, &e->n_ids, &e->cap);
     return 0;
@@ -250,21 +266,25 @@ static int encode_segment(Enc *e, const char *s, size_t n, int first) {
     const HfTok *t = e->t;
     StrBuf cur = {0}, next = {0};
     sb_put(&cur, s, n);
-    for (int i = 0; i < t->n_norm; i++) {
+    size_t limit = e->limit - e->norm_used;
+    int rc = 0;
+    for (int i = 0; i < t->n_norm && rc == 0; i++) {
         const HfNorm *m = &t->norm[i];
         next.len = 0;
         if (m->kind == NORM_PREPEND) {
-            if (cur.len) sb_put(&next, m->to, m->to_len);
+            if (cur.len && cur.len + m->to_len > limit) rc = -1;
+            else if (cur.len) sb_put(&next, m->to, m->to_len);
             sb_put(&next, cur.s, cur.len);
-        } else if (m->kind == NORM_REPLACE) replace_into(&next, cur.s, cur.len, m->from, m->from_len, m->to, m->to_len);
-        else hf_unicode_normalize(m->form, cur.s, cur.len, &next);
+        } else if (m->kind == NORM_REPLACE) rc = hf_replace(&next, cur.s, cur.len, m->from, m->from_len, m->to, m->to_len, limit);
+        else hf_unicode_normalize(m->form, cur.s, cur.len, &next), rc = next.len > limit ? -1 : 0; /* at most 11-fold */
+        if (rc != 0) e->grew = 1, rc = hf_tok_grew(t->name, m->field, "a text", e->text_len);
         StrBuf tmp = cur;
         cur = next, next = tmp;
     }
+    e->norm_used += cur.len;
     const char *ns = cur.s ? cur.s : "";
     size_t pos = 0;
-    int rc = 0;
-    for (;;) {
+    for (; rc == 0;) {
         size_t ms, me;
         int j = next_added(t, ns, cur.len, pos, 1, &ms, &me);
         size_t end = j >= 0 ? ms : cur.len;
@@ -277,8 +297,10 @@ static int encode_segment(Enc *e, const char *s, size_t n, int first) {
     return rc;
 }
 
-int *hf_tok_encode(const HfTok *t, const unsigned char *text, size_t n, int add_special, size_t extra, size_t *count) {
-    Enc e = {.t = t};
+/* hf_tok_encode; *grew (when not NULL): 1 when it failed on the growth bound */
+static int *encode(const HfTok *t, const unsigned char *text, size_t n, int add_special, size_t extra, size_t *count,
+                   int *grew) {
+    Enc e = {.t = t, .text_len = n, .limit = hf_tok_growth_limit(n)};
     hf_matcher_init(&e.matcher);
     const char *s = (const char *)text;
     if (add_special)
@@ -304,7 +326,31 @@ int *hf_tok_encode(const HfTok *t, const unsigned char *text, size_t n, int add_
     pieces_free(&e.a), pieces_free(&e.b);
     free(e.r);
     sb_free(&e.tmp), sb_free(&e.mapped);
+    if (grew) *grew = e.grew;
     return ids;
+}
+
+int *hf_tok_encode(const HfTok *t, const unsigned char *text, size_t n, int add_special, size_t extra, size_t *count) {
+    return encode(t, text, n, add_special, extra, count, NULL);
+}
+
+int hf_tok_check_growth(const HfTok *t) {
+    StrBuf probe = {0}; /* what the steps act on: their own patterns and contents, and a few characters */
+    for (int i = 0; i < t->n_norm; i++) sb_put(&probe, t->norm[i].from ? t->norm[i].from : "", t->norm[i].from_len);
+    for (int i = 0; i < t->n_norm; i++) sb_put(&probe, t->norm[i].to ? t->norm[i].to : "", t->norm[i].to_len);
+    for (int i = 0; i < t->n_pre; i++) sb_put(&probe, t->pre[i].lit ? t->pre[i].lit : "", t->pre[i].lit_len);
+    sb_puts(&probe, " a1\xc3\xa9\xef\xb7\xba\xff "); /* a space, a letter, a digit, é, U+FDFA (NFKC: 18 characters), a bad byte */
+    size_t n;
+    int grew = 0, *ids = encode(t, (const unsigned char *)probe.s, probe.len, 0, 0, &n, &grew);
+    free(ids);
+    int rc = 0;
+    if (!ids && grew) {
+        char why[sizeof pelab_errmsg];
+        snprintf(why, sizeof why, "%s", pelab_errmsg);
+        rc = pelab_fail("%s; at load, on a text of the file's own patterns", why);
+    }
+    sb_free(&probe);
+    return rc;
 }
 
 int hf_tok_decode(const HfTok *t, const int *ids, size_t n, int skip_special, StrBuf *out) {

@@ -41,6 +41,10 @@ int tokenizer_from_image(Tokenizer *t, const char *kind, const unsigned char *im
         t->bos = LLAMA2C_BOS;
     } else if (strcmp(kind, "hf") == 0) {
         if (hf_tok_parse(&t->hf, image, len, name) != 0) return -1;
+        if (hf_tok_check_growth(t->hf) != 0) {
+            hf_tok_free(t->hf), t->hf = NULL;
+            return -1;
+        }
         t->kind = TOK_HF;
         t->vocab_size = hf_tok_vocab_size(t->hf);
         t->bos = hf_tok_bos(t->hf);
@@ -59,11 +63,25 @@ int tokenizer_from_image(Tokenizer *t, const char *kind, const unsigned char *im
     return 0;
 }
 
+int tokenizer_from_file_image(Tokenizer *t, const char *kind, const unsigned char *image, size_t len, const char *path,
+                              int model_vocab) {
+    if (len > 0) return tokenizer_from_image(t, kind, image, len, path, model_vocab);
+    tokenizer_init_byte(t); /* (tokenizer_from_image's own message is about a checkpoint's missing tensor) */
+    const char *what = !kind ? "a pelab BPE file, a tokenizer.json or a llama2.c tokenizer.bin"
+                       : !strcmp(kind, "hf") ? "a tokenizer.json" : !strcmp(kind, "llama2c") ? "a llama2.c tokenizer.bin"
+                                                                                           : "a pelab BPE file";
+    return pelab_fail("%s: an empty file (0 bytes): expected %s", path, what);
+}
+
 int tokenizer_load_file(Tokenizer *t, const char *path) {
     unsigned char *buf;
     size_t len;
     tokenizer_init_byte(t);
     if (read_file_max(path, FILE_MAX_TOKENIZER, "a tokenizer file", &buf, &len) != 0) return -1;
+    if (len == 0) {
+        free(buf);
+        return tokenizer_from_file_image(t, NULL, NULL, 0, path, 0);
+    }
     int is_bpe = len >= 8 && memcmp(buf, "PELABBPE", 8) == 0;
     size_t i = 0; /* a JSON object: a tokenizer.json (a tokenizer.bin starts with a small int32) */
     while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')) i++;

@@ -33,6 +33,10 @@ void tokenizer_init_byte(Tokenizer *t);
  * image (ignored for byte). The model's vocabulary must hold every id. -1 + pelab_errmsg. */
 int tokenizer_from_image(Tokenizer *t, const char *kind, const unsigned char *image, size_t len, const char *name,
                          int model_vocab);
+/* tokenizer_from_image for the bytes of the file path (not a checkpoint's tensor): an empty file is
+ * refused naming path */
+int tokenizer_from_file_image(Tokenizer *t, const char *kind, const unsigned char *image, size_t len, const char *path,
+                              int model_vocab);
 /* a tokenizer file: pelab's BPE (magic PELABBPE), a tokenizer.json (starts with '{') or llama2.c's
  * tokenizer.bin */
 int tokenizer_load_file(Tokenizer *t, const char *path);

@@ -201,7 +201,7 @@ static void pcre2_limits(void) {
         hf_matcher_init(&m);
         hf_matcher_allow(&m, (size_t)1 << 40); /* no budget: the limit itself must stop it */
         size_t ms, me;
-        int rc = re ? hf_regex_next(&m, re, text.s, text.len, 0, &ms, &me, why, sizeof why) : 0;
+        int rc = re ? hf_regex_find(&m, re, text.s, text.len, 0, &ms, &me, why, sizeof why) : 0;
         CHECK(rc == -1 && strstr(why, cases[i].why), "%s on %zu bytes: stopped by '%s': %s", cases[i].pattern, text.len,
               cases[i].why, rc == -1 ? why : "matched or no match");
         hf_matcher_free(&m);

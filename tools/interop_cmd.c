@@ -49,7 +49,7 @@ static int import_hf(const char *dir, const char *out, int apply_window) {
     tokenizer_init_byte(&tok);
     if (access(tok_path, F_OK) == 0) {
         if (hf_read_model_file(dir, "tokenizer.json", FILE_MAX_TOKENIZER, "a tokenizer.json", &image, &image_len) != 0 ||
-            tokenizer_from_image(&tok, "hf", image, image_len, tok_path, m.cfg.vocab_size) != 0)
+            tokenizer_from_file_image(&tok, "hf", image, image_len, tok_path, m.cfg.vocab_size) != 0)
             pelab_die("import: %s", pelab_errmsg);
         meta_set(&meta, "tokenizer", "hf");
         meta.tokenizer_image = image, meta.tokenizer_len = image_len;
@@ -125,7 +125,7 @@ int cmd_import(int argc, char **argv) {
     size_t image_len;
     if (read_file_max(tok_path, FILE_MAX_TOKENIZER, "a tokenizer.bin", &image, &image_len) != 0) pelab_die("import: %s", pelab_errmsg);
     Tokenizer tok;
-    if (tokenizer_from_image(&tok, "llama2c", image, image_len, tok_path, m.cfg.vocab_size) != 0)
+    if (tokenizer_from_file_image(&tok, "llama2c", image, image_len, tok_path, m.cfg.vocab_size) != 0)
         pelab_die("import: %s", pelab_errmsg);
     if (tok.vocab_size != m.cfg.vocab_size)
         pelab_die("import: %s has %d tokens but %s has a vocabulary of %d", tok_path, tok.vocab_size, model_path,

@@ -9,7 +9,12 @@
  * UTF-8 included) and a SentencePiece-style one with byte fallback (Llama 2's pipeline: every text
  * without a literal U+2581, which its decoder turns into a space as HF's does, and without <unk>,
  * <s> or </s>: the text after an added token is a segment of its own, which the Prepend normalizer
- * starts with a U+2581 as HF's does, so it decodes with one more space). */
+ * starts with a U+2581 as HF's does, so it decodes with one more space). Two more fixed ones run
+ * every text through the steps that once hung or grew without bound: Split patterns that match
+ * empty (every behaviour, inverted or not) after NFKC and a Replace, which must encode; and a
+ * chain of Replace "a" -> "aaaa" that passes data/hf_tok.h's growth bound on texts with many a's,
+ * which must then be refused in one line naming the field. Every encoding has at most the ids
+ * that bound allows (the text's bytes, twice the bound, and the file's own special tokens). */
 #include <stdint.h>
 
 #include "../../core/error.h"
@@ -17,7 +22,7 @@
 #include "../../data/hf_tok.h"
 #include "fuzz_common.h"
 
-static HfTok *byte_level, *fallback;
+static HfTok *byte_level, *fallback, *empty_matches, *growing;
 
 static void put_char(StrBuf *b, int cp) { sb_printf(b, "\\u%04x", cp); }
 
@@ -64,19 +69,46 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     sb_puts(&b, ", \"\\u2581\": 259, \"t\": 260, \"h\": 261, \"e\": 262, \"\\u2581t\": 263, \"he\": 264, \"\\u2581the\": 265, "
                 "\"a\": 266, \"\\u00e9\": 267}, \"merges\": [\"\\u2581 t\", \"h e\", \"\\u2581t he\"]}}");
     fallback = build(b.s);
+    b.len = 0;
+    /* NFKC, Replace " " -> "__", then Splits whose patterns match empty, each behaviour once, and
+     * a Metaspace; a vocabulary of a few letters (<unk> for the rest) */
+    sb_puts(&b, "{\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"NFKC\"}, {\"type\": "
+                "\"Replace\", \"pattern\": {\"String\": \" \"}, \"content\": \"__\"}]}, \"pre_tokenizer\": "
+                "{\"type\": \"Sequence\", \"pretokenizers\": [");
+    static const char *const split_patterns[] = {"{\"String\": \"\"}", "{\"Regex\": \"a*\"}", "{\"Regex\": \"(?=b)|_\"}",
+                                                 "{\"Regex\": \"\\\\b\"}", "{\"Regex\": \"x?\"}"};
+    static const char *const behaviors[] = {"Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"};
+    for (int i = 0; i < 5; i++)
+        sb_printf(&b, "{\"type\": \"Split\", \"pattern\": %s, \"behavior\": \"%s\", \"invert\": %s}, ",
+                  split_patterns[i], behaviors[(i + 1) % 5], i % 2 ? "true" : "false");
+    sb_puts(&b, "{\"type\": \"Metaspace\", \"replacement\": \"_\", \"prepend_scheme\": \"first\"}]}, "
+                "\"model\": {\"type\": \"BPE\", \"unk_token\": \"<unk>\", \"vocab\": {\"<unk>\": 0, \"a\": 1, \"b\": 2, "
+                "\"_\": 3, \"ab\": 4}, \"merges\": [\"a b\"]}}");
+    empty_matches = build(b.s);
+    b.len = 0;
+    /* 3 x Replace "a" -> "aaaa": 64-fold on a run of a's, past the 32-fold bound */
+    sb_puts(&b, "{\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [");
+    for (int i = 0; i < 3; i++)
+        sb_printf(&b, "%s{\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": \"aaaa\"}", i ? ", " : "");
+    sb_puts(&b, "]}, \"model\": {\"type\": \"BPE\", \"unk_token\": \"<unk>\", \"vocab\": {\"<unk>\": 0, \"a\": 1}, "
+                "\"merges\": []}}");
+    growing = build(b.s);
     sb_free(&b);
     return 0;
 }
 
-/* ids in the vocabulary, decodable both ways; exact: decode(encode(text)) == text */
-static void check(const HfTok *t, const unsigned char *text, size_t n, int exact) {
+/* ids in the vocabulary, decodable both ways, no more than the growth bound allows (file_len: the
+ * file's size, which bounds its post-processor's tokens); exact: decode(encode(text)) == text */
+static void check(const HfTok *t, size_t file_len, const unsigned char *text, size_t n, int exact) {
     for (int special = 0; special < 2; special++) {
         size_t k;
         int *ids = hf_tok_encode(t, text, n, special, 3, &k);
-        if (!ids) { /* a pattern of the file past its limits (data/hf_regex.h): one line */
+        if (!ids) { /* a pattern of the file past its limits (data/hf_regex.h), or a text grown past its bound: one line */
             FUZZ_CHECK(!exact && pelab_errmsg[0] && !strchr(pelab_errmsg, '\n'), "encode refused: %s", pelab_errmsg);
             continue;
         }
+        FUZZ_CHECK(k <= n + 2 * hf_tok_growth_limit(n) + file_len, "%zu ids for a text of %zu bytes: past the growth bound",
+                   k, n);
         int vocab = hf_tok_vocab_size(t);
         for (size_t i = 0; i < k; i++) {
             size_t len;
@@ -112,18 +144,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const unsigned char *text = nul ? nul + 1 : (const unsigned char *)FUZZ_TEXT;
     size_t n = nul ? size - file_len - 1 : sizeof FUZZ_TEXT - 1;
 
-    check(byte_level, text, n, 1);
-    check(fallback, text, n, !fallback_inexact(text, n));
+    check(byte_level, 0, text, n, 1);
+    check(fallback, 0, text, n, !fallback_inexact(text, n));
+    /* the two fixed chains on the first 256 bytes (what they test shows on short texts: splitting at
+     * every character is the slow part of this harness past that) */
+    size_t m = n < 256 ? n : 256, k, n_a = 0;
+    int *ids = hf_tok_encode(empty_matches, text, m, 0, 0, &k);
+    FUZZ_CHECK(ids != NULL, "patterns that match empty: %s", pelab_errmsg);
+    for (size_t i = 0; ids && i < k; i++) FUZZ_CHECK(ids[i] >= 0 && ids[i] <= 4, "id %d outside the vocabulary", ids[i]);
+    FUZZ_CHECK(!ids || k <= m + 2 * hf_tok_growth_limit(m), "%zu ids for %zu bytes: past the growth bound", k, m);
+    free(ids);
+    for (size_t i = 0; i < m; i++) n_a += text[i] == 'a';
+    size_t grown = 64 * n_a + (m - n_a); /* the chain makes each a 64 a's: past the bound when they are about half the text */
+    ids = hf_tok_encode(growing, text, m, 0, 0, &k);
+    FUZZ_CHECK(ids || (strstr(pelab_errmsg, "fixed: normalizer.normalizers[") && strstr(pelab_errmsg, "32 x")),
+               "a growing chain: refused naming the field: %s", pelab_errmsg);
+    FUZZ_CHECK(!ids == (grown > hf_tok_growth_limit(m)), "a chain growing %zu bytes to %zu: %s, the bound is %zu", m,
+               grown, ids ? "encoded" : "refused", hf_tok_growth_limit(m));
+    free(ids);
     HfTok *t;
     if (hf_tok_parse(&t, data, file_len, "fuzz-hf") == 0) {
-        check(t, text, n, 0);
-        check(t, (const unsigned char *)FUZZ_TEXT, sizeof FUZZ_TEXT - 1, 0);
+        int explosive = hf_tok_check_growth(t) != 0; /* then data/tokenizer.c refuses it too */
+        FUZZ_CHECK(!explosive || (strstr(pelab_errmsg, "fuzz-hf: ") && !strchr(pelab_errmsg, '\n')),
+                   "an explosive chain: one line naming the file: %s", pelab_errmsg);
+        check(t, file_len, text, n, 0);
+        check(t, file_len, (const unsigned char *)FUZZ_TEXT, sizeof FUZZ_TEXT - 1, 0);
         hf_tok_free(t);
         Tokenizer tok;
-        FUZZ_CHECK(tokenizer_from_image(&tok, "hf", data, file_len, "fuzz-hf", 0) == 0, "parses alone, not as a "
-                   "tokenizer: %s", pelab_errmsg);
-        fuzz_check_tokenizer(&tok, text, n);
-        tokenizer_free(&tok);
+        FUZZ_CHECK((tokenizer_from_image(&tok, "hf", data, file_len, "fuzz-hf", 0) != 0) == explosive,
+                   "parses alone and %s its growth check, but as a tokenizer: %s", explosive ? "fails" : "passes",
+                   pelab_errmsg);
+        if (!explosive) {
+            fuzz_check_tokenizer(&tok, text, n);
+            tokenizer_free(&tok);
+        }
     } else {
         FUZZ_CHECK(pelab_errmsg[0] && !strchr(pelab_errmsg, '\n'), "an error is one line: %s", pelab_errmsg);
     }

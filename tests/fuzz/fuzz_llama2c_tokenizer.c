@@ -2,7 +2,8 @@
  * run.c's encode and decode of a fixed text and of a slice of the input itself, through the
  * tokenizer directly and through data/tokenizer.c (corpus documents, prompts).
  * Checked: a parsed image serializes back to the same bytes; ids stay in the vocabulary and
- * decode; without byte fallback the pieces spell the text (fuzz_check_l2c_encode). */
+ * decode; without byte fallback the pieces spell the text (fuzz_check_l2c_encode); a refused image
+ * (an empty file included) gives one line naming the file, read as a file of its own too. */
 #include <stdint.h>
 
 #include "../../core/error.h"
@@ -16,7 +17,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Llama2cTok t;
-    if (llama2c_tok_parse(&t, data, size, 0, "fuzz-tok") != 0) return 0;
+    if (llama2c_tok_parse(&t, data, size, 0, "fuzz-tok") != 0) {
+        FUZZ_CHECK(!strncmp(pelab_errmsg, "fuzz-tok: ", 10) && !strchr(pelab_errmsg, '\n'), "a refusal is one line "
+                   "naming the file: %s", pelab_errmsg);
+        Tokenizer tok;
+        FUZZ_CHECK(tokenizer_from_file_image(&tok, "llama2c", data, size, "fuzz-tok", 0) != 0 &&
+                       !strncmp(pelab_errmsg, "fuzz-tok: ", 10) && !strchr(pelab_errmsg, '\n'),
+                   "as a file: refused in one line naming it: %s", pelab_errmsg);
+        return 0;
+    }
     unsigned char *img;
     size_t img_len;
     FUZZ_CHECK(llama2c_tok_serialize(&t, &img, &img_len) == 0 && img_len == size && memcmp(img, data, size) == 0,
