@@ -513,7 +513,7 @@ static int build_pieces(HfTok *t) {
     sb_free(&cur), sb_free(&next);
     for (int i = 0; i < t->n_added; i++) t->special[t->added[i].id] = (unsigned char)t->added[i].special;
     t->piece_mem = (unsigned char *)(all.s ? all.s : xmalloc(1));
-    for (int id = 0; id < t->n_ids; id++)
+    for (int id = 0; rc == 0 && id < t->n_ids; id++) /* refused: the ids after the step's are unset */
         if (off[id] != SIZE_MAX) t->piece[id] = t->piece_mem + off[id];
     free(off);
     return rc;

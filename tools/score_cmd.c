@@ -108,10 +108,12 @@ int cmd_score(int argc, char **argv) {
         pelab_die("score: %s: need at least 2 tokens, got %zu", pos_args[1], n);
     }
     /* a window longer than the text would be scored as a shorter one under the longer one's name */
-    if (len_given && (size_t)len > n - 1)
+    if (len_given && (size_t)len > n - 1) {
+        free(tokens), free(text);
         pelab_die("score: --len %d: %s gives %zu tokens, %zu predictions; a window of %d needs %d tokens (its inputs "
                   "and the next one)",
                   len, pos_args[1], n, n - 1, len, len + 1);
+    }
     if ((size_t)len > n - 1) len = (int)(n - 1); /* the default, the training length: the text is one window */
 
     ScoreResult r;
