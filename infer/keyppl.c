@@ -83,6 +83,11 @@ void key_ppl_add(const float *logprob, const int *scored, const unsigned char *k
 
 int key_ppl_at(Model *m, const int *tokens, size_t n, int len, const unsigned char *key, KeyPpl *r) {
     memset(r, 0, sizeof *r);
+    /* shorter windows would be reported under len's name */
+    if (n < 2 || (size_t)len > n - 1)
+        return pelab_fail("key tokens at length %d: %d tokens needed (a window of inputs and the next one); the "
+                          "text gives %zu",
+                          len, len + 1, n);
     float *lp = xcalloc(n, sizeof(float));
     int *scored = xcalloc(n, sizeof(int));
     EvalTrace tr = {lp, scored};

@@ -106,7 +106,8 @@ static int keyppl_rows(const Compare *c, int s, int k, Model *m, const char *rul
     KeyPpl r = {0}; /* the same key tokens at every length: the share is the last length's */
     for (int l = 0; l < c->n_lengths; l++) {
         int len = c->lens[l];
-        if (!takes_len(m, len)) continue;
+        /* a length past the key-token text (--keyppl-tokens) has no row, as one past the scheme's positions */
+        if (!takes_len(m, len) || (size_t)len + 1 > n) continue;
         if (key_ppl_at(m, held, n, len, key, &r) != 0)
             return pelab_fail("%s: rule %s, key tokens at %d: %s", c->name, rule, len, pelab_errmsg);
         compare_row(&w, c, m, "keyppl", s, k, rule, len, "key");

@@ -18,6 +18,7 @@
 #include "../core/error.h"
 #include "../core/files.h"
 #include "../infer/eval.h"
+#include "../infer/keyppl.h"
 #include "../io/checkpoint.h"
 #include "../model/layers.h"
 #include "../model/model.h"
@@ -75,6 +76,9 @@ static void lengths_against_data(const char *model, const char *text61) {
     run_argv(&r, fits, NULL, NULL, 30);
     CHECK(r.status == 0 && strstr(r.out, "\n    60       30 |"), "eval --lengths 60 on 61 tokens: measured (exit %d): %.400s",
           r.status, r.out);
+    const char *keyppl[] = {"eval", model, "--data", text61, "--lengths", "32", "--keyppl-tokens", "20", NULL};
+    expect_argv_refused("eval --keyppl-tokens shorter than a length", keyppl,
+                        "--keyppl-tokens 20: the key-token perplexity at length 32 needs 33 tokens");
     const char *score_long[] = {"score", model, text61, "--len", "61", NULL};
     expect_argv_refused("score --len 61 on 61 tokens", score_long, "--len 61: ");
     const char *score_fits[] = {"score", model, text61, "--len", "60", "--threads", "1", NULL};
@@ -106,6 +110,11 @@ static void lengths_against_data(const char *model, const char *text61) {
     CHECK(rc != 0 && strstr(pelab_errmsg, "length 61 needs 62 tokens"), "eval_length past the data: refused (%d): %s",
           rc, pelab_errmsg);
     eval_length_free(&e);
+    unsigned char key[61] = {0};
+    KeyPpl kp;
+    rc = key_ppl_at(&m, tokens, 61, 61, key, &kp);
+    CHECK(rc != 0 && strstr(pelab_errmsg, "key tokens at length 61: 62 tokens needed"),
+          "key_ppl_at past the text: refused (%d): %s", rc, pelab_errmsg);
     rc = eval_length(&m, tokens, 61, 60, 0, DYNAMIC_WINDOW, 4, &e);
     CHECK(rc == 0 && e.proto[EVAL_NONOVERLAP].n_scored == 60, "eval_length of the whole data: 60 scored (%d)", rc);
     eval_length_free(&e);

@@ -274,12 +274,16 @@ static void load_tokens(Run *run, int max_tokens, int bos) {
 
 /* every length against the tokens it would be measured on, before any work: a window longer than
  * the data would be a shorter one reported under the longer one's name */
-static void check_lengths(const Run *run, const char *flag, const char *list) {
-    for (int l = 0; l < run->n_lengths; l++)
+static void check_lengths(const Run *run, const char *flag, const char *list, int keyppl_tokens) {
+    for (int l = 0; l < run->n_lengths; l++) {
         if ((size_t)run->lens[l] > run->n_tokens - 1)
             pelab_die("eval: %s %s: length %d needs %d tokens (a window of inputs and the next one); %s gives %zu%s",
                       flag, list, run->lens[l], run->lens[l] + 1, run->data_path, run->n_tokens,
                       run->n_tokens < run->n_file ? " under --max-tokens" : "");
+        if (keyppl_tokens > 0 && run->lens[l] + 1 > keyppl_tokens)
+            pelab_die("eval: --keyppl-tokens %d: the key-token perplexity at length %d needs %d tokens", keyppl_tokens,
+                      run->lens[l], run->lens[l] + 1);
+    }
 }
 
 /* eval's progress line: tokens fed, and the work they stand for, for the time left. A token of a
@@ -436,7 +440,8 @@ int cmd_eval(int argc, char **argv) {
     run->n_lengths = eval_parse_lengths(lengths, mult ? mult : "0.5,1,2,4,8", run->train_len, run->lens, MAX_LENGTHS);
     if (run->n_lengths < 0) pelab_die("eval: %s", pelab_errmsg);
     load_tokens(run, max_tokens, bos);
-    check_lengths(run, lengths ? "--lengths" : "--mult", lengths ? lengths : mult ? mult : "0.5,1,2,4,8");
+    check_lengths(run, lengths ? "--lengths" : "--mult", lengths ? lengths : mult ? mult : "0.5,1,2,4,8",
+                 gen.keyppl_tokens);
     evaluate_all(run, stride, buckets);
 
     print_header(run);
