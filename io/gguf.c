@@ -161,7 +161,7 @@ static int read_tensor_info(Cursor *c, GgufTensor *t, uint64_t i) {
     }
     if (take_u32(c, &t->type, t->name) != 0 || take_u64(c, &t->offset, t->name) != 0) return -1;
     if (!ggml_type_known(t->type))
-        return fail_at(c, "tensor %s: ggml type %u (%s): pelab reads F32, F16, BF16, Q8_0 and Q4_0", t->name, t->type,
+        return fail_at(c, "tensor %s: ggml type %u (%s): pelab reads F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K", t->name, t->type,
                        ggml_type_name(t->type));
     if (t->ne[0] % (uint64_t)ggml_block_size(t->type) != 0)
         return fail_at(c, "tensor %s: rows of %llu elements: %s needs a multiple of %d", t->name,

@@ -215,12 +215,12 @@ static int read_config(const GgufFile *g, ModelConfig *c) {
     return 0;
 }
 
-/* every weight at half a byte or more (Q4_0's 18 bytes a block of 32): a forged config cannot make
- * pelab allocate a model its file cannot hold */
+/* every weight at the fewest bytes a type can give it or more (Q2_K's 84 bytes a block of 256): a
+ * forged config cannot make pelab allocate a model its file cannot hold */
 static int check_size(const GgufFile *g, const ModelConfig *c) {
     double D = c->dim, kv = (double)c->n_kv_heads * (c->dim / c->n_heads);
     double n = (double)c->vocab_size * D + c->n_layers * (2 * D * D + 2 * kv * D + 3.0 * c->hidden_dim * D);
-    if (n * 0.5 > (double)g->len)
+    if (n * ggml_min_bytes_per_weight() > (double)g->len)
         return pelab_fail("%s: %zu bytes, too small for the %.0f weights its metadata describes", g->name, g->len, n);
     return 0;
 }

@@ -15,7 +15,8 @@
  * that it computes what the llama keys say).
  * Weights: 1-D tensors (norms, biases, divisors) always F32; matrices F32, F16, BF16 or Q8_0 (a
  * matrix whose rows are not a multiple of 32 stays F16 under Q8_0, as llama.cpp's quantizer does).
- * Reading takes F32, F16, BF16, Q8_0 and Q4_0, widened to float32. */
+ * Reading takes F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K (io/gguf_quant.h),
+ * widened to float32. */
 #ifndef PELAB_GGUF_LLAMA_H
 #define PELAB_GGUF_LLAMA_H
 

@@ -79,7 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         one_line_naming_the_file();
         return 0;
     }
-    FUZZ_CHECK(m.n_params / 2 <= size, "%zu parameters from %zu bytes", m.n_params, size);
+    FUZZ_CHECK((double)m.n_params * ggml_min_bytes_per_weight() <= (double)size, "%zu parameters from %zu bytes",
+               m.n_params, size);
     FUZZ_CHECK(gguf_check_exportable(&m, NAME) == 0, "an imported model is not exportable: %s", pelab_errmsg);
     Tokenizer t;
     FUZZ_CHECK(tokenizer_from_image(&t, tok.kind, tok.image, tok.len, NAME, m.cfg.vocab_size) == 0 || !tok.kind,
