@@ -536,8 +536,8 @@ static void hostile_format(void) {
     refused_image(&m, "dimension 1 is 0", "a zero dimension");
     head(&m, 1, 0), tensor(&m, "t", 3, (uint64_t[]){1u << 31, 1u << 31, 1u << 31}, 0, 0), pad_data(&m, 128);
     refused_image(&m, "at most 2^62 elements", "2^93 elements");
-    head(&m, 1, 0), tensor(&m, "t", 1, ne, 12, 0), pad_data(&m, 128);
-    refused_image(&m, "Q4_K", "a type pelab does not read (Q4_K)");
+    head(&m, 1, 0), tensor(&m, "t", 1, ne, 20, 0), pad_data(&m, 128);
+    refused_image(&m, "IQ4_NL", "a type pelab does not read (IQ4_NL)");
     head(&m, 1, 0), tensor(&m, "t", 1, ne, 99, 0), pad_data(&m, 128);
     refused_image(&m, "ggml type 99", "an unknown ggml type");
     head(&m, 1, 0), tensor(&m, "t", 1, (uint64_t[]){16}, GGML_TYPE_Q8_0, 0), pad_data(&m, 128);

@@ -5,15 +5,18 @@ written by llama.cpp's GGUF writer, with its quantized types, for tests/test_ggu
 
   PELAB_LLAMACPP_DIR=DIR python3 tools/llamacpp_quantize.py IN.gguf OUT.gguf TYPE
 
-TYPE: q4_0 or q8_0 (every tensor that can, the embedding and output included: pure). Exits 2 when
+TYPE: q4_0, q8_0, q4_1, q5_0, q5_1, q2_k or q6_k (every tensor that can, the embedding and output
+included: pure), or llama.cpp's mixes q3_k_m, q4_k_m and q5_k_m (its own choice per tensor, as
+`llama-quantize` makes the files people download: Q6_K for some, Q4_K/Q5_K for others). Exits 2 when
 DIR holds another node-llama-cpp than 3.21.1 (the parameter struct below is that version's)."""
 import ctypes
 import json
 import os
 import sys
 
-FTYPES = {"q4_0": 2, "q8_0": 7}  # llama.h's LLAMA_FTYPE_MOSTLY_*
-GGML_TYPES = {"q4_0": 2, "q8_0": 8}
+FTYPES = {"q4_0": 2, "q8_0": 7, "q4_1": 3, "q5_0": 8, "q5_1": 9, "q2_k": 10, "q6_k": 18,  # llama.h's
+          "q3_k_m": 12, "q4_k_m": 15, "q5_k_m": 17}                                        # LLAMA_FTYPE_MOSTLY_*
+GGML_TYPES = {"q4_0": 2, "q8_0": 8, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q2_k": 10, "q6_k": 14}  # pure: ggml's type
 
 
 class QuantizeParams(ctypes.Structure):  # include/llama.h's llama_model_quantize_params at v0.4.0
@@ -27,7 +30,7 @@ class QuantizeParams(ctypes.Structure):  # include/llama.h's llama_model_quantiz
 
 def main():
     if len(sys.argv) != 4 or sys.argv[3] not in FTYPES:
-        sys.exit("usage: llamacpp_quantize.py IN.gguf OUT.gguf q4_0|q8_0")
+        sys.exit("usage: llamacpp_quantize.py IN.gguf OUT.gguf " + "|".join(FTYPES))
     root = os.path.join(os.environ.get("PELAB_LLAMACPP_DIR", "."), "node_modules")
     with open(os.path.join(root, "node-llama-cpp", "package.json")) as f:
         version = json.load(f)["version"]
@@ -43,8 +46,10 @@ def main():
     llama.llama_backend_init()
     p = llama.llama_model_quantize_default_params()
     kind = sys.argv[3]
-    p.nthread, p.ftype, p.pure = 1, FTYPES[kind], True
-    p.output_tensor_type = p.token_embedding_type = GGML_TYPES[kind]
+    p.nthread, p.ftype = 1, FTYPES[kind]
+    if kind in GGML_TYPES:
+        p.pure = True
+        p.output_tensor_type = p.token_embedding_type = GGML_TYPES[kind]
     rc = llama.llama_model_quantize(sys.argv[1].encode(), sys.argv[2].encode(), ctypes.byref(p))
     sys.exit(0 if rc == 0 else 1)
 
