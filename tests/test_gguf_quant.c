@@ -261,7 +261,7 @@ static void half_fields(uint32_t type, int *a, int *b) {
     *a = *b = -1;
     switch (type) {
     case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: *a = 0, *b = 2; break;
-    case GGML_TYPE_Q5_0: *a = 0; break;
+    case GGML_TYPE_Q4_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q8_0: *a = 0; break;
     case GGML_TYPE_Q2_K: *a = 80, *b = 82; break;
     case GGML_TYPE_Q3_K: *a = 108; break;
     case GGML_TYPE_Q6_K: *a = 208; break;
@@ -475,8 +475,10 @@ static void oracle(void) {
     }
     enum { RANDOM = 512, QUANTIZED = 512 };
     char path[512], args[1200], summary[600] = "";
-    for (int i = 0; i < N_NEW; i++) {
-        uint32_t t = NEW_TYPES[i];
+    static const uint32_t ORACLE_TYPES[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
+                                            GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K};
+    for (size_t i = 0; i < sizeof ORACLE_TYPES / sizeof ORACLE_TYPES[0]; i++) {
+        uint32_t t = ORACLE_TYPES[i];
         size_t bytes = (size_t)ggml_block_bytes(t);
         unsigned char *blk = xmalloc(bytes * RANDOM);
         /* half the seeded blocks with scales of any exponent (subnormal to 65504), half small */
