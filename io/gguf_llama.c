@@ -39,7 +39,8 @@ typedef struct {
     uint32_t n_dims;
     uint64_t ne[2];
     size_t numel;
-    float *data;     /* in m's parameter block */
+    float *data;     /* in m's parameter block; NULL for a weight a bf16-only model holds in bf16 alone */
+    bf16 *data16;    /* in a bf16-only model's params_bf16 (every tensor), else NULL */
     int qk_heads;    /* heads of a q or k tensor (its rows rotate), else 0 */
 } Slot;
 
@@ -59,7 +60,10 @@ static Slot *model_slots(const Model *m, int *n) {
             for (uint32_t d = 0; d < e->n_dims; d++) e->ne[d] = (uint64_t)t->shape[t->ndim - 1 - (int)d]; /* innermost first */
             e->numel = t->numel / (size_t)(stacked ? c->n_layers : 1);
             /* no block yet (model_layout): shapes only */
-            e->data = m->params_mem ? m->params_mem + t->offset + (size_t)(stacked ? layer : 0) * e->numel : NULL;
+            size_t at = t->offset + (size_t)(stacked ? layer : 0) * e->numel;
+            int only16 = m->bf16_only && model_weight_in_bf16_only(TENSOR_MAP[i].t);
+            e->data = m->params_mem && !only16 ? m->params_mem + at : NULL;
+            e->data16 = m->bf16_only ? m->params_bf16 + at : NULL;
             int q = TENSOR_MAP[i].t == T_WQ || TENSOR_MAP[i].t == T_BQ, k = TENSOR_MAP[i].t == T_WK || TENSOR_MAP[i].t == T_BK;
             e->qk_heads = q ? c->n_heads : k ? c->n_kv_heads : 0;
         }
@@ -119,6 +123,7 @@ int gguf_llama_write(const char *path, const Model *m, const Tokenizer *tok, uin
                      size_t note_len) {
     GgufRope r;
     char rope_note[300], tok_note[300] = "no tokenizer: llama.cpp gets ids only";
+    if (m->bf16_only) return pelab_fail("%s: the model's weights are held in bf16 only: load it as fp32 to export it", path);
     if (gguf_check_exportable(m, path) != 0 || gguf_rope_of_model(m, path, &r, rope_note, sizeof rope_note) != 0) return -1;
     RopeTarget t;
     rope_target_of(m, path, RUNNER, &t); /* succeeded inside gguf_rope_of_model: only the layout is read */
@@ -278,16 +283,48 @@ static int check_table(const GgufFile *g, const Model *m) {
     return rc;
 }
 
-/* one slot's tensor from the file: widened into the model, finite */
+/* float32s a piece of a slot decodes at a time (rows of whole heads of a q or k matrix, whose rows
+ * reorder within a head): pieces decode in parallel, and a bf16-only model's goes through a
+ * buffer this size, never a float32 copy of the tensor */
+enum { PIECE_FLOATS = 1 << 14 };
+
+/* one slot's tensor from the file: widened into the model (float32, or rounded to bf16 where it
+ * keeps the weight in bf16 alone), finite; a piece at a time, the pieces in parallel */
 static int load_slot(const GgufFile *g, const Slot *e, int head_dim, int half, unsigned char *used) {
     const GgufTensor *t = slot_tensor(g, e);
     if (!t) return -1;
     used[t - g->tensors] = 1;
-    ggml_decode(t->type, t->data, e->numel, e->data);
-    for (size_t i = 0; i < e->numel; i++)
-        if (!isfinite(e->data[i]))
-            return pelab_fail("%s: tensor %s: element %zu is %g, expected a finite number", g->name, e->name, i, e->data[i]);
-    if (e->qk_heads && half) rotary_rows_permute(e->data, e->qk_heads, head_dim, e->n_dims == 1 ? 1 : (int)e->ne[0], 1);
+    /* a 1-D tensor (a norm, a bias) is one piece of one row; a bias's q/k entries rotate as rows of 1 */
+    size_t cols = e->n_dims == 1 ? e->numel : (size_t)e->ne[0], rows = e->numel / cols;
+    size_t unit = e->n_dims == 2 && e->qk_heads ? (size_t)head_dim : 1;
+    size_t piece = PIECE_FLOATS / cols / unit * unit, row_bytes = cols / (size_t)ggml_block_size(t->type) * (size_t)ggml_block_bytes(t->type);
+    if (piece < unit) piece = unit;
+    long n_pieces = (long)((rows + piece - 1) / piece);
+    size_t bad = (size_t)-1; /* the first element that is not finite, in file order */
+    float bad_value = 0;
+#pragma omp parallel if (n_pieces > 1)
+    {
+        float *buf = e->data ? NULL : xmalloc(sizeof(float) * piece * cols);
+#pragma omp for schedule(dynamic, 1)
+        for (long p = 0; p < n_pieces; p++) {
+            size_t r0 = (size_t)p * piece, nr = rows - r0 < piece ? rows - r0 : piece, n = nr * cols;
+            float *x = buf ? buf : e->data + r0 * cols;
+            ggml_decode(t->type, t->data + r0 * row_bytes, n, x);
+            size_t i = 0;
+            while (i < n && isfinite(x[i])) i++;
+            if (i < n) {
+#pragma omp critical(gguf_bad)
+                if (r0 * cols + i < bad) bad = r0 * cols + i, bad_value = x[i];
+                continue;
+            }
+            if (e->qk_heads && half)
+                rotary_rows_permute(x, e->n_dims == 1 ? e->qk_heads : (int)(nr / unit), head_dim, e->n_dims == 1 ? 1 : (int)cols, 1);
+            if (e->data16) bf16_convert(e->data16 + r0 * cols, x, n);
+        }
+        free(buf);
+    }
+    if (bad != (size_t)-1)
+        return pelab_fail("%s: tensor %s: element %zu is %g, expected a finite number", g->name, e->name, bad, bad_value);
     return 0;
 }
 
@@ -306,7 +343,8 @@ static int load_tensors(const GgufFile *g, Model *m) {
     return rc;
 }
 
-int gguf_llama_parse(const unsigned char *buf, size_t len, const char *name, Model *m, GgufTokImage *tok) {
+int gguf_llama_parse(const unsigned char *buf, size_t len, const char *name, Precision precision, Model *m,
+                     GgufTokImage *tok) {
     memset(m, 0, sizeof *m);
     memset(tok, 0, sizeof *tok);
     GgufFile g;
@@ -326,7 +364,7 @@ int gguf_llama_parse(const unsigned char *buf, size_t len, const char *name, Mod
     }
     int laid_out = rc == 0;
     if (rc == 0) rc = check_table(&g, m);
-    if (rc == 0 && model_alloc_params(m) != 0) { /* frees m */
+    if (rc == 0 && (precision == PRECISION_BF16 ? model_alloc_params_bf16(m) : model_alloc_params(m)) != 0) { /* frees m */
         char why[sizeof pelab_errmsg];
         snprintf(why, sizeof why, "%s", pelab_errmsg);
         rc = pelab_fail("%s: %s", name, why);
@@ -344,12 +382,12 @@ int gguf_llama_parse(const unsigned char *buf, size_t len, const char *name, Mod
     return rc;
 }
 
-int gguf_llama_read(const char *path, Model *m, GgufTokImage *tok) {
+int gguf_llama_read(const char *path, Precision precision, Model *m, GgufTokImage *tok) {
     MappedFile f; /* the header parsed and checked first; only the tensors' pages are read after */
     memset(m, 0, sizeof *m);
     memset(tok, 0, sizeof *tok);
     if (map_file(path, &f) != 0) return -1;
-    int rc = gguf_llama_parse(f.data ? f.data : (const unsigned char *)"", f.len, path, m, tok);
+    int rc = gguf_llama_parse(f.data ? f.data : (const unsigned char *)"", f.len, path, precision, m, tok);
     unmap_file(&f);
     return rc;
 }

@@ -16,7 +16,8 @@
  * Weights: 1-D tensors (norms, biases, divisors) always F32; matrices F32, F16, BF16 or Q8_0 (a
  * matrix whose rows are not a multiple of 32 stays F16 under Q8_0, as llama.cpp's quantizer does).
  * Reading takes F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K (io/gguf_quant.h),
- * widened to float32. */
+ * widened to float32 (or rounded on to bf16: --precision bf16). A model held in bf16 alone is not
+ * written (load it as float32). */
 #ifndef PELAB_GGUF_LLAMA_H
 #define PELAB_GGUF_LLAMA_H
 
@@ -41,8 +42,13 @@ int gguf_llama_write(const char *path, const Model *m, const Tokenizer *tok, uin
 
 /* builds *m from a GGUF image (hostile-input safe: gguf.h); tok gets the tokenizer pelab can
  * represent, or none with the reason in tok->note. -1 with one line naming name and the key or
- * tensor otherwise */
-int gguf_llama_parse(const unsigned char *buf, size_t len, const char *name, Model *m, GgufTokImage *tok);
-int gguf_llama_read(const char *path, Model *m, GgufTokImage *tok);
+ * tensor otherwise. Every tensor is decoded once, a piece at a time (in parallel), straight into
+ * the model: under PRECISION_BF16 a model that keeps its matrices and embedding in bf16 alone
+ * (model_alloc_params_bf16: half the memory), each weight the float32 decoding rounded to nearest
+ * even, the norms and biases in float32 too; never a float32 copy of a whole tensor. */
+int gguf_llama_parse(const unsigned char *buf, size_t len, const char *name, Precision precision, Model *m,
+                     GgufTokImage *tok);
+/* the file memory-mapped: its header checked first, then only the tensors' pages read */
+int gguf_llama_read(const char *path, Precision precision, Model *m, GgufTokImage *tok);
 
 #endif

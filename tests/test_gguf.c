@@ -141,7 +141,7 @@ static void round_trip(Model *a, const char *what, uint32_t type) {
     snprintf(path, sizeof path, "%s/rt-%s.gguf", test_tmpdir(), ggml_type_name(type));
     Model b;
     GgufTokImage tok;
-    if (gguf_llama_write(path, a, NULL, type, note, sizeof note) != 0 || gguf_llama_read(path, &b, &tok) != 0) {
+    if (gguf_llama_write(path, a, NULL, type, note, sizeof note) != 0 || gguf_llama_read(path, PRECISION_FP32, &b, &tok) != 0) {
         CHECK(0, "%s %s: %s", what, ggml_type_name(type), pelab_errmsg);
         return;
     }
@@ -302,7 +302,7 @@ static void rope_metadata(void) {
         Model b;
         GgufTokImage tok;
         CHECK(rename_in(img, len, "pelab.pos", "pelab.poz") == 0 && write_bytes_atomic(path, img, len) == 0 &&
-                  gguf_llama_read(path, &b, &tok) == 0, "%s: read back without pelab.pos: %s", want[i].spec, pelab_errmsg);
+                  gguf_llama_read(path, PRECISION_FP32, &b, &tok) == 0, "%s: read back without pelab.pos: %s", want[i].spec, pelab_errmsg);
         if (b.params_mem) {
             static float la[LOGIT_T * 40], lb[LOGIT_T * 40];
             fixed_logits(&m, la, LOGIT_T), fixed_logits(&b, lb, LOGIT_T);
@@ -402,7 +402,7 @@ static void tok_round_trip(Tokenizer *t, int vocab, const char *want_kind, const
     snprintf(path, sizeof path, "%s/tok-%s.gguf", test_tmpdir(), what);
     GgufTokImage tok;
     shaped_model(&a, "rope", vocab, 32, 32, 2, 1, 0, 9);
-    if (gguf_llama_write(path, &a, t, GGML_TYPE_F32, note, sizeof note) != 0 || gguf_llama_read(path, &b, &tok) != 0) {
+    if (gguf_llama_write(path, &a, t, GGML_TYPE_F32, note, sizeof note) != 0 || gguf_llama_read(path, PRECISION_FP32, &b, &tok) != 0) {
         CHECK(0, "%s: %s", what, pelab_errmsg);
         model_free(&a);
         return;
@@ -589,7 +589,7 @@ static void hostile_model(void) {
         Model b;
         GgufTokImage tok;
         int rc = rename_in(img, len, renames[i].from, renames[i].to) == 0 && write_bytes_atomic(bad, img, len) == 0 ?
-                 gguf_llama_read(bad, &b, &tok) : -2;
+                 gguf_llama_read(bad, PRECISION_FP32, &b, &tok) : -2;
         if (!renames[i].needle[0]) CHECK(rc == 0, "pelab.pos renamed: read from the llama keys: %s", pelab_errmsg);
         else CHECK(rc == -1 && strstr(pelab_errmsg, renames[i].needle) && strstr(pelab_errmsg, "bad.gguf") && one_line(pelab_errmsg),
                    "%s -> %s: refused naming '%s' (got %s)", renames[i].from, renames[i].to, renames[i].needle,
@@ -605,7 +605,7 @@ static void hostile_model(void) {
         memcpy(img + at, (float[]){NAN}, 4);
         Model b;
         GgufTokImage tok;
-        CHECK(write_bytes_atomic(bad, img, len) == 0 && gguf_llama_read(bad, &b, &tok) == -1 &&
+        CHECK(write_bytes_atomic(bad, img, len) == 0 && gguf_llama_read(bad, PRECISION_FP32, &b, &tok) == -1 &&
                   strstr(pelab_errmsg, "token_embd.weight: element 7") && one_line(pelab_errmsg), "a NaN weight refused: %s", pelab_errmsg);
         memcpy(img, orig, len);
         unsigned char pat[64] = "\x15\0\0\0\0\0\0\0blk.0.ffn_down.weight\2\0\0\0";
@@ -616,22 +616,22 @@ static void hostile_model(void) {
             uint64_t sw[2] = {ne[1], ne[0]};
             memcpy(info + 33, sw, 16);
         }
-        CHECK(info && write_bytes_atomic(bad, img, len) == 0 && gguf_llama_read(bad, &b, &tok) == -1 &&
+        CHECK(info && write_bytes_atomic(bad, img, len) == 0 && gguf_llama_read(bad, PRECISION_FP32, &b, &tok) == -1 &&
                   strstr(pelab_errmsg, "blk.0.ffn_down.weight: 2 dims {64, 96, ...}, expected {96, 64}"),
               "a transposed shape refused: %s", pelab_errmsg);
         memcpy(img, orig, len);
         unsigned char *spec = memmem(img, len, "rope:base=10000", 15);
         if (spec) memcpy(spec, "rope:base=20000", 15);
-        CHECK(spec && write_bytes_atomic(bad, img, len) == 0 && gguf_llama_read(bad, &b, &tok) == -1 &&
+        CHECK(spec && write_bytes_atomic(bad, img, len) == 0 && gguf_llama_read(bad, PRECISION_FP32, &b, &tok) == -1 &&
                   strstr(pelab_errmsg, "llama.rope.freq_base 10000, but the model computes 20000"),
               "pelab.pos disagreeing with llama.rope.freq_base refused: %s", pelab_errmsg);
         memcpy(img, orig, len);
         spec = memmem(img, len, "rope:base=10000", 15);
         if (spec) memcpy(spec, "alibi          ", 15); /* the rest of the spec becomes alibi's options */
-        CHECK(spec && write_bytes_atomic(bad, img, len) == 0 && gguf_llama_read(bad, &b, &tok) == -1 &&
+        CHECK(spec && write_bytes_atomic(bad, img, len) == 0 && gguf_llama_read(bad, PRECISION_FP32, &b, &tok) == -1 &&
                   strstr(pelab_errmsg, "computes RoPE only"), "pelab.pos of another scheme refused: %s", pelab_errmsg);
         for (size_t cut = 0; cut < len; cut += len / 7 + 1) { /* every cut refused, never a crash */
-            int rc = write_bytes_atomic(bad, orig, cut) == 0 ? gguf_llama_read(bad, &b, &tok) : 0;
+            int rc = write_bytes_atomic(bad, orig, cut) == 0 ? gguf_llama_read(bad, PRECISION_FP32, &b, &tok) : 0;
             CHECK(rc == -1 && one_line(pelab_errmsg), "the file cut at byte %zu refused in one line: %s", cut, pelab_errmsg);
         }
         gguf_free(&g);
@@ -817,7 +817,7 @@ static void llamacpp(void) {
         snprintf(path, sizeof path, "%s/llamacpp-%zu.gguf", test_tmpdir(), c);
         GgufTokImage tok;
         if (shaped_model(&a, cases[c].spec, V, 64, 96, cases[c].kv, cases[c].tied, cases[c].bias, 21 + c) != 0 ||
-            gguf_llama_write(path, &a, tk, cases[c].type, note, sizeof note) != 0 || gguf_llama_read(path, &q, &tok) != 0) {
+            gguf_llama_write(path, &a, tk, cases[c].type, note, sizeof note) != 0 || gguf_llama_read(path, PRECISION_FP32, &q, &tok) != 0) {
             CHECK(0, "%s: %s", cases[c].spec, pelab_errmsg);
             continue;
         }
@@ -844,7 +844,7 @@ static void llamacpp(void) {
               "llama.cpp's quantizer wrote Q4_0 matrices: %s", pelab_errmsg);
         if (is_q4) gguf_free(&g);
         free(img);
-        CHECK(gguf_llama_read(q4, &q, &tok) == 0, "import llama.cpp's Q4_0 file: %s", pelab_errmsg);
+        CHECK(gguf_llama_read(q4, PRECISION_FP32, &q, &tok) == 0, "import llama.cpp's Q4_0 file: %s", pelab_errmsg);
         if (q.params_mem) {
             compare_with_llamacpp(q4, &q, &toks[0], "rope:layout=half,scale=yarn:4 (llama.cpp's quantizer)", GGML_TYPE_Q4_0, 0);
             free(tok.image);

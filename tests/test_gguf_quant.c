@@ -23,6 +23,7 @@
 #include "../core/files.h"
 #include "../core/mem.h"
 #include "../core/strbuf.h"
+#include "../io/checkpoint.h"
 #include "../io/gguf.h"
 #include "../io/gguf_llama.h"
 #include "../io/gguf_quant.h"
@@ -347,7 +348,7 @@ static int imported_equals_blocks(const char *q, const char *what) {
     GgufTokImage tok;
     char back[600], note[300];
     snprintf(back, sizeof back, "%s.back.gguf", q);
-    int ok = gguf_llama_read(q, &m, &tok) == 0;
+    int ok = gguf_llama_read(q, PRECISION_FP32, &m, &tok) == 0;
     CHECK(ok, "%s: imports: %s", what, pelab_errmsg);
     if (!ok) return -1;
     ok = gguf_llama_write(back, &m, NULL, GGML_TYPE_F32, note, sizeof note) == 0;
@@ -417,9 +418,75 @@ static void end_to_end(void) {
     ok = requantize(f32, cut, q4_k_only, 12, 1) == 0;
     Model r;
     GgufTokImage tok;
-    CHECK(ok && gguf_llama_read(cut, &r, &tok) != 0 && strstr(pelab_errmsg, "truncated") && strstr(pelab_errmsg, "kq-cut.gguf") &&
+    CHECK(ok && gguf_llama_read(cut, PRECISION_FP32, &r, &tok) != 0 && strstr(pelab_errmsg, "truncated") && strstr(pelab_errmsg, "kq-cut.gguf") &&
               !strchr(pelab_errmsg, '\n'),
           "a Q4_K file cut one byte short is refused in one line: %s", pelab_errmsg);
+}
+
+/* ---- --precision bf16 ---- */
+
+/* b (read under bf16) against a (float32) of the same file: held in bf16 alone, every weight a's
+ * rounded to nearest even, the norms and biases a's float32 too; 0 when all held */
+static int bf16_of(const Model *a, const Model *b, const char *what) {
+    int ok = b->bf16_only && b->precision == PRECISION_BF16 && b->n_params == a->n_params;
+    CHECK(ok, "%s: a model held in bf16 alone", what);
+    if (!ok) return -1;
+    size_t bad = 0, bad32 = 0;
+    for (int t = 0; t < N_PARAM_TENSORS; t++) {
+        const TensorInfo *ti = &a->tensors[t];
+        for (size_t i = ti->offset; i < ti->offset + ti->numel; i++) {
+            bad += b->params_bf16[i] != bf16_from_float(a->params_mem[i]);
+            if (!model_weight_in_bf16_only(t)) bad32 += b->params_mem[i] != a->params_mem[i];
+        }
+    }
+    CHECK(bad == 0 && bad32 == 0, "%s: every weight is the float32 read rounded to bf16 (%zu differ), the norms float32 "
+          "as read (%zu differ)", what, bad, bad32);
+    CHECK(model_weight_bytes(b) * 10 < model_weight_bytes(a) * 6, "%s: weights take %zu bytes, float32's %zu", what,
+          model_weight_bytes(b), model_weight_bytes(a));
+    return bad || bad32 ? -1 : 0;
+}
+
+/* a file of every type, rows rotated (layout=half) or not, read as float32 and as bf16; and
+ * import --gguf --precision bf16 writes a bf16 checkpoint that loads as the same bf16 model */
+static void bf16_reads(void) {
+    static const char *const SPECS[] = {"rope", "rope:layout=half,base=50000"};
+    for (int s = 0; s < 2; s++) {
+        Model m, a, b, c;
+        GgufTokImage ta, tb;
+        char f32[512], q[512], ck[512], note[300], cmd[2048], out[4096];
+        snprintf(f32, sizeof f32, "%s/kq16-src.gguf", test_tmpdir());
+        snprintf(q, sizeof q, "%s/kq16.gguf", test_tmpdir());
+        snprintf(ck, sizeof ck, "%s/kq16.st", test_tmpdir());
+        int ok = shaped(&m, SPECS[s]) == 0 && gguf_llama_write(f32, &m, NULL, GGML_TYPE_F32, note, sizeof note) == 0;
+        if (ok) model_free(&m);
+        ok = ok && requantize(f32, q, cycle_types, 21 + (uint64_t)s, 0) == 0;
+        CHECK(ok, "%s: a file of every type: %s", SPECS[s], pelab_errmsg);
+        if (!ok) continue;
+        ok = gguf_llama_read(q, PRECISION_FP32, &a, &ta) == 0 && gguf_llama_read(q, PRECISION_BF16, &b, &tb) == 0;
+        CHECK(ok, "%s: read as float32 and as bf16: %s", SPECS[s], pelab_errmsg);
+        if (!ok) continue;
+        bf16_of(&a, &b, SPECS[s]);
+        CHECK(gguf_llama_write(f32, &b, NULL, GGML_TYPE_F32, note, sizeof note) != 0 && strstr(pelab_errmsg, "bf16 only"),
+              "%s: a model held in bf16 alone is not exported: %s", SPECS[s], pelab_errmsg);
+        snprintf(cmd, sizeof cmd, "./pelab import --gguf %s --precision bf16 --out %s", q, ck);
+        int rc = run_pelab(cmd, out, sizeof out);
+        CHECK(rc == 0 && strstr(out, "bf16, rounded (--precision bf16)"), "%s: import --gguf --precision bf16: %s", SPECS[s], out);
+        if (rc == 0) {
+            ok = checkpoint_load_precision(ck, &c, NULL, PRECISION_BF16) == 0;
+            CHECK(ok, "%s: its checkpoint loads under bf16: %s", SPECS[s], pelab_errmsg);
+            if (ok) {
+                int same = c.bf16_only && c.n_params == b.n_params;
+                for (size_t i = 0; same && i < b.n_params; i++) same = c.params_bf16[i] == b.params_bf16[i];
+                CHECK(same, "%s: the checkpoint holds the same bf16 weights, in bf16 alone", SPECS[s]);
+                model_free(&c);
+            }
+        }
+        free(ta.image), free(tb.image);
+        model_free(&a), model_free(&b);
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "./pelab import --hf %s --precision bf16 --out %s/x.st", test_tmpdir(), test_tmpdir());
+    expect_pelab_error(cmd, "--precision goes with --gguf");
 }
 
 /* ---- ggml's own to_float ---- */
@@ -538,5 +605,6 @@ void test_gguf_quant(void) {
     q5_k();
     q6_k();
     end_to_end();
+    bf16_reads();
     oracle();
 }

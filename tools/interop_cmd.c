@@ -20,6 +20,7 @@
 #include "../io/llama2c.h"
 #include "args.h"
 #include "commands.h"
+#include "load.h"
 
 /* a Hugging Face Llama directory -> a pelab checkpoint, with DIR/tokenizer.json inside when there is one */
 static int import_hf(const char *dir, const char *out, int apply_window) {
@@ -73,11 +74,12 @@ static int import_hf(const char *dir, const char *out, int apply_window) {
     return 0;
 }
 
-/* a GGUF file (llama architecture) -> a pelab checkpoint, with the tokenizer pelab can represent */
-static int import_gguf(const char *path, const char *out) {
+/* a GGUF file (llama architecture) -> a pelab checkpoint, with the tokenizer pelab can represent;
+ * under bf16 decoded into a model held in bf16 alone (half the memory) and written as bf16 */
+static int import_gguf(const char *path, const char *out, Precision precision) {
     Model m;
     GgufTokImage tok;
-    if (gguf_llama_read(path, &m, &tok) != 0) pelab_die("import: %s", pelab_errmsg);
+    if (gguf_llama_read(path, precision, &m, &tok) != 0) pelab_die("import: %s", pelab_errmsg);
     CkptMeta meta = {0};
     if (tok.kind) meta_set(&meta, "tokenizer", "%s", tok.kind);
     meta.tokenizer_image = tok.image, meta.tokenizer_len = tok.len;
@@ -89,20 +91,22 @@ static int import_gguf(const char *path, const char *out) {
     printf("%s: %zu parameters, dim %d, %d layers, %d heads (%d kv), hidden %d, vocab %d (%s), seq_len %d, pos %s -> %s "
            "(weights %s; %s)\n", path, m.n_params, m.cfg.dim, m.cfg.n_layers, m.cfg.n_heads, m.cfg.n_kv_heads,
            m.cfg.hidden_dim, m.cfg.vocab_size, m.cfg.tied ? "tied" : "untied", m.cfg.seq_len, spec, out,
-           as_bf16 ? "bf16, as in the file" : "float32", tok.note);
+           m.bf16_only ? "bf16, rounded (--precision bf16)" : as_bf16 ? "bf16, as in the file" : "float32", tok.note);
     free(tok.image);
     model_free(&m);
     return 0;
 }
 
 int cmd_import(int argc, char **argv) {
-    const char *model_path = NULL, *tok_path = NULL, *out = NULL, *hf_dir = NULL, *gguf = NULL;
+    const char *model_path = NULL, *tok_path = NULL, *out = NULL, *hf_dir = NULL, *gguf = NULL, *precision = NULL;
     int apply_window = 0;
     const OptSpec opts[] = {
         {"--llama2c", OPT_STR, &model_path, 0, 0, "llama2.c model file (legacy format: 7-int header, float32)"},
         {"--tokenizer", OPT_STR, &tok_path, 0, 0, "its tokenizer.bin (stored inside the checkpoint)"},
         {"--hf", OPT_STR, &hf_dir, 0, 0, "or a Hugging Face Llama directory: config.json + model.safetensors (F32, BF16 or F16), and tokenizer.json when present (stored inside)"},
-        {"--gguf", OPT_STR, &gguf, 0, 0, "or a GGUF file of llama.cpp's llama architecture (F32, F16, BF16, Q8_0 or Q4_0 tensors, widened to float32), with its tokenizer when pelab has its form"},
+        {"--gguf", OPT_STR, &gguf, 0, 0, "or a GGUF file of llama.cpp's llama architecture (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K tensors, widened to float32), with its tokenizer when pelab has its form"},
+        {"--precision", OPT_STR, &precision, 0, 0, "with --gguf: fp32 (default), or bf16: every weight decoded once and "
+                                                   "rounded to bf16, held and written as bf16 (half the memory and the file)"},
         {"--out", OPT_OUT_FILE, &out, 0, 0, "pelab checkpoint to write"},
         {"--sliding-window", OPT_FLAG, &apply_window, 0, 0, "with --hf: apply the config's sliding_window (Mistral): each "
                                                            "query sees the keys fewer than that many positions behind it"},
@@ -112,7 +116,8 @@ int cmd_import(int argc, char **argv) {
     if (gguf && (hf_dir || model_path || tok_path || apply_window))
         pelab_die("import: --gguf FILE excludes --hf, --llama2c, --tokenizer and --sliding-window");
     if (gguf && !out) pelab_die("import: --gguf FILE needs --out CKPT");
-    if (gguf) return import_gguf(gguf, out);
+    if (precision && !gguf) pelab_die("import: --precision goes with --gguf");
+    if (gguf) return import_gguf(gguf, out, precision_or_die(precision));
     if (hf_dir && (model_path || tok_path)) pelab_die("import: --hf DIR and --llama2c / --tokenizer exclude each other");
     if (hf_dir && !out) pelab_die("import: --hf DIR needs --out CKPT");
     if (apply_window && !hf_dir) pelab_die("import: --sliding-window goes with --hf");

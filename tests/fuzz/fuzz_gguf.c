@@ -71,14 +71,29 @@ static void check_format(const uint8_t *data, size_t size) {
     gguf_free(&g);
 }
 
+/* the same image read into a model held in bf16 alone: read too, every weight the float32 one rounded */
+static void same_in_bf16(const uint8_t *data, size_t size, const Model *m) {
+    Model b;
+    GgufTokImage tok;
+    FUZZ_CHECK(gguf_llama_parse(data, size, NAME, PRECISION_BF16, &b, &tok) == 0, "read as float32 but not as bf16: %s",
+               pelab_errmsg);
+    FUZZ_CHECK(b.bf16_only && b.n_params == m->n_params, "a bf16 read is not a bf16-only model of the same size");
+    for (size_t i = 0; i < m->n_params; i++)
+        FUZZ_CHECK(b.params_bf16[i] == bf16_from_float(m->params_mem[i]), "parameter %zu: bf16 %#x, float32 %g", i,
+                   (unsigned)b.params_bf16[i], m->params_mem[i]);
+    free(tok.image);
+    model_free(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_format(data, size);
     Model m;
     GgufTokImage tok;
-    if (gguf_llama_parse(data, size, NAME, &m, &tok) != 0) {
+    if (gguf_llama_parse(data, size, NAME, PRECISION_FP32, &m, &tok) != 0) {
         one_line_naming_the_file();
         return 0;
     }
+    same_in_bf16(data, size, &m);
     FUZZ_CHECK((double)m.n_params * ggml_min_bytes_per_weight() <= (double)size, "%zu parameters from %zu bytes",
                m.n_params, size);
     FUZZ_CHECK(gguf_check_exportable(&m, NAME) == 0, "an imported model is not exportable: %s", pelab_errmsg);
