@@ -288,6 +288,18 @@ static int check_table(const GgufFile *g, const Model *m) {
  * buffer this size, never a float32 copy of the tensor */
 enum { PIECE_FLOATS = 1 << 14 };
 
+/* 1 when no x[i] is an inf or a NaN: their exponent bits all set, or'd without an early exit (a
+ * loop that vectorizes; the first such element is searched for only when there is one) */
+static int all_finite(const float *x, size_t n) {
+    uint32_t inf_nan = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        inf_nan |= (u & 0x7f800000u) == 0x7f800000u;
+    }
+    return !inf_nan;
+}
+
 /* one slot's tensor from the file: widened into the model (float32, or rounded to bf16 where it
  * keeps the weight in bf16 alone), finite; a piece at a time, the pieces in parallel */
 static int load_slot(const GgufFile *g, const Slot *e, int head_dim, int half, unsigned char *used) {
@@ -310,8 +322,9 @@ static int load_slot(const GgufFile *g, const Slot *e, int head_dim, int half, u
             size_t r0 = (size_t)p * piece, nr = rows - r0 < piece ? rows - r0 : piece, n = nr * cols;
             float *x = buf ? buf : e->data + r0 * cols;
             ggml_decode(t->type, t->data + r0 * row_bytes, n, x);
-            size_t i = 0;
-            while (i < n && isfinite(x[i])) i++;
+            size_t i = n;
+            if (!all_finite(x, n))
+                for (i = 0; isfinite(x[i]);) i++;
             if (i < n) {
 #pragma omp critical(gguf_bad)
                 if (r0 * cols + i < bad) bad = r0 * cols + i, bad_value = x[i];

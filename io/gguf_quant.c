@@ -177,21 +177,22 @@ static void decode_q5_k(const unsigned char *b, float *y) {
     }
 }
 
-/* ql[128], qh[64], int8 scales[16], d: x = (d s) q, in that order (d s q can round) */
+/* ql[128], qh[64], int8 scales[16], d: x = (d s) q, in that order (d s q can round). Per half of
+ * 128: element l + 32 k takes nibble k / 2 of ql[l + 32 (k % 2)] and bits 2k..2k+1 of qh[l]; each
+ * run of 16 one scale (d s computed once, as ggml's d * sc * q multiplies it first) */
 static void decode_q6_k(const unsigned char *b, float *y) {
     float d = half_at(b + 208);
     const unsigned char *ql = b, *qh = b + 128;
     const signed char *sc = (const signed char *)(b + 192);
     for (int h = 0; h < 2; h++, y += 128, ql += 64, qh += 32, sc += 8)
-        for (int l = 0; l < 32; l++) {
-            int is = l / 16;
-            int q1 = ((ql[l] & 0x0f) | (qh[l] & 3) << 4) - 32, q2 = ((ql[l + 32] & 0x0f) | (qh[l] >> 2 & 3) << 4) - 32;
-            int q3 = ((ql[l] >> 4) | (qh[l] >> 4 & 3) << 4) - 32, q4 = ((ql[l + 32] >> 4) | (qh[l] >> 6 & 3) << 4) - 32;
-            y[l] = d * (float)sc[is] * (float)q1;
-            y[l + 32] = d * (float)sc[is + 2] * (float)q2;
-            y[l + 64] = d * (float)sc[is + 4] * (float)q3;
-            y[l + 96] = d * (float)sc[is + 6] * (float)q4;
-        }
+        for (int k = 0; k < 4; k++)
+            for (int part = 0; part < 2; part++) {
+                float ds = d * (float)sc[part + 2 * k];
+                const unsigned char *lo = ql + 32 * (k % 2) + 16 * part, *hi = qh + 16 * part;
+                float *out = y + 32 * k + 16 * part;
+                for (int l = 0; l < 16; l++)
+                    out[l] = ds * (float)((int)(((lo[l] >> (4 * (k / 2))) & 0x0f) | ((hi[l] >> (2 * k)) & 3) << 4) - 32);
+            }
 }
 
 typedef void (*BlockDecoder)(const unsigned char *, float *);
