@@ -147,35 +147,24 @@ static void scale_min_k4(const unsigned char *p, int j, int *sc, int *m) {
     }
 }
 
-/* d, dmin, scales[12], qs[128] */
-static void decode_q4_k(const unsigned char *b, float *y) {
+/* Q4_K and Q5_K: d, dmin, scales[12], then qs[128] (Q5_K: qh[32] before it, NULL for Q4_K); each 64
+ * elements read 32 bytes of qs, low nibbles (sub-block j) then high (j + 1); the fifth bit of
+ * element l of sub-block j is bit j of qh[l]. Inlined into each type's decoder (qh a constant) */
+static inline void decode_k45(const unsigned char *b, const unsigned char *qh, const unsigned char *q, float *y) {
     float d = half_at(b), dmin = half_at(b + 2);
-    const unsigned char *q = b + 16;
     for (int j = 0; j < 8; j += 2, q += 32) {
         int sc, m;
         scale_min_k4(b + 4, j, &sc, &m);
         float d1 = d * (float)sc, m1 = dmin * (float)m;
         scale_min_k4(b + 4, j + 1, &sc, &m);
         float d2 = d * (float)sc, m2 = dmin * (float)m;
-        for (int l = 0; l < 32; l++) *y++ = d1 * (float)(q[l] & 0x0f) - m1;
-        for (int l = 0; l < 32; l++) *y++ = d2 * (float)(q[l] >> 4) - m2;
+        for (int l = 0; l < 32; l++) *y++ = d1 * (float)((q[l] & 0x0f) | (qh ? (qh[l] >> j & 1) << 4 : 0)) - m1;
+        for (int l = 0; l < 32; l++) *y++ = d2 * (float)((q[l] >> 4) | (qh ? (qh[l] >> (j + 1) & 1) << 4 : 0)) - m2;
     }
 }
 
-/* d, dmin, scales[12], qh[32], qs[128] */
-static void decode_q5_k(const unsigned char *b, float *y) {
-    float d = half_at(b), dmin = half_at(b + 2);
-    const unsigned char *qh = b + 16, *q = b + 48;
-    for (int j = 0; j < 8; j += 2, q += 32) {
-        int sc, m;
-        scale_min_k4(b + 4, j, &sc, &m);
-        float d1 = d * (float)sc, m1 = dmin * (float)m;
-        scale_min_k4(b + 4, j + 1, &sc, &m);
-        float d2 = d * (float)sc, m2 = dmin * (float)m;
-        for (int l = 0; l < 32; l++) *y++ = d1 * (float)((q[l] & 0x0f) | (qh[l] >> j & 1) << 4) - m1;
-        for (int l = 0; l < 32; l++) *y++ = d2 * (float)((q[l] >> 4) | (qh[l] >> (j + 1) & 1) << 4) - m2;
-    }
-}
+static void decode_q4_k(const unsigned char *b, float *y) { decode_k45(b, NULL, b + 16, y); }
+static void decode_q5_k(const unsigned char *b, float *y) { decode_k45(b, b + 16, b + 48, y); }
 
 /* ql[128], qh[64], int8 scales[16], d: x = (d s) q, in that order (d s q can round). Per half of
  * 128: element l + 32 k takes nibble k / 2 of ql[l + 32 (k % 2)] and bits 2k..2k+1 of qh[l]; each

@@ -27,14 +27,20 @@ class TypeTraits(ctypes.Structure):  # ggml.h's struct ggml_type_traits at v0.4.
 TO_FLOAT = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_float), ctypes.c_int64)
 
 
-def load():
+def llamacpp_bins(tool, header):
+    """the folder of node-llama-cpp 3.21.1's libraries under PELAB_LLAMACPP_DIR; exits 2 (naming tool)
+    for another version, whose header (ggml.h, llama.h) the ctypes layouts here may not match"""
     root = os.path.join(os.environ.get("PELAB_LLAMACPP_DIR", "."), "node_modules")
     with open(os.path.join(root, "node-llama-cpp", "package.json")) as f:
         version = json.load(f)["version"]
     if version != "3.21.1":
-        print(f"ggml_to_float: node-llama-cpp {version}, not 3.21.1: its ggml.h may differ", file=sys.stderr)
+        print(f"{tool}: node-llama-cpp {version}, not 3.21.1: its {header} may differ", file=sys.stderr)
         sys.exit(2)
-    bins = os.path.join(root, "@node-llama-cpp", "linux-x64", "bins", "linux-x64")
+    return os.path.join(root, "@node-llama-cpp", "linux-x64", "bins", "linux-x64")
+
+
+def load():
+    bins = llamacpp_bins("ggml_to_float", "ggml.h")
     ggml = ctypes.CDLL(os.path.join(bins, "libggml-base.so"))
     ggml.ggml_get_type_traits.restype = ctypes.POINTER(TypeTraits)
     ggml.ggml_get_type_traits.argtypes = [ctypes.c_int]

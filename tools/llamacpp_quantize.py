@@ -10,9 +10,10 @@ included: pure), or llama.cpp's mixes q3_k_m, q4_k_m and q5_k_m (its own choice 
 `llama-quantize` makes the files people download: Q6_K for some, Q4_K/Q5_K for others). Exits 2 when
 DIR holds another node-llama-cpp than 3.21.1 (the parameter struct below is that version's)."""
 import ctypes
-import json
 import os
 import sys
+
+from ggml_to_float import llamacpp_bins  # beside this file: the version check and the libraries' folder
 
 FTYPES = {"q4_0": 2, "q8_0": 7, "q4_1": 3, "q5_0": 8, "q5_1": 9, "q2_k": 10, "q6_k": 18,  # llama.h's
           "q3_k_m": 12, "q4_k_m": 15, "q5_k_m": 17}                                        # LLAMA_FTYPE_MOSTLY_*
@@ -31,13 +32,7 @@ class QuantizeParams(ctypes.Structure):  # include/llama.h's llama_model_quantiz
 def main():
     if len(sys.argv) != 4 or sys.argv[3] not in FTYPES:
         sys.exit("usage: llamacpp_quantize.py IN.gguf OUT.gguf " + "|".join(FTYPES))
-    root = os.path.join(os.environ.get("PELAB_LLAMACPP_DIR", "."), "node_modules")
-    with open(os.path.join(root, "node-llama-cpp", "package.json")) as f:
-        version = json.load(f)["version"]
-    if version != "3.21.1":
-        print(f"llamacpp_quantize: node-llama-cpp {version}, not 3.21.1: its llama.h may differ", file=sys.stderr)
-        sys.exit(2)
-    bins = os.path.join(root, "@node-llama-cpp", "linux-x64", "bins", "linux-x64")
+    bins = llamacpp_bins("llamacpp_quantize", "llama.h")
     for lib in ("libggml-base.so", "libggml.v0.4.0.so"):
         ctypes.CDLL(os.path.join(bins, lib), mode=ctypes.RTLD_GLOBAL)
     llama = ctypes.CDLL(os.path.join(bins, "libllama.v0.4.0.so"))
