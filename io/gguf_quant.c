@@ -47,7 +47,12 @@ int ggml_block_bytes(uint32_t type) {
 
 double ggml_min_bytes_per_weight(void) {
     double least = 4;
-    for (int i = 0; i < N_BLOCKS; i++) least = fmin(least, (double)BLOCKS[i].bytes / BLOCKS[i].size);
+    /* a compare, not fmin: gcc 12's aarch64 vectorizer crashes on an fmin reduction over doubles
+     * ("internal compiler error: in vect_transform_reduction"; tests/test.h's worse() is the same form) */
+    for (int i = 0; i < N_BLOCKS; i++) {
+        double per_weight = (double)BLOCKS[i].bytes / BLOCKS[i].size;
+        least = per_weight >= least || least != least ? least : per_weight;
+    }
     return least;
 }
 
