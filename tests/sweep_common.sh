@@ -10,7 +10,7 @@ M=(--schemes rope,alibi --seeds 1,2 --dim 32 --layers 2 --heads 2 --seq-len 32 -
    --batch 8 --mult 0.5,1,2 --rules pi:2 --finetune-steps 10 --eval-tokens 1000 --threads 1)
 M_STEPS=300
 # suite: two protocols, two looks (2 then 3 seeds)
-S=(quick --schemes rope,alibi --protocols lm,copy --looks 2,3 --steps 4 --task-n 3 --eval-tokens 300 --threads 1
+S=(quick --schemes rope,alibi --protocols lm,copy --looks 2,3 --steps 4 --task-n 3 --eval-tokens 1100 --threads 1
    --data synth:stories)
 
 # the step a log says a run resumed from, checked to be inside the run (0 < step < M_STEPS)
