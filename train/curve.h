@@ -27,7 +27,7 @@ typedef struct {
     double *val;
     int n_val, cap_val;
     char *pending; /* the curve's path while its rows go to a temporary file (curve_open keep_earlier), else NULL */
-    AtomicFile pending_file; /* that file: PATH.tmp.XXXXXX, renamed over the path by curve_commit */
+    AtomicFile pending_file; /* that file, PATH.tmp. and 6 random characters, renamed over the path by curve_commit */
 } LossCurve;
 
 /* The convergence rule, judged at the last of n validations (step[] increasing): the run is still
@@ -43,7 +43,7 @@ void curve_path(const char *ckpt, char *buf, size_t n);
 /* opens the curve of ckpt: new (resume_step 0), or kept up to resume_step, its validations read
  * back into val_step[], val[] (a row that does not read is refused, naming the file and line).
  * keep_earlier (a new run that will replace an earlier run's checkpoint at ckpt): an earlier curve
- * stays in place, the rows going to PATH.tmp, until curve_commit. -1 with pelab_errmsg */
+ * stays in place, the rows going to a temporary file beside it, until curve_commit. -1 with pelab_errmsg */
 int curve_open(LossCurve *c, const char *ckpt, long resume_step, int keep_earlier);
 /* after the run's first checkpoint replaced the earlier one: the earlier curve kept as PATH.N (the
  * first N free), its name into kept ("" when none was kept), and this run's rows renamed to PATH.

@@ -8,7 +8,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_DIR     ?= build-fuzz
-HARNESSES    ?= checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims gguf
+HARNESSES    ?= checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims gguf curve
 
 ARCH     := $(shell $(FUZZ_CC) -print-multiarch 2>/dev/null)
 BLAS_INC ?= /usr/include/$(ARCH)/openblas-openmp
@@ -21,8 +21,9 @@ FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer $(SAN_FLAGS) -DPELAB_NO_DNNL -std=g
 # jansson and libpng are Debian's builds: not instrumented, so the sanitizers see pelab's side only
 FUZZ_LIBS  := -L$(BLAS_LIB) -Wl,-rpath,$(BLAS_LIB) -lopenblas -ljansson -lpng -lpcre2-8 -licuuc -lgsl -lm -fopenmp
 
-# everything a loader can reach: the engine folders, never the command layer (tools/, pelab.c)
-LIB_SRC := $(wildcard core/*.c model/*.c model/pos/*.c data/*.c io/*.c)
+# everything a loader can reach: the engine folders, never the command layer (tools/, pelab.c), and
+# the loss curve a resume reads back (train/curve.c)
+LIB_SRC := $(wildcard core/*.c model/*.c model/pos/*.c data/*.c io/*.c) train/curve.c
 LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 LIB_A   := $(FUZZ_DIR)/libpelab-fuzz.a
 BINS    := $(HARNESSES:%=$(FUZZ_DIR)/fuzz_%)
@@ -42,6 +43,7 @@ MAX_LEN_hf_index          := 4096
 MAX_LEN_results           := 4096
 MAX_LEN_claims            := 4096
 MAX_LEN_gguf              := 65536
+MAX_LEN_curve             := 4096
 DICT_checkpoint        := tests/fuzz/checkpoint.dict
 DICT_llama2c_tokenizer := tests/fuzz/llama2c_tokenizer.dict
 DICT_bpe               := tests/fuzz/text_data.dict
@@ -96,6 +98,7 @@ run: $(BINS) $(SEEDS)
 	    results) len=$(MAX_LEN_results); dict=$(DICT_results);; \
 	    claims) len=$(MAX_LEN_claims); dict=$(DICT_claims);; \
 	    gguf) len=$(MAX_LEN_gguf); dict=$(DICT_gguf);; \
+	    curve) len=$(MAX_LEN_curve); dict=;; \
 	    *) echo "fuzz: unknown harness $$h"; exit 2;; \
 	    esac; \
 	    echo "fuzz: $$h for $(FUZZ_SECONDS) s"; \

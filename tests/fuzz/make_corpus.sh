@@ -15,7 +15,7 @@ if [ ! -x "$PELAB" ]; then
 fi
 
 rm -rf "$OUT"
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims gguf; do mkdir -p "$OUT/$h"; done
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims gguf curve; do mkdir -p "$OUT/$h"; done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pelab-corpus.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
@@ -277,6 +277,11 @@ else
     echo "make_corpus: $SHARED not found: seeds from ./pelab only (no stories260K, tinyshakespeare, tinystories)"
 fi
 
-for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims; do
+# --- loss curves a resume reads back: bytes 0-1 the step resumed at (little-endian, plus 1), then curve.csv
+printf '\011\000step,tokens,lr,train_loss,val_loss\n1,64,0.0001,5.5,\n5,320,0.0005,4.9,5.01\n10,640,0.001,4.2,4.3\n15,960,0.0009,3.9,\n' >"$OUT/curve/resume-at-10"
+printf '\377\000step,tokens,lr,train_loss,val_loss\n5,320,0.0005,4.9,5.010000\n10,640,0.001,4.2,4.300000\n11,704,0.001,4.1' >"$OUT/curve/cut-by-a-kill"
+printf '\003\000step,tokens,lr,train_loss,val_loss\n' >"$OUT/curve/header-only"
+
+for h in checkpoint llama2c_model llama2c_tokenizer bpe json pos_spec text_data task_spec hf_tokenizer hf_index results claims gguf curve; do
     printf 'make_corpus: %-18s %3d seeds, %7d bytes\n' "$h" "$(ls "$OUT/$h" | wc -l)" "$(cat "$OUT/$h"/* | wc -c)"
 done
